@@ -1,0 +1,44 @@
+"""The command line: ``python -m minillm COMMAND …`` (or the ``minillm`` console script).
+
+Each command lives in its own module of this package and is built on the public API, not beside
+it. A command module defines ``add_arguments(parser)`` and ``run(args) -> int``; ``COMMANDS`` lists
+the modules in the order ``--help`` shows them. Modules are imported only when needed, so
+``--help`` stays fast.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# name -> (module, one-line help). A command appears here once its module exists.
+COMMANDS: dict[str, tuple[str, str]] = {
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="minillm",
+        description="minillm: a GPT-style language model in pure NumPy, written to be read.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module_name, help_text) in COMMANDS.items():
+        module = importlib.import_module(f"minillm.cli.{module_name}")
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        module.add_arguments(p)
+        p.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "_run", None) is None:
+        parser.print_help()
+        return 0 if argv is None and len(sys.argv) == 1 else 2
+    try:
+        return int(args._run(args) or 0)
+    except (ValueError, TypeError, FileNotFoundError) as exc:
+        print(f"minillm {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,176 @@
+"""ModelConfig: every number that fixes a model's shape, for both variants minillm implements.
+
+                 GPT-2                         Llama (SmolLM2, Qwen2 …)
+  positions      learned table ``wpe``          rotary (RoPE), theta = ``rope_theta``
+  norm           LayerNorm (gain and bias)      RMSNorm (gain only)
+  FFN            x W_up -> GELU(tanh) -> W_down  SiLU(x W_gate) * (x W_up) -> W_down (SwiGLU)
+  attention      n_kv_heads == n_heads          grouped-query: n_kv_heads divides n_heads
+  biases         yes                            no (Qwen2: on Q, K, V only)
+
+Both read and write Hugging Face ``config.json`` files, so a checkpoint directory is self-describing.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+_CHOICES = {
+    "arch": ("gpt2", "llama"),
+    "norm": ("layernorm", "rmsnorm"),
+    "ffn": ("gelu_mlp", "swiglu"),
+    "position": ("learned", "rope"),
+}
+
+
+@dataclass
+class ModelConfig:
+    """Hyper-parameters of a decoder-only transformer.
+
+    Example: ``ModelConfig(vocab_size=50257, n_ctx=1024, d_model=768, n_heads=12, n_layers=12)`` is
+    GPT-2 small (d_ff defaults to 4 · d_model, n_kv_heads to n_heads).
+    """
+    vocab_size: int
+    n_ctx: int                      # the context window: the most positions the model can see
+    d_model: int                    # C, the width of the residual stream
+    n_heads: int                    # H, query heads; d_head = d_model // n_heads
+    n_layers: int                   # L, transformer blocks
+    d_ff: int | None = None         # F, FFN hidden width (default 4 · d_model)
+    n_kv_heads: int | None = None   # K, key/value heads (default n_heads; fewer = GQA)
+    norm_eps: float = 1e-5
+    arch: str = "gpt2"              # sets the defaults of the four switches below
+    norm: str | None = None         # "layernorm" | "rmsnorm"
+    ffn: str | None = None          # "gelu_mlp" | "swiglu"
+    position: str | None = None     # "learned" | "rope"
+    attn_bias: bool | None = None   # biases on Q, K, V (GPT-2 and Qwen2: yes; Llama: no)
+    mlp_bias: bool | None = None    # biases on the output projection and the FFN
+    rope_theta: float = 10000.0
+    tie_embeddings: bool = True     # logits = h @ wteᵀ (True) or h @ lm_head (False)
+    bos_id: int | None = None
+    eos_id: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.arch not in _CHOICES["arch"]:
+            raise ValueError(f"arch must be one of {_CHOICES['arch']}, got {self.arch!r}")
+        llama = self.arch == "llama"
+        defaults = {"norm": "rmsnorm" if llama else "layernorm",
+                    "ffn": "swiglu" if llama else "gelu_mlp",
+                    "position": "rope" if llama else "learned",
+                    "attn_bias": not llama, "mlp_bias": not llama,
+                    "d_ff": 4 * self.d_model, "n_kv_heads": self.n_heads}
+        for name, value in defaults.items():
+            if getattr(self, name) is None:
+                setattr(self, name, value)
+        for name in ("vocab_size", "n_ctx", "d_model", "n_heads", "n_layers", "d_ff", "n_kv_heads"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        for name in ("norm", "ffn", "position"):
+            if getattr(self, name) not in _CHOICES[name]:
+                raise ValueError(f"{name} must be one of {_CHOICES[name]}, got {getattr(self, name)!r}")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
+        if self.n_heads % self.n_kv_heads:
+            raise ValueError(f"n_heads ({self.n_heads}) must be a multiple of n_kv_heads ({self.n_kv_heads})")
+        if self.position == "rope" and self.d_head % 2:
+            raise ValueError(f"RoPE rotates pairs of dimensions: d_head ({self.d_head}) must be even")
+        if self.ffn == "swiglu" and self.mlp_bias:
+            raise ValueError("mlp_bias=True with a SwiGLU FFN is not supported (no published "
+                             "Llama-family checkpoint uses it)")
+        if not self.norm_eps > 0:
+            raise ValueError(f"norm_eps must be > 0, got {self.norm_eps!r}")
+
+    @property
+    def d_head(self) -> int:
+        """D, the width of one head."""
+        return self.d_model // self.n_heads
+
+    # ---- Hugging Face config.json ------------------------------------------------------------
+    @classmethod
+    def from_hf_dict(cls, d: dict) -> "ModelConfig":
+        """Read a Hugging Face ``config.json`` dict (GPT-2, Llama, Qwen2 or minillm's own)."""
+        if "minillm" in d:                     # written by to_hf_dict: exact round trip
+            return cls(**d["minillm"])
+        model_type = d.get("model_type", "gpt2")
+        if model_type == "gpt2":
+            _reject(d, activation_function=("gelu_new", "gelu_pytorch_tanh"),
+                    scale_attn_weights=(True,), scale_attn_by_inverse_layer_idx=(False,))
+            n_embd = d.get("n_embd", 768)
+            return cls(vocab_size=d.get("vocab_size", 50257), n_ctx=d.get("n_positions", 1024),
+                       d_model=n_embd, n_heads=d.get("n_head", 12), n_layers=d.get("n_layer", 12),
+                       d_ff=d.get("n_inner") or 4 * n_embd, norm_eps=d.get("layer_norm_epsilon", 1e-5),
+                       arch="gpt2", tie_embeddings=d.get("tie_word_embeddings", True),
+                       bos_id=d.get("bos_token_id"), eos_id=_first(d.get("eos_token_id")))
+        if model_type in ("llama", "qwen2", "mistral"):
+            # transformers ≥ 5 nests theta in "rope_parameters"; older files have "rope_theta".
+            rope = d.get("rope_parameters") or {}
+            if d.get("rope_scaling") or rope.get("rope_type", "default") != "default":
+                raise ValueError(f"RoPE scaling {d.get('rope_scaling') or rope!r} is not supported")
+            _reject(d, hidden_act=("silu",), use_sliding_window=(False,),
+                    head_dim=(None, d["hidden_size"] // d["num_attention_heads"]))
+            qwen = model_type == "qwen2"
+            return cls(vocab_size=d["vocab_size"], n_ctx=d.get("max_position_embeddings", 2048),
+                       d_model=d["hidden_size"], n_heads=d["num_attention_heads"],
+                       n_layers=d["num_hidden_layers"], d_ff=d["intermediate_size"],
+                       n_kv_heads=d.get("num_key_value_heads") or d["num_attention_heads"],
+                       norm_eps=d.get("rms_norm_eps", 1e-6), arch="llama",
+                       attn_bias=bool(d.get("attention_bias", qwen)), mlp_bias=bool(d.get("mlp_bias", False)),
+                       rope_theta=float(rope.get("rope_theta", d.get("rope_theta", 10000.0))),
+                       tie_embeddings=d.get("tie_word_embeddings", False),
+                       bos_id=d.get("bos_token_id"), eos_id=_first(d.get("eos_token_id")))
+        raise ValueError(f"unsupported model_type {model_type!r}: minillm reads gpt2, llama, qwen2, mistral")
+
+    def to_hf_dict(self) -> dict:
+        """A ``config.json`` dict that Hugging Face can read, plus minillm's own exact copy."""
+        if self.arch == "gpt2":
+            d = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"],
+                 "vocab_size": self.vocab_size, "n_positions": self.n_ctx, "n_ctx": self.n_ctx,
+                 "n_embd": self.d_model, "n_head": self.n_heads, "n_layer": self.n_layers,
+                 "n_inner": self.d_ff, "layer_norm_epsilon": self.norm_eps,
+                 "activation_function": "gelu_new", "tie_word_embeddings": self.tie_embeddings}
+        else:
+            d = {"model_type": "llama", "architectures": ["LlamaForCausalLM"],
+                 "vocab_size": self.vocab_size, "max_position_embeddings": self.n_ctx,
+                 "hidden_size": self.d_model, "num_attention_heads": self.n_heads,
+                 "num_hidden_layers": self.n_layers, "intermediate_size": self.d_ff,
+                 "num_key_value_heads": self.n_kv_heads, "rms_norm_eps": self.norm_eps,
+                 "rope_theta": self.rope_theta, "attention_bias": self.attn_bias,
+                 "mlp_bias": self.mlp_bias, "hidden_act": "silu",
+                 "tie_word_embeddings": self.tie_embeddings}
+        d.update({"bos_token_id": self.bos_id, "eos_token_id": self.eos_id,
+                  "minillm": dataclasses.asdict(self)})
+        return d
+
+    @classmethod
+    def load(cls, path: str | Path) -> "ModelConfig":
+        """Read ``config.json`` (a file, or the directory that holds it)."""
+        path = Path(path)
+        if path.is_dir():
+            path = path / "config.json"
+        try:
+            d = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path} is not valid JSON: {exc}") from None
+        if not isinstance(d, dict):
+            raise ValueError(f"{path} must hold a JSON object")
+        return cls.from_hf_dict(d)
+
+    def save(self, path: str | Path) -> None:
+        """Write ``config.json`` (into a directory, or to the file named)."""
+        path = Path(path)
+        if path.is_dir():
+            path = path / "config.json"
+        path.write_text(json.dumps(self.to_hf_dict(), indent=2) + "\n", encoding="utf-8")
+
+
+def _reject(d: dict, **allowed) -> None:
+    """Raise when a config.json setting asks for a variant minillm does not implement."""
+    for key, values in allowed.items():
+        if key in d and d[key] not in values:
+            raise ValueError(f"config.json has {key}={d[key]!r}; minillm supports {values}")
+
+
+def _first(value):
+    """HF allows a list of EOS ids; minillm keeps the first (the stop set lives in generation)."""
+    return value[0] if isinstance(value, list) and value else value

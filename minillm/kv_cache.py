@@ -1,0 +1,80 @@
+"""The KV cache: keep every layer's keys and values so each new token costs O(n), not O(n²).
+
+Without a cache, generating token n+1 runs the model over all n+1 tokens again, recomputing keys
+and values that have not changed (position t's K and V depend only on tokens ≤ t — the causal
+mask guarantees it). With a cache, each step feeds only the new token: its Q attends over the
+cached K, V plus its own.
+
+Layout: one preallocated array per tensor, ``k`` and ``v`` of shape [L, B, K, N, D] (layers,
+batch rows, KV heads — fewer than query heads under grouped-query attention —, capacity, head
+width). ``length`` slots are filled; a forward call writes its T new entries at
+``[length, length + T)`` in every layer and then ``advance(T)`` moves ``length``. Nothing grows or
+is reallocated per token. ``valid`` [B, N] marks slots holding real tokens (False = left padding
+in a batch of prompts of different lengths).
+
+Example: cache = KVCache(config, batch_size=1, capacity=64); model(prompt_ids, cache=cache);
+then model(next_id[None, None], cache=cache) one token at a time.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class KVCache:
+    def __init__(self, config, batch_size: int = 1, capacity: int | None = None):
+        capacity = config.n_ctx if capacity is None else capacity
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        if not isinstance(capacity, int) or not 1 <= capacity <= config.n_ctx:
+            raise ValueError(f"capacity must be an integer in [1, n_ctx={config.n_ctx}], got {capacity!r}")
+        shape = (config.n_layers, batch_size, config.n_kv_heads, capacity, config.d_head)
+        self.k = np.zeros(shape, dtype=np.float32)     # [L, B, K, N, D]  zeros: pages untouched until used
+        self.v = np.zeros(shape, dtype=np.float32)     # [L, B, K, N, D]
+        self.valid = np.ones((batch_size, capacity), dtype=bool)   # [B, N]
+        self.length = 0
+
+    @property
+    def batch_size(self) -> int:
+        return self.k.shape[1]
+
+    @property
+    def capacity(self) -> int:
+        return self.k.shape[3]
+
+    def store(self, layer: int, k: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Write this call's new k, v [B, K, T, D] at [length, length + T) of ``layer`` and return
+        views of everything cached so far for that layer: [B, K, length + T, D] each (no copy)."""
+        start, end = self.length, self.length + k.shape[2]
+        self.k[layer, :, :, start:end] = k                       # [B, K, T, D] into the slots
+        self.v[layer, :, :, start:end] = v
+        return self.k[layer, :, :, :end], self.v[layer, :, :, :end]   # [B, K, S, D] views
+
+    def advance(self, n_new: int) -> None:
+        """Called once per forward, after every layer has stored its entries."""
+        self.length += n_new
+
+    def check_room(self, n_new: int) -> None:
+        if self.length + n_new > self.capacity:
+            raise ValueError(f"the KV cache holds {self.length} of {self.capacity} positions: no room "
+                             f"for {n_new} more (make a larger cache, or roll it back)")
+
+    def reorder(self, rows) -> None:
+        """Make row b hold what row rows[b] held (beam search keeps the best beams' histories)."""
+        rows = np.asarray(rows)
+        if rows.shape != (self.batch_size,) or rows.min() < 0 or rows.max() >= self.batch_size:
+            raise ValueError(f"rows must be {self.batch_size} indices in [0, {self.batch_size})")
+        n = self.length
+        self.k[:, :, :, :n] = self.k[:, rows, :, :n]             # [L, B, K, n, D] gathered rows
+        self.v[:, :, :, :n] = self.v[:, rows, :, :n]
+        self.valid[:, :n] = self.valid[rows, :n]
+
+    def rollback(self, length: int) -> None:
+        """Forget everything after the first ``length`` positions (their slots get overwritten)."""
+        if not isinstance(length, (int, np.integer)) or not 0 <= length <= self.length:
+            raise ValueError(f"can roll back only to a length in [0, {self.length}], got {length!r}")
+        self.length = int(length)
+        self.valid[:, self.length:] = True
+
+    def nbytes(self) -> int:
+        """Memory the cache reserves: 2 · L · B · K · N · D · 4 bytes."""
+        return self.k.nbytes + self.v.nbytes

@@ -1,0 +1,96 @@
+"""Causal multi-head self-attention, with explicit Q, K and V.
+
+For one head, with queries Q [T, D], keys K [S, D] and values V [S, D]:
+
+    Attention(Q, K, V) = softmax(Q Kᵀ / √D + M) V,   M[t, s] = 0 if s ≤ t else −∞
+
+- Q asks "what am I looking for?", K says "what do I contain?", V is "what I hand over".
+  Q Kᵀ scores every (query, key) pair; the softmax turns a query's row of scores into weights
+  that sum to 1; the output is the weighted average of the values.
+- The causal mask M is a lower-triangular matrix: position t may use positions ≤ t only.
+  exp(−∞) = 0, so after the softmax every weight above the diagonal is *exactly* 0 — the edges to
+  the future are removed from the graph, which is what lets training score every position of a
+  sequence in one parallel pass without any position seeing its own answer.
+- Multi-head: C is split into H heads of width D = C / H that attend independently; their outputs
+  are concatenated and mixed by W_o.
+- Grouped-query attention (Llama family): only K ≤ H key/value heads; each group of G = H / K
+  query heads shares one. The cache then stores K heads, not H.
+
+subtle: with a KV cache the T new queries sit at absolute positions offset … offset + T − 1 with
+offset = S − T, so the mask is ``tril(ones(T, S), k=offset)``, not ``tril(ones(T, T))``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from minillm.functional import softmax
+from minillm.model.rope import apply_rope
+
+
+def causal_mask(T: int, S: int) -> np.ndarray:
+    """[T, S] bool: query t (absolute position S − T + t) may see key s iff s ≤ S − T + t.
+
+    Example: causal_mask(3, 3) = [[1, 0, 0], [1, 1, 0], [1, 1, 1]]; causal_mask(1, 3) = [[1, 1, 1]]
+    (one new token after two cached ones sees all three).
+    """
+    return np.tril(np.ones((T, S), dtype=bool), k=S - T)
+
+
+def split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
+    """[B, T, n·D] -> [B, n, T, D]: give each head its own slice of the features."""
+    B, T, HD = x.shape
+    return x.reshape(B, T, n_heads, HD // n_heads).transpose(0, 2, 1, 3)
+
+
+def merge_heads(x: np.ndarray) -> np.ndarray:
+    """[B, n, T, D] -> [B, T, n·D]: concatenate the heads again."""
+    B, n, T, D = x.shape
+    return x.transpose(0, 2, 1, 3).reshape(B, T, n * D)
+
+
+def scaled_dot_product(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """softmax(q kᵀ / √D, masked) v for grouped heads.
+
+    q [B, H, T, D], k and v [B, K, S, D] (K divides H), mask [B or 1, T, S] bool
+    -> output [B, H, T, D] and weights [B, H, T, S].
+    """
+    B, H, T, D = q.shape
+    K, S = k.shape[1], k.shape[2]
+    G = H // K                                                  # query heads per KV head
+    qg = q.reshape(B, K, G * T, D)                              # [B, H, T, D] -> [B, K, G·T, D]
+    scores = (qg * (1.0 / math.sqrt(D))) @ k.transpose(0, 1, 3, 2)  # [B, K, G·T, D] @ [B, K, D, S] -> [B, K, G·T, S]
+    scores = scores.reshape(B, K, G, T, S)                      # [B, K, G, T, S]
+    scores = np.where(mask[:, None, None], scores, -np.inf)    # [B, K, G, T, S]  no edges to the future
+    weights = softmax(scores)                                   # [B, K, G, T, S]  rows sum to 1
+    out = weights.reshape(B, K, G * T, S) @ v                   # [B, K, G·T, S] @ [B, K, S, D] -> [B, K, G·T, D]
+    return out.reshape(B, H, T, D), weights.reshape(B, H, T, S)
+
+
+def attention(x: np.ndarray, p, config, mask: np.ndarray, rope=None, cache=None, layer: int = 0
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """One attention sub-layer: x [B, T, C] -> output [B, T, C] and weights [B, H, T, S].
+
+    ``p`` holds wq, wk, wv, wo and optional biases; ``rope`` is (cos, sin) [B, 1, T, D/2] for
+    rotary models (None for learned positions); ``cache`` (a KVCache) supplies the earlier keys and
+    values and stores this call's. ``mask`` [B or 1, T, S] comes from the model (causal & padding).
+    """
+    q = x @ p.wq                                    # [B, T, C] @ [C, H·D] -> [B, T, H·D]
+    k = x @ p.wk                                    # [B, T, C] @ [C, K·D] -> [B, T, K·D]
+    v = x @ p.wv                                    # [B, T, C] @ [C, K·D] -> [B, T, K·D]
+    if p.bq is not None:
+        q, k, v = q + p.bq, k + p.bk, v + p.bv
+    q = split_heads(q, config.n_heads)              # [B, H, T, D]
+    k = split_heads(k, config.n_kv_heads)           # [B, K, T, D]
+    v = split_heads(v, config.n_kv_heads)           # [B, K, T, D]
+    if rope is not None:                            # position enters by rotating q and k
+        q, k = apply_rope(q, *rope), apply_rope(k, *rope)
+    if cache is not None:                           # earlier positions' k, v plus these
+        k, v = cache.store(layer, k, v)             # [B, K, S, D] with S = cached + T
+    out, weights = scaled_dot_product(q, k, v, mask)    # [B, H, T, D], [B, H, T, S]
+    out = merge_heads(out) @ p.wo                   # [B, T, H·D] @ [H·D, C] -> [B, T, C]
+    if p.bo is not None:
+        out = out + p.bo
+    return out, weights

@@ -1,0 +1,25 @@
+"""The transformer block (pre-norm, as GPT-2 and Llama both use):
+
+    x = x + Attention(Norm₁(x))      positions exchange information (only with the past)
+    x = x + FFN(Norm₂(x))            each position is transformed on its own
+
+The additions are the residual stream: each sub-layer reads the stream and writes a correction
+into it, so a deep stack starts out close to the identity and gradients flow straight through.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minillm.model.attention import attention
+from minillm.model.ffn import ffn
+from minillm.model.norm import norm
+
+
+def block(x: np.ndarray, p, config, mask: np.ndarray, rope=None, cache=None, layer: int = 0
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """x [B, T, C] -> [B, T, C], plus this block's attention weights [B, H, T, S]."""
+    a, weights = attention(norm(x, p.norm1, config.norm, config.norm_eps), p.attn, config,
+                           mask, rope=rope, cache=cache, layer=layer)   # [B, T, C]
+    x = x + a                                                           # [B, T, C]
+    x = x + ffn(norm(x, p.norm2, config.norm, config.norm_eps), p.ffn, config.ffn)  # [B, T, C]
+    return x, weights

@@ -1,0 +1,52 @@
+"""The feed-forward network: the same small MLP applied to every position independently.
+
+GPT-2 (GELU MLP):   FFN(x) = GELU(x W_up + b_up) W_down + b_down
+Llama (SwiGLU):     FFN(x) = (SiLU(x W_gate) ⊙ (x W_up)) W_down
+
+GELU here is the tanh approximation GPT-2 was trained with (HF's ``gelu_new``):
+    GELU(x) = ½ x (1 + tanh(√(2/π) (x + 0.044715 x³)))
+SiLU(x) = x · σ(x) = x / (1 + e^(−x)).
+
+Example: gelu_tanh(0) = 0, gelu_tanh(large x) ≈ x, gelu_tanh(−large x) ≈ 0.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+# subtle: a Python float, not np.sqrt(2 / np.pi): a NumPy float64 scalar would promote the float32
+# activations to float64 under NumPy 2 and make the whole FFN ~20x slower.
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+
+
+def gelu_tanh(x: np.ndarray) -> np.ndarray:
+    """[...] -> [...], elementwise."""
+    return 0.5 * x * (1.0 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * (x * x * x))))
+
+
+def silu(x: np.ndarray) -> np.ndarray:
+    """[...] -> [...], elementwise: x · σ(x).
+
+    subtle: σ(x) is computed as ½(1 + tanh(x/2)), the same function as 1/(1 + e^(−x)), because
+    e^(−x) overflows float32 for x < −88 (a RuntimeWarning, then x/inf); tanh never overflows.
+    """
+    return x * (0.5 + 0.5 * np.tanh(0.5 * x))
+
+
+def gelu_mlp(x: np.ndarray, p) -> np.ndarray:
+    """x [B, T, C] -> [B, T, C] with FFNParams p (w_up [C, F], w_down [F, C], biases)."""
+    h = x @ p.w_up + p.b_up               # [B, T, C] @ [C, F] -> [B, T, F]
+    return gelu_tanh(h) @ p.w_down + p.b_down   # [B, T, F] @ [F, C] -> [B, T, C]
+
+
+def swiglu(x: np.ndarray, p) -> np.ndarray:
+    """x [B, T, C] -> [B, T, C] with FFNParams p (w_gate, w_up [C, F], w_down [F, C])."""
+    gate = silu(x @ p.w_gate)             # [B, T, C] @ [C, F] -> [B, T, F]
+    up = x @ p.w_up                       # [B, T, C] @ [C, F] -> [B, T, F]
+    return (gate * up) @ p.w_down         # [B, T, F] @ [F, C] -> [B, T, C]
+
+
+def ffn(x: np.ndarray, p, kind: str) -> np.ndarray:
+    """Apply the config's FFN (``"gelu_mlp"`` or ``"swiglu"``)."""
+    return swiglu(x, p) if kind == "swiglu" else gelu_mlp(x, p)

@@ -1,0 +1,34 @@
+"""Normalisation: rescale each position's vector before attention and the FFN.
+
+LayerNorm (GPT-2):  y = (x - mean(x)) / sqrt(var(x) + eps) * weight + bias
+RMSNorm   (Llama):  y = x / sqrt(mean(x²) + eps) * weight
+
+Both act on the last axis (the C features of one position) and never mix positions, which is why
+they are safe under the causal mask. ``var`` is the biased variance (divide by C), as PyTorch does.
+
+Example: layer_norm([1, 3], weight=[1, 1], bias=[0, 0]) ≈ [-1, 1] (mean 2, variance 1).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
+    """x [..., C], weight [C], bias [C] -> [..., C]."""
+    mean = x.mean(axis=-1, keepdims=True)                 # [..., 1]
+    centered = x - mean                                   # [..., C]
+    var = (centered * centered).mean(axis=-1, keepdims=True)  # [..., 1]  biased variance
+    return centered / np.sqrt(var + eps) * weight + bias  # [..., C]   eps: a Python float
+
+
+def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
+    """x [..., C], weight [C] -> [..., C]. No centring and no bias: only the scale is fixed."""
+    ms = (x * x).mean(axis=-1, keepdims=True)             # [..., 1]  mean of squares
+    return x / np.sqrt(ms + eps) * weight                 # [..., C]
+
+
+def norm(x: np.ndarray, p, kind: str, eps: float) -> np.ndarray:
+    """Apply the config's norm (``"layernorm"`` or ``"rmsnorm"``) with NormParams ``p``."""
+    if kind == "layernorm":
+        return layer_norm(x, p.weight, p.bias, eps)
+    return rms_norm(x, p.weight, eps)

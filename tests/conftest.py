@@ -1,0 +1,40 @@
+"""Shared test settings.
+
+Hypothesis profiles: ``dev`` (default, 50 examples), ``ci`` (selected when the CI environment
+variable is set, 25 examples, keeps the suite inside CI's budget) and ``thorough`` (500 examples,
+for a long local run: ``HYPOTHESIS_PROFILE=thorough python -m pytest``). All have
+``deadline=None``: shared machines are noisy, and speed is measured in ``benchmarks/``, not here.
+"""
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("dev", max_examples=50, deadline=None)
+settings.register_profile("ci", max_examples=25, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("thorough", max_examples=500, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "tests" / "fixtures"
+# The development data folder (vocabularies, corpora, the SmolLM2 GGUF). A user's clone does not
+# have it: tests that need it skip with a clear reason. MINILLM_SHARED_DATA overrides the location.
+SHARED_DATA = Path(os.environ.get("MINILLM_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+def shared_file(relative: str) -> Path:
+    """Path of an optional development file, or skip the calling test with the reason."""
+    path = SHARED_DATA / relative
+    if not path.exists():
+        pytest.skip(f"optional file {path} is absent (it lives in the development data folder; "
+                    f"set MINILLM_SHARED_DATA to its location to run this test)")
+    return path
+
+
+@pytest.fixture
+def rng():
+    """A fixed-seed generator: tests are reproducible."""
+    import numpy as np
+    return np.random.default_rng(0)
