@@ -86,8 +86,8 @@ class GPTParams:
             if tuple(named[name].shape) != want.shape:
                 raise ValueError(f"{name} has shape {tuple(named[name].shape)}, the config needs {want.shape}")
 
-        def get(name):
-            return np.ascontiguousarray(named[name], dtype=np.float32) if name in named else None
+        def get(name):   # an owned, writable float32 copy (a memory-mapped file is read-only)
+            return np.array(named[name], dtype=np.float32, order="C") if name in named else None
 
         def norm(prefix):
             return NormParams(get(f"{prefix}.weight"), get(f"{prefix}.bias"))
@@ -129,7 +129,7 @@ def init_params(config: ModelConfig, rng: np.random.Generator, std: float = 0.02
     def normal(shape, s=std):
         if dtype_only:
             return np.zeros(shape, np.float32)
-        return rng.normal(0.0, s, size=shape).astype(np.float32)
+        return rng.standard_normal(shape, dtype=np.float32) * np.float32(s)   # float32 draws: no float64 copy
 
     def zeros(n, on=True):
         return np.zeros(n, np.float32) if on else None

@@ -1,0 +1,125 @@
+"""Hugging Face checkpoint names ↔ minillm names: one table per architecture.
+
+A checkpoint directory is ``config.json`` + ``model.safetensors``. This module only renames,
+splits and transposes; it never changes a value.
+
+GPT-2 (``GPT2LMHeadModel``; names may carry a ``transformer.`` prefix):
+    wte.weight [V, C] · wpe.weight [n_ctx, C] · ln_f.{weight,bias}
+    h.{i}.ln_1 / ln_2.{weight,bias}
+    h.{i}.attn.c_attn.{weight [C, 3C], bias [3C]}   Q, K and V fused (Conv1D: stored [in, out])
+    h.{i}.attn.c_proj · h.{i}.mlp.c_fc [C, F] · h.{i}.mlp.c_proj [F, C]
+    lm_head.weight [V, C] only when not tied (HF omits a tied one)
+Llama / Qwen2 (``LlamaForCausalLM``; ``nn.Linear`` weights are stored [out, in]: transposed here):
+    model.embed_tokens.weight · model.norm.weight · lm_head.weight (untied)
+    model.layers.{i}.input_layernorm / post_attention_layernorm.weight
+    model.layers.{i}.self_attn.{q,k,v,o}_proj.{weight,bias} · mlp.{gate,up,down}_proj.weight
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from minillm.config import ModelConfig
+from minillm.io.safetensors import load_safetensors, save_safetensors
+from minillm.model.params import GPTParams
+
+# minillm block name -> (HF name, transpose?) ; "{i}" is the layer.
+_GPT2_BLOCK = {"norm1.weight": ("h.{i}.ln_1.weight", False), "norm1.bias": ("h.{i}.ln_1.bias", False),
+               "attn.wo": ("h.{i}.attn.c_proj.weight", False), "attn.bo": ("h.{i}.attn.c_proj.bias", False),
+               "norm2.weight": ("h.{i}.ln_2.weight", False), "norm2.bias": ("h.{i}.ln_2.bias", False),
+               "ffn.w_up": ("h.{i}.mlp.c_fc.weight", False), "ffn.b_up": ("h.{i}.mlp.c_fc.bias", False),
+               "ffn.w_down": ("h.{i}.mlp.c_proj.weight", False), "ffn.b_down": ("h.{i}.mlp.c_proj.bias", False)}
+_GPT2_TOP = {"wte": ("wte.weight", False), "wpe": ("wpe.weight", False),
+             "norm_f.weight": ("ln_f.weight", False), "norm_f.bias": ("ln_f.bias", False)}
+_LLAMA_BLOCK = {"norm1.weight": ("model.layers.{i}.input_layernorm.weight", False),
+                "attn.wq": ("model.layers.{i}.self_attn.q_proj.weight", True),
+                "attn.wk": ("model.layers.{i}.self_attn.k_proj.weight", True),
+                "attn.wv": ("model.layers.{i}.self_attn.v_proj.weight", True),
+                "attn.wo": ("model.layers.{i}.self_attn.o_proj.weight", True),
+                "attn.bq": ("model.layers.{i}.self_attn.q_proj.bias", False),
+                "attn.bk": ("model.layers.{i}.self_attn.k_proj.bias", False),
+                "attn.bv": ("model.layers.{i}.self_attn.v_proj.bias", False),
+                "norm2.weight": ("model.layers.{i}.post_attention_layernorm.weight", False),
+                "ffn.w_gate": ("model.layers.{i}.mlp.gate_proj.weight", True),
+                "ffn.w_up": ("model.layers.{i}.mlp.up_proj.weight", True),
+                "ffn.w_down": ("model.layers.{i}.mlp.down_proj.weight", True)}
+_LLAMA_TOP = {"wte": ("model.embed_tokens.weight", False), "norm_f.weight": ("model.norm.weight", False)}
+_LM_HEAD = ("lm_head.weight", True)          # [V, C] in both formats; minillm keeps [C, V]
+
+
+def _table(config: ModelConfig) -> dict[str, tuple[str, bool]]:
+    """The full minillm-name -> (HF name, transpose) table for this config."""
+    top, per_block = (_GPT2_TOP, _GPT2_BLOCK) if config.arch == "gpt2" else (_LLAMA_TOP, _LLAMA_BLOCK)
+    table = dict(top)
+    for i in range(config.n_layers):
+        table.update({f"blocks.{i}.{k}": (hf.format(i=i), t) for k, (hf, t) in per_block.items()})
+    if not config.tie_embeddings:
+        table["lm_head"] = _LM_HEAD
+    return table
+
+
+def hf_to_named(tensors: dict[str, np.ndarray], config: ModelConfig) -> dict[str, np.ndarray]:
+    """HF state dict -> minillm flat names (float32). Unknown or missing tensors raise ValueError."""
+    if config.arch == "gpt2":   # the optional prefix of GPT2LMHeadModel; the causal-mask buffers go
+        tensors = {k.removeprefix("transformer."): v for k, v in tensors.items()
+                   if not k.endswith((".attn.bias", ".attn.masked_bias"))}
+    named, used = {}, set()
+    for name, (hf, transpose) in _table(config).items():
+        if hf not in tensors:
+            if name.split(".")[-1] in ("bq", "bk", "bv") and not config.attn_bias:
+                continue
+            raise ValueError(f"checkpoint is missing tensor {hf!r} (minillm's {name})")
+        a = np.asarray(tensors[hf], dtype=np.float32)
+        named[name] = a.T if transpose else a
+        used.add(hf)
+    if config.arch == "gpt2":
+        for i in range(config.n_layers):   # split the fused QKV where a reader can see it
+            w, b = tensors[f"h.{i}.attn.c_attn.weight"], tensors[f"h.{i}.attn.c_attn.bias"]
+            C = config.d_model
+            for j, x in enumerate("qkv"):
+                named[f"blocks.{i}.attn.w{x}"] = np.asarray(w[:, j * C:(j + 1) * C], np.float32)  # [C, 3C] -> [C, C]
+                named[f"blocks.{i}.attn.b{x}"] = np.asarray(b[j * C:(j + 1) * C], np.float32)     # [3C] -> [C]
+            used.update({f"h.{i}.attn.c_attn.weight", f"h.{i}.attn.c_attn.bias"})
+    unexpected = sorted(set(tensors) - used - {_LM_HEAD[0]})   # a tied lm_head copy is allowed
+    if unexpected:
+        raise ValueError(f"checkpoint has tensors this config does not use: {unexpected[:5]}")
+    return named
+
+
+def named_to_hf(named: dict[str, np.ndarray], config: ModelConfig) -> dict[str, np.ndarray]:
+    """minillm flat names -> HF state dict (the inverse of ``hf_to_named``)."""
+    out = {}
+    for name, (hf, transpose) in _table(config).items():
+        if name in named:
+            out[hf] = np.ascontiguousarray(named[name].T if transpose else named[name])
+    if config.arch == "gpt2":
+        for i in range(config.n_layers):   # fuse Q, K, V back into Conv1D c_attn
+            out[f"h.{i}.attn.c_attn.weight"] = np.concatenate(
+                [named[f"blocks.{i}.attn.w{x}"] for x in "qkv"], axis=1)      # 3 × [C, C] -> [C, 3C]
+            out[f"h.{i}.attn.c_attn.bias"] = np.concatenate([named[f"blocks.{i}.attn.b{x}"] for x in "qkv"])
+        out = {(k if k == _LM_HEAD[0] else "transformer." + k): v for k, v in out.items()}
+    return out
+
+
+def load_hf_checkpoint(path: str | Path) -> tuple[ModelConfig, GPTParams]:
+    """Read a checkpoint directory -> (config, params)."""
+    path = Path(path)
+    if not (path / "config.json").is_file():
+        raise FileNotFoundError(f"{path} is not a checkpoint directory: no config.json")
+    if not (path / "model.safetensors").is_file():
+        raise FileNotFoundError(f"{path} has no model.safetensors (sharded and .bin checkpoints "
+                                f"are not supported; minillm never unpickles)")
+    config = ModelConfig.load(path / "config.json")
+    named = hf_to_named(load_safetensors(path / "model.safetensors"), config)
+    return config, GPTParams.from_named(named, config)
+
+
+def save_hf_checkpoint(path: str | Path, config: ModelConfig, params: GPTParams) -> None:
+    """Write ``config.json`` + ``model.safetensors`` into the directory ``path`` (created)."""
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    config.save(path / "config.json")
+    save_safetensors(path / "model.safetensors", named_to_hf(params.named(), config),
+                     metadata={"format": "pt", "written_by": "minillm"})
+

@@ -1,0 +1,142 @@
+"""Properties of each filter: the support its definition gives, and logits (so the kept tokens'
+relative probabilities) unchanged. Tests the docstrings of top_k.py, top_p.py and min_p.py."""
+import numpy as np
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from minillm.sampling import min_p, top_k, top_p
+from minillm.sampling.top_p import descending_order
+from tests.sampling.strategies import logits, order_desc, probs64
+
+
+def kept(out: np.ndarray) -> set[int]:
+    return set(np.flatnonzero(np.isfinite(out)).tolist())
+
+
+def assert_kept_logits_unchanged(z, out):
+    keep = np.isfinite(out)
+    assert out.dtype == z.dtype and out.shape == z.shape
+    np.testing.assert_array_equal(out[keep], z[keep])   # same logits -> proportional probs
+    assert np.isneginf(out[~keep]).all()
+
+
+@given(logits(), st.integers(0, 12))
+def test_top_k_keeps_the_k_largest_with_lower_id_on_ties(z, k):
+    out = top_k(z, k)
+    finite = set(np.flatnonzero(np.isfinite(z)).tolist())
+    expected = finite if k == 0 or k >= len(z) else set(order_desc(z)[:k]) & finite
+    assert kept(out) == expected
+    assert_kept_logits_unchanged(z, out)
+
+
+def test_top_k_tie_break_example():
+    z = np.array([1, 3, 3, 2], np.float32)
+    assert kept(top_k(z, 1)) == {1} and kept(top_k(z, 2)) == {1, 2} and kept(top_k(z, 3)) == {1, 2, 3}
+
+
+@given(logits(), st.floats(0.01, 1.0))
+def test_top_p_keeps_the_minimal_prefix_with_mass_at_least_p(z, p):
+    out = top_p(z, p)
+    probs = probs64(z)
+    K = kept(out)
+    order = [i for i in order_desc(z) if np.isfinite(z[i])]
+    assert K == set(order[:len(K)])                          # a prefix, ties by lower id
+    mass = probs[sorted(K)].sum()
+    if p == 1.0:
+        assert K == set(order)
+        return
+    smallest_kept = order[len(K) - 1]                        # the last token of the prefix
+    assert mass >= p - 1e-9                                  # enough mass
+    assert mass - probs[smallest_kept] < p + 1e-9            # minimal: without it, below p
+    assert_kept_logits_unchanged(z, out)
+
+
+def test_top_p_boundary_includes_the_crossing_token():
+    """p = [0.5, 0.3, 0.15, 0.05]: top_p 0.8 keeps {0, 1}; 0.81 keeps {0, 1, 2}; 0.3 keeps {0}."""
+    z = np.log(np.array([0.5, 0.3, 0.15, 0.05]))            # float64 here: exact boundary
+    assert kept(top_p(z, 0.8)) == {0, 1}
+    assert kept(top_p(z, 0.81)) == {0, 1, 2}
+    assert kept(top_p(z, 0.3)) == {0}
+    assert kept(top_p(z, 1.0)) == {0, 1, 2, 3}
+
+
+def test_top_p_exact_tie_at_the_boundary_keeps_the_lower_id():
+    z = np.zeros(4, np.float32)                              # four tokens of 0.25
+    assert kept(top_p(z, 0.5)) == {0, 1}
+    assert kept(top_p(z, 0.51)) == {0, 1, 2}
+
+
+@given(logits(), st.floats(0.0, 1.0))
+def test_min_p_keeps_tokens_at_least_min_p_times_the_max(z, m):
+    probs = probs64(z)
+    ratio = probs / probs.max()
+    assume(np.all(np.abs(ratio - m) > 1e-9))                 # not exactly on the threshold
+    out = min_p(z, m)
+    assert kept(out) == set(np.flatnonzero(ratio >= m).tolist()) & kept(z)
+    assert int(np.argmax(z)) in kept(out)                    # the most likely always survives
+    assert_kept_logits_unchanged(z, out)
+
+
+def test_min_p_example():
+    z = np.log(np.array([0.5, 0.3, 0.15, 0.05], np.float32))
+    assert kept(min_p(z, 0.2)) == {0, 1, 2}
+    assert kept(min_p(z, 1.0)) == {0}
+
+
+@given(logits(batch=True), st.integers(0, 5), st.floats(0.05, 1.0), st.floats(0.0, 1.0))
+def test_filters_batched_equal_row_by_row(z, k, p, m):
+    for f, arg in ((top_k, k), (top_p, p), (min_p, m)):
+        out = f(z, arg)
+        for b in range(z.shape[0]):
+            np.testing.assert_array_equal(out[b], f(z[b], arg))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_filters_keep_the_dtype(dtype):
+    z = np.array([[0.1, 2.0, -1.0, 0.7]], dtype)
+    for out in (top_k(z, 2), top_p(z, 0.5), min_p(z, 0.3)):
+        assert out.dtype == dtype
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda z: top_k(z, -1), "top_k must be >= 0"),
+    (lambda z: top_p(z, 0.0), r"top_p must be in \(0, 1\]"),
+    (lambda z: top_p(z, 1.5), r"top_p must be in \(0, 1\]"),
+    (lambda z: min_p(z, -0.1), r"min_p must be in \[0, 1\]"),
+    (lambda z: min_p(z, 1.01), r"min_p must be in \[0, 1\]"),
+])
+def test_bad_filter_parameters_raise(call, message):
+    with pytest.raises(ValueError, match=message):
+        call(np.zeros(3, np.float32))
+
+
+@pytest.mark.parametrize("bad", [[0.0, np.nan], [0.0, np.inf], [-np.inf, -np.inf]])
+def test_bad_logits_raise(bad):
+    with pytest.raises(ValueError):
+        top_k(np.array(bad, np.float32), 1)
+
+
+@given(logits(batch=True, max_v=40))
+def test_descending_order_equals_a_stable_sort(z):
+    np.testing.assert_array_equal(descending_order(z), np.argsort(-z, axis=-1, kind="stable"))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_top_k_and_top_p_on_a_large_vocabulary_with_many_ties(seed):
+    """V = 2000 logits rounded to 0.5 (hundreds of ties), one row partly masked: the supports
+    equal the stable-sort reference of the definitions."""
+    rng = np.random.default_rng(seed)
+    z = (np.round(rng.standard_normal((2, 2000)) * 6) / 2).astype(np.float32)    # [2, 2000]
+    z[1, rng.random(2000) < 0.5] = -np.inf
+    zk = top_k(z, 150)                                                           # [2, V]
+    for b in range(2):
+        order = np.argsort(-z[b], kind="stable")                                 # [V]
+        for k in (1, 7, 150):
+            assert kept(top_k(z, k)[b]) == set(order[:k].tolist()) & kept(z[b])
+        for x in (z, zk):                       # top-p alone, and on top-k's survivors
+            order = np.argsort(-x[b], kind="stable")                             # [V]
+            cum = np.cumsum(probs64(x[b])[order])                                # [V]
+            for p in (0.3, 0.9):
+                n = int(np.searchsorted(cum, p - 1e-12)) + 1     # shortest prefix with mass >= p
+                assert kept(top_p(x, p)[b]) == set(order[:n].tolist())
