@@ -8,10 +8,18 @@ from minillm.config import ModelConfig
 from minillm.functional import cross_entropy, log_softmax, softmax
 from minillm.kv_cache import KVCache
 from minillm.model import GPT, GPTParams, init_params
+from minillm.sampling import PRESETS, Sampler, SamplerConfig
+from minillm.tokenizer import StreamDecoder, Tokenizer
+from minillm.budget import Budget, context_budget, count_tokens, estimate_cost
+from minillm.io import load_safetensors, save_safetensors, read_gguf
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Tokenizer", "StreamDecoder",
     "ModelConfig", "GPT", "GPTParams", "init_params", "KVCache",
+    "Sampler", "SamplerConfig", "PRESETS",
+    "Budget", "context_budget", "count_tokens", "estimate_cost",
+    "load_safetensors", "save_safetensors", "read_gguf",
     "softmax", "log_softmax", "cross_entropy",
 ]

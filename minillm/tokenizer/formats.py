@@ -1,0 +1,182 @@
+"""Where a tokenizer comes from: vendored names, tiktoken rank files, GPT-2 / Hugging Face files,
+and minillm's own readable format. `read(path_or_name)` returns the kwargs of `Tokenizer(...)`.
+
+* tiktoken (`*.tiktoken`, optionally `.gz`): one line per token, `base64(token bytes) rank`; the
+  rank is the id (the `ranks` rule of bpe.py). The file has no pattern and no special tokens:
+  both come from the file name (gpt2/r50k, cl100k, o200k) or `pattern=`.
+* a directory with `encoder.json` + `vocab.bpe` (GPT-2's release) or `tokenizer.json`.
+* `tokenizer.json` (or `.json.gz`): Hugging Face (see hf.py) or minillm's format (below).
+
+minillm's format is JSON meant to be read: the pattern, the special tokens, the merge rule, then
+one token per line (its bytes as text; bytes that are not UTF-8 appear as \\udcXX escapes) and one
+merge per line (`[left id, right id]`, in rank order). `save` also writes a `.vocab` dump.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import gzip
+import json
+from pathlib import Path
+
+from .display import render_token
+from .hf import read_gpt2_files, read_hf_json
+
+WEIGHTS = Path(__file__).resolve().parents[2] / "weights"
+# name -> vendored file (see weights/gpt2/README.md and weights/tokenizers/README.md)
+NAMED = {
+    "gpt2": WEIGHTS / "gpt2" / "gpt2.tiktoken.gz",
+    "r50k": WEIGHTS / "gpt2" / "gpt2.tiktoken.gz",
+    "cl100k": WEIGHTS / "tokenizers" / "cl100k_base.tiktoken.gz",
+    "o200k": WEIGHTS / "tokenizers" / "o200k_base.tiktoken.gz",
+}
+NAMED.update({"r50k_base": NAMED["r50k"], "cl100k_base": NAMED["cl100k"],
+              "o200k_base": NAMED["o200k"]})  # tiktoken's names
+TIKTOKEN_SPECIALS = {
+    "gpt2": {"<|endoftext|>": 50256},
+    "cl100k": {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
+               "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276},
+    "o200k": {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+}
+FORMAT_NAME = "minillm-bpe"
+
+
+def _read_text(path: Path) -> str:
+    raw = path.read_bytes()
+    if path.suffix == ".gz":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as exc:
+            raise ValueError(f"{path} is not a valid gzip file: {exc}") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8 text: {exc}") from None
+
+
+def _tiktoken_family(path: Path) -> str | None:
+    name = path.name.lower()
+    families = (("cl100k", ("cl100k",)), ("o200k", ("o200k",)), ("gpt2", ("gpt2", "r50k")))
+    for family, keys in families:
+        if any(k in name for k in keys):
+            return family
+    return None
+
+
+def read_tiktoken(path: Path, pattern=None) -> dict:
+    """`base64 rank` lines -> kwargs (ranks rule; tiktoken looks a whole piece up first)."""
+    encoder: dict[bytes, int] = {}
+    for n, line in enumerate(_read_text(path).splitlines(), 1):
+        if not line:
+            continue
+        fields = line.split()
+        try:
+            token, rank = base64.b64decode(fields[0], validate=True), int(fields[1])
+            if len(fields) != 2 or rank < 0:
+                raise ValueError
+        except (ValueError, IndexError, binascii.Error):
+            raise ValueError(f"{path}:{n}: expected 'base64-token rank', "
+                             f"got {line[:60]!r}") from None
+        encoder[token] = rank
+    family = _tiktoken_family(path)
+    if pattern is None and family is None:
+        raise ValueError(f"cannot tell the split pattern of {path.name}: pass pattern= "
+                         f"(a name such as 'gpt2', 'cl100k', 'o200k', or a regex)")
+    return dict(encoder=encoder, merges=None, pattern=pattern or family,
+                special_tokens=TIKTOKEN_SPECIALS.get(family, {}), whole_piece_lookup=True,
+                eos_id=TIKTOKEN_SPECIALS.get(family, {}).get("<|endoftext|>"))
+
+
+def read(path_or_name, pattern=None) -> dict:
+    """A vendored name or a path -> Tokenizer kwargs (see the module docstring)."""
+    if isinstance(path_or_name, str) and path_or_name in NAMED:
+        return read_tiktoken(NAMED[path_or_name], pattern)
+    path = Path(path_or_name)
+    if path.is_dir():
+        if (path / "tokenizer.json").exists():
+            path = path / "tokenizer.json"
+        elif (path / "encoder.json").exists() and (path / "vocab.bpe").exists():
+            kw = read_gpt2_files(json.loads(_read_text(path / "encoder.json")),
+                                 _read_text(path / "vocab.bpe"))
+            return {**kw, "pattern": pattern or kw["pattern"]}
+        else:
+            raise ValueError(f"{path} holds neither tokenizer.json nor encoder.json + vocab.bpe")
+    if not path.exists():
+        raise FileNotFoundError(f"no tokenizer file {path} (named tokenizers: {', '.join(NAMED)})")
+    if path.name.endswith((".tiktoken", ".tiktoken.gz")):
+        return read_tiktoken(path, pattern)
+    try:
+        data = json.loads(_read_text(path))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path} is not a tokenizer file (.tiktoken or JSON): {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a JSON object")
+    if data.get("format") == FORMAT_NAME:
+        kw = read_minillm(data)
+    elif "model" in data:
+        config_path = path.with_name("tokenizer_config.json")
+        config = json.loads(config_path.read_text()) if config_path.exists() else None
+        kw = read_hf_json(data, config)
+    else:
+        raise ValueError(f"{path}: neither a Hugging Face tokenizer.json nor minillm's format")
+    return {**kw, "pattern": pattern or kw["pattern"]}
+
+
+def _token_json(b: bytes | None) -> str:
+    """b" world" -> '" world"'; bytes that are not UTF-8 -> "\\udcXX" escapes (surrogateescape)."""
+    if b is None:
+        return "null"
+    text = json.dumps(b.decode("utf-8", errors="surrogateescape"), ensure_ascii=False)
+    return text.encode("utf-8", errors="backslashreplace").decode("utf-8")
+
+
+def write_minillm(tok, path: Path) -> None:
+    """minillm's format: a header, then one token and one merge per line; and `path`.vocab:
+    "id<TAB>token" lines, the token shown readably (display.py)."""
+    header = {"format": FORMAT_NAME, "version": 1, "pattern": list(tok.pattern),
+              "normalizer": tok.normalizer,
+              "merge_rule": "ranks" if tok.merges is None else "pairs",
+              "whole_piece_lookup": tok.whole_piece_lookup,
+              "special_tokens": tok.special_tokens, "bos_id": tok.bos_id, "eos_id": tok.eos_id}
+    lines = [json.dumps(header, ensure_ascii=False, indent=1)[:-2] + ",", ' "tokens": [']
+    specials = set(tok.special_tokens.values())
+    table = [None if i in specials else tok._id_to_bytes[i] for i in range(tok.vocab_size)]
+    lines += [f"  {_token_json(b)}," for b in table]
+    lines[-1] = lines[-1].rstrip(",")
+    lines.append(" ],")
+    lines.append(' "merges": [')
+    if tok.merges is not None:
+        ids = tok._encoder
+        ordered = sorted(tok.merges.items(), key=lambda kv: kv[1])
+        lines += [f"  [{ids[a]}, {ids[b]}]," for (a, b), _ in ordered]
+        lines[-1] = lines[-1].rstrip(",") if ordered else lines[-1]
+    lines.append(" ]\n}\n")
+    path.write_text("\n".join(lines), encoding="utf-8")
+    dump = [f"{i}\t{render_token(b)}" for i, b in enumerate(tok._id_to_bytes) if b is not None]
+    path.with_name(path.name + ".vocab").write_text("\n".join(dump) + "\n", encoding="utf-8")
+
+
+def read_minillm(data: dict) -> dict:
+    if data.get("version") != 1:
+        raise ValueError(f"minillm tokenizer format version {data.get('version')!r}; expected 1")
+    try:
+        table = [None if t is None else t.encode("utf-8", errors="surrogateescape")
+                 for t in data["tokens"]]
+        encoder: dict[bytes, int] = {}
+        for i, b in enumerate(table):
+            if b is not None:
+                encoder.setdefault(b, i)
+        merges = None
+        if data["merge_rule"] == "pairs":
+            merges = {}
+            for rank, (a, b) in enumerate(data["merges"]):
+                merges.setdefault((table[a], table[b]), rank)
+        elif data["merge_rule"] != "ranks":
+            raise ValueError(f"merge_rule must be 'pairs' or 'ranks', got {data['merge_rule']!r}")
+        return dict(encoder=encoder, merges=merges, pattern=tuple(data["pattern"]),
+                    special_tokens=data["special_tokens"], normalizer=data.get("normalizer"),
+                    whole_piece_lookup=bool(data["whole_piece_lookup"]),
+                    bos_id=data.get("bos_id"), eos_id=data.get("eos_id"))
+    except (KeyError, TypeError, IndexError, AttributeError) as exc:
+        raise ValueError(f"malformed minillm tokenizer file: {type(exc).__name__} {exc}") from None
+

@@ -1,0 +1,225 @@
+"""The Tokenizer: text <-> ids with byte-level BPE.
+
+    encode:  text -> [special-token split] -> pre-tokens (regex) -> UTF-8 bytes -> BPE parts -> ids
+    decode:  ids -> bytes of each token, concatenated -> UTF-8 text (errors="replace")
+
+Speed: the ids of each pre-token are cached (an LRU of CACHE_SIZE entries: words repeat), long
+non-ASCII pre-tokens are first cut where no merge can cross (segment.py) so their segments hit
+the cache too, and long pieces merge with a heap (bpe.py).
+
+    >>> tok = Tokenizer.load("gpt2")
+    >>> tok.encode("Hello world")
+    [15496, 995]
+    >>> tok.decode([15496, 995])
+    'Hello world'
+
+A vocabulary is `encoder` ({token bytes: id}; normally every single byte is a token, so any text
+can be encoded: see `_unknown` for the exceptions), a merge rule (`merges`: {(left, right): rank}, or None for tiktoken's rule, where
+the rank of a pair is the id of the merged token: see bpe.py), a pre-tokenisation pattern and the
+special tokens.
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+from pathlib import Path
+
+from . import bpe, formats, hf
+from .patterns import PreTokenizer
+from .segment import SafeCuts
+from .special import SpecialTokens
+
+CACHE_SIZE = 1 << 16  # pre-tokens whose ids are remembered (LRU): words repeat a lot
+
+
+class Tokenizer:
+    """Byte-level BPE. Public: encode, encode_ordinary, encode_batch, encode_bytes, decode,
+    decode_bytes, token_bytes, save, load, train, from_gguf_metadata; vocab_size, special_tokens
+    (str -> id), bos_id / eos_id / unk_id (None when the vocabulary names none), pattern."""
+
+    def __init__(self, encoder: dict[bytes, int], merges: dict[tuple[bytes, bytes], int] | None,
+                 pattern=None, special_tokens: dict[str, int] | None = None, *,
+                 whole_piece_lookup: bool = False, normalizer: str | None = None,
+                 bos_id: int | None = None, eos_id: int | None = None, unk_id: int | None = None):
+        if not isinstance(encoder, dict) or not encoder:
+            raise ValueError("a tokenizer needs a non-empty {token bytes: id} vocabulary")
+        if min(encoder.values()) < 0:
+            raise ValueError(f"token ids must be >= 0, got {min(encoder.values())}")
+        self._encoder = encoder
+        self.merges = merges
+        # tiktoken (and HF's ignore_merges): a pre-token that is itself a token is that token
+        self.whole_piece_lookup = whole_piece_lookup
+        self.normalizer = normalizer
+        self._pre = PreTokenizer(pattern)
+        self.pattern = self._pre.stages
+        self._specials = SpecialTokens(special_tokens or {})
+        self.special_tokens = self._specials.tokens  # str -> id
+        # id -> bytes; None where an id has no token
+        size = 1 + max([*encoder.values(), *self.special_tokens.values()])
+        self._id_to_bytes: list[bytes | None] = [None] * size
+        for b, i in encoder.items():
+            self._id_to_bytes[i] = b
+        for s, i in self.special_tokens.items():
+            self._id_to_bytes[i] = s.encode("utf-8")
+        for name, value in (("bos_id", bos_id), ("eos_id", eos_id), ("unk_id", unk_id)):
+            if value is not None and not (0 <= value < size):
+                raise ValueError(f"{name}={value} is outside the vocabulary [0, {size})")
+        self.bos_id, self.eos_id, self.unk_id = bos_id, eos_id, unk_id
+        self._rank = bpe.rank_function(encoder, merges)
+        self._piece_ids = functools.lru_cache(maxsize=CACHE_SIZE)(self._encode_piece)
+        self._segment_ids = functools.lru_cache(maxsize=CACHE_SIZE)(self._bpe_ids)
+        self._safe_cuts: SafeCuts | None = None  # built on first use (segment.py)
+
+    # ----- loading, saving, training --------------------------------------------------------
+    @classmethod
+    def load(cls, path_or_name, pattern=None) -> "Tokenizer":
+        """"gpt2" / "r50k" / "cl100k" / "o200k" (vendored), or a path: a .tiktoken(.gz) file, a
+        GPT-2 directory (encoder.json + vocab.bpe), a tokenizer.json(.gz) (Hugging Face or
+        minillm's format). `pattern` overrides the pre-tokenisation pattern."""
+        return cls(**formats.read(path_or_name, pattern))
+
+    @classmethod
+    def from_gguf_metadata(cls, meta: dict, pattern=None) -> "Tokenizer":
+        """Build from GGUF `tokenizer.ggml.*` metadata already parsed into a dict."""
+        return cls(**hf.read_gguf_metadata(meta, pattern))
+
+    @classmethod
+    def train(cls, text: str, vocab_size: int, pattern=None, special_tokens=(),
+              trainer: str = "fast") -> "Tokenizer":
+        """Learn merges on `text` (see train.py). `vocab_size` counts the 256 bytes, the merges
+        and the special tokens (ids after the merges)."""
+        from .train import train_tokenizer
+        return cls(**train_tokenizer(text, vocab_size, pattern, special_tokens, trainer))
+
+    def save(self, path) -> None:
+        """Write minillm's readable format to `path` and a vocabulary dump to `path`.vocab."""
+        formats.write_minillm(self, Path(path))
+
+    # ----- encoding -------------------------------------------------------------------------
+    def _encode_piece(self, piece: str) -> tuple[int, ...]:
+        """One pre-token -> its ids (cached by `_piece_ids`)."""
+        if self.whole_piece_lookup:
+            i = self._encoder.get(piece.encode("utf-8", errors="surrogateescape"))
+            if i is not None:
+                return (i,)
+        if len(piece) > 1 and not piece.isascii():  # long runs of CJK: cut where BPE cannot merge
+            if self._safe_cuts is None:
+                extra = (a + b for a, b in self.merges) if self.merges else ()
+                self._safe_cuts = SafeCuts(itertools.chain(self._encoder, extra))
+            segments = self._safe_cuts.split(piece)
+            if len(segments) > 1:
+                segment_ids, ids = self._segment_ids, []
+                for seg in segments:
+                    ids += segment_ids(seg)
+                return tuple(ids)
+        return self._bpe_ids(piece)
+
+    def _bpe_ids(self, piece: str) -> tuple[int, ...]:
+        """BPE of a piece or segment (no whole-piece look-up: that rule is for pre-tokens)."""
+        data = piece.encode("utf-8", errors="surrogateescape")  # surrogates: see encode_bytes
+        parts = bpe.merge(data, self._rank)
+        try:
+            return tuple(self._encoder[p] for p in parts)
+        except KeyError:
+            return tuple(self._unknown(p) for p in parts)
+
+    def _unknown(self, part: bytes) -> int:
+        """subtle: some vocabularies (SmolLM2's) lack a few single bytes (control characters,
+        bytes never valid in UTF-8). Hugging Face then emits its unk token; llama.cpp fails. We
+        emit `unk_id` when the vocabulary names one, else raise."""
+        if part in self._encoder:
+            return self._encoder[part]
+        if self.unk_id is None:
+            raise ValueError(f"byte(s) {part.hex(' ')} have no token in this vocabulary and it has "
+                             f"no unknown token")
+        return self.unk_id
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Text -> ids, treating special-token strings as ordinary text."""
+        if not isinstance(text, str):
+            raise TypeError(f"encode expects a str, got {type(text).__name__}")
+        if self.normalizer:
+            text = hf.normalize(text, self.normalizer)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # subtle: lone surrogates cannot be UTF-8; tiktoken's fix:
+            text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")  # -> U+FFFD
+        return self._encode_pieces(text)
+
+    def _encode_pieces(self, text: str) -> list[int]:
+        """Pre-tokenise, then BPE each piece (through the cache)."""
+        ids: list[int] = []
+        piece_ids = self._piece_ids
+        for piece in self._pre.split(text):
+            ids.extend(piece_ids(piece))
+        return ids
+
+    def encode_bytes(self, data: bytes) -> list[int]:
+        """Arbitrary bytes -> ids, so that `decode_bytes(encode_bytes(b)) == b` for any bytes.
+
+        Valid UTF-8 gives exactly `encode_ordinary(data.decode())`. Invalid bytes are carried
+        through pre-tokenisation as lone surrogates (`surrogateescape`) and turned back into
+        those bytes before BPE.
+        """
+        if not isinstance(data, (bytes, bytearray)):
+            raise TypeError(f"encode_bytes expects bytes, got {type(data).__name__}")
+        if self.normalizer:
+            raise ValueError("encode_bytes is not defined for a tokenizer that normalises text")
+        return self._encode_pieces(bytes(data).decode("utf-8", errors="surrogateescape"))
+
+    def encode(self, text: str, *, allowed_special=frozenset(),
+               disallowed_special="all") -> list[int]:
+        """Text -> ids with tiktoken's special-token semantics (see special.py)."""
+        if not isinstance(text, str):
+            raise TypeError(f"encode expects a str, got {type(text).__name__}")
+        allowed, disallowed = self._specials.resolve(allowed_special, disallowed_special)
+        self._specials.guard(text, disallowed - allowed)
+        if not allowed:
+            return self.encode_ordinary(text)
+        ids: list[int] = []
+        for segment, special_id in self._specials.split(text, allowed):
+            if special_id is None:
+                ids.extend(self.encode_ordinary(segment))
+            else:
+                ids.append(special_id)
+        return ids
+
+    def encode_batch(self, texts, **kwargs) -> list[list[int]]:
+        """[text, ...] -> [ids, ...]; one thread, sharing the pre-token cache."""
+        if isinstance(texts, str):
+            raise TypeError("encode_batch expects a list of str; use encode for one text")
+        return [self.encode(t, **kwargs) for t in texts]
+
+    # ----- decoding -------------------------------------------------------------------------
+    @property
+    def vocab_size(self) -> int:
+        """1 + the largest id (ids without a token, if any, are counted too)."""
+        return len(self._id_to_bytes)
+
+    def token_bytes(self, token_id: int) -> bytes:
+        """The bytes of one token: `token_bytes(995) == b" world"` (GPT-2)."""
+        return self.decode_bytes([token_id])
+
+    def decode_bytes(self, ids) -> bytes:
+        """ids -> the concatenated bytes of their tokens (exact; no UTF-8 involved)."""
+        table = self._id_to_bytes
+        ids = ids if isinstance(ids, (list, tuple)) else list(ids)
+        try:
+            parts = [table[i] for i in ids]
+            if not parts or min(ids) >= 0:  # subtle: table[-1] would silently be the last token
+                return b"".join(parts)
+        except (IndexError, TypeError):
+            pass
+        bad = next((i for i in ids if not (isinstance(i, int) or hasattr(i, "__index__"))
+                    or not 0 <= i < len(table) or table[i] is None), None)
+        raise ValueError(f"cannot decode id {bad!r}: ids must be ints in [0, {len(table)}) that "
+                         f"name a token")
+
+    def decode(self, ids, errors: str = "replace") -> str:
+        """ids -> text. Bytes that are not valid UTF-8 (a token ending mid-character) become
+        U+FFFD with errors="replace"; "strict" raises instead."""
+        return self.decode_bytes(ids).decode("utf-8", errors=errors)
+
+    def __repr__(self) -> str:
+        return (f"Tokenizer(vocab_size={self.vocab_size}, specials={len(self.special_tokens)}, "
+                f"rule={'ranks' if self.merges is None else 'pairs'})")
