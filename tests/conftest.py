@@ -8,6 +8,18 @@ for a long local run: ``HYPOTHESIS_PROFILE=thorough python -m pytest``). All hav
 import os
 from pathlib import Path
 
+# One BLAS thread per test process (and per notebook kernel, which inherits the environment).
+# The suite runs as `pytest -n 2` on 2 cores: two workers each spinning 2 OpenBLAS threads
+# oversubscribe the machine, and OpenBLAS's spin-waiting then makes small matrix products ~100x
+# slower. Correctness does not depend on the thread count; speed is measured in benchmarks/.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+try:                                   # numpy may already be loaded: limit its pool directly too
+    from threadpoolctl import threadpool_limits
+    threadpool_limits(1)
+except ImportError:                    # pragma: no cover - threadpoolctl is in the [test] extra
+    pass
+
 import pytest
 from hypothesis import HealthCheck, settings
 

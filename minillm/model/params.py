@@ -86,8 +86,9 @@ class GPTParams:
             if tuple(named[name].shape) != want.shape:
                 raise ValueError(f"{name} has shape {tuple(named[name].shape)}, the config needs {want.shape}")
 
-        def get(name):   # an owned, writable float32 copy (a memory-mapped file is read-only)
-            return np.array(named[name], dtype=np.float32, order="C") if name in named else None
+        def get(name):   # writable, C-contiguous float32: used as is when it already is one,
+            # copied otherwise (e.g. a read-only memory-mapped tensor, or a strided slice)
+            return np.require(named[name], np.float32, ["C", "W"]) if name in named else None
 
         def norm(prefix):
             return NormParams(get(f"{prefix}.weight"), get(f"{prefix}.bias"))

@@ -1,0 +1,175 @@
+"""A llama.cpp GGUF file as a minillm model: metadata -> ModelConfig, tensors -> GPTParams.
+
+    model, tokenizer = load_gguf_model("SmolLM2-135M-Instruct.Q4_1.gguf")
+
+GGUF keeps the config in ``{arch}.*`` metadata keys and the tokenizer in ``tokenizer.ggml.*``
+(read by ``Tokenizer.from_gguf_metadata``). Tensor names (``blk.{i}.`` prefix per layer)::
+
+    token_embd.weight  [V, C]  -> wte               output_norm.weight -> norm_f.weight
+    output.weight      [V, C]  -> lm_head (ᵀ)       absent when the embeddings are tied
+    attn_norm / ffn_norm       -> norm1 / norm2     attn_q / attn_k / attn_v / attn_output -> wq…wo (ᵀ)
+    ffn_gate / ffn_up / ffn_down -> w_gate / w_up / w_down (ᵀ)   attn_{q,k,v}.bias -> bq, bk, bv
+
+Every weight is dequantised ONCE, at load, to float32 (see ``dequant.py``). Why not keep it
+quantised (97 MB) and decode a matrix each time it is used? Each token reads every weight, and
+NumPy's fast path is BLAS on float32: decoding all of SmolLM2-135M's tensors takes 0.5-1.0 s, a
+whole float32 decode step ~0.16 s, so decoding on use would make every token 4-7x slower
+(``benchmarks/bench_smollm2.py``; figures in benchmarks/README.md). The price is memory:
+134.5 M parameters x 4 bytes = 538 MB of float32 weights instead of 97 MB of quantised ones.
+
+The one real trap, the Q/K row permutation
+------------------------------------------
+Hugging Face rotates pairs (j, j + D/2) of each head ("rotate half", ``model/rope.py``). llama.cpp
+rotates adjacent pairs (2j, 2j + 1). So that the *same* weights give the *same* scores, llama.cpp's
+converter (``convert_hf_to_gguf.py``, for the ``llama`` architecture) reorders the output rows of
+``q_proj`` and ``k_proj`` (and of their biases, if any) inside every head, so that the two rows of
+each rotated pair sit next to each other::
+
+    one head, D = 8; a_j, b_j = the two rows HF rotates together (pair j)
+
+    HF order    row  0   1   2   3   4   5   6   7       pair j = rows (j, j + 4)
+                     a0  a1  a2  a3  b0  b1  b2  b3
+    GGUF order  row  0   1   2   3   4   5   6   7       pair j = rows (2j, 2j + 1)
+                     a0  b0  a1  b1  a2  b2  a3  b3
+
+    permute:    head rows as [2, D/2] (s, j) -> transpose -> [D/2, 2] (j, s) -> flatten
+    unpermute:  head rows as [D/2, 2] (j, s) -> transpose -> [2, D/2] (s, j) -> flatten
+
+``unpermute_qk`` is what the loader applies; ``permute_qk`` is the converter's direction, for tests
+that write GGUF files. Q is permuted head by head with H heads, K with its K (fewer, GQA) heads. Qwen2 GGUF files are NOT permuted (llama.cpp runs them with
+its rotate-half "NEOX" RoPE), so the loader undoes the permutation for ``llama`` files only.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from minillm.config import ModelConfig
+from minillm.io.gguf import GGUF, read_gguf
+from minillm.model.params import GPTParams
+
+ARCHS = ("llama", "qwen2")          # general.architecture values this loader understands
+PERMUTED_QK = ("llama",)            # archs whose converter permutes Q/K rows for adjacent-pair RoPE
+
+# minillm block name -> (GGUF name, transpose?). GGUF shapes come back as NumPy [out, in].
+_BLOCK = {"norm1.weight": ("attn_norm.weight", False), "norm2.weight": ("ffn_norm.weight", False),
+          "attn.wq": ("attn_q.weight", True), "attn.wk": ("attn_k.weight", True),
+          "attn.wv": ("attn_v.weight", True), "attn.wo": ("attn_output.weight", True),
+          "attn.bq": ("attn_q.bias", False), "attn.bk": ("attn_k.bias", False),
+          "attn.bv": ("attn_v.bias", False),
+          "ffn.w_gate": ("ffn_gate.weight", True), "ffn.w_up": ("ffn_up.weight", True),
+          "ffn.w_down": ("ffn_down.weight", True)}
+_TOP = {"wte": ("token_embd.weight", False), "norm_f.weight": ("output_norm.weight", False),
+        "lm_head": ("output.weight", True)}
+
+
+def gguf_names(config: ModelConfig) -> dict[str, tuple[str, bool]]:
+    """minillm name -> (GGUF tensor name, transpose?) for every tensor this config uses."""
+    table = {k: v for k, v in _TOP.items() if k != "lm_head" or not config.tie_embeddings}
+    for i in range(config.n_layers):
+        for name, (gguf, transpose) in _BLOCK.items():
+            if name.split(".")[-1] in ("bq", "bk", "bv") and not config.attn_bias:
+                continue
+            table[f"blocks.{i}.{name}"] = (f"blk.{i}.{gguf}", transpose)
+    return table
+
+
+def permute_qk(w: np.ndarray, n_heads: int) -> np.ndarray:
+    """HF rotate-half row order -> llama.cpp adjacent-pair order (what the converter writes).
+
+    w: [n_heads·D, ...] (a weight [out, in] or a bias [out]); within each head row s·D/2 + j
+    moves to 2j + s. Example, one head of D = 4: rows [a, b, c, d] -> [a, c, b, d].
+    """
+    D = _head_width(w, n_heads)
+    heads = w.reshape(n_heads, 2, D // 2, *w.shape[1:])            # [h, s, j, ...]
+    return heads.swapaxes(1, 2).reshape(w.shape)                    # [h, j, s, ...] -> [h·D, ...]
+
+
+def unpermute_qk(w: np.ndarray, n_heads: int) -> np.ndarray:
+    """llama.cpp adjacent-pair row order -> HF rotate-half order: the inverse of ``permute_qk``.
+
+    Example, one head of D = 4: rows [a, c, b, d] -> [a, b, c, d].
+    """
+    D = _head_width(w, n_heads)
+    heads = w.reshape(n_heads, D // 2, 2, *w.shape[1:])            # [h, j, s, ...]
+    return heads.swapaxes(1, 2).reshape(w.shape)                    # [h, s, j, ...] -> [h·D, ...]
+
+
+def _head_width(w: np.ndarray, n_heads: int) -> int:
+    if w.shape[0] % n_heads or (w.shape[0] // n_heads) % 2:
+        raise ValueError(f"{w.shape[0]} rows do not split into {n_heads} heads of even width")
+    return w.shape[0] // n_heads
+
+
+def gguf_config(meta: dict, tensors: dict) -> ModelConfig:
+    """GGUF metadata (+ the tensor table, for the vocabulary size and tying) -> ModelConfig."""
+    arch = meta.get("general.architecture")
+    if arch not in ARCHS:
+        raise ValueError(f"general.architecture is {arch!r}; minillm reads {ARCHS}")
+
+    def key(name, default=None):
+        value = meta.get(f"{arch}.{name}", default)
+        if value is None:
+            raise ValueError(f"GGUF metadata lacks {arch}.{name}")
+        return value
+
+    scaling = meta.get(f"{arch}.rope.scaling.type", "none")
+    if scaling != "none" or "rope_freqs.weight" in tensors:
+        raise ValueError(f"RoPE scaling ({scaling!r} / rope_freqs) is not supported")
+    if "token_embd.weight" not in tensors:
+        raise ValueError("GGUF file has no token_embd.weight tensor")
+    d_model, n_heads = key("embedding_length"), key("attention.head_count")
+    d_head = d_model // n_heads
+    for name in ("rope.dimension_count", "attention.key_length", "attention.value_length"):
+        if meta.get(f"{arch}.{name}", d_head) != d_head:
+            raise ValueError(f"{arch}.{name} = {meta[f'{arch}.{name}']} differs from "
+                             f"embedding_length / head_count = {d_head}; not supported")
+    return ModelConfig(
+        vocab_size=tensors["token_embd.weight"].shape[0], n_ctx=key("context_length"),
+        d_model=d_model, n_heads=n_heads, n_layers=key("block_count"),
+        d_ff=key("feed_forward_length"), n_kv_heads=key("attention.head_count_kv", n_heads),
+        # subtle: eps is stored as float32 (SmolLM2: 9.99999975e-06 where HF's config says 1e-5);
+        # the two are the same number once they meet float32 activations.
+        norm_eps=float(key("attention.layer_norm_rms_epsilon")), arch="llama",
+        attn_bias="blk.0.attn_q.bias" in tensors, mlp_bias=False,
+        rope_theta=float(key("rope.freq_base", 10000.0)),
+        tie_embeddings="output.weight" not in tensors,
+        bos_id=meta.get("tokenizer.ggml.bos_token_id"), eos_id=meta.get("tokenizer.ggml.eos_token_id"))
+
+
+def gguf_to_named(g: GGUF, config: ModelConfig) -> dict[str, np.ndarray]:
+    """Dequantise every tensor to float32 and rename (+ unpermute Q/K, transpose) for minillm."""
+    table = gguf_names(config)
+    missing = [(gguf, name) for name, (gguf, _) in table.items() if gguf not in g.tensors]
+    if missing:
+        raise ValueError(f"GGUF file is missing tensor {missing[0][0]!r} (minillm's {missing[0][1]})")
+    unexpected = sorted(set(g.tensors) - {gguf for gguf, _ in table.values()})
+    if unexpected:
+        raise ValueError(f"GGUF file has tensors this config does not use: {unexpected[:5]}")
+    permuted = g.metadata.get("general.architecture") in PERMUTED_QK
+    named = {}
+    for name, (gguf, transpose) in table.items():
+        a = g.tensor(gguf)                                          # [out, in] or [out] float32
+        kind = name.rsplit(".", 1)[-1]
+        if permuted and kind in ("wq", "bq", "wk", "bk"):
+            a = unpermute_qk(a, config.n_heads if kind[-1] == "q" else config.n_kv_heads)
+        a = np.ascontiguousarray(a.T) if transpose else a           # [out, in] -> [in, out]
+        named[name] = a if a.flags.writeable else a.copy()          # F32 comes as a view of the map
+    return named
+
+
+def load_gguf(path: str | Path) -> tuple[ModelConfig, GPTParams, dict]:
+    """Read a GGUF file -> (config, float32 params, metadata)."""
+    g = read_gguf(str(path))
+    config = gguf_config(g.metadata, g.tensors)
+    return config, GPTParams.from_named(gguf_to_named(g, config), config), g.metadata
+
+
+def load_gguf_model(path: str | Path):
+    """-> (GPT, Tokenizer or None): the model and, when the metadata has one, its tokenizer."""
+    from minillm.model import GPT
+    from minillm.tokenizer.tokenizer import Tokenizer
+    config, params, meta = load_gguf(path)
+    tokenizer = Tokenizer.from_gguf_metadata(meta) if "tokenizer.ggml.tokens" in meta else None
+    return GPT(config, params), tokenizer
