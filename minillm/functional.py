@@ -17,9 +17,10 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     Example: softmax([0, ln 3]) = [0.25, 0.75]. Entries equal to -inf get probability exactly 0,
     which is how the causal mask removes the edges to the future.
     """
-    shifted = x - x.max(axis=axis, keepdims=True)        # [..., N]  max entry becomes 0
-    e = np.exp(shifted)                                   # [..., N]  exp(-inf) = 0 exactly
-    return e / e.sum(axis=axis, keepdims=True)            # [..., N]  rows sum to 1
+    e = x - x.max(axis=axis, keepdims=True)              # [..., N]  max entry becomes 0
+    np.exp(e, out=e)                                      # [..., N]  exp(-inf) = 0 exactly
+    e /= e.sum(axis=axis, keepdims=True)                  # [..., N]  rows sum to 1
+    return e     # (in place on the one temporary: attention's [B, H, T, S] is the largest array)
 
 
 def log_softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:

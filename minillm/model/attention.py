@@ -63,7 +63,8 @@ def scaled_dot_product(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.nda
     qg = q.reshape(B, K, G * T, D)                              # [B, H, T, D] -> [B, K, G·T, D]
     scores = (qg * (1.0 / math.sqrt(D))) @ k.transpose(0, 1, 3, 2)  # [B, K, G·T, D] @ [B, K, D, S] -> [B, K, G·T, S]
     scores = scores.reshape(B, K, G, T, S)                      # [B, K, G, T, S]
-    scores = np.where(mask[:, None, None], scores, -np.inf)    # [B, K, G, T, S]  no edges to the future
+    if not mask.all():                                          # (one new token, no padding: nothing to mask)
+        np.copyto(scores, -np.inf, where=~mask[:, None, None])  # [B, K, G, T, S] no edges to the future
     weights = softmax(scores)                                   # [B, K, G, T, S]  rows sum to 1
     out = weights.reshape(B, K, G * T, S) @ v                   # [B, K, G·T, S] @ [B, K, S, D] -> [B, K, G·T, D]
     return out.reshape(B, H, T, D), weights.reshape(B, H, T, S)

@@ -1,0 +1,219 @@
+"""Decode speed of a GPT-2-124M-shaped model (random weights, built locally, no download).
+
+    /work/venv/bin/python benchmarks/bench_decode.py              # 1 and 2 threads
+    /work/venv/bin/python benchmarks/bench_decode.py --threads 1 --steps 16
+
+Prints, per BLAS thread count (medians of per-step times, all measured in this one run):
+  bandwidth     streaming-read bandwidth (GB/s): the best of a float32 reduction and a
+                matrix-vector product over a 768 MB array (bigger than any cache)
+  bound         the memory-bandwidth bound: bytes of weights read per token / bandwidth —
+                decoding one token must read every weight matrix once (wte twice over: it is
+                the LM head too, but only one row is gathered for the embedding)
+  cache@16      decode tokens/s with the KV cache at context 16, and % of the bound
+  cache@1000    the same at context 1000 (+ per-token time ratio to context 16; goal <= 1.3)
+  no cache      tokens/s re-running the whole context every step (context 16 .. 16+steps)
+  torch         HF transformers + torch CPU ``generate`` on the same shape (greedy, KV cache),
+                when torch and transformers are installed
+  prefill 512   seconds for a 512-token prompt, minillm vs torch (goal: minillm >= 1.5x faster)
+Goals (issue 4): cache@16 >= 90 % of the bound; >= 2x torch's decode; cache@1000 <= 1.3x cache@16.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from minillm import GPT, KVCache, ModelConfig  # noqa: E402
+
+CONFIG = ModelConfig(vocab_size=50257, n_ctx=1024, d_model=768, n_heads=12, n_layers=12)
+clock = time.perf_counter   # --clock cpu: time.process_time, the CPU time of this process —
+# on a shared machine it leaves out the time other jobs held the core (1 thread only: with more
+# threads it adds the threads' times up, and OpenBLAS's spinning threads inflate it)
+
+
+def median_time(fn, repeats: int) -> float:
+    """Median seconds of ``repeats`` calls of ``fn()``."""
+    times = []
+    for _ in range(repeats):
+        t = clock()
+        fn()
+        times.append(clock() - t)
+    return statistics.median(times)
+
+
+STREAM = None   # the 768 MB array bandwidth() reads, allocated once
+
+
+def bandwidth(repeats: int) -> float:
+    """Bytes per second actually streamed from memory: the faster of two read-only kernels, a
+    float32 reduction and x @ A with A [C, N] — the same product (x @ W, W stored [in, out]) that
+    reads every weight matrix during decoding."""
+    global STREAM
+    if STREAM is None:
+        STREAM = np.ones((768, 262144), dtype=np.float32)          # [C, N] 768 MB > any cache
+    x = np.ones((1, 768), dtype=np.float32)                         # [1, C]
+    best = min(median_time(lambda: np.add.reduce(STREAM.ravel()), repeats),
+               median_time(lambda: x @ STREAM, repeats))            # [1, C] @ [C, N] -> [1, N]
+    return STREAM.nbytes / best
+
+
+def weight_bytes_per_token(model) -> int:
+    p = model.params
+    skip = p.wpe.nbytes if p.wpe is not None else 0                 # one row of wpe is read
+    return 4 * model.num_parameters() - skip
+
+
+class Decoder:
+    """A cache prefilled once with ``context`` random tokens; ``steps(n)`` times n cached decode
+    steps and rolls the cache back, so rounds at different contexts can be interleaved (under a
+    shared, noisy machine the ratio of interleaved medians is what stays meaningful)."""
+
+    def __init__(self, model, context: int, max_steps: int):
+        self.model, self.context = model, context
+        self.cache = KVCache(model.config, batch_size=1, capacity=context + max_steps)
+        ids = np.random.default_rng(0).integers(0, CONFIG.vocab_size, (1, context))   # [1, context]
+        model(ids, cache=self.cache, last_only=True)
+
+    def steps(self, n: int) -> list[float]:
+        times, token = [], np.array([[1]])                          # [1, 1]
+        for _ in range(n):
+            t = clock()
+            logits = self.model(token, cache=self.cache, last_only=True)   # [1, 1, V]
+            token = np.array([[int(np.argmax(logits[0, -1]))]])
+            times.append(clock() - t)
+        self.cache.rollback(self.context)
+        return times
+
+
+def no_cache_step_times(model, context: int, steps: int) -> list[float]:
+    ids = list(np.random.default_rng(0).integers(0, CONFIG.vocab_size, context))
+    times = []
+    for _ in range(steps):
+        t = clock()
+        logits = model(np.array(ids)[None], last_only=True)         # the whole context again
+        ids.append(int(np.argmax(logits[0, -1])))
+        times.append(clock() - t)
+    return times
+
+
+class Torch:
+    """HF GPT2LMHeadModel of the same shape (random init): ``generate`` and a 512-token prefill
+    (``logits_to_keep=1``: like ``generate``'s own prefill and ours, only the last position's
+    logits — the full [512, V] head would add ~40 GFLOP)."""
+
+    def __init__(self, threads: int):
+        import torch
+        import transformers
+        torch.set_num_threads(threads)
+        self.torch = torch
+        cfg = transformers.GPT2Config(vocab_size=CONFIG.vocab_size, n_positions=CONFIG.n_ctx,
+                                      n_embd=CONFIG.d_model, n_layer=CONFIG.n_layers,
+                                      n_head=CONFIG.n_heads)
+        self.model = transformers.GPT2LMHeadModel(cfg).eval()
+        self.prompt = torch.randint(0, CONFIG.vocab_size, (1, 16))
+        self.long = torch.randint(0, CONFIG.vocab_size, (1, 512))
+        self.generate(2)                                            # warm up
+
+    def generate(self, n: int) -> float:
+        """Seconds for greedy ``generate`` of n new tokens after the 16-token prompt."""
+        t = clock()
+        with self.torch.no_grad():
+            self.model.generate(self.prompt, max_new_tokens=n, min_new_tokens=n, do_sample=False,
+                                pad_token_id=0, eos_token_id=None)
+        return clock() - t
+
+    def prefill(self) -> float:
+        t = clock()
+        with self.torch.no_grad():
+            self.model(self.long, use_cache=True, logits_to_keep=1)   # last position only, as ours
+        return clock() - t
+
+
+def measure(model, threads: int, steps: int, rounds: int, with_torch: bool) -> dict:
+    """Every figure for one thread count, in interleaved rounds; medians over the rounds."""
+    short, long = Decoder(model, 16, steps), Decoder(model, 1000, steps)
+    torch_model = None
+    if with_torch:
+        try:
+            torch_model = Torch(threads)
+        except ImportError:
+            pass
+    ids512 = np.random.default_rng(1).integers(0, CONFIG.vocab_size, (1, 512))    # [1, 512]
+    r = {k: [] for k in ("bw", "c16", "c1000", "nocache", "pre", "tgen", "tgen1", "tpre")}
+    for _ in range(rounds):
+        r["bw"].append(bandwidth(1))
+        r["c16"] += short.steps(steps)
+        r["c1000"] += long.steps(steps)
+        r["nocache"] += no_cache_step_times(model, 16, max(2, steps // 4))
+        t = clock()
+        model(ids512, cache=KVCache(CONFIG, 1, 512), last_only=True)
+        r["pre"].append(clock() - t)
+        if torch_model is not None:
+            r["tgen"].append(torch_model.generate(steps + 1))
+            r["tgen1"].append(torch_model.generate(1))
+            r["tpre"].append(torch_model.prefill())
+    m = {k: statistics.median(v) for k, v in r.items() if v}
+    if torch_model is not None:
+        m["torch"] = (m.pop("tgen") - m.pop("tgen1")) / steps      # seconds per decoded token
+    return m
+
+
+def blas_info() -> str:
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "threadpoolctl not installed"
+    return "; ".join(f"{i['internal_api']} {i.get('version')} {i.get('architecture')} "
+                     f"threads={i['num_threads']}" for i in threadpool_info())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--steps", type=int, default=8, help="decode steps per round and setting")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved measurement rounds")
+    parser.add_argument("--no-torch", action="store_true")
+    parser.add_argument("--clock", choices=["wall", "cpu"], default="wall")
+    args = parser.parse_args()
+    global clock
+    if args.clock == "cpu":
+        clock = time.process_time
+    from threadpoolctl import threadpool_limits
+    print(f"BLAS: {blas_info()}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; "
+          f"clock: {args.clock}")
+    print("env: " + (" ".join(f"{k}={v}" for k, v in os.environ.items()
+                              if k.startswith(("OPENBLAS", "OMP_", "MKL_"))) or "(no OPENBLAS_*/OMP_* set)"))
+    t = time.perf_counter()
+    model = GPT(CONFIG, seed=0)
+    print(f"model: GPT-2 124M shape, {model.num_parameters():,} parameters (random init "
+          f"{time.perf_counter() - t:.1f} s); weights read per token "
+          f"{weight_bytes_per_token(model) / 1e6:.0f} MB")
+    for threads in args.threads:
+        with threadpool_limits(threads):
+            m = measure(model, threads, args.steps, args.rounds, not args.no_torch)
+        bound = weight_bytes_per_token(model) / m["bw"]             # seconds per token
+        c16, c1000 = m["c16"], m["c1000"]
+        print(f"\n== {threads} thread(s)   (load average now {os.getloadavg()[0]:.1f})")
+        print(f"bandwidth      {m['bw'] / 1e9:6.2f} GB/s  -> bound {1 / bound:6.1f} tok/s "
+              f"({bound * 1e3:.1f} ms/token)")
+        print(f"cache@16       {1 / c16:6.1f} tok/s  ({c16 * 1e3:.1f} ms)  {100 * bound / c16:5.1f} % of the bound")
+        print(f"cache@1000     {1 / c1000:6.1f} tok/s  ({c1000 * 1e3:.1f} ms)  {c1000 / c16:.2f}x the time at 16")
+        print(f"no cache@16+   {1 / m['nocache']:6.1f} tok/s  ({m['nocache'] * 1e3:.1f} ms)  "
+              f"the cache is {m['nocache'] / c16:.1f}x faster")
+        if "torch" in m:
+            print(f"torch generate {1 / m['torch']:6.1f} tok/s  ({m['torch'] * 1e3:.1f} ms)  "
+                  f"minillm/torch = {m['torch'] / c16:.2f}x")
+            print(f"prefill 512    minillm {m['pre']:.2f} s, torch {m['tpre']:.2f} s  "
+                  f"minillm/torch = {m['tpre'] / m['pre']:.2f}x")
+        else:
+            print(f"prefill 512    minillm {m['pre']:.2f} s (torch/transformers not installed)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+"""Many rows at once: prompts of different lengths in one batch, and one prompt shared by many rows.
+
+Batched generation. B prompts of different lengths become one [B, S] array by LEFT padding, so
+every row's newest token sits in the last column and one ``last_only`` forward gives all B next
+tokens:
+
+    a b c d          mask  1 1 1 1        positions  0 1 2 3
+    _ _ e f                0 0 1 1                   0 0 0 1     (padding sits at 0, never attended)
+
+The attention mask keeps padded keys out of every softmax, and positions count real tokens only,
+so each row computes exactly what it would alone (greedy: the same tokens; a test checks it).
+Padding costs compute (B · S, not Σ lengths) but turns B matrix-vector products per layer into one
+matrix-matrix product, which is where the speed comes from.
+
+A shared prefix (beam search, option scoring): run the prompt ONCE with batch 1, then copy its
+keys and values into every row of a B-row cache (``shared_prefix_cache``) instead of computing the
+same prompt B times.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minillm.generate import check_count, check_prompt, make_sampler
+from minillm.kv_cache import KVCache
+
+
+def left_pad(prompts, pad_id: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Token lists -> ids [B, S] (left-padded with ``pad_id``) and mask [B, S] (False = padding)."""
+    lengths = [len(p) for p in prompts]
+    if not prompts or min(lengths) == 0:
+        raise ValueError("give at least one prompt, each with at least one token")
+    B, S = len(prompts), max(lengths)
+    ids = np.full((B, S), pad_id, dtype=np.int64)                  # [B, S]
+    mask = np.zeros((B, S), dtype=bool)                            # [B, S]
+    for b, p in enumerate(prompts):
+        ids[b, S - len(p):] = p                                    # real tokens at the right
+        mask[b, S - len(p):] = True
+    return ids, mask
+
+
+def shared_prefix_cache(model, prompt: np.ndarray, batch_size: int, capacity: int):
+    """Run ``prompt`` [P] once and copy its K/V into every row of a new ``batch_size``-row cache.
+
+    Returns (cache with ``length == P``, last-position logits [V]). One forward pass (batch 1).
+    """
+    one = KVCache(model.config, batch_size=1, capacity=len(prompt))
+    logits = model(prompt[None], cache=one, last_only=True)[0, -1]           # [V]
+    cache = KVCache(model.config, batch_size=batch_size, capacity=capacity)
+    P = len(prompt)
+    cache.k[:, :, :, :P] = one.k                                   # [L, 1, K, P, D] -> [L, B, K, P, D]
+    cache.v[:, :, :, :P] = one.v
+    cache.advance(P)
+    return cache, logits
+
+
+def generate_batch(model, prompts, max_new_tokens: int = 100, *, seed=None, rng=None,
+                   stop_ids=(), **sampling) -> list[list[int]]:
+    """Continue every prompt (a list of token-id lists); returns each row's new ids.
+
+    ``sampling``: preset / temperature / top_k / top_p / min_p / sampler, as in ``generate``. One
+    generator serves the whole batch (row b's draw depends on the rows before it), so only greedy
+    (T = 0) output equals generating each prompt alone. A row that draws a stop id is finished
+    (the stop id is not returned); it keeps a slot in the batch until every row is finished.
+    Needs max prompt length + max_new_tokens <= n_ctx (the padded width is what the cache holds).
+    """
+    rows = [check_prompt(model, p) for p in prompts]
+    n_new = check_count(max_new_tokens, "max_new_tokens")
+    sampler = make_sampler(**sampling)
+    rng = rng if rng is not None else np.random.default_rng(seed)
+    ids, mask = left_pad(rows)                                     # [B, S], [B, S]
+    B, S = ids.shape
+    if S + n_new > model.config.n_ctx:
+        raise ValueError(f"longest prompt ({S}) + max_new_tokens ({n_new}) exceed n_ctx={model.config.n_ctx}")
+    out = np.zeros((B, n_new), dtype=np.int64)                     # [B, N] preallocated
+    lengths = np.full(B, n_new)                                    # [B] where each row stopped
+    if n_new == 0:
+        return [[] for _ in range(B)]
+    cache = KVCache(model.config, batch_size=B, capacity=S + n_new)
+    logits = model(ids, cache=cache, attention_mask=mask, last_only=True)[:, -1]   # [B, V]
+    stops = np.array(sorted(int(i) for i in stop_ids), dtype=np.int64)             # [n_stop]
+    done = np.zeros(B, dtype=bool)                                 # [B]
+    for n in range(n_new):
+        token = np.asarray(sampler.sample(logits, rng))           # [B]
+        hit = np.isin(token, stops) & ~done                       # [B] rows ending now
+        lengths[hit] = n
+        done |= hit
+        out[:, n] = token
+        if done.all() or n == n_new - 1:
+            break
+        logits = model(token[:, None], cache=cache, last_only=True)[:, -1]      # [B, 1] -> [B, V]
+    return [out[b, :lengths[b]].tolist() for b in range(B)]

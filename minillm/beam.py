@@ -1,0 +1,120 @@
+"""Beam search: keep the ``beam_size`` best partial answers instead of one, and return the best.
+
+Greedy commits to the argmax at every step; a token that looks slightly worse now may lead to a
+much better sentence. Beam search keeps B running beams, scored by Σ log p of their tokens. Each
+step, every beam is extended by every token (B · V candidates, ONE batched forward over the B
+rows of a KV cache), the best candidates are kept, and the cache rows are reordered so row b holds
+the history of the beam it continues (``KVCache.reorder``).
+
+This is Hugging Face transformers' beam search (``generate(num_beams=B, do_sample=False)``,
+``GenerationMixin._beam_search`` in 5.x), rule for rule:
+1. candidates: the top 2·B of (beam score + log p(token)) over all beams × vocabulary;
+2. a candidate of rank < B that ends in ``eos_id`` (or reaches ``max_new_tokens``) is offered to
+   the pool of finished hypotheses with the score
+       score = Σ log p / generated_length ** length_penalty
+   (generated_length counts the new tokens, EOS included, NOT the prompt); the pool keeps the B best;
+3. the B best candidates that did not finish keep running;
+4. stop when the pool is full and either ``early_stopping is True``, or the best running beam
+   cannot beat the worst finished one by HF's estimate: best_running_sum / L ** length_penalty
+   <= worst finished score, with L the current generated length (``early_stopping=False``, the
+   default) or ``max_new_tokens`` (``early_stopping="never"`` with length_penalty > 0).
+   The estimate is a heuristic: with length_penalty > 0 a longer beam could still win.
+
+Length penalty, alternatives: HF before 4.37 divided by the FULL length, prompt included (so the
+prompt length changed which answer won); fairseq divides by the generated length as here;
+Google's NMT (Wu et al. 2016) uses ((5 + |Y|) / 6) ** α. length_penalty = 1 averages the log-probs,
+0 ranks by the plain sum (favouring short answers), > 1 favours longer ones.
+Differences from HF, by design: the first step expands the one live beam only, where HF adds
+B − 1 dummy beams scored −1e9 (identical whenever vocab_size ≥ 2·B); ties go to the lower index;
+finished hypotheses are returned at their own length instead of padded with pad_token_id.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from minillm.batch import shared_prefix_cache
+from minillm.functional import log_softmax
+from minillm.generate import check_count, check_prompt
+
+
+@dataclasses.dataclass(frozen=True)
+class Hypothesis:
+    """A finished beam: its new ``ids`` (EOS included if it ended with one), ``score`` (the
+    length-penalised one beams are ranked by) and ``logprob`` (Σ log p, unpenalised)."""
+    ids: list[int]
+    score: float
+    logprob: float
+
+
+def beam_search(model, prompt_ids, beam_size: int = 4, max_new_tokens: int = 20,
+                length_penalty: float = 1.0, eos_id: int | None = None,
+                num_return_sequences: int = 1, early_stopping: bool | str = False) -> list[Hypothesis]:
+    """The ``num_return_sequences`` best hypotheses, best first. beam_size=1 is greedy decoding.
+
+    Example: ``beam_search(model, [464, 1893], beam_size=4, max_new_tokens=8, eos_id=50256)``.
+    """
+    prompt = check_prompt(model, prompt_ids)
+    nb, n_new = check_count(beam_size, "beam_size"), check_count(max_new_tokens, "max_new_tokens")
+    V = model.config.vocab_size
+    if nb < 1 or n_new < 1:
+        raise ValueError(f"beam_size and max_new_tokens must be >= 1, got {nb}, {n_new}")
+    if not 1 <= check_count(num_return_sequences, "num_return_sequences") <= nb:
+        raise ValueError(f"num_return_sequences must be in [1, beam_size={nb}], got {num_return_sequences}")
+    if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)) \
+            or not math.isfinite(length_penalty):
+        raise ValueError(f"length_penalty must be a finite number, got {length_penalty!r}")
+    if early_stopping not in (True, False, "never"):
+        raise ValueError(f"early_stopping must be True, False or 'never', got {early_stopping!r}")
+    if eos_id is not None and not (isinstance(eos_id, (int, np.integer)) and 0 <= eos_id < V):
+        raise ValueError(f"eos_id must be None or an id in [0, {V}), got {eos_id!r}")
+    if len(prompt) + n_new > model.config.n_ctx:
+        raise ValueError(f"prompt ({len(prompt)}) + max_new_tokens ({n_new}) exceed "
+                         f"n_ctx={model.config.n_ctx}")
+
+    cache, logits = shared_prefix_cache(model, prompt, nb, capacity=len(prompt) + n_new)
+    logits = logits[None]                                          # [1, V]  one live beam at first
+    tokens = np.zeros((nb, n_new), dtype=np.int64)                 # [B, N] running beams' new ids
+    sums = np.zeros(nb, dtype=np.float64)                          # [B] running Σ log p
+    live, pool = 1, []                                             # pool: finished Hypotheses
+    for t in range(n_new):
+        gen_len = t + 1
+        total = sums[:live, None] + log_softmax(logits[:live])    # [live, V] candidate Σ log p
+        flat = total.ravel()                                       # [live · V]
+        K = min(2 * nb, flat.size)
+        top = np.argpartition(-flat, K - 1)[:K]                    # [K] the K best, unordered
+        top = top[np.lexsort((top, -flat[top]))]                   # [K] best first, ties: lower index
+        beam, token, score = top // V, top % V, flat[top]          # [K] each
+        done = (token == eos_id) | (gen_len == n_new)              # [K] candidate finishes here
+        pool_was_full = len(pool) == nb
+        for r in range(min(nb, K)):                                # only the top B may finish
+            if done[r] and not (pool_was_full and early_stopping is True):
+                ids = [*tokens[beam[r], :t].tolist(), int(token[r])]
+                pool.append(Hypothesis(ids, float(score[r]) / gen_len ** length_penalty, float(score[r])))
+        pool = sorted(pool, key=lambda h: -h.score)[:nb]           # stable: earlier entries win ties
+        keep = np.flatnonzero(~done)[:nb]                          # [live'] best unfinished candidates
+        live = len(keep)
+        if gen_len == n_new or live == 0 or _can_stop(pool, nb, score[keep[0]], gen_len, n_new,
+                                                      length_penalty, early_stopping):
+            break
+        rows = np.zeros(nb, dtype=np.int64)                        # [B] which old beam each row continues
+        rows[:live] = beam[keep]
+        cache.reorder(rows)                                        # K/V histories follow their beams
+        tokens[:] = tokens[rows]                                   # [B, N]
+        tokens[:live, t] = token[keep]
+        sums[:live] = score[keep]
+        step_ids = tokens[:, t:t + 1]                              # [B, 1] dead rows feed a dummy id
+        logits = model(step_ids, cache=cache, last_only=True)[:, -1]   # [B, V]
+    return pool[:num_return_sequences]
+
+
+def _can_stop(pool, nb, best_running, gen_len, n_new, length_penalty, early_stopping) -> bool:
+    """HF's stopping rule: the pool is full and no running beam is expected to beat its worst."""
+    if len(pool) < nb:
+        return False
+    if early_stopping is True:
+        return True
+    horizon = n_new if (early_stopping == "never" and length_penalty > 0) else gen_len
+    return best_running / horizon ** length_penalty <= pool[-1].score

@@ -1,0 +1,92 @@
+"""``minillm generate``: continue a prompt, streaming the text to stdout as it is generated.
+
+    python -m minillm generate "To be, or not to be"                       # weights/shakespeare
+    python -m minillm generate --model DIR --preset chat --seed 0 "Once upon a time"
+    python -m minillm generate -t 0.8 --top-k 50 --top-p 0.9 --max-new-tokens 50 --stop "\\n\\n" "Hi"
+    python -m minillm generate --beams 4 --max-new-tokens 20 "The sea is"
+
+Only the generated text goes to stdout (pipe it anywhere); what was loaded goes to stderr.
+Sampling stops at the model's end-of-text token (when it has one) or a ``--stop`` string.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+DEFAULT_MODEL = "weights/shakespeare"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("prompt", help="the text to continue")
+    parser.add_argument("--model", default=DEFAULT_MODEL,
+                        help=f"checkpoint directory or .gguf file (default: {DEFAULT_MODEL}, looked up "
+                             f"in the current directory, then in the repository)")
+    parser.add_argument("--tokenizer", help="gpt2 | PATH, for a model that carries no tokenizer")
+    parser.add_argument("--preset", help="sampling preset: chat, code, qa, creative")
+    parser.add_argument("-t", "--temperature", type=float, help="T >= 0; 0 = greedy (default 1)")
+    parser.add_argument("--top-k", type=int, help="keep the k most likely tokens (0 = off)")
+    parser.add_argument("--top-p", type=float, help="keep the smallest set with mass >= p (1 = off)")
+    parser.add_argument("--min-p", type=float, help="keep tokens with p >= min_p · p_max (0 = off)")
+    parser.add_argument("--seed", type=int, help="random seed: same seed, same text")
+    parser.add_argument("--max-new-tokens", type=int, default=100, help="default 100")
+    parser.add_argument("--beams", type=int, help="beam search with this many beams (deterministic)")
+    parser.add_argument("--length-penalty", type=float, default=1.0, help="beam search only")
+    parser.add_argument("--stop", action="append", default=[], help="stop string (repeatable)")
+    parser.add_argument("--sliding-window", action="store_true",
+                        help="forget the oldest tokens instead of failing when the context is full")
+
+
+def resolve_model_path(name: str) -> Path:
+    """``name`` as given (relative to the current directory), else relative to the repository."""
+    import minillm
+    path = Path(name)
+    if path.exists():
+        return path
+    repo_path = Path(minillm.__file__).resolve().parents[1] / name
+    if not path.is_absolute() and repo_path.exists():
+        return repo_path
+    raise FileNotFoundError(f"no model at {path.resolve()}" + ("" if path.is_absolute() else
+                            f" nor at {repo_path}") + "; pass --model PATH (a checkpoint directory "
+                            "or a .gguf file)")
+
+
+def run(args) -> int:
+    from minillm.loading import load_model
+    path = resolve_model_path(args.model)
+    model, tokenizer = load_model(path)
+    if args.tokenizer is not None:
+        from minillm.tokenizer.tokenizer import Tokenizer
+        tokenizer = Tokenizer.load(args.tokenizer)
+    if tokenizer is None:
+        raise ValueError(f"{path} carries no tokenizer: pass --tokenizer gpt2 or --tokenizer PATH")
+    print(f"minillm: {path} ({model.num_parameters():,} parameters, n_ctx {model.config.n_ctx})",
+          file=sys.stderr)
+    prompt_ids = tokenizer.encode(args.prompt)
+    eos = tokenizer.eos_id if tokenizer.eos_id is not None else model.config.eos_id
+    if args.beams is not None:
+        return _beams(args, model, tokenizer, prompt_ids, eos)
+    from minillm.generate import generate
+    steps = generate(model, prompt_ids, args.max_new_tokens, temperature=args.temperature,
+                     top_k=args.top_k, top_p=args.top_p, min_p=args.min_p, preset=args.preset,
+                     seed=args.seed, stop_ids=() if eos is None else (eos,),
+                     stop_strings=tuple(args.stop), tokenizer=tokenizer,
+                     sliding_window=args.sliding_window)
+    for step in steps:
+        sys.stdout.write(step.text)
+        sys.stdout.flush()
+    sys.stdout.write("\n")
+    return 0
+
+
+def _beams(args, model, tokenizer, prompt_ids, eos) -> int:
+    sampling = (args.preset, args.temperature, args.top_k, args.top_p, args.min_p, args.seed)
+    if any(x is not None for x in sampling) or args.stop or args.sliding_window:
+        raise ValueError("--beams is deterministic: it takes no sampling options, --stop or "
+                         "--sliding-window (only --max-new-tokens and --length-penalty)")
+    from minillm.beam import beam_search
+    best = beam_search(model, prompt_ids, beam_size=args.beams, max_new_tokens=args.max_new_tokens,
+                       length_penalty=args.length_penalty, eos_id=eos)[0]
+    ids = best.ids[:-1] if best.ids and best.ids[-1] == eos else best.ids
+    print(f"minillm: beam score {best.score:.4f} (Σ log p {best.logprob:.4f})", file=sys.stderr)
+    sys.stdout.write(tokenizer.decode(ids) + "\n")
+    return 0

@@ -1,0 +1,190 @@
+"""The generation loop: one token at a time, each step a forward pass on what came before.
+
+    context -> forward -> logits of the LAST position -> probabilities -> choose a token -> append
+
+(the seed's steps: run the Transformer over the context, keep only the last position's output,
+map it to vocabulary probabilities, sample one token, append it, repeat — numbered 1-5 below).
+
+The model scores every position in one call, but only the last position's logits are about the
+token that does not exist yet; once it is chosen it becomes part of the context and the loop
+repeats. With a KV cache (``KVCache``) step n feeds only the newest token: the keys and values
+of everything before it are kept, so a step costs O(n) instead of re-running all n tokens.
+
+    for step in generate(model, tok.encode("The sea is"), max_new_tokens=20, preset="chat",
+                         seed=0, tokenizer=tok):
+        print(step.text, end="")
+
+Choices (see ``generate`` for the rest):
+- ``Step.logprob`` / ``Step.top`` are of the model's RAW distribution, log softmax(logits) at
+  T = 1 before any filter — what the model believes, finite for every token, and what beam
+  search and ``score_options`` add up. The alternative (vLLM's "processed" log-probs) reports the
+  distribution actually sampled from: after temperature and top-k/top-p it is -inf for every
+  filtered token and 0 for the chosen one under greedy, which says nothing about the model.
+  (HF's ``output_logits`` are the raw kind, its ``output_scores`` the processed kind; OpenAI's
+  API does not document which it returns.)
+- A stop id ends generation and is not yielded. A stop string is trimmed from the text; the
+  tokens that spelled it were generated and are yielded, releasing only the text before it.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+
+import numpy as np
+
+from minillm.functional import log_softmax
+from minillm.kv_cache import KVCache
+from minillm.sampling import Sampler
+from minillm.stop_strings import StopText
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+    """One generated token. ``text``: the text it releases ("" while held back: an unfinished
+    UTF-8 character or a possible stop-string start), None without a tokenizer. ``logprob``:
+    log p(id) under the raw model distribution (with ``logprobs=True``). ``top``: the ``top_n``
+    most likely ids as ((id, logprob), ...), best first. ``id`` is None only for a last,
+    text-only step that releases held-back text when a stop id ended the generation."""
+    id: int | None
+    text: str | None = None
+    logprob: float | None = None
+    top: tuple[tuple[int, float], ...] | None = None
+
+
+def make_sampler(temperature=None, top_k=None, top_p=None, min_p=None, preset=None,
+                 sampler=None) -> Sampler:
+    """A ``Sampler`` from a preset and/or single settings (given settings override the preset).
+    Nothing given: T = 1 with no filter, the model's own distribution."""
+    given = {k: v for k, v in dict(temperature=temperature, top_k=top_k, top_p=top_p,
+                                   min_p=min_p).items() if v is not None}
+    if sampler is not None:
+        if preset is not None or given:
+            raise ValueError("give either sampler= or preset=/temperature=/top_k=/top_p=/min_p=")
+        if not isinstance(sampler, Sampler):
+            raise TypeError(f"sampler must be a minillm.sampling.Sampler, got {type(sampler).__name__}")
+        return sampler
+    return Sampler.from_preset(preset, **given) if preset is not None else Sampler(**given)
+
+
+def check_prompt(model, prompt_ids) -> np.ndarray:
+    """Prompt ids as a 1-D int64 array inside the vocabulary, or a ValueError/TypeError."""
+    ids = np.asarray(prompt_ids)
+    if ids.ndim != 1 or ids.size == 0:
+        raise ValueError(f"prompt_ids must be a non-empty 1-D sequence of token ids, got shape {ids.shape}")
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"prompt_ids must be integers, got dtype {ids.dtype}")
+    V = model.config.vocab_size
+    if ids.min() < 0 or ids.max() >= V:
+        raise ValueError(f"prompt ids must be in [0, {V}), got min {ids.min()}, max {ids.max()}")
+    return ids.astype(np.int64)
+
+
+def check_count(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
+    return int(value)
+
+
+def generate(model, prompt_ids, max_new_tokens: int = 100, *, temperature=None, top_k=None,
+             top_p=None, min_p=None, preset=None, sampler=None, seed=None, rng=None,
+             stop_ids=(), stop_strings=(), tokenizer=None, logprobs: bool = False,
+             top_n: int = 0, sliding_window: bool | int = False) -> Iterator[Step]:
+    """Yield up to ``max_new_tokens`` ``Step``s continuing ``prompt_ids``.
+
+    Sampling: ``preset`` ("chat", "code", "qa", "creative") and/or temperature/top_k/top_p/min_p
+    (overriding the preset), or a full ``sampler=Sampler(...)``; T = 0 is greedy. Randomness comes
+    only from ``rng`` or ``np.random.default_rng(seed)``: same seed, same tokens.
+    Stops: ``stop_ids`` end generation (the stop token is not yielded); ``stop_strings`` (needs
+    ``tokenizer``) end it when the text contains one, which is trimmed, across token boundaries.
+    Context: prompt + max_new_tokens must fit in n_ctx (else ValueError), unless
+    ``sliding_window`` is True (keep n_ctx // 2 tokens) or an int k (keep k): when the window is
+    full, everything but the last k tokens — the start of the prompt included — is FORGOTTEN and
+    those k are re-run from an empty cache. Positions restart at 0 for them (learned and RoPE
+    positions alike, so the model sees a text that begins mid-sentence), and each slide costs
+    one k-token prefill every n_ctx - k new tokens.
+    """
+    prompt = check_prompt(model, prompt_ids)
+    n_new, n_ctx = check_count(max_new_tokens, "max_new_tokens"), model.config.n_ctx
+    top_n = check_count(top_n, "top_n")
+    sampler = make_sampler(temperature, top_k, top_p, min_p, preset, sampler)
+    if rng is None:
+        rng = np.random.default_rng(seed)
+    elif seed is not None or not isinstance(rng, np.random.Generator):
+        raise TypeError("rng must be a np.random.Generator, and not given together with seed")
+    if isinstance(stop_ids, (int, np.integer)):
+        stop_ids = (stop_ids,)                                     # one id is fine too
+    stop_ids = frozenset(int(i) for i in stop_ids)
+    if stop_strings and tokenizer is None:
+        raise ValueError("stop_strings need a tokenizer= to turn tokens into text")
+    stop_text = StopText(stop_strings)
+    keep = _window_keep(sliding_window, n_ctx)
+    if len(prompt) > n_ctx or (keep is None and len(prompt) + n_new > n_ctx):
+        raise ValueError(f"prompt ({len(prompt)} tokens) + max_new_tokens ({n_new}) exceed the "
+                         f"context window n_ctx={n_ctx}; shorten them or pass sliding_window=True "
+                         f"(CLI: --sliding-window)")
+    return _steps(model, prompt, n_new, sampler, rng, stop_ids, stop_text, tokenizer,
+                  logprobs, top_n, keep)
+
+
+def _window_keep(sliding_window, n_ctx: int) -> int | None:
+    if sliding_window is False:
+        return None
+    keep = n_ctx // 2 if sliding_window is True else sliding_window
+    if isinstance(keep, bool) or not isinstance(keep, int) or not 1 <= keep < n_ctx:
+        raise ValueError(f"sliding_window must be False, True or a token count in [1, {n_ctx}), "
+                         f"got {sliding_window!r}")
+    return keep
+
+
+def _steps(model, prompt, n_new, sampler, rng, stop_ids, stop_text, tokenizer, logprobs, top_n,
+           keep) -> Iterator[Step]:
+    P = len(prompt)
+    history = np.empty(P + n_new, dtype=np.int64)                  # [P + N] preallocated, filled as we go
+    history[:P] = prompt
+    capacity = model.config.n_ctx if keep is not None else P + n_new      # checked <= n_ctx
+    cache = KVCache(model.config, batch_size=1, capacity=capacity)
+    decoder = None
+    if tokenizer is not None:
+        from minillm.tokenizer.stream import StreamDecoder
+        decoder = StreamDecoder(tokenizer)
+    penalised = sampler.repetition_penalty != 1.0 or sampler.frequency_penalty != 0.0 \
+        or sampler.presence_penalty != 0.0
+    if n_new == 0:
+        return
+    logits = model(prompt[None], cache=cache, last_only=True)[0, -1]       # [V]  1. forward, 2. last position
+    for n in range(n_new):
+        seen = history[:P + n] if penalised else None
+        token = int(sampler.sample(logits, rng, history=seen, prompt_len=P))  # 3.-4. probabilities, choose
+        if token in stop_ids:
+            tail = stop_text.flush() + (decoder.flush() if decoder is not None else "")
+            if tail:
+                yield Step(None, tail)                                     # held text, released
+            return
+        history[P + n] = token                                             # 5. append
+        last = n == n_new - 1
+        yield _step(token, logits, decoder, stop_text, last, logprobs, top_n)
+        if last or stop_text.stopped:
+            return
+        if cache.length == cache.capacity:                                 # only with a sliding window
+            cache.rollback(0)
+            logits = model(history[P + n + 1 - keep:P + n + 1][None], cache=cache, last_only=True)[0, -1]
+        else:
+            logits = model(history[P + n:P + n + 1][None], cache=cache, last_only=True)[0, -1]  # [V]
+
+
+def _step(token, logits, decoder, stop_text, last, logprobs, top_n) -> Step:
+    text = None
+    if decoder is not None:
+        piece = decoder.feed(token) + (decoder.flush() if last else "")
+        text = stop_text.push(piece)
+        if last and not stop_text.stopped:
+            text += stop_text.flush()
+    lp = top = None
+    if logprobs or top_n:
+        logp = log_softmax(logits)                                         # [V] raw model distribution
+        if logprobs:
+            lp = float(logp[token])
+        if top_n:
+            best = np.argsort(-logp, kind="stable")[:top_n]                # [n] ties: lower id first
+            top = tuple((int(i), float(logp[i])) for i in best)
+    return Step(token, text, lp, top)

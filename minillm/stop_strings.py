@@ -1,0 +1,63 @@
+"""Stop strings: end generation when the text contains one, without ever showing any of it.
+
+A stop string ("\\n\\n", "User:") is text, not a token: it can be spelled by several tokens, start
+in the middle of one, or be split across two ("Us" + "er:"). So the check runs on the decoded
+text, and the text is released to the reader in two parts:
+
+    released  everything that can no longer be the start of a stop string
+    held      the longest tail that is a proper prefix of some stop string ("Us" for "User:")
+
+Each new piece is appended to the held tail; if a stop string now occurs, the text before its
+first occurrence is released and the rest (the stop string and anything after it) is dropped.
+Otherwise the new tail is held and everything before it released.
+
+Why only the held tail must be searched: every character before it was checked when it was
+released — a stop string starting there would have made that suffix a prefix of it, and the
+held tail is the *longest* such suffix. So the first occurrence always starts inside the tail.
+
+Example, stops ("User:",): push("Hi U") -> "Hi " (holds "U"); push("ser: x") -> "" and stopped;
+push("Hi U") then push("p") -> "Up" (the held "U" turned out not to start "User:").
+"""
+from __future__ import annotations
+
+
+class StopText:
+    """push(piece) -> text safe to show now; ``stopped`` once a stop string has appeared."""
+
+    def __init__(self, stop_strings=()):
+        if isinstance(stop_strings, str):
+            stop_strings = (stop_strings,)        # subtle: a bare str would iterate its characters
+        stops = tuple(stop_strings)
+        for s in stops:
+            if not isinstance(s, str) or not s:
+                raise ValueError(f"stop strings must be non-empty str, got {s!r}")
+        self.stops = stops
+        self.held = ""
+        self.stopped = False
+
+    def push(self, piece: str) -> str:
+        """Append ``piece``; return what can be shown. After a stop string, returns "" forever."""
+        if self.stopped:
+            return ""
+        text = self.held + piece
+        starts = [i for i in (text.find(s) for s in self.stops) if i >= 0]
+        if starts:                                  # trim: the stop string and what follows it
+            self.stopped, self.held = True, ""
+            return text[:min(starts)]
+        n = self._held_length(text)
+        self.held = text[len(text) - n:]
+        return text[:len(text) - n]
+
+    def flush(self) -> str:
+        """End of generation for another reason: the held tail was not a stop string after all."""
+        text, self.held = self.held, ""
+        return text
+
+    def _held_length(self, text: str) -> int:
+        """Length of the longest suffix of ``text`` that is a proper prefix of a stop string."""
+        longest = max((len(s) for s in self.stops), default=1) - 1
+        for n in range(min(len(text), longest), 0, -1):
+            tail = text[len(text) - n:]
+            if any(s.startswith(tail) for s in self.stops):
+                return n
+        return 0

@@ -1,0 +1,89 @@
+"""Beam search: beam 1 is greedy; a wide enough beam is exhaustive search; errors."""
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from minillm.beam import beam_search
+from minillm.config import ModelConfig
+from minillm.functional import log_softmax
+from minillm.generate import generate
+from tests.model.strategies import random_model, tiny_configs
+
+
+@given(tiny_configs(), st.data())
+def test_beam_size_1_equals_greedy(config, data):
+    model = random_model(config, data.draw(st.integers(0, 99)))
+    prompt = data.draw(st.lists(st.integers(0, config.vocab_size - 1), min_size=1, max_size=4))
+    n_new = data.draw(st.integers(1, config.n_ctx - len(prompt)))
+    eos = data.draw(st.none() | st.integers(0, config.vocab_size - 1))
+    greedy = [s.id for s in generate(model, prompt, n_new, temperature=0,
+                                     stop_ids=() if eos is None else (eos,))]
+    (best,) = beam_search(model, prompt, beam_size=1, max_new_tokens=n_new, eos_id=eos)
+    assert best.ids == (greedy + [eos] if len(greedy) < n_new else greedy)
+
+
+def brute_force(model, prompt, n_new, eos, length_penalty):
+    """Every possible answer: ends with EOS before n_new tokens, or is n_new tokens long."""
+    V, found = model.config.vocab_size, []
+    for n in range(1, n_new + 1):
+        for seq in itertools.product(range(V), repeat=n):
+            if eos in seq[:-1] or (n < n_new and seq[-1] != eos):
+                continue
+            logits = model(np.array(list(prompt) + list(seq)))           # [P + n, V]
+            logp = log_softmax(logits)[len(prompt) - 1:-1]              # [n, V] predicting seq
+            total = float(logp[np.arange(n), seq].astype(np.float64).sum())
+            found.append((total / n ** length_penalty, list(seq)))
+    return sorted(found, key=lambda f: -f[0])
+
+
+@given(st.data())
+def test_wide_beam_equals_brute_force_search(data):
+    V, n_new = data.draw(st.sampled_from([(3, 1), (3, 2), (3, 3), (4, 2)]))
+    config = ModelConfig(vocab_size=V, n_ctx=8, d_model=8, n_heads=2, n_layers=1)
+    model = random_model(config, data.draw(st.integers(0, 999)))
+    prompt = data.draw(st.lists(st.integers(0, V - 1), min_size=1, max_size=3))
+    eos = data.draw(st.none() | st.integers(0, V - 1))
+    lp = data.draw(st.sampled_from([0.0, 0.5, 1.0, 2.0]))
+    expected = brute_force(model, prompt, n_new, eos, lp)
+    # beam >= number of answers: nothing is pruned, and the pool fills only at the end
+    got = beam_search(model, prompt, beam_size=V ** n_new, max_new_tokens=n_new, eos_id=eos,
+                      length_penalty=lp, num_return_sequences=min(5, len(expected)))
+    np.testing.assert_allclose([h.score for h in got], [e[0] for e in expected[:len(got)]], atol=1e-5)
+    for i, h in enumerate(got):
+        if all(abs(h.score - e[0]) > 1e-5 for j, e in enumerate(expected) if j != i):
+            assert h.ids == expected[i][1]                          # unambiguous rank
+
+
+def test_scores_are_logprob_over_generated_length_to_the_penalty():
+    model = random_model(ModelConfig(vocab_size=12, n_ctx=16, d_model=8, n_heads=2, n_layers=1), 5)
+    for lp in (0.0, 1.0, 2.0):
+        for h in beam_search(model, [1, 2, 3], beam_size=3, max_new_tokens=4, eos_id=0,
+                             length_penalty=lp, num_return_sequences=3):
+            assert h.score == pytest.approx(h.logprob / len(h.ids) ** lp, rel=1e-6)
+
+
+def test_results_are_sorted_and_eos_ends_a_hypothesis():
+    model = random_model(ModelConfig(vocab_size=6, n_ctx=16, d_model=8, n_heads=2, n_layers=1), 9)
+    hyps = beam_search(model, [1], beam_size=4, max_new_tokens=6, eos_id=2, num_return_sequences=4)
+    assert [h.score for h in hyps] == sorted((h.score for h in hyps), reverse=True)
+    for h in hyps:
+        assert 2 not in h.ids[:-1] and (h.ids[-1] == 2 or len(h.ids) == 6)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(beam_size=0), "beam_size"),
+    (dict(max_new_tokens=0), "max_new_tokens"),
+    (dict(num_return_sequences=5), "num_return_sequences"),
+    (dict(early_stopping="sometimes"), "early_stopping"),
+    (dict(eos_id=99), "eos_id"),
+    (dict(length_penalty=float("nan")), "length_penalty"),
+    (dict(max_new_tokens=30), "n_ctx"),
+])
+def test_bad_parameters_raise_clear_errors(kwargs, match):
+    model = random_model(ModelConfig(vocab_size=20, n_ctx=16, d_model=4, n_heads=1, n_layers=1), 0)
+    kwargs = {"beam_size": 4, "max_new_tokens": 4, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        beam_search(model, [1, 2], **kwargs)

@@ -1,0 +1,246 @@
+"""The generation loop: cache == recompute, seeds, batching, stops, streaming text, window, errors."""
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from minillm.batch import generate_batch
+from minillm.config import ModelConfig
+from minillm.functional import log_softmax
+from minillm.generate import Step, generate
+from minillm.stop_strings import StopText
+from tests.model.strategies import random_model, tiny_configs
+
+
+def greedy_by_recompute(model, prompt, n_new, keep=None):
+    """Reference: re-run the whole context every step (no cache); with ``keep``, the sliding
+    window policy: once the context would exceed n_ctx, restart it from the last ``keep`` tokens."""
+    ids, start = list(prompt), 0
+    for _ in range(n_new):
+        if keep is not None and len(ids) - start > model.config.n_ctx:
+            start = len(ids) - keep
+        ids.append(int(np.argmax(model(np.array(ids[start:]))[-1])))
+    return ids[len(prompt):]
+
+
+def ids_of(steps):
+    return [s.id for s in steps]
+
+
+@given(tiny_configs(), st.data())
+def test_greedy_with_cache_equals_recompute(config, data):
+    model = random_model(config, data.draw(st.integers(0, 99)))
+    P = data.draw(st.integers(1, config.n_ctx - 1))
+    prompt = data.draw(st.lists(st.integers(0, config.vocab_size - 1), min_size=P, max_size=P))
+    n_new = config.n_ctx - P
+    assert ids_of(generate(model, prompt, n_new, temperature=0)) == greedy_by_recompute(model, prompt, n_new)
+
+
+@given(tiny_configs(), st.data())
+def test_sliding_window_equals_recompute_of_the_kept_tail(config, data):
+    model = random_model(config, data.draw(st.integers(0, 99)))
+    keep = data.draw(st.integers(1, config.n_ctx - 1))
+    prompt = data.draw(st.lists(st.integers(0, config.vocab_size - 1), min_size=1, max_size=config.n_ctx))
+    n_new = 2 * config.n_ctx + 3                     # slides at least twice
+    got = ids_of(generate(model, prompt, n_new, temperature=0, sliding_window=keep))
+    assert got == greedy_by_recompute(model, prompt, n_new, keep=keep)
+
+
+def test_same_seed_same_tokens_and_other_seed_differs():
+    model = random_model(ModelConfig(vocab_size=40, n_ctx=64, d_model=8, n_heads=2, n_layers=1), 0)
+    run = lambda seed: ids_of(generate(model, [1, 2, 3], 40, preset="creative", seed=seed))
+    assert run(7) == run(7)
+    assert run(7) != run(8)
+    rng_run = ids_of(generate(model, [1, 2, 3], 40, preset="creative", rng=np.random.default_rng(7)))
+    assert rng_run == run(7)                          # seed=s is rng=default_rng(s)
+
+
+@given(tiny_configs(), st.data())
+def test_batched_greedy_equals_each_prompt_alone(config, data):
+    model = random_model(config, data.draw(st.integers(0, 99)))
+    n_new = data.draw(st.integers(1, 4))
+    prompts = data.draw(st.lists(st.lists(st.integers(0, config.vocab_size - 1), min_size=1,
+                                          max_size=config.n_ctx - n_new), min_size=1, max_size=4))
+    batched = generate_batch(model, prompts, n_new, temperature=0)
+    assert batched == [ids_of(generate(model, p, n_new, temperature=0)) for p in prompts]
+
+
+def test_batched_rows_stop_at_their_own_stop_id():
+    model = random_model(ModelConfig(vocab_size=20, n_ctx=32, d_model=8, n_heads=2, n_layers=1), 3)
+    prompts = [[1, 2, 3], [4], [5, 6]]
+    alone = [ids_of(generate(model, p, 10, temperature=0)) for p in prompts]
+    stop = alone[0][2]                                # row 0 stops at its 3rd token
+    got = generate_batch(model, prompts, 10, temperature=0, stop_ids=[stop])
+    for row, full in zip(got, alone):
+        expected = full[:full.index(stop)] if stop in full else full
+        assert row == expected
+
+
+def test_stop_id_ends_generation_and_is_not_yielded():
+    model = random_model(ModelConfig(vocab_size=20, n_ctx=32, d_model=8, n_heads=2, n_layers=1), 1)
+    full = ids_of(generate(model, [1, 2], 12, temperature=0))
+    stop = full[4]
+    assert ids_of(generate(model, [1, 2], 12, temperature=0, stop_ids=[stop])) == full[:full.index(stop)]
+
+
+def test_logprobs_and_top_n_are_of_the_raw_model_distribution():
+    model = random_model(ModelConfig(vocab_size=30, n_ctx=32, d_model=8, n_heads=2, n_layers=2), 2)
+    steps = list(generate(model, [3, 4], 5, preset="code", seed=0, logprobs=True, top_n=3))
+    ids = [3, 4]
+    for s in steps:
+        logp = log_softmax(model(np.array(ids))[-1])                # [V] T = 1, no filter
+        assert s.logprob == pytest.approx(float(logp[s.id]), abs=1e-5)
+        assert [i for i, _ in s.top] == list(np.argsort(-logp, kind="stable")[:3])
+        assert [lp for _, lp in s.top] == sorted((lp for _, lp in s.top), reverse=True)
+        ids.append(s.id)
+
+
+def test_penalties_see_the_history_and_the_prompt_length():
+    from minillm.sampling import Sampler
+    model = random_model(ModelConfig(vocab_size=20, n_ctx=32, d_model=8, n_heads=2, n_layers=1), 0)
+    sampler = Sampler(temperature=0, repetition_penalty=3.0, presence_penalty=2.0)
+    ids = [1, 2, 3]
+    for _ in range(12):                               # reference: the sampler on recomputed logits
+        ids.append(int(sampler.sample(model(np.array(ids))[-1], np.random.default_rng(0), history=ids,
+                                    prompt_len=3)))
+    assert ids_of(generate(model, [1, 2, 3], 12, sampler=sampler)) == ids[3:]
+
+
+def test_zero_new_tokens_yields_nothing():
+    model = random_model(ModelConfig(vocab_size=20, n_ctx=8, d_model=4, n_heads=1, n_layers=1), 0)
+    assert list(generate(model, [1], 0)) == []
+
+
+# ---- text: a scripted model that "generates" a chosen text, token by token ---------------
+class Scripted:
+    """Looks like a GPT to ``generate``: its logits put all mass on the next token of ``script``."""
+
+    def __init__(self, script, vocab_size):
+        self.script = list(script)
+        self.config = ModelConfig(vocab_size=vocab_size, n_ctx=len(script) + 8, d_model=2,
+                                  n_heads=1, n_layers=1)
+
+    def __call__(self, ids, cache=None, last_only=False, **_):
+        cache.advance(ids.shape[1])
+        logits = np.zeros((ids.shape[0], 1, self.config.vocab_size), dtype=np.float32)
+        logits[:, 0, self.script[cache.length]] = 10.0                  # [B, 1, V]
+        return logits
+
+
+@pytest.fixture(scope="module")
+def gpt2_tok():
+    from minillm.tokenizer.tokenizer import Tokenizer
+    return Tokenizer.load("gpt2")
+
+
+def run_text(tok, text, **kwargs):
+    prompt = tok.encode("Q:")
+    target = tok.encode(text)
+    model = Scripted(prompt + target, tok.vocab_size)
+    steps = list(generate(model, prompt, len(target), temperature=0, tokenizer=tok, **kwargs))
+    return steps, target
+
+
+CHARS = list("蓝色的大海海水ab \n😀🌊👍🏽é")          # 2-, 3- and 4-byte UTF-8 (🏽: a skin-tone modifier)
+TEXTS = st.text(alphabet=st.sampled_from(CHARS), min_size=1, max_size=12)
+
+
+@given(TEXTS)
+def test_streaming_never_yields_broken_utf8(gpt2_tok, text):
+    steps, target = run_text(gpt2_tok, text)
+    assert ids_of(steps) == target
+    assert all("\ufffd" not in s.text for s in steps)
+    assert "".join(s.text for s in steps) == text
+
+
+@given(TEXTS, st.data())
+def test_stop_string_is_trimmed_across_token_boundaries(gpt2_tok, text, data):
+    i = data.draw(st.integers(0, len(text) - 1))
+    stop = text[i:data.draw(st.integers(i + 1, len(text)))]
+    steps, _ = run_text(gpt2_tok, text, stop_strings=[stop])
+    assert "".join(s.text for s in steps) == text[:text.find(stop)]
+
+
+def test_stop_string_split_over_tokens_holds_back_the_partial_match(gpt2_tok):
+    steps, target = run_text(gpt2_tok, "Hello User: bye", stop_strings=["User:"])
+    assert "".join(s.text for s in steps) == "Hello "
+    released = [s.text for s in steps]
+    assert released[-1] == ""                         # the token completing "User:" shows nothing
+    partial, _ = run_text(gpt2_tok, "Hello Us", stop_strings=["User:"])
+    assert "".join(s.text for s in partial) == "Hello Us"    # held, then released at the end
+
+
+def test_stop_id_releases_held_text_in_a_text_only_step(gpt2_tok):
+    text = "Hi Us"
+    prompt, target = gpt2_tok.encode("Q:"), gpt2_tok.encode(text)
+    eos = gpt2_tok.eos_id
+    model = Scripted(prompt + target + [eos], gpt2_tok.vocab_size)
+    steps = list(generate(model, prompt, 10, temperature=0, tokenizer=gpt2_tok,
+                          stop_ids=[eos], stop_strings=["User"]))
+    assert steps[-1] == Step(None, "Us")
+    assert ids_of(steps)[:-1] == target and "".join(s.text for s in steps) == text
+
+
+@given(st.text(alphabet="abxyz", max_size=12),
+       st.lists(st.text(alphabet="abxyz", min_size=1, max_size=3), min_size=1, max_size=3), st.data())
+def test_stop_text_releases_exactly_the_text_before_the_first_stop(text, stops, data):
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=5)))
+    pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+    s = StopText(stops)
+    out = "".join(s.push(p) for p in pieces)
+    hits = [text.find(x) for x in stops if x in text]
+    if hits:
+        assert s.stopped and out == text[:min(hits)]
+    else:
+        assert not s.stopped and out + s.flush() == text
+
+
+# ---- errors --------------------------------------------------------------------------------
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(max_new_tokens=-1), "max_new_tokens"),
+    (dict(max_new_tokens=1.5), "max_new_tokens"),
+    (dict(temperature=-0.5), "temperature"),
+    (dict(top_p=0.0), "top_p"),
+    (dict(top_k=-2), "top_k"),
+    (dict(preset="nope"), "preset"),
+    (dict(max_new_tokens=8), "context window"),
+    (dict(stop_strings=["x"]), "tokenizer"),
+    (dict(sliding_window=8), "sliding_window"),
+    (dict(top_n=-1), "top_n"),
+])
+def test_bad_parameters_raise_clear_errors(kwargs, match):
+    model = random_model(ModelConfig(vocab_size=20, n_ctx=8, d_model=4, n_heads=1, n_layers=1), 0)
+    kwargs = {"max_new_tokens": 2, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        generate(model, [1, 2, 3], **kwargs)
+
+
+def test_bad_prompts_raise_clear_errors():
+    model = random_model(ModelConfig(vocab_size=20, n_ctx=8, d_model=4, n_heads=1, n_layers=1), 0)
+    with pytest.raises(ValueError, match="non-empty"):
+        generate(model, [], 2)
+    with pytest.raises(ValueError, match=r"\[0, 20\)"):
+        generate(model, [25], 2)
+    with pytest.raises(TypeError, match="integers"):
+        generate(model, [1.5], 2)
+    with pytest.raises(ValueError, match="context window"):
+        generate(model, list(range(9)), 0, sliding_window=True)   # the prompt alone is too long
+    with pytest.raises(ValueError, match="at least one prompt"):
+        generate_batch(model, [], 2)
+
+
+# ---- the command line ----------------------------------------------------------------------
+def test_cli_streams_only_the_generated_text_to_stdout(tmp_path, capsys, gpt2_tok):
+    from minillm.cli import main
+    config = ModelConfig(vocab_size=gpt2_tok.vocab_size, n_ctx=32, d_model=8, n_heads=2, n_layers=1)
+    random_model(config, 0).save_pretrained(tmp_path)
+    base = ["generate", "--model", str(tmp_path), "--tokenizer", "gpt2", "--max-new-tokens", "6"]
+    assert main(base + ["-t", "0", "Hello"]) == 0
+    out = capsys.readouterr().out
+    ids = [s.id for s in generate(random_model(config, 0), gpt2_tok.encode("Hello"), 6,
+                                  temperature=0, stop_ids=[gpt2_tok.eos_id])]
+    assert out == gpt2_tok.decode(ids) + "\n"
+    assert main(base + ["--beams", "2", "Hello"]) == 0
+    assert main(base + ["--beams", "2", "--seed", "0", "Hello"]) == 2     # sampling option with beams
+    assert main(["generate", "--model", str(tmp_path / "missing"), "Hi"]) == 2
+    assert "no model at" in capsys.readouterr().err

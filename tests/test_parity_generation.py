@@ -1,0 +1,54 @@
+"""Parity with Hugging Face transformers ``generate`` (fixtures from scripts/make_*_fixtures.py).
+
+Greedy: the 20 new tokens of ``generate(do_sample=False, max_new_tokens=20)`` exactly.
+Beam search: ``generate(num_beams=B, num_return_sequences=B, do_sample=False, ...)`` for every run
+in generation.json (with and without EOS, length_penalty 0.5 / 1 / 2, early_stopping False / True /
+"never"): the same sequences (HF pads finished ones with pad_token_id after EOS) and
+``sequences_scores`` to an absolute 1e-4. The fixtures were drawn so that every ranking decision
+has a margin >= 1e-3, so float32 rounding cannot flip a choice.
+"""
+import json
+
+import numpy as np
+import pytest
+
+from minillm.beam import beam_search
+from minillm.generate import generate
+from minillm.io.safetensors import load_safetensors
+from minillm.model import GPT
+from tests.conftest import FIXTURES
+
+NAMES = sorted(p.parent.name for p in FIXTURES.glob("*/generation.json"))
+
+
+def load(name):
+    d = FIXTURES / name
+    return (GPT.from_pretrained(d), load_safetensors(d / "expected.safetensors"),
+            json.loads((d / "generation.json").read_text()))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_greedy_20_tokens_equal_hf_generate(name):
+    model, expected, _ = load(name)
+    prompt = expected["greedy_prompt"][0]
+    got = [s.id for s in generate(model, prompt, 20, temperature=0)]
+    assert got == expected["greedy_ids"][0].tolist()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_beam_search_equals_hf_generate(name):
+    model, expected, meta = load(name)
+    prompt = expected["greedy_prompt"][0]
+    runs = {k: v for k, v in meta["runs"].items() if "num_beams" in v}
+    assert runs, f"{name} has no beam runs"
+    for run, kw in runs.items():
+        hyps = beam_search(model, prompt, beam_size=kw["num_beams"],
+                           max_new_tokens=kw["max_new_tokens"], length_penalty=kw["length_penalty"],
+                           eos_id=kw.get("eos_token_id"), early_stopping=kw["early_stopping"],
+                           num_return_sequences=kw["num_return_sequences"])
+        seqs = expected[f"{run}_sequences"][:, len(prompt):]                 # [R, W] new tokens
+        width, fill = seqs.shape[1], kw.get("pad_token_id")
+        ours = np.array([h.ids + [fill] * (width - len(h.ids)) for h in hyps])
+        np.testing.assert_array_equal(ours, seqs, err_msg=f"{name} {run}")
+        np.testing.assert_allclose([h.score for h in hyps], expected[f"{run}_scores"], atol=1e-4,
+                                   err_msg=f"{name} {run}")
