@@ -12,12 +12,21 @@ from minillm.sampling import PRESETS, Sampler, SamplerConfig
 from minillm.tokenizer import StreamDecoder, Tokenizer
 from minillm.budget import Budget, context_budget, count_tokens, estimate_cost
 from minillm.io import load_safetensors, save_safetensors, read_gguf
+from minillm.generate import Step, generate
+from minillm.batch import generate_batch
+from minillm.beam import Hypothesis, beam_search
+from minillm.options import OptionScores, score_options
+from minillm.chat import DEFAULT_SYSTEM, Chat, chatml_ids, render_chatml
+from minillm.loading import load_model
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Tokenizer", "StreamDecoder",
     "ModelConfig", "GPT", "GPTParams", "init_params", "KVCache",
+    "generate", "Step", "generate_batch", "beam_search", "Hypothesis",
+    "score_options", "OptionScores", "Chat", "render_chatml", "chatml_ids", "DEFAULT_SYSTEM",
+    "load_model",
     "Sampler", "SamplerConfig", "PRESETS",
     "Budget", "context_budget", "count_tokens", "estimate_cost",
     "load_safetensors", "save_safetensors", "read_gguf",
