@@ -38,6 +38,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from minillm.generate import generate, make_sampler
+from minillm.kv_cache import KVCache
 
 IM_START, IM_END, END_OF_TEXT = "<|im_start|>", "<|im_end|>", "<|endoftext|>"
 DEFAULT_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
@@ -134,6 +135,10 @@ class Chat:
         self.rng = np.random.default_rng(seed)
         self.stop_ids = stop_ids(tokenizer)
         self.messages: list[dict] = []           # user and assistant turns, oldest first
+        # The KV cache lives across turns: each turn feeds only what the cache does not hold yet
+        # (the new user message), instead of re-reading the whole conversation.
+        self.cache = KVCache(model.config, batch_size=1, capacity=model.config.n_ctx)
+        self.cached_ids: list[int] = []          # the ids whose keys/values the cache holds
         special_id(tokenizer, IM_START)          # fail now, not at the first turn
 
     def conversation(self) -> list[dict]:
@@ -168,15 +173,23 @@ class Chat:
             self.messages.pop()                  # a message that cannot fit is not kept
             raise
         ids = self.prompt_ids()
+        self.cache.rollback(_common_prefix(self.cached_ids, ids[:-1]))    # keep what still matches
         pieces: list[str] = []
+        generated: list[int] = []
         try:
             for step in generate(self.model, ids, self.max_new_tokens, rng=self.rng,
-                                 stop_ids=self.stop_ids, tokenizer=self.tokenizer, **self.sampling):
+                                 stop_ids=self.stop_ids, tokenizer=self.tokenizer,
+                                 cache=self.cache, **self.sampling):
+                if step.id is not None:
+                    generated.append(step.id)
                 if step.text:
                     pieces.append(step.text)
                     yield step.text
         finally:
             self.messages.append({"role": "assistant", "content": "".join(pieces)})
+            # subtle: the cache holds a prefix of prompt + generated; the reply is re-encoded from
+            # its text next turn and may split into other tokens: the common prefix decides.
+            self.cached_ids = (ids + generated)[:self.cache.length]
 
     def ask(self, text: str) -> str:
         """``send`` without streaming: the whole reply."""
@@ -184,3 +197,15 @@ class Chat:
 
     def reset(self) -> None:
         self.messages.clear()
+        self.cache.rollback(0)
+        self.cached_ids = []
+
+
+def _common_prefix(a: list[int], b: list[int]) -> int:
+    """Length of the longest common prefix of two id lists."""
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n

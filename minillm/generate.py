@@ -88,7 +88,8 @@ def check_count(value, name: str) -> int:
 def generate(model, prompt_ids, max_new_tokens: int = 100, *, temperature=None, top_k=None,
              top_p=None, min_p=None, preset=None, sampler=None, seed=None, rng=None,
              stop_ids=(), stop_strings=(), tokenizer=None, logprobs: bool = False,
-             top_n: int = 0, sliding_window: bool | int = False) -> Iterator[Step]:
+             top_n: int = 0, sliding_window: bool | int = False,
+             cache: KVCache | None = None) -> Iterator[Step]:
     """Yield up to ``max_new_tokens`` ``Step``s continuing ``prompt_ids``.
 
     Sampling: ``preset`` ("chat", "code", "qa", "creative") and/or temperature/top_k/top_p/min_p
@@ -102,6 +103,10 @@ def generate(model, prompt_ids, max_new_tokens: int = 100, *, temperature=None, 
     those k are re-run from an empty cache. Positions restart at 0 for them (learned and RoPE
     positions alike, so the model sees a text that begins mid-sentence), and each slide costs
     one k-token prefill every n_ctx - k new tokens.
+    Continuing: ``cache`` (a 1-row KVCache holding the forward of ``prompt_ids[:cache.length]``,
+    the caller's promise) is reused — only the rest of the prompt is fed, so a chat does not
+    re-read its whole history every turn. Afterwards it holds every token that was fed: a prefix
+    of prompt + generated ids of length ``cache.length`` (the last token chosen is never fed).
     """
     prompt = check_prompt(model, prompt_ids)
     n_new, n_ctx = check_count(max_new_tokens, "max_new_tokens"), model.config.n_ctx
@@ -118,12 +123,22 @@ def generate(model, prompt_ids, max_new_tokens: int = 100, *, temperature=None, 
         raise ValueError("stop_strings need a tokenizer= to turn tokens into text")
     stop_text = StopText(stop_strings)
     keep = _window_keep(sliding_window, n_ctx)
+    if cache is not None:
+        if keep is not None or cache.batch_size != 1:
+            raise ValueError("cache= needs a 1-row KVCache and cannot be combined with sliding_window")
+        if not cache.length < len(prompt) or len(prompt) + n_new > cache.capacity:
+            raise ValueError(f"the cache holds {cache.length} of {cache.capacity} positions: it must "
+                             f"hold fewer than the prompt's {len(prompt)} tokens and have room for "
+                             f"prompt + max_new_tokens ({len(prompt) + n_new})")
     if len(prompt) > n_ctx or (keep is None and len(prompt) + n_new > n_ctx):
         raise ValueError(f"prompt ({len(prompt)} tokens) + max_new_tokens ({n_new}) exceed the "
                          f"context window n_ctx={n_ctx}; shorten them or pass sliding_window=True "
                          f"(CLI: --sliding-window)")
+    if cache is None:
+        capacity = n_ctx if keep is not None else len(prompt) + n_new   # checked <= n_ctx
+        cache = KVCache(model.config, batch_size=1, capacity=capacity)
     return _steps(model, prompt, n_new, sampler, rng, stop_ids, stop_text, tokenizer,
-                  logprobs, top_n, keep)
+                  logprobs, top_n, keep, cache)
 
 
 def _window_keep(sliding_window, n_ctx: int) -> int | None:
@@ -137,12 +152,10 @@ def _window_keep(sliding_window, n_ctx: int) -> int | None:
 
 
 def _steps(model, prompt, n_new, sampler, rng, stop_ids, stop_text, tokenizer, logprobs, top_n,
-           keep) -> Iterator[Step]:
+           keep, cache) -> Iterator[Step]:
     P = len(prompt)
     history = np.empty(P + n_new, dtype=np.int64)                  # [P + N] preallocated, filled as we go
     history[:P] = prompt
-    capacity = model.config.n_ctx if keep is not None else P + n_new      # checked <= n_ctx
-    cache = KVCache(model.config, batch_size=1, capacity=capacity)
     decoder = None
     if tokenizer is not None:
         from minillm.tokenizer.stream import StreamDecoder
@@ -151,7 +164,8 @@ def _steps(model, prompt, n_new, sampler, rng, stop_ids, stop_text, tokenizer, l
         or sampler.presence_penalty != 0.0
     if n_new == 0:
         return
-    logits = model(prompt[None], cache=cache, last_only=True)[0, -1]       # [V]  1. forward, 2. last position
+    fresh = prompt[cache.length:]                                          # [P'] what the cache lacks
+    logits = model(fresh[None], cache=cache, last_only=True)[0, -1]        # [V]  1. forward, 2. last position
     for n in range(n_new):
         seen = history[:P + n] if penalised else None
         token = int(sampler.sample(logits, rng, history=seen, prompt_len=P))  # 3.-4. probabilities, choose

@@ -157,6 +157,22 @@ def test_chat_keeps_history_and_repeats_with_a_seed(model, tok):
     assert replies[0] == replies[1]
 
 
+def test_chat_reusing_its_cache_answers_as_rereading_the_whole_history(model, tok):
+    """The cache kept across turns changes the cost, not the replies: each greedy reply equals
+    generating from the whole rendered conversation with a fresh cache, even after old turns are
+    dropped to fit the window (the common prefix then shrinks)."""
+    chat = Chat(model, tok, system="Be brief.", max_new_tokens=12, temperature=0)
+    for turn in range(6):
+        held = chat.cache.length
+        reply = chat.ask(f"Question {turn}: what is the capital of France?")
+        prompt = chatml_ids(tok, chat.conversation()[:-1])
+        fresh = "".join(s.text for s in generate(model, prompt, 12, temperature=0, tokenizer=tok,
+                                                  stop_ids=chat.stop_ids) if s.text)
+        assert reply == fresh
+        if turn == 1:
+            assert held > 0                                   # the second turn reused the first's
+
+
 def test_chat_drops_oldest_turns_to_fit_the_window(model, tok):
     chat = Chat(model, tok, system="Be brief.", max_new_tokens=20, temperature=0)
     for _ in range(6):

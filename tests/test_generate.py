@@ -8,6 +8,7 @@ from minillm.batch import generate_batch
 from minillm.config import ModelConfig
 from minillm.functional import log_softmax
 from minillm.generate import Step, generate
+from minillm.kv_cache import KVCache
 from minillm.stop_strings import StopText
 from tests.model.strategies import random_model, tiny_configs
 
@@ -34,6 +35,33 @@ def test_greedy_with_cache_equals_recompute(config, data):
     prompt = data.draw(st.lists(st.integers(0, config.vocab_size - 1), min_size=P, max_size=P))
     n_new = config.n_ctx - P
     assert ids_of(generate(model, prompt, n_new, temperature=0)) == greedy_by_recompute(model, prompt, n_new)
+
+
+@given(tiny_configs(), st.data())
+def test_continuing_a_cache_equals_starting_fresh(config, data):
+    """A cache already holding the first k prompt tokens is reused: same tokens, and afterwards
+    it holds a prefix of prompt + generated ids."""
+    model = random_model(config, data.draw(st.integers(0, 99)))
+    P = data.draw(st.integers(2, config.n_ctx - 1))
+    prompt = data.draw(st.lists(st.integers(0, config.vocab_size - 1), min_size=P, max_size=P))
+    k = data.draw(st.integers(0, P - 1))
+    cache = KVCache(config, capacity=config.n_ctx)
+    if k:
+        model(np.array(prompt[:k]), cache=cache)
+    n_new = config.n_ctx - P
+    got = ids_of(generate(model, prompt, n_new, temperature=0, cache=cache))
+    assert got == ids_of(generate(model, prompt, n_new, temperature=0))
+    assert cache.length == P + n_new - 1 if n_new else k
+
+
+def test_a_cache_that_cannot_continue_the_prompt_is_refused():
+    model = random_model(ModelConfig(vocab_size=10, n_ctx=8, d_model=8, n_heads=2, n_layers=1), 0)
+    cache = KVCache(model.config, capacity=8)
+    model(np.arange(3), cache=cache)
+    with pytest.raises(ValueError, match="fewer than the prompt"):
+        list(generate(model, [1, 2, 3], 2, cache=cache))        # holds the whole prompt already
+    with pytest.raises(ValueError, match="room"):
+        list(generate(model, [1, 2, 3, 4], 5, cache=cache))
 
 
 @given(tiny_configs(), st.data())
