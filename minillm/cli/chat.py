@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from minillm.sampling import PRESETS
+from minillm.cli.options import add_sampling_arguments, resolve_model_path, sampling_kwargs
 
 
 def add_arguments(parser) -> None:
@@ -19,27 +19,19 @@ def add_arguments(parser) -> None:
     parser.add_argument("--system", default=None,
                         help="system prompt (default: the model template's, for SmolLM2 "
                              "'You are a helpful AI assistant named SmolLM, …')")
-    parser.add_argument("--preset", default="chat", choices=sorted(PRESETS),
-                        help="sampling preset (default: chat)")
-    parser.add_argument("--temperature", type=float, default=None,
-                        help="overrides the preset's temperature (0 = greedy)")
+    add_sampling_arguments(parser, default_preset="chat")
     parser.add_argument("--max-new-tokens", type=int, default=256,
                         help="longest reply in tokens (default: 256)")
-    parser.add_argument("--seed", type=int, default=None, help="random seed: same seed, same replies")
 
 
 def run(args) -> int:
     from minillm.chat import Chat
-    from minillm.cli.download import resolve_model
     from minillm.loading import load_model
-    model, tokenizer = load_model(resolve_model(args.model))
+    model, tokenizer = load_model(resolve_model_path(args.model))
     if tokenizer is None:
         raise ValueError(f"{args.model} carries no tokenizer; chat needs one")
-    sampling = {"preset": args.preset}
-    if args.temperature is not None:
-        sampling["temperature"] = args.temperature
     chat = Chat(model, tokenizer, system=args.system, max_new_tokens=args.max_new_tokens,
-                seed=args.seed, **sampling)
+                seed=args.seed, **sampling_kwargs(args))
     interactive = sys.stdin.isatty()
     if interactive:
         print(f"minillm chat: {args.model} ({model.config.n_layers} layers, "

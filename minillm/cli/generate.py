@@ -11,7 +11,8 @@ Sampling stops at the model's end-of-text token (when it has one) or a ``--stop`
 from __future__ import annotations
 
 import sys
-from pathlib import Path
+
+from minillm.cli.options import add_sampling_arguments, resolve_model_path, sampling_kwargs
 
 DEFAULT_MODEL = "weights/shakespeare"
 
@@ -19,35 +20,16 @@ DEFAULT_MODEL = "weights/shakespeare"
 def add_arguments(parser) -> None:
     parser.add_argument("prompt", help="the text to continue")
     parser.add_argument("--model", default=DEFAULT_MODEL,
-                        help=f"checkpoint directory or .gguf file (default: {DEFAULT_MODEL}, looked up "
-                             f"in the current directory, then in the repository)")
+                        help=f"checkpoint directory, .gguf file or downloaded model name (default: "
+                             f"{DEFAULT_MODEL}, looked up in the current directory, then in the repository)")
     parser.add_argument("--tokenizer", help="gpt2 | PATH, for a model that carries no tokenizer")
-    parser.add_argument("--preset", help="sampling preset: chat, code, qa, creative")
-    parser.add_argument("-t", "--temperature", type=float, help="T >= 0; 0 = greedy (default 1)")
-    parser.add_argument("--top-k", type=int, help="keep the k most likely tokens (0 = off)")
-    parser.add_argument("--top-p", type=float, help="keep the smallest set with mass >= p (1 = off)")
-    parser.add_argument("--min-p", type=float, help="keep tokens with p >= min_p · p_max (0 = off)")
-    parser.add_argument("--seed", type=int, help="random seed: same seed, same text")
+    add_sampling_arguments(parser)
     parser.add_argument("--max-new-tokens", type=int, default=100, help="default 100")
     parser.add_argument("--beams", type=int, help="beam search with this many beams (deterministic)")
     parser.add_argument("--length-penalty", type=float, default=1.0, help="beam search only")
     parser.add_argument("--stop", action="append", default=[], help="stop string (repeatable)")
     parser.add_argument("--sliding-window", action="store_true",
                         help="forget the oldest tokens instead of failing when the context is full")
-
-
-def resolve_model_path(name: str) -> Path:
-    """``name`` as given (relative to the current directory), else relative to the repository."""
-    import minillm
-    path = Path(name)
-    if path.exists():
-        return path
-    repo_path = Path(minillm.__file__).resolve().parents[1] / name
-    if not path.is_absolute() and repo_path.exists():
-        return repo_path
-    raise FileNotFoundError(f"no model at {path.resolve()}" + ("" if path.is_absolute() else
-                            f" nor at {repo_path}") + "; pass --model PATH (a checkpoint directory "
-                            "or a .gguf file)")
 
 
 def run(args) -> int:
@@ -66,8 +48,7 @@ def run(args) -> int:
     if args.beams is not None:
         return _beams(args, model, tokenizer, prompt_ids, eos)
     from minillm.generate import generate
-    steps = generate(model, prompt_ids, args.max_new_tokens, temperature=args.temperature,
-                     top_k=args.top_k, top_p=args.top_p, min_p=args.min_p, preset=args.preset,
+    steps = generate(model, prompt_ids, args.max_new_tokens, **sampling_kwargs(args),
                      seed=args.seed, stop_ids=() if eos is None else (eos,),
                      stop_strings=tuple(args.stop), tokenizer=tokenizer,
                      sliding_window=args.sliding_window)
