@@ -98,14 +98,14 @@ class GPT:
             loss = −1/(B·T) Σ_b Σ_{t<T} log softmax(logits[b, t])[x_{t+1}]
         Example: for "I love coding", one pass scores "I"→"love" and "I love"→"coding" together.
         """
-        ids, _ = self._check_ids(ids, None)
+        ids, _ = self._check_ids(ids, None, targets=1)   # n_ctx inputs + the last one's target
         if ids.shape[1] < 2:
             raise ValueError("loss needs sequences of at least 2 tokens (an input and a target)")
         logits = self(ids[:, :-1])                                      # [B, T-1, V]
         return cross_entropy(logits, ids[:, 1:])                        # targets [B, T-1]
 
     # ---- input checks and padding ----------------------------------------------------------
-    def _check_ids(self, ids, cache):
+    def _check_ids(self, ids, cache, targets: int = 0):
         ids = np.asarray(ids)
         if ids.dtype.kind not in "iu":
             raise TypeError(f"token ids must be integers, got dtype {ids.dtype}")
@@ -117,7 +117,7 @@ class GPT:
         squeeze = ids.ndim == 1
         ids = ids[None] if squeeze else ids
         start = 0 if cache is None else cache.length
-        if start + ids.shape[1] > self.config.n_ctx:
+        if start + ids.shape[1] > self.config.n_ctx + targets:
             raise ValueError(f"{start + ids.shape[1]} positions exceed the context window "
                              f"n_ctx={self.config.n_ctx} ({start} cached + {ids.shape[1]} new)")
         if cache is not None:

@@ -90,6 +90,14 @@ def test_bad_token_ids_raise_clear_errors(small_model, ids, error, message):
         small_model(ids)
 
 
+def test_loss_takes_a_full_window_plus_its_last_target(small_model):
+    """Regression: loss rejected n_ctx + 1 tokens, though only n_ctx of them are inputs."""
+    ids = np.arange(9)[None] % 20                               # n_ctx = 8 inputs, 8 targets
+    assert np.isfinite(small_model.loss(ids))
+    with pytest.raises(ValueError, match="context window"):
+        small_model.loss(np.arange(10)[None])
+
+
 def test_loss_needs_two_tokens(small_model):
     with pytest.raises(ValueError, match="at least 2 tokens"):
         small_model.loss(np.array([[3]]))
