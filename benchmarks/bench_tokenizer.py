@@ -5,8 +5,12 @@
 
 Encoding: English (Shakespeare) and Chinese (Song ci) from the development data folder (or a
 synthetic stand-in when it is absent), single thread, median of `--repeats` runs, each
-tokenizer's ids checked equal to tiktoken's. CPU time (time.process_time: robust on a shared machine). "cold" clears minillm's pre-token cache before every
-run (text never seen before); "warm" encodes text whose pre-tokens are already cached.
+tokenizer's ids checked equal to tiktoken's. CPU time (time.process_time: robust on a shared
+machine). Each repeat times tiktoken, cold and warm back to back; the ratios (cold/tt = speed
+next to tiktoken, higher is better) are medians of the per-repeat ratios, so a slow spell of a
+shared machine hits both sides. "cold" clears minillm's caches of text seen before every run
+(the ids of pre-tokens and segments; tables derived from the vocabulary stay, as segment.py's
+per-character sets); "warm" encodes text whose pre-tokens are already cached.
 
 Training: the first 1 MB of English to a 4,096-token vocabulary with the fast trainer, the naive
 trainer (only `--naive-merges` merges unless `--naive-full`; its per-merge time is reported) and
@@ -39,15 +43,12 @@ def corpus(name: str, n_chars: int, fallback: str) -> str:
     return (fallback * (n_chars // len(fallback) + 1))[:n_chars]
 
 
-def median_time(fn, repeats: int, before=None) -> float:
-    times = []
-    for _ in range(repeats):
-        if before:
-            before()
-        t0 = time.process_time()
-        fn()
-        times.append(time.process_time() - t0)
-    return statistics.median(times)
+def cpu_time(fn, before=None) -> float:
+    if before:
+        before()
+    t0 = time.process_time()
+    fn()
+    return time.process_time() - t0
 
 
 def tiktoken_encoding(name: str, tok: Tokenizer):
@@ -77,15 +78,17 @@ def bench_encode(repeats: int) -> None:
             ids = tok.encode_ordinary(text)
             if ref is not None and ids != ref.encode_ordinary(text):
                 raise SystemExit(f"{name} {label}: ids differ from tiktoken")
-            def clear_caches():
-                tok._piece_ids.cache_clear()
-                tok._segment_ids.cache_clear()
-            cold = median_time(lambda: tok.encode_ordinary(text), repeats, clear_caches)
-            tok.encode_ordinary(text)
-            warm = median_time(lambda: tok.encode_ordinary(text), repeats)
-            tt = median_time(lambda: ref.encode_ordinary(text), repeats) if ref else float("nan")
+            runs = []  # (tiktoken, cold, warm) CPU seconds, measured back to back in each repeat
+            for _ in range(repeats):
+                tt = cpu_time(lambda: ref.encode_ordinary(text)) if ref else float("nan")
+                cold = cpu_time(lambda: tok.encode_ordinary(text), tok._clear_caches)
+                warm = cpu_time(lambda: tok.encode_ordinary(text))  # the cold run filled the cache
+                runs.append((tt, cold, warm))
+            tt, cold, warm = (statistics.median(r[k] for r in runs) for k in range(3))
+            cold_tt = statistics.median(r[0] / r[1] for r in runs)
+            warm_tt = statistics.median(r[0] / r[2] for r in runs)
             print(f"  {name:8} {label:8} {mb:5.2f} {mb / cold:7.2f} {mb / warm:7.2f} {mb / tt:9.2f} "
-                  f"{tt / cold:8.2f} {tt / warm:8.2f}")
+                  f"{cold_tt:8.2f} {warm_tt:8.2f}")
 
 
 def bench_train(naive_merges: int, naive_full: bool) -> None:

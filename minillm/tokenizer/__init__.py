@@ -2,7 +2,8 @@
 
 Read in this order: patterns (pre-tokenisation) -> bpe (the merge loop) -> special (special
 tokens) -> tokenizer (the class) -> train (learning merges) -> stream (decoding a stream of ids)
--> formats / hf (files) -> display (showing tokens) -> segment (a speed-up for long pre-tokens).
+-> formats / hf (files) -> display (showing tokens). Speed-ups: memo (the caches), segment (long
+pre-tokens), stdlib_re (the pre-tokenising regex on Python's built-in `re`).
 
     >>> from minillm.tokenizer import Tokenizer
     >>> tok = Tokenizer.load("gpt2")          # also "cl100k", "o200k", or a path

@@ -29,6 +29,7 @@ from typing import Callable
 NO_MERGE = sys.maxsize  # the rank of a pair that never merges
 RankFn = Callable[[bytes, bytes], int]
 HEAP_THRESHOLD = 40  # bytes; below this `merge_list` is as fast or faster in CPython
+SINGLE_BYTES = [bytes([b]) for b in range(256)]  # SINGLE_BYTES[0x68] == b"h"
 
 
 def rank_function(encoder: dict[bytes, int],
@@ -69,21 +70,21 @@ def merge_list(piece: bytes, rank: RankFn) -> list[bytes]:
     """`merge_reference`, but a merge re-ranks only the two pairs it changed (as tiktoken does).
 
     `ranks[i]` is the rank of `(parts[i], parts[i + 1])`; finding the lowest is a C-speed
-    `min` + `index` over the list, and only 2 new ranks are computed per merge.
+    `min` + `index` over the list, and only 2 new ranks are computed per merge. The start is
+    built by C loops: `map` over a table of the 256 one-byte strings, `map(rank, ...)`.
     """
-    parts = [piece[i:i + 1] for i in range(len(piece))]
-    ranks = [rank(a, b) for a, b in zip(parts, parts[1:])]
-    while ranks:
-        best = min(ranks)
-        if best == NO_MERGE:
-            break
-        i = ranks.index(best)
-        parts[i:i + 2] = [parts[i] + parts[i + 1]]
+    parts = list(map(SINGLE_BYTES.__getitem__, piece))  # b"hi" -> [b"h", b"i"]
+    ranks = list(map(rank, parts, parts[1:]))
+    best = min(ranks, default=NO_MERGE)
+    while best != NO_MERGE:
+        i = ranks.index(best)  # the leftmost of equal ranks
+        merged = parts[i] = parts[i] + parts.pop(i + 1)
         del ranks[i]  # the merged pair; its neighbours' ranks change:
         if i > 0:
-            ranks[i - 1] = rank(parts[i - 1], parts[i])
+            ranks[i - 1] = rank(parts[i - 1], merged)
         if i < len(ranks):
-            ranks[i] = rank(parts[i], parts[i + 1])
+            ranks[i] = rank(merged, parts[i + 1])
+        best = min(ranks, default=NO_MERGE)
     return parts
 
 

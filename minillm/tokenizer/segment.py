@@ -21,6 +21,8 @@ table small, and English pre-tokens are short and cached anyway).
 """
 from __future__ import annotations
 
+from .memo import Memo
+
 
 def char_units(token: bytes) -> list[bytes]:
     """b"a\\xe6\\xb5\\xb7b" -> [b"a", b"\\xe6\\xb5\\xb7", b"b"]: cut before ASCII and lead bytes."""
@@ -34,7 +36,18 @@ def char_units(token: bytes) -> list[bytes]:
 
 
 class SafeCuts:
-    """The adjacent character-unit pairs of a vocabulary, and `split` at the safe boundaries."""
+    """The adjacent character-unit pairs of a vocabulary, and `split` at the safe boundaries.
+
+    For speed each character carries two sets (memoised per character): `follow[c]`, the units
+    that some token puts right after a suffix of c, and `heads[c]`, those prefixes of c that
+    some token puts right after another unit. The boundary c1|c2 is safe iff the two sets are
+    disjoint, so all boundaries of a piece are tested by one C-level `map(frozenset.isdisjoint,
+    ...)`. Marker strings in the sets keep the two never-cut rules: ASCII characters carry `ASCII`
+    in both sets; every character's `follow` holds `BEFORE_LONE` and its `heads` `AFTER_LONE`,
+    and a lone surrogate's two sets hold both markers (and nothing else).
+    """
+
+    ASCII, BEFORE_LONE, AFTER_LONE = "ascii", "before a lone surrogate", "after a lone surrogate"
 
     def __init__(self, tokens):
         self.pairs: set[tuple[bytes, bytes]] = set()
@@ -42,39 +55,39 @@ class SafeCuts:
             if len(t) > 1 and not t.isascii():
                 units = char_units(t)
                 self.pairs.update(zip(units, units[1:]))
-        self._lefts = {u1 for u1, _ in self.pairs}
+        self._partners: dict[bytes, set[bytes]] = {}  # left unit -> the right units after it
+        for u1, u2 in self.pairs:
+            self._partners.setdefault(u1, set()).add(u2)
         self._rights = {u2 for _, u2 in self.pairs}
-        self._memo: dict[str, tuple[tuple[bytes, ...], tuple[bytes, ...]]] = {}
+        self._sets = Memo(self._follow_and_heads, size=1 << 16)  # bounded: a text may hold
+        self.follow = Memo(lambda ch: self._sets[ch][0], size=1 << 16)  # any of 1.1 M chars
+        self.heads = Memo(lambda ch: self._sets[ch][1], size=1 << 16)
 
-    def _ends(self, ch: str) -> tuple[tuple[bytes, ...], tuple[bytes, ...]] | None:
-        """(suffixes of ch that begin a collected pair, prefixes of ch that end one); None for
-        a lone surrogate, next to which we never cut."""
-        ends = self._memo.get(ch)
-        if ends is None and not "\udc80" <= ch <= "\udcff":
-            b = ch.encode("utf-8")
-            ends = (tuple(b[i:] for i in range(len(b)) if b[i:] in self._lefts),
-                    tuple(b[:j] for j in range(len(b), 0, -1) if b[:j] in self._rights))
-            if len(self._memo) > 1 << 16:  # bounded: a text may hold any of 1.1 M code points
-                self._memo.clear()
-            self._memo[ch] = ends
-        return ends
+    def _follow_and_heads(self, ch: str) -> tuple[frozenset, frozenset]:
+        """(follow, heads) of one character (see the class docstring)."""
+        if "\udc80" <= ch <= "\udcff":
+            lone = frozenset([self.BEFORE_LONE, self.AFTER_LONE])
+            return lone, lone
+        b = ch.encode("utf-8")
+        follow = {self.BEFORE_LONE}
+        for i in range(len(b)):
+            follow.update(self._partners.get(b[i:], ()))
+        heads = {self.AFTER_LONE, *[b[:j] for j in range(1, len(b) + 1) if b[:j] in self._rights]}
+        if ch.isascii():
+            follow.add(self.ASCII)
+            heads.add(self.ASCII)
+        return frozenset(follow), frozenset(heads)
 
     def split(self, piece: str) -> list[str]:
         """The piece cut at every safe character boundary (`"".join(result) == piece`)."""
-        pairs = self.pairs
+        safe = list(map(frozenset.isdisjoint, map(self.follow.__getitem__, piece[:-1]),
+                        map(self.heads.__getitem__, piece[1:])))  # safe[k - 1]: cut before k?
+        if all(safe):
+            return list(piece)
         segments, start = [], 0
-        prev = self._ends(piece[0])
-        for k in range(1, len(piece)):
-            ends = self._ends(piece[k])
-            if prev is None or ends is None or (piece[k - 1].isascii() and piece[k].isascii()):
-                safe = False
-            elif len(prev[0]) == 1 and len(ends[1]) == 1:  # the usual case: whole characters
-                safe = (prev[0][0], ends[1][0]) not in pairs
-            else:
-                safe = not any((a, b) in pairs for a in prev[0] for b in ends[1])
-            if safe:
+        for k, cut in enumerate(safe, 1):
+            if cut:
                 segments.append(piece[start:k])
                 start = k
-            prev = ends
         segments.append(piece[start:])
         return segments

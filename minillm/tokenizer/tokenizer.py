@@ -3,9 +3,10 @@
     encode:  text -> [special-token split] -> pre-tokens (regex) -> UTF-8 bytes -> BPE parts -> ids
     decode:  ids -> bytes of each token, concatenated -> UTF-8 text (errors="replace")
 
-Speed: the ids of each pre-token are cached (an LRU of CACHE_SIZE entries: words repeat), long
-non-ASCII pre-tokens are first cut where no merge can cross (segment.py) so their segments hit
-the cache too, and long pieces merge with a heap (bpe.py).
+Speed: the ids of each pre-token are cached (memo.py: CACHE_SIZE entries, words repeat) and the
+cache is read from C over the whole list of pre-tokens; long non-ASCII pre-tokens are first cut
+where no merge can cross (segment.py) so their segments hit the cache too; long pieces merge with
+a heap (bpe.py); the pre-tokenising regex runs on the stdlib `re` when it can (stdlib_re.py).
 
     >>> tok = Tokenizer.load("gpt2")
     >>> tok.encode("Hello world")
@@ -20,16 +21,16 @@ special tokens.
 """
 from __future__ import annotations
 
-import functools
 import itertools
 from pathlib import Path
 
 from . import bpe, formats, hf
+from .memo import Memo
 from .patterns import PreTokenizer
 from .segment import SafeCuts
 from .special import SpecialTokens
 
-CACHE_SIZE = 1 << 16  # pre-tokens whose ids are remembered (LRU): words repeat a lot
+CACHE_SIZE = 1 << 16  # pre-tokens whose ids are remembered (memo.py): words repeat a lot
 
 
 class Tokenizer:
@@ -66,8 +67,8 @@ class Tokenizer:
                 raise ValueError(f"{name}={value} is outside the vocabulary [0, {size})")
         self.bos_id, self.eos_id, self.unk_id = bos_id, eos_id, unk_id
         self._rank = bpe.rank_function(encoder, merges)
-        self._piece_ids = functools.lru_cache(maxsize=CACHE_SIZE)(self._encode_piece)
-        self._segment_ids = functools.lru_cache(maxsize=CACHE_SIZE)(self._bpe_ids)
+        self._piece_ids = Memo(self._encode_piece, CACHE_SIZE)  # pre-token -> ids
+        self._segment_ids = Memo(self._bpe_ids, CACHE_SIZE)  # segment (segment.py) -> ids
         self._safe_cuts: SafeCuts | None = None  # built on first use (segment.py)
 
     # ----- loading, saving, training --------------------------------------------------------
@@ -98,8 +99,9 @@ class Tokenizer:
     # ----- encoding -------------------------------------------------------------------------
     def _encode_piece(self, piece: str) -> tuple[int, ...]:
         """One pre-token -> its ids (cached by `_piece_ids`)."""
+        data = piece.encode("utf-8", errors="surrogateescape")  # surrogates: see encode_bytes
         if self.whole_piece_lookup:
-            i = self._encoder.get(piece.encode("utf-8", errors="surrogateescape"))
+            i = self._encoder.get(data)
             if i is not None:
                 return (i,)
         if len(piece) > 1 and not piece.isascii():  # long runs of CJK: cut where BPE cannot merge
@@ -108,18 +110,17 @@ class Tokenizer:
                 self._safe_cuts = SafeCuts(itertools.chain(self._encoder, extra))
             segments = self._safe_cuts.split(piece)
             if len(segments) > 1:
-                segment_ids, ids = self._segment_ids, []
-                for seg in segments:
-                    ids += segment_ids(seg)
-                return tuple(ids)
-        return self._bpe_ids(piece)
+                return tuple(itertools.chain.from_iterable(
+                    map(self._segment_ids.__getitem__, segments)))
+        return self._bpe_ids(data)
 
-    def _bpe_ids(self, piece: str) -> tuple[int, ...]:
+    def _bpe_ids(self, piece: str | bytes) -> tuple[int, ...]:
         """BPE of a piece or segment (no whole-piece look-up: that rule is for pre-tokens)."""
-        data = piece.encode("utf-8", errors="surrogateescape")  # surrogates: see encode_bytes
-        parts = bpe.merge(data, self._rank)
+        if isinstance(piece, str):
+            piece = piece.encode("utf-8", errors="surrogateescape")
+        parts = bpe.merge(piece, self._rank)
         try:
-            return tuple(self._encoder[p] for p in parts)
+            return tuple(map(self._encoder.__getitem__, parts))
         except KeyError:
             return tuple(self._unknown(p) for p in parts)
 
@@ -147,12 +148,15 @@ class Tokenizer:
         return self._encode_pieces(text)
 
     def _encode_pieces(self, text: str) -> list[int]:
-        """Pre-tokenise, then BPE each piece (through the cache)."""
-        ids: list[int] = []
-        piece_ids = self._piece_ids
-        for piece in self._pre.split(text):
-            ids.extend(piece_ids(piece))
-        return ids
+        """Pre-tokenise, then BPE each piece (through the cache, read from C: memo.py)."""
+        pieces = self._pre.split(text)
+        return list(itertools.chain.from_iterable(map(self._piece_ids.__getitem__, pieces)))
+
+    def _clear_caches(self) -> None:
+        """Forget the ids of pre-tokens and segments seen (the benchmark's "cold" runs). Tables
+        derived from the vocabulary stay, including segment.py's per-character sets."""
+        self._piece_ids.clear()
+        self._segment_ids.clear()
 
     def encode_bytes(self, data: bytes) -> list[int]:
         """Arbitrary bytes -> ids, so that `decode_bytes(encode_bytes(b)) == b` for any bytes.

@@ -43,3 +43,10 @@ def test_heap_equals_list_on_long_chinese_pieces(text):
     tok = named("gpt2")
     piece = text.encode()
     assert bpe.merge_heap(piece, tok._rank) == bpe.merge_list(piece, tok._rank)
+
+
+def test_empty_and_one_byte_pieces():
+    rank = bpe.rank_function({b"aa": 256}, None)
+    for merge in (bpe.merge_reference, bpe.merge_list, bpe.merge_heap):
+        assert merge(b"", rank) == []
+        assert merge(b"a", rank) == [b"a"]

@@ -31,3 +31,28 @@ def test_chinese_clause_is_cut_into_cacheable_segments():
     tok = named("gpt2")
     tok.encode("海水")  # builds the table
     assert len(tok._safe_cuts.split("海水会吸收较多红光")) > 3
+
+
+def reference_split(cuts: SafeCuts, piece: str) -> list[str]:
+    """The rule of the module docstring, boundary by boundary: cut between c1 and c2 unless both
+    are ASCII, either is a lone surrogate, or a suffix of c1 and a prefix of c2 form a pair."""
+    def ok(c1, c2):
+        if (c1.isascii() and c2.isascii()) or any("\udc80" <= c <= "\udcff" for c in (c1, c2)):
+            return False
+        b1, b2 = c1.encode(), c2.encode()
+        return not any((b1[i:], b2[:j]) in cuts.pairs
+                       for i in range(len(b1)) for j in range(1, len(b2) + 1))
+    segments, start = [], 0
+    for k in range(1, len(piece)):
+        if ok(piece[k - 1], piece[k]):
+            segments.append(piece[start:k])
+            start = k
+    return segments + [piece[start:]]
+
+
+@pytest.mark.parametrize("name", ["gpt2", "o200k"])
+@given(st.lists(chars, min_size=1, max_size=40).map("".join))
+def test_fast_split_equals_the_boundary_by_boundary_rule(name, piece):
+    tok = named(name)
+    cuts = tok._safe_cuts or SafeCuts(tok._encoder)
+    assert cuts.split(piece) == reference_split(cuts, piece)

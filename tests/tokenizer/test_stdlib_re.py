@@ -1,0 +1,60 @@
+"""The stdlib-`re` pre-tokeniser (stdlib_re.py) splits exactly as the `regex` one does."""
+import re
+
+import pytest
+import regex
+from hypothesis import given, strategies as st
+
+from minillm.tokenizer.patterns import NAMED_PATTERNS, PreTokenizer, _split_isolated
+from minillm.tokenizer.stdlib_re import (PROPERTIES, class_body, compile_stdlib, has_astral,
+                                         translate)
+
+# Hugging Face's spellings (Llama-3, Qwen2 tokenizer.json), next to the named patterns
+HF_PATTERNS = [
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+",
+]
+STAGES = sorted({p for stages in NAMED_PATTERNS.values() for p in stages}) + HF_PATTERNS
+# one or more of every kind the patterns tell apart: letters of each case class, marks, numbers
+# that are not digits, whitespace that `re` and `regex` could disagree on (\x1c-\x1f, \x85),
+# characters that case-fold onto ASCII (long s, Kelvin sign), contractions, lone surrogates
+TRICKY = [*"aZ09 \t\r\n\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u2028\u3000",
+          *"'’ſKİǅʰ海水\u0301²½Ⅻ٣!?.,-",
+          "\udc80", "\udcff", "'s", "'LL", "'Re"]
+texts = st.one_of(st.lists(st.sampled_from(TRICKY), max_size=40).map("".join),
+                  st.text(st.characters(max_codepoint=0xFFFF), max_size=40))
+
+
+@pytest.mark.parametrize("pattern", STAGES)
+@given(texts)
+def test_stdlib_re_splits_like_regex(pattern, text):
+    fast = compile_stdlib(pattern)
+    assert fast is not None
+    assert _split_isolated(fast, text) == _split_isolated(regex.compile(pattern), text)
+
+
+@pytest.mark.parametrize("name", PROPERTIES + ("s",))
+def test_class_bodies_match_regex_on_every_bmp_character(name):
+    bmp = "".join(map(chr, range(0x10000)))
+    prop = r"\s" if name == "s" else rf"\p{{{name}}}"
+    assert re.findall(f"[{class_body(name)}]", bmp) == regex.findall(prop, bmp)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k", "o200k", "smollm"])
+@given(st.text(max_size=30))
+def test_pretokenizer_picks_an_engine_and_splits_the_same(name, text):
+    # any text: with characters above U+FFFF it must go to `regex` (has_astral)
+    fast, slow = PreTokenizer(name), PreTokenizer(name)
+    slow._stdlib = None
+    assert fast._stdlib is not None
+    assert fast.split(text) == slow.split(text)
+    assert has_astral(text) == any(ord(c) > 0xFFFF for c in text)
+
+
+@pytest.mark.parametrize("pattern", [r"\w+", r"\d", r"(?i:\p{L})", r"[[a]]", r"[\S]", r"\p{Han}",
+                                     r"(?P<x>a)", r"[]a]", r"[a-z--b]", r"\X"])
+def test_untranslatable_patterns_fall_back_to_regex(pattern):
+    assert translate(pattern) is None
+    tok = PreTokenizer(pattern)
+    assert tok._stdlib is None
+    assert "".join(tok.split("ab 12 海")) == "ab 12 海"
