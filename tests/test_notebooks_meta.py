@@ -1,0 +1,73 @@
+"""The notebooks as files: valid nbformat 4, committed without outputs, generated from their
+sources, and all listed in notebooks/README.md in reading order. (Running them is nbmake's job:
+``python -m pytest --nbmake notebooks``.)"""
+import importlib.util
+import json
+import re
+
+import pytest
+
+from tests.conftest import REPO
+
+NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
+SOURCES = REPO / "scripts" / "notebook_sources"
+
+
+def load_script(name):
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_there_are_notebooks_in_reading_order():
+    names = [p.name for p in NOTEBOOKS]
+    assert names, "no notebooks found"
+    assert all(re.fullmatch(r"\d\d_[a-z0-9_]+\.ipynb", n) for n in names), names
+    numbers = [int(n[:2]) for n in names]
+    assert numbers == list(range(1, len(names) + 1)), f"notebooks must be numbered 01..NN: {names}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_is_nbformat_4_without_outputs(path):
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    assert nb["nbformat"] == 4 and nb["metadata"]["kernelspec"]["name"] == "python3"
+    for cell in nb["cells"]:
+        assert cell["cell_type"] in ("markdown", "code")
+        if cell["cell_type"] == "code":
+            assert cell["outputs"] == [] and cell["execution_count"] is None, \
+                f"{path.name}: outputs must be stripped (python scripts/strip_notebooks.py)"
+    nbformat = pytest.importorskip("nbformat")
+    nbformat.validate(nbformat.reads(path.read_text(encoding="utf-8"), as_version=4))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_matches_its_source(path):
+    make = load_script("make_notebooks")
+    source = SOURCES / (path.stem + ".py")
+    assert source.exists(), f"{path.name} has no source {source}"
+    assert make.dumps(make.build(source.read_text(encoding="utf-8"))) == \
+        path.read_text(encoding="utf-8"), \
+        f"{path.name} differs from {source.name}: run python scripts/make_notebooks.py"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_uses_minillm(path):
+    code = "".join("".join(c["source"]) for c in json.loads(path.read_text(encoding="utf-8"))["cells"]
+                   if c["cell_type"] == "code")
+    assert re.search(r"^from minillm[\w.]* import|^import minillm", code, re.M), path.name
+
+
+def test_every_notebook_is_linked_from_the_readme_in_order():
+    readme = (REPO / "notebooks" / "README.md").read_text(encoding="utf-8")
+    links = re.findall(r"\]\((\d\d_[a-z0-9_]+\.ipynb)\)", readme)
+    assert links == [p.name for p in NOTEBOOKS]
+
+
+def test_strip_clears_outputs():
+    strip = load_script("strip_notebooks").strip
+    nb = {"cells": [{"cell_type": "code", "execution_count": 3, "metadata": {"execution": {}},
+                     "outputs": [{"output_type": "stream", "name": "stdout", "text": "x"}],
+                     "source": []}]}
+    cell = strip(nb)["cells"][0]
+    assert cell["outputs"] == [] and cell["execution_count"] is None and cell["metadata"] == {}
