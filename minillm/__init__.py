@@ -3,6 +3,7 @@
 The public API, in the order of the reading path:
 text → Tokenizer → ids → GPT (embedding → blocks of attention + FFN → logits) → sampling →
 next id → append (with a KVCache) → repeat: generate / beam_search / score_options.
+Training lives in ``minillm.train`` (``minillm.train.train(...)``: the subpackage keeps its name).
 """
 from minillm.config import ModelConfig
 from minillm.functional import cross_entropy, log_softmax, softmax
@@ -18,6 +19,7 @@ from minillm.beam import Hypothesis, beam_search
 from minillm.options import OptionScores, score_options
 from minillm.chat import DEFAULT_SYSTEM, Chat, chatml_ids, render_chatml
 from minillm.loading import load_model
+from minillm.train import AdamW, TrainSettings, evaluate_text, loss_and_grads
 
 __version__ = "0.1.0"
 
@@ -26,7 +28,7 @@ __all__ = [
     "ModelConfig", "GPT", "GPTParams", "init_params", "KVCache",
     "generate", "Step", "generate_batch", "beam_search", "Hypothesis",
     "score_options", "OptionScores", "Chat", "render_chatml", "chatml_ids", "DEFAULT_SYSTEM",
-    "load_model",
+    "load_model", "TrainSettings", "loss_and_grads", "AdamW", "evaluate_text",
     "Sampler", "SamplerConfig", "PRESETS",
     "Budget", "context_budget", "count_tokens", "estimate_cost",
     "load_safetensors", "save_safetensors", "read_gguf",

@@ -13,6 +13,12 @@ import sys
 
 # name -> (module, one-line help). A command appears here once its module exists.
 COMMANDS: dict[str, tuple[str, str]] = {
+    "tokenize": ("tokenize", "show the token boundaries, ids and count of a text"),
+    "count": ("count", "count the tokens of files or standard input"),
+    "generate": ("generate", "continue a prompt: streamed sampling (presets, stop strings) or beam search"),
+    "train": ("train", "train a BPE tokenizer and a GPT-2-style model on a text file"),
+    "chat": ("chat", "talk to a chat model (ChatML): streamed replies, presets"),
+    "download": ("download", "download a pretrained model (smollm2) into the local cache"),
 }
 
 

@@ -1,0 +1,141 @@
+"""The whole model's loss and gradients: forward with caches, then the backward, layer by layer.
+
+    h₀ = wte[ids] + wpe[0 … T−1]                           embedding
+    hₗ = hₗ₋₁ + Attn(LN₁(hₗ₋₁)) ;  hₗ ← hₗ + FFN(LN₂(hₗ))     residual blocks
+    logits = LN_f(h_L) wteᵀ                                 tied LM head
+    loss = −1/N Σ log softmax(logits)[target]               all N = B·T positions at once
+
+The backward walks the same list in reverse. Three rules cover everything:
+- a residual ``y = x + f(x)`` passes dy straight through *and* adds f's backward: dx = dy + df;
+- a lookup ``h = wte[ids]`` scatters: row ``ids[n]`` of ∂L/∂wte gains dh[n] (repeats add up);
+- the tied head uses wte twice, so its gradient is the sum of the head's and the lookup's.
+
+Cross-entropy and softmax are differentiated together (one pass over the logits):
+    ∂loss/∂logits = (softmax(logits) − onehot(target)) / N
+
+Layout choice: each layer's backward lives in train/ (grad_norm, grad_attention, grad_ffn) in a
+module parallel to the forward in model/, not beside it: model/ stays the inference code a reader
+learns first, and the training modules reuse those very functions for their forward (the caching
+wrappers here and in grad_*.py call them), so there is still one forward.
+
+Only the GPT-2 family is trained (LayerNorm, GELU MLP, learned positions, one K/V head per query
+head); tied or untied head. ``loss_and_grads`` raises ValueError for any other config.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minillm.functional import log_softmax
+from minillm.model.attention import causal_mask
+from minillm.model.embedding import embed
+from minillm.model.norm import layer_norm
+from minillm.train.grad_attention import attention_backward, attention_forward
+from minillm.train.grad_ffn import gelu_mlp_backward, gelu_mlp_forward
+from minillm.train.grad_norm import layer_norm_backward
+
+
+def check_trainable(config) -> None:
+    """ValueError unless this is a config the hand-written backward covers."""
+    wanted = {"norm": "layernorm", "ffn": "gelu_mlp", "position": "learned"}
+    wrong = {k: getattr(config, k) for k, v in wanted.items() if getattr(config, k) != v}
+    if wrong or config.n_kv_heads != config.n_heads or not config.attn_bias or not config.mlp_bias:
+        raise ValueError(f"training supports GPT-2-style configs only (arch='gpt2': {wanted}, "
+                         f"n_kv_heads == n_heads, biases); this config has {wrong or config}")
+
+
+def block_forward(x: np.ndarray, bp, config, mask: np.ndarray) -> tuple[np.ndarray, tuple]:
+    """One block, x [B, T, C] -> [B, T, C], keeping each sub-layer's cache."""
+    eps = config.norm_eps
+    a, attn_cache = attention_forward(layer_norm(x, bp.norm1.weight, bp.norm1.bias, eps),
+                                      bp.attn, config, mask)          # [B, T, C]
+    x1 = x + a                                                          # [B, T, C]
+    f, ffn_cache = gelu_mlp_forward(layer_norm(x1, bp.norm2.weight, bp.norm2.bias, eps), bp.ffn)
+    return x1 + f, (x, attn_cache, x1, ffn_cache)                       # [B, T, C]
+
+
+def block_backward(dy: np.ndarray, cache: tuple, bp, config, grads: dict, prefix: str) -> np.ndarray:
+    """dy [B, T, C] -> dx [B, T, C]; writes the block's gradients into grads[prefix + name]."""
+    x, attn_cache, x1, ffn_cache = cache
+    eps = config.norm_eps
+    dnorm2, g = gelu_mlp_backward(dy, ffn_cache, bp.ffn)               # [B, T, C]
+    grads.update({f"{prefix}ffn.{k}": v for k, v in g.items()})
+    dx1, grads[prefix + "norm2.weight"], grads[prefix + "norm2.bias"] = \
+        layer_norm_backward(dnorm2, x1, bp.norm2.weight, eps)
+    dx1 += dy                                                           # the residual path
+    dnorm1, g = attention_backward(dx1, attn_cache, bp.attn, config)   # [B, T, C]
+    grads.update({f"{prefix}attn.{k}": v for k, v in g.items()})
+    dx, grads[prefix + "norm1.weight"], grads[prefix + "norm1.bias"] = \
+        layer_norm_backward(dnorm1, x, bp.norm1.weight, eps)
+    dx += dx1                                                           # the residual path
+    return dx
+
+
+def cross_entropy_with_grad(logits: np.ndarray, targets: np.ndarray) -> tuple[float, np.ndarray]:
+    """logits [N, V], targets [N] -> (mean −log p(target), ∂loss/∂logits [N, V]) in one pass.
+
+    The loss is the same number as ``minillm.functional.cross_entropy`` (mean taken in float64).
+    """
+    N = logits.shape[0]
+    logp = log_softmax(logits)                                          # [N, V]
+    rows = np.arange(N)
+    loss = float(-logp[rows, targets].astype(np.float64).mean())
+    dlogits = np.exp(logp)                                              # [N, V]  softmax
+    dlogits[rows, targets] -= 1.0                                       # − onehot(target)
+    dlogits *= 1.0 / N                                                  # the mean
+    return loss, dlogits
+
+
+def loss_and_grads(params, config, ids: np.ndarray, targets: np.ndarray) -> tuple[float, dict]:
+    """ids, targets [B, T] int -> (mean next-token loss, {flat name: gradient}) — one forward,
+    one backward. ``targets[b, t]`` is the token that should follow ``ids[b, :t+1]``.
+
+    Example: ``loss, grads = loss_and_grads(model.params, model.config, w[:, :-1], w[:, 1:])``;
+    ``grads`` has the keys (and shapes) of ``model.params.named()``.
+    """
+    check_trainable(config)
+    logits, cache = forward_with_cache(params, config, ids)             # [B, T, V]
+    B, T, V = logits.shape
+    loss, dlogits = cross_entropy_with_grad(logits.reshape(-1, V), targets.reshape(-1))
+    return loss, backward(dlogits, cache, params, config)
+
+
+def forward_with_cache(params, config, ids: np.ndarray) -> tuple[np.ndarray, tuple]:
+    """ids [B, T] -> logits [B, T, V] (the same as ``GPT(config, params)(ids)``) and the cache."""
+    B, T = ids.shape
+    mask = causal_mask(T, T)[None]                                      # [1, T, T]
+    positions = np.broadcast_to(np.arange(T), (B, T))                   # [B, T]
+    x = embed(params.wte, ids, params.wpe, positions)                   # [B, T, C]
+    caches = []
+    for bp in params.blocks:
+        x, c = block_forward(x, bp, config, mask)                       # [B, T, C]
+        caches.append(c)
+    nf = params.norm_f
+    xf = layer_norm(x, nf.weight, nf.bias, config.norm_eps)             # [B, T, C]
+    head = params.wte.T if params.lm_head is None else params.lm_head   # [C, V]
+    return xf @ head, (ids, caches, x, xf)                              # [B, T, V]
+
+
+def backward(dlogits: np.ndarray, cache: tuple, params, config) -> dict:
+    """dlogits [N, V] -> {flat name: gradient}, walking the model from the head to the embedding."""
+    ids, caches, x, xf = cache
+    B, T, C = x.shape
+    grads: dict[str, np.ndarray] = {}
+    xf2 = xf.reshape(-1, C)                                             # [N, C]
+    if params.lm_head is None:                                          # tied: logits = xf wteᵀ
+        dwte = dlogits.T @ xf2                                          # [V, N] @ [N, C] -> [V, C]
+        dxf = dlogits @ params.wte                                      # [N, V] @ [V, C] -> [N, C]
+    else:
+        dwte = np.zeros_like(params.wte)                                # [V, C]
+        grads["lm_head"] = xf2.T @ dlogits                              # [C, N] @ [N, V] -> [C, V]
+        dxf = dlogits @ params.lm_head.T                                # [N, V] @ [V, C] -> [N, C]
+    nf = params.norm_f
+    dx, grads["norm_f.weight"], grads["norm_f.bias"] = \
+        layer_norm_backward(dxf.reshape(B, T, C), x, nf.weight, config.norm_eps)
+    for i in reversed(range(len(params.blocks))):
+        dx = block_backward(dx, caches[i], params.blocks[i], config, grads, f"blocks.{i}.")
+    np.add.at(dwte, ids.reshape(-1), dx.reshape(-1, C))                 # scatter rows: [N, C] -> [V, C]
+    grads["wte"] = dwte
+    wpe = np.zeros_like(params.wpe)                                     # [n_ctx, C]
+    wpe[:T] = dx.sum(axis=0)                                            # [B, T, C] -> [T, C]
+    grads["wpe"] = wpe
+    return grads
