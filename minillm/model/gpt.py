@@ -37,7 +37,10 @@ class GPT:
 
     def __init__(self, config: ModelConfig, params: GPTParams | None = None, seed: int = 0):
         self.config = config
-        self.params = params if params is not None else init_params(config, np.random.default_rng(seed))
+        params = params if params is not None else init_params(config, np.random.default_rng(seed))
+        if not params.in_one_block():      # one contiguous arena: decoding streams it ~1.4x faster
+            params = GPTParams.from_named(params.named(), config)
+        self.params = params
         if config.position == "rope":       # one table for every position the model can see
             self.rope_cos, self.rope_sin = rope_tables(config.n_ctx, config.d_head, config.rope_theta)
 

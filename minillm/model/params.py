@@ -7,6 +7,13 @@ reader sees ``q = x @ wq`` exactly as the math is written. Hugging Face ``nn.Lin
 Flat names (``named()`` / ``from_named()``) look like ``blocks.0.attn.wq``; the optimiser, the
 checkpoint code and the tests use them.
 
+``from_named`` stores every tensor as a view into ONE contiguous float32 block (the "arena"), in
+reading order. subtle: this is for speed, not style. Decoding a token streams every weight from
+memory once; on our test machine separately allocated matrices streamed at ~4-6 GB/s but views
+of one allocation at ~12-14 GB/s (the speed of one long read), making a GPT-2-124M decode step
+1.4x faster (benchmarks/README.md). Large separate allocations are each mapped on their own, and
+how well the kernel backs them with huge pages varies; one block gets one mapping.
+
     wte [V, C]          token embeddings (also the LM head when tied)
     wpe [n_ctx, C]      learned position embeddings (GPT-2 only; Llama uses RoPE)
     blocks[i]           norm1 → attn (wq wk wv wo) → norm2 → ffn (w_up [w_gate] w_down)
@@ -72,9 +79,15 @@ class GPTParams:
         _flatten(self, "", out)
         return out
 
+    def in_one_block(self) -> bool:
+        """Are all tensors views into one contiguous arena (as ``from_named`` makes them)?"""
+        bases = {id(a.base) if a.base is not None else id(a) for a in self.named().values()}
+        return len(bases) == 1
+
     @classmethod
     def from_named(cls, named: dict[str, np.ndarray], config: ModelConfig) -> "GPTParams":
-        """The inverse of ``named()``. Missing or unexpected names raise ValueError."""
+        """The inverse of ``named()``: float32 copies, all views into one contiguous arena.
+        Missing or unexpected names, or wrong shapes, raise ValueError."""
         template = init_params(config, np.random.default_rng(0), dtype_only=True).named()
         missing = sorted(set(template) - set(named))
         extra = sorted(set(named) - set(template))
@@ -86,9 +99,15 @@ class GPTParams:
             if tuple(named[name].shape) != want.shape:
                 raise ValueError(f"{name} has shape {tuple(named[name].shape)}, the config needs {want.shape}")
 
-        def get(name):   # writable, C-contiguous float32: used as is when it already is one,
-            # copied otherwise (e.g. a read-only memory-mapped tensor, or a strided slice)
-            return np.require(named[name], np.float32, ["C", "W"]) if name in named else None
+        arena = np.empty(sum(a.size for a in template.values()), dtype=np.float32)   # [N] all weights
+        views, start = {}, 0
+        for name, want in template.items():                 # reading order: wte, wpe, blocks.0 …
+            views[name] = arena[start:start + want.size].reshape(want.shape)   # [N] -> the tensor's shape
+            views[name][...] = named[name]                  # copy (and cast to float32)
+            start += want.size
+
+        def get(name):
+            return views.get(name)
 
         def norm(prefix):
             return NormParams(get(f"{prefix}.weight"), get(f"{prefix}.bias"))
