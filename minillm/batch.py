@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from minillm.generate import check_count, check_prompt, make_sampler
+from minillm.generate import (check_count, check_prompt, check_stop_ids, make_rng, make_sampler,
+                              uses_history)
 from minillm.kv_cache import KVCache
 
 
@@ -61,31 +62,37 @@ def generate_batch(model, prompts, max_new_tokens: int = 100, *, seed=None, rng=
     generator serves the whole batch (row b's draw depends on the rows before it), so only greedy
     (T = 0) output equals generating each prompt alone. A row that draws a stop id is finished
     (the stop id is not returned); it keeps a slot in the batch until every row is finished.
+    Penalties (repetition, frequency, presence) see each row's own prompt and new ids.
     Needs max prompt length + max_new_tokens <= n_ctx (the padded width is what the cache holds).
     """
     rows = [check_prompt(model, p) for p in prompts]
     n_new = check_count(max_new_tokens, "max_new_tokens")
     sampler = make_sampler(**sampling)
-    rng = rng if rng is not None else np.random.default_rng(seed)
+    rng = make_rng(seed, rng)
+    stops = np.array(sorted(check_stop_ids(stop_ids)), dtype=np.int64)    # [n_stop]
     ids, mask = left_pad(rows)                                     # [B, S], [B, S]
     B, S = ids.shape
     if S + n_new > model.config.n_ctx:
         raise ValueError(f"longest prompt ({S}) + max_new_tokens ({n_new}) exceed n_ctx={model.config.n_ctx}")
-    out = np.zeros((B, n_new), dtype=np.int64)                     # [B, N] preallocated
-    lengths = np.full(B, n_new)                                    # [B] where each row stopped
     if n_new == 0:
         return [[] for _ in range(B)]
+    seq = np.zeros((B, S + n_new), dtype=np.int64)                 # [B, S + N] preallocated: prompts, then new ids
+    seq[:, :S] = ids
+    prompt_lens = np.array([len(r) for r in rows])                 # [B]
+    lengths = np.full(B, n_new)                                    # [B] where each row stopped
+    penalised = uses_history(sampler)
     cache = KVCache(model.config, batch_size=B, capacity=S + n_new)
     logits = model(ids, cache=cache, attention_mask=mask, last_only=True)[:, -1]   # [B, V]
-    stops = np.array(sorted(int(i) for i in stop_ids), dtype=np.int64)             # [n_stop]
     done = np.zeros(B, dtype=bool)                                 # [B]
     for n in range(n_new):
-        token = np.asarray(sampler.sample(logits, rng))           # [B]
+        # each row's history without its padding: views, no copy (only penalties read it)
+        seen = [seq[b, S - prompt_lens[b]:S + n] for b in range(B)] if penalised else None
+        token = np.asarray(sampler.sample(logits, rng, history=seen, prompt_len=prompt_lens))  # [B]
         hit = np.isin(token, stops) & ~done                       # [B] rows ending now
         lengths[hit] = n
         done |= hit
-        out[:, n] = token
+        seq[:, S + n] = token
         if done.all() or n == n_new - 1:
             break
         logits = model(token[:, None], cache=cache, last_only=True)[:, -1]      # [B, 1] -> [B, V]
-    return [out[b, :lengths[b]].tolist() for b in range(B)]
+    return [seq[b, S:S + lengths[b]].tolist() for b in range(B)]

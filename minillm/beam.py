@@ -77,6 +77,9 @@ def beam_search(model, prompt_ids, beam_size: int = 4, max_new_tokens: int = 20,
     cache, logits = shared_prefix_cache(model, prompt, nb, capacity=len(prompt) + n_new)
     logits = logits[None]                                          # [1, V]  one live beam at first
     tokens = np.zeros((nb, n_new), dtype=np.int64)                 # [B, N] running beams' new ids
+    # subtle: float64 on purpose, and so is ``total`` below (a [live, V] float64 array once per
+    # step, small next to the forward pass). In float32, sum + log p can round two different
+    # log-probs to one value, and the tie would go to the lower id where greedy takes the argmax.
     sums = np.zeros(nb, dtype=np.float64)                          # [B] running Σ log p
     live, pool = 1, []                                             # pool: finished Hypotheses
     for t in range(n_new):

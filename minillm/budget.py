@@ -39,8 +39,8 @@ def count_tokens(part, tokenizer=None) -> int:
             raise TypeError("counting a str needs a tokenizer with .encode_ordinary(str) -> "
                             "list[int]; pass tokenizer=... or give the count as an int")
         return len(tokenizer.encode_ordinary(part))
-    if isinstance(part, Sequence):
-        return len(part)
+    if isinstance(part, Sequence) and not isinstance(part, (bytes, bytearray)):
+        return len(part)                # subtle: bytes are a Sequence too, of bytes, not tokens
     raise TypeError(f"a part must be an int count, a str or a list of token ids, "
                     f"got {type(part).__name__}")
 

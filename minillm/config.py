@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
+import numbers
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,8 +80,14 @@ class ModelConfig:
         if self.ffn == "swiglu" and self.mlp_bias:
             raise ValueError("mlp_bias=True with a SwiGLU FFN is not supported (no published "
                              "Llama-family checkpoint uses it)")
-        if not self.norm_eps > 0:
-            raise ValueError(f"norm_eps must be > 0, got {self.norm_eps!r}")
+        for name in ("norm_eps", "rope_theta"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) \
+                    or not math.isfinite(value) or value <= 0:
+                raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+            # subtle: stored as a Python float: a NumPy float64 eps would promote every float32
+            # activation it meets to float64 (``x / np.sqrt(var + eps)`` in the norms).
+            setattr(self, name, float(value))
 
     @property
     def d_head(self) -> int:
@@ -103,6 +111,10 @@ class ModelConfig:
                        arch="gpt2", tie_embeddings=d.get("tie_word_embeddings", True),
                        bos_id=d.get("bos_token_id"), eos_id=_first(d.get("eos_token_id")))
         if model_type in ("llama", "qwen2", "mistral"):
+            missing = [k for k in ("vocab_size", "hidden_size", "num_attention_heads",
+                                   "num_hidden_layers", "intermediate_size") if k not in d]
+            if missing:
+                raise ValueError(f"a {model_type} config.json needs {missing}, which are missing")
             # transformers ≥ 5 nests theta in "rope_parameters"; older files have "rope_theta".
             rope = d.get("rope_parameters") or {}
             if d.get("rope_scaling") or rope.get("rope_type", "default") != "default":
@@ -110,7 +122,12 @@ class ModelConfig:
             _reject(d, hidden_act=("silu",), use_sliding_window=(False,),
                     head_dim=(None, d["hidden_size"] // d["num_attention_heads"]))
             qwen = model_type == "qwen2"
-            return cls(vocab_size=d["vocab_size"], n_ctx=d.get("max_position_embeddings", 2048),
+            n_ctx = d.get("max_position_embeddings", 2048)
+            if model_type == "mistral" and d.get("sliding_window"):
+                # subtle: Mistral attends only to the last ``sliding_window`` positions. minillm's
+                # attention is full, which is the same thing while n_ctx <= the window: cap n_ctx.
+                n_ctx = min(n_ctx, d["sliding_window"])
+            return cls(vocab_size=d["vocab_size"], n_ctx=n_ctx,
                        d_model=d["hidden_size"], n_heads=d["num_attention_heads"],
                        n_layers=d["num_hidden_layers"], d_ff=d["intermediate_size"],
                        n_kv_heads=d.get("num_key_value_heads") or d["num_attention_heads"],
@@ -172,5 +189,8 @@ def _reject(d: dict, **allowed) -> None:
 
 
 def _first(value):
-    """HF allows a list of EOS ids; minillm keeps the first (the stop set lives in generation)."""
-    return value[0] if isinstance(value, list) and value else value
+    """HF allows a list of EOS ids; minillm keeps the first (the stop set lives in generation).
+    An empty list means no EOS id: None."""
+    if isinstance(value, list):
+        return value[0] if value else None
+    return value

@@ -79,6 +79,28 @@ def check_prompt(model, prompt_ids) -> np.ndarray:
     return ids.astype(np.int64)
 
 
+def make_rng(seed=None, rng=None) -> np.random.Generator:
+    """The one source of randomness: ``rng`` as given, or ``np.random.default_rng(seed)``."""
+    if rng is None:
+        return np.random.default_rng(seed)
+    if seed is not None or not isinstance(rng, np.random.Generator):
+        raise TypeError("rng must be a np.random.Generator, and not given together with seed")
+    return rng
+
+
+def check_stop_ids(stop_ids) -> frozenset[int]:
+    """One id or a collection of ids -> a frozenset of ints."""
+    if isinstance(stop_ids, (int, np.integer)):
+        stop_ids = (stop_ids,)                                     # one id is fine too
+    return frozenset(int(i) for i in stop_ids)
+
+
+def uses_history(sampler: Sampler) -> bool:
+    """Does the sampler read the token history (a repetition, frequency or presence penalty)?"""
+    return (sampler.repetition_penalty != 1.0 or sampler.frequency_penalty != 0.0
+            or sampler.presence_penalty != 0.0)
+
+
 def check_count(value, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
         raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
@@ -111,14 +133,11 @@ def generate(model, prompt_ids, max_new_tokens: int = 100, *, temperature=None, 
     prompt = check_prompt(model, prompt_ids)
     n_new, n_ctx = check_count(max_new_tokens, "max_new_tokens"), model.config.n_ctx
     top_n = check_count(top_n, "top_n")
+    if top_n > model.config.vocab_size:
+        raise ValueError(f"top_n must be in [0, vocab_size={model.config.vocab_size}], got {top_n}")
     sampler = make_sampler(temperature, top_k, top_p, min_p, preset, sampler)
-    if rng is None:
-        rng = np.random.default_rng(seed)
-    elif seed is not None or not isinstance(rng, np.random.Generator):
-        raise TypeError("rng must be a np.random.Generator, and not given together with seed")
-    if isinstance(stop_ids, (int, np.integer)):
-        stop_ids = (stop_ids,)                                     # one id is fine too
-    stop_ids = frozenset(int(i) for i in stop_ids)
+    rng = make_rng(seed, rng)
+    stop_ids = check_stop_ids(stop_ids)
     if stop_strings and tokenizer is None:
         raise ValueError("stop_strings need a tokenizer= to turn tokens into text")
     stop_text = StopText(stop_strings)
@@ -160,14 +179,13 @@ def _steps(model, prompt, n_new, sampler, rng, stop_ids, stop_text, tokenizer, l
     if tokenizer is not None:
         from minillm.tokenizer.stream import StreamDecoder
         decoder = StreamDecoder(tokenizer)
-    penalised = sampler.repetition_penalty != 1.0 or sampler.frequency_penalty != 0.0 \
-        or sampler.presence_penalty != 0.0
+    penalised = uses_history(sampler)
     if n_new == 0:
         return
     fresh = prompt[cache.length:]                                          # [P'] what the cache lacks
     logits = model(fresh[None], cache=cache, last_only=True)[0, -1]        # [V]  1. forward, 2. last position
     for n in range(n_new):
-        seen = history[:P + n] if penalised else None
+        seen = history[:P + n] if penalised else None                     # [P + n] view
         token = int(sampler.sample(logits, rng, history=seen, prompt_len=P))  # 3.-4. probabilities, choose
         if token in stop_ids:
             tail = stop_text.flush() + (decoder.flush() if decoder is not None else "")

@@ -23,9 +23,9 @@ import numpy as np
 class KVCache:
     def __init__(self, config, batch_size: int = 1, capacity: int | None = None):
         capacity = config.n_ctx if capacity is None else capacity
-        if not isinstance(batch_size, int) or batch_size < 1:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-        if not isinstance(capacity, int) or not 1 <= capacity <= config.n_ctx:
+        if isinstance(capacity, bool) or not isinstance(capacity, int) or not 1 <= capacity <= config.n_ctx:
             raise ValueError(f"capacity must be an integer in [1, n_ctx={config.n_ctx}], got {capacity!r}")
         shape = (config.n_layers, batch_size, config.n_kv_heads, capacity, config.d_head)
         self.k = np.zeros(shape, dtype=np.float32)     # [L, B, K, N, D]  zeros: pages untouched until used
@@ -46,7 +46,7 @@ class KVCache:
         views of everything cached so far for that layer: [B, K, length + T, D] each (no copy)."""
         start, end = self.length, self.length + k.shape[2]
         self.k[layer, :, :, start:end] = k                       # [B, K, T, D] into the slots
-        self.v[layer, :, :, start:end] = v
+        self.v[layer, :, :, start:end] = v                       # [B, K, T, D]
         return self.k[layer, :, :, :end], self.v[layer, :, :, :end]   # [B, K, S, D] views
 
     def advance(self, n_new: int) -> None:
@@ -61,11 +61,12 @@ class KVCache:
     def reorder(self, rows) -> None:
         """Make row b hold what row rows[b] held (beam search keeps the best beams' histories)."""
         rows = np.asarray(rows)
-        if rows.shape != (self.batch_size,) or rows.min() < 0 or rows.max() >= self.batch_size:
+        if rows.shape != (self.batch_size,) or rows.dtype.kind not in "iu" \
+                or rows.min() < 0 or rows.max() >= self.batch_size:
             raise ValueError(f"rows must be {self.batch_size} indices in [0, {self.batch_size})")
         n = self.length
         self.k[:, :, :, :n] = self.k[:, rows, :, :n]             # [L, B, K, n, D] gathered rows
-        self.v[:, :, :, :n] = self.v[:, rows, :, :n]
+        self.v[:, :, :, :n] = self.v[:, rows, :, :n]             # [L, B, K, n, D]
         self.valid[:, :n] = self.valid[rows, :n]
 
     def rollback(self, length: int) -> None:

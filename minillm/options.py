@@ -65,20 +65,19 @@ def score_options(model, tokenizer, prompt, options) -> OptionScores:
     if P + longest - 1 > model.config.n_ctx:
         raise ValueError(f"prompt ({P} tokens) + the longest option ({longest}) exceed n_ctx="
                          f"{model.config.n_ctx}")
-    cache, first = shared_prefix_cache(model, prompt_ids, B, capacity=max(P, P + longest - 1))
+    cache, first = shared_prefix_cache(model, prompt_ids, B, capacity=P + longest - 1)
     passes = 1
     logp = np.zeros((B, longest), dtype=np.float32)                # [B, Lmax] log p of each option token
     logp[:, 0] = log_softmax(first)[[r[0] for r in rows]]          # [B] first tokens: from the prompt
     if longest > 1:
         feed = np.zeros((B, longest - 1), dtype=np.int64)          # [B, Lmax-1] right-padded with id 0
-        for b, r in enumerate(rows):
-            feed[b, :len(r) - 1] = r[:-1]                          # every token but the last
-        logits = model(feed, cache=cache)                          # [B, Lmax-1, V]
-        passes += 1
         targets = np.zeros((B, longest - 1), dtype=np.int64)       # [B, Lmax-1] the next tokens
         for b, r in enumerate(rows):
-            targets[b, :len(r) - 1] = r[1:]
-        picked = np.take_along_axis(log_softmax(logits), targets[..., None], axis=-1)[..., 0]
+            feed[b, :len(r) - 1] = r[:-1]                          # every token but the last
+            targets[b, :len(r) - 1] = r[1:]                        # the token each one predicts
+        logits = model(feed, cache=cache)                          # [B, Lmax-1, V]
+        passes += 1
+        picked = np.take_along_axis(log_softmax(logits), targets[..., None], axis=-1)[..., 0]  # [B, Lmax-1]
         logp[:, 1:] = picked                                       # [B, Lmax-1]
     real = np.arange(longest)[None, :] < lengths[:, None]          # [B, Lmax] real token positions
     sums = np.where(real, logp, 0.0).astype(np.float64).sum(axis=1)   # [B] subtle: padding excluded

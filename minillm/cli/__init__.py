@@ -2,8 +2,9 @@
 
 Each command lives in its own module of this package and is built on the public API, not beside
 it. A command module defines ``add_arguments(parser)`` and ``run(args) -> int``; ``COMMANDS`` lists
-the modules in the order ``--help`` shows them. Modules are imported only when needed, so
-``--help`` stays fast.
+the modules in the order ``--help`` shows them. ``build_parser`` imports every command module
+(each must add its arguments); the slow work — loading a model or a tokenizer file, training —
+happens only inside the chosen command's ``run``.
 """
 from __future__ import annotations
 

@@ -20,8 +20,9 @@ def add_arguments(parser) -> None:
                         help="system prompt (default: the model template's, for SmolLM2 "
                              "'You are a helpful AI assistant named SmolLM, …')")
     add_sampling_arguments(parser, default_preset="chat")
-    parser.add_argument("--max-new-tokens", type=int, default=256,
-                        help="longest reply in tokens (default: 256)")
+    parser.add_argument("--max-new-tokens", type=int, default=None,
+                        help="longest reply in tokens (default: 256, or half the context window "
+                             "if that is smaller)")
 
 
 def run(args) -> int:

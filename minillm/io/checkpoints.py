@@ -81,6 +81,10 @@ def hf_to_named(tensors: dict[str, np.ndarray], config: ModelConfig) -> dict[str
                 named[f"blocks.{i}.attn.w{x}"] = np.asarray(w[:, j * C:(j + 1) * C], np.float32)  # [C, 3C] -> [C, C]
                 named[f"blocks.{i}.attn.b{x}"] = np.asarray(b[j * C:(j + 1) * C], np.float32)     # [3C] -> [C]
             used.update({f"h.{i}.attn.c_attn.weight", f"h.{i}.attn.c_attn.bias"})
+    head = tensors.get(_LM_HEAD[0])
+    if config.tie_embeddings and head is not None and not np.array_equal(head, named["wte"]):
+        raise ValueError(f"the config ties the embeddings but the checkpoint's {_LM_HEAD[0]!r} "
+                         f"differs from them; set tie_word_embeddings=false in config.json")
     unexpected = sorted(set(tensors) - used - {_LM_HEAD[0]})   # a tied lm_head copy is allowed
     if unexpected:
         raise ValueError(f"checkpoint has tensors this config does not use: {unexpected[:5]}")

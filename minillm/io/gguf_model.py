@@ -36,8 +36,9 @@ each rotated pair sit next to each other::
     unpermute:  head rows as [D/2, 2] (j, s) -> transpose -> [2, D/2] (s, j) -> flatten
 
 ``unpermute_qk`` is what the loader applies; ``permute_qk`` is the converter's direction, for tests
-that write GGUF files. Q is permuted head by head with H heads, K with its K (fewer, GQA) heads. Qwen2 GGUF files are NOT permuted (llama.cpp runs them with
-its rotate-half "NEOX" RoPE), so the loader undoes the permutation for ``llama`` files only.
+that write GGUF files. Q is permuted head by head with H heads, K with its K (fewer, GQA) heads.
+Qwen2 GGUF files are NOT permuted (llama.cpp runs them with its rotate-half "NEOX" RoPE), so the
+loader undoes the permutation for ``llama`` files only.
 """
 from __future__ import annotations
 
@@ -120,6 +121,9 @@ def gguf_config(meta: dict, tensors: dict) -> ModelConfig:
     if "token_embd.weight" not in tensors:
         raise ValueError("GGUF file has no token_embd.weight tensor")
     d_model, n_heads = key("embedding_length"), key("attention.head_count")
+    if not (type(d_model) is int and type(n_heads) is int and 0 < n_heads <= d_model):
+        raise ValueError(f"{arch}.embedding_length ({d_model!r}) and .attention.head_count "
+                         f"({n_heads!r}) must be ints with 0 < head_count <= embedding_length")
     d_head = d_model // n_heads
     for name in ("rope.dimension_count", "attention.key_length", "attention.value_length"):
         if meta.get(f"{arch}.{name}", d_head) != d_head:

@@ -35,9 +35,14 @@ def silu(x: np.ndarray) -> np.ndarray:
 
 
 def gelu_mlp(x: np.ndarray, p) -> np.ndarray:
-    """x [B, T, C] -> [B, T, C] with FFNParams p (w_up [C, F], w_down [F, C], biases)."""
-    h = x @ p.w_up + p.b_up               # [B, T, C] @ [C, F] -> [B, T, F]
-    return gelu_tanh(h) @ p.w_down + p.b_down   # [B, T, F] @ [F, C] -> [B, T, C]
+    """x [B, T, C] -> [B, T, C] with FFNParams p (w_up [C, F], w_down [F, C], biases or None)."""
+    h = x @ p.w_up                        # [B, T, C] @ [C, F] -> [B, T, F]
+    if p.b_up is not None:                # (None with mlp_bias=False)
+        h += p.b_up                       # [B, T, F] + [F]
+    out = gelu_tanh(h) @ p.w_down         # [B, T, F] @ [F, C] -> [B, T, C]
+    if p.b_down is not None:
+        out += p.b_down                   # [B, T, C] + [C]
+    return out
 
 
 def swiglu(x: np.ndarray, p) -> np.ndarray:

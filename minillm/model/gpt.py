@@ -141,7 +141,7 @@ class GPT:
             raise ValueError(f"attention_mask must have shape {(B, T)}, got {m.shape}")
         if cache is None:
             valid = m                                                   # [B, S = T]
-            before = np.zeros(B, dtype=np.int64)
+            before = np.zeros(B, dtype=np.int64)                        # [B] nothing cached
         else:
             cache.valid[:, start:start + T] = m
             valid = cache.valid[:, :start + T]                          # [B, S]

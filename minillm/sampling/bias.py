@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from .checks import masked
+from .checks import check_float_array, masked
 
 
 def _check_id(token: int, V: int, what: str) -> int:
@@ -28,6 +28,7 @@ def _check_id(token: int, V: int, what: str) -> int:
 
 def logit_bias(logits: np.ndarray, bias: Mapping[int, float]) -> np.ndarray:
     """``z + b`` on the ids in ``bias`` (finite or -inf values), every row alike. Dtype kept."""
+    check_float_array(logits)
     out = logits.copy()                                            # [..., V]
     for token, b in bias.items():
         token = _check_id(token, logits.shape[-1], "logit_bias")
@@ -40,7 +41,7 @@ def logit_bias(logits: np.ndarray, bias: Mapping[int, float]) -> np.ndarray:
 
 def allow_only(logits: np.ndarray, allowed: Iterable[int]) -> np.ndarray:
     """Mask every token not in ``allowed`` to -inf, every row alike. Dtype kept."""
-    V = logits.shape[-1]
+    V = check_float_array(logits).shape[-1]
     ids = [_check_id(t, V, "allowed_ids") for t in allowed]
     if not ids:
         raise ValueError("allowed_ids is empty: at least one token must be allowed")

@@ -10,13 +10,22 @@ from __future__ import annotations
 import numpy as np
 
 
-def check_logits(logits: np.ndarray, what: str = "logits") -> np.ndarray:
-    """Return ``logits`` unchanged if it is a valid ``[V]`` or ``[B, V]`` float array, else raise."""
+def check_float_array(logits: np.ndarray, what: str = "logits") -> np.ndarray:
+    """Return ``logits`` unchanged if it is a ``[V]`` or ``[B, V]`` float array, else raise.
+
+    subtle: the edits that keep the dtype (``z + dtype.type(b)``) would silently truncate a
+    bias or penalty to an integer on integer logits, hence the dtype check."""
     if not isinstance(logits, np.ndarray) or not np.issubdtype(logits.dtype, np.floating):
         raise TypeError(f"{what} must be a floating NumPy array of shape [V] or [B, V], "
                         f"got {type(logits).__name__} {getattr(logits, 'dtype', '')}")
     if logits.ndim not in (1, 2) or logits.shape[-1] == 0:
         raise ValueError(f"{what} must have shape [V] or [B, V] with V >= 1, got {logits.shape}")
+    return logits
+
+
+def check_logits(logits: np.ndarray, what: str = "logits") -> np.ndarray:
+    """``check_float_array``, and no NaN / +inf, and a finite entry in every row; else raise."""
+    check_float_array(logits, what)
     if np.isnan(logits).any() or np.isposinf(logits).any():
         raise ValueError(f"{what} contain NaN or +inf; only finite values and -inf (masked) "
                          f"are allowed")

@@ -22,6 +22,8 @@ import math
 
 import numpy as np
 
+from .checks import check_float_array
+
 
 def token_counts(token_ids, shape: tuple[int, ...]) -> np.ndarray:
     """Occurrence counts ``[V]`` (or ``[B, V]``) of a history, validated against ``shape``."""
@@ -63,6 +65,7 @@ def check_repetition_penalty(penalty: float) -> float:
 def repetition_penalty(logits: np.ndarray, token_ids, penalty: float) -> np.ndarray:
     """CTRL repetition penalty on every token of ``token_ids``. Shape and dtype kept."""
     theta = check_repetition_penalty(penalty)
+    check_float_array(logits)
     seen = token_counts(token_ids, logits.shape) > 0               # [..., V]  bool
     theta = logits.dtype.type(theta)                               # subtle: keep float32
     penalised = np.where(logits > 0, logits / theta, logits * theta)   # [..., V]
@@ -74,6 +77,7 @@ def frequency_presence_penalty(logits: np.ndarray, token_ids, frequency: float =
     """OpenAI's z - α_f · count - α_p · [count > 0]. Shape and dtype kept; α may be negative."""
     alpha_f = check_finite(frequency, "frequency_penalty")
     alpha_p = check_finite(presence, "presence_penalty")
+    check_float_array(logits)
     counts = token_counts(token_ids, logits.shape)                 # [..., V]  int64
     c = counts.astype(logits.dtype)                                # [..., V]  subtle: not float64
     present = (counts > 0).astype(logits.dtype)                    # [..., V]  0 or 1

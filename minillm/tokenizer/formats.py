@@ -115,7 +115,7 @@ def read(path_or_name, pattern=None) -> dict:
         kw = read_minillm(data)
     elif "model" in data:
         config_path = path.with_name("tokenizer_config.json")
-        config = json.loads(config_path.read_text()) if config_path.exists() else None
+        config = json.loads(_read_text(config_path)) if config_path.exists() else None
         kw = read_hf_json(data, config)
     else:
         raise ValueError(f"{path}: neither a Hugging Face tokenizer.json nor minillm's format")
@@ -170,6 +170,10 @@ def read_minillm(data: dict) -> dict:
         if data["merge_rule"] == "pairs":
             merges = {}
             for rank, (a, b) in enumerate(data["merges"]):
+                if not all(type(i) is int and 0 <= i < len(table) and table[i] is not None
+                           for i in (a, b)):  # subtle: table[-1] would silently be the last token
+                    raise ValueError(f"merge {rank} is [{a!r}, {b!r}]: both must be ids of "
+                                     f"ordinary tokens in [0, {len(table)})")
                 merges.setdefault((table[a], table[b]), rank)
         elif data["merge_rule"] != "ranks":
             raise ValueError(f"merge_rule must be 'pairs' or 'ranks', got {data['merge_rule']!r}")

@@ -21,6 +21,8 @@ from collections.abc import Collection
 
 import regex
 
+from .memo import Memo
+
 
 def _alternation(strings) -> regex.Pattern:
     """A regex matching any of `strings`, longest first (so the longest match wins)."""
@@ -37,12 +39,8 @@ class SpecialTokens:
                 raise ValueError(f"a special token must be a non-empty str with an id >= 0, "
                                  f"got {s!r}: {i!r}")
         self.tokens = dict(tokens)
-        self._regex_cache: dict[frozenset, regex.Pattern] = {}
-
-    def _regex(self, strings: frozenset) -> regex.Pattern:
-        if strings not in self._regex_cache:
-            self._regex_cache[strings] = _alternation(strings)
-        return self._regex_cache[strings]
+        # subtle: bounded, since callers may pass any set of strings as disallowed_special
+        self._regex = Memo(_alternation, size=64).__getitem__  # frozenset of strings -> regex
 
     def resolve(self, allowed_special, disallowed_special) -> tuple[frozenset, frozenset]:
         """The `allowed_special` / `disallowed_special` arguments -> (allowed, disallowed) sets."""

@@ -31,15 +31,33 @@ Pair = tuple[int, int]
 
 def merge_word(word: tuple[int, ...], pair: Pair, new_id: int) -> tuple[int, ...]:
     """Replace every occurrence of `pair` in `word`, left to right, by `new_id`."""
-    out, i = [], 0
+    return tuple(merge_and_diff(word, pair, new_id)[0])
+
+
+def merge_and_diff(word, pair: Pair, new_id: int) -> tuple[list[int], list[Pair], list[Pair]]:
+    """`merge_word`, plus the pairs the merge takes away and the pairs it makes.
+
+    A pair away from every merge survives unchanged, so only pairs touching a merge change:
+    `x a b y` -> `x N y` loses (x, a), (a, b), (b, y) and gains (x, N), (N, y).
+    subtle: back-to-back merges share a boundary, counted once: `a b a b` -> `N N` loses
+    (a, b), (b, a), (a, b) and gains (N, N) once. `new_id` is fresh, so `out[-1] == new_id`
+    means "the previous position was merged".
+    """
+    out: list[int] = []
+    lost: list[Pair] = []
+    gained: list[Pair] = []
+    i = 0
     while i < len(word):
-        if i + 1 < len(word) and word[i] == pair[0] and word[i + 1] == pair[1]:
-            out.append(new_id)
-            i += 2
-        else:
-            out.append(word[i])
-            i += 1
-    return tuple(out)
+        merge = i + 1 < len(word) and word[i] == pair[0] and word[i + 1] == pair[1]
+        e = new_id if merge else word[i]
+        if out and (merge or out[-1] == new_id):  # the boundary before position i touches a merge
+            lost.append((word[i - 1], word[i]))
+            gained.append((out[-1], e))
+        if merge:
+            lost.append(pair)
+        out.append(e)
+        i += 2 if merge else 1
+    return out, lost, gained
 
 
 def word_counts(pieces) -> dict[tuple[int, ...], int]:
@@ -73,10 +91,11 @@ def _sum_counts(items) -> dict[tuple[int, ...], int]:
 def train_fast(words: dict[tuple[int, ...], int], n_merges: int) -> list[Pair]:
     """Same merges as `train_naive`, without recounting the corpus for each merge.
 
-    Keeps `counts[pair]` and `where[pair]` (the words holding the pair). A merge only touches the
-    words in `where[best]`: take each one's pairs out of the counts, merge, put its new pairs in.
-    A heap of `(-count, pair)` finds the best pair; entries whose count has changed since they
-    were pushed are skipped when popped (every changed pair is pushed again with its new count).
+    Keeps `counts[pair]` and `where[pair]` (the words that have held the pair). A merge only
+    touches the words in `where[best]`, and in each only the pairs next to a merge
+    (`merge_and_diff`), so only the pairs whose counts change are touched. A heap of
+    `(-count, pair)` finds the best pair; entries whose count has changed since they were pushed
+    are skipped when popped (every changed pair is pushed again with its new count).
     """
     word_list = [list(w) for w in words]
     freq = list(words.values())
@@ -99,19 +118,18 @@ def train_fast(words: dict[tuple[int, ...], int], n_merges: int) -> list[Pair]:
         if best is None:
             break
         merges.append(best)
-        changed: set[Pair] = set()
+        delta: dict[Pair, int] = {}  # pair -> change of its count
         for k in sorted(where.pop(best)):
-            w = word_list[k]
-            for pair in zip(w, w[1:]):  # take the old pairs out
-                counts[pair] -= freq[k]
-                changed.add(pair)
-            w = list(merge_word(tuple(w), best, new_id))
-            word_list[k] = w
-            for pair in zip(w, w[1:]):  # and the new ones in
-                counts[pair] = counts.get(pair, 0) + freq[k]
+            word_list[k], lost, gained = merge_and_diff(word_list[k], best, new_id)
+            for pair in lost:
+                delta[pair] = delta.get(pair, 0) - freq[k]
+            for pair in gained:
+                delta[pair] = delta.get(pair, 0) + freq[k]
                 where.setdefault(pair, set()).add(k)
-                changed.add(pair)
-        for pair in changed:
+        for pair, d in delta.items():
+            if d == 0:  # unchanged: its heap entry is still valid
+                continue
+            counts[pair] = counts.get(pair, 0) + d
             if counts[pair] > 0:
                 heapq.heappush(heap, (-counts[pair], pair))
             else:

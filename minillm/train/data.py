@@ -44,8 +44,18 @@ def head_lines(text: str, max_chars: int) -> str:
 
 
 def token_array(ids: list[int], vocab_size: int) -> np.ndarray:
-    """ids -> a compact 1-D array (uint16 when the vocabulary fits, else int32)."""
-    return np.asarray(ids, dtype=np.uint16 if vocab_size <= 65536 else np.int32)
+    """ids -> a compact 1-D array (uint16 when the vocabulary fits, else int32).
+
+    subtle: the ids are checked against [0, vocab_size) first: casting a NumPy int array to uint16
+    silently wraps an id >= 65536 (or a negative one) into another token."""
+    wide = np.asarray(ids, dtype=np.int64)                              # [N]
+    if wide.ndim != 1:
+        raise ValueError(f"ids must be a 1-D sequence of ints, got shape {wide.shape}")
+    if wide.size and (wide.min() < 0 or wide.max() >= vocab_size):
+        raise ValueError(f"token ids must be in [0, {vocab_size}), got range "
+                         f"[{wide.min()}, {wide.max()}]")
+    compact = np.uint16 if vocab_size <= 65536 else np.int32
+    return wide.astype(compact)                                         # [N]
 
 
 def random_batch(ids: np.ndarray, batch: int, context: int, seed: int, step: int

@@ -93,10 +93,26 @@ def loss_and_grads(params, config, ids: np.ndarray, targets: np.ndarray) -> tupl
     ``grads`` has the keys (and shapes) of ``model.params.named()``.
     """
     check_trainable(config)
+    _check_batch(ids, targets, config)
     logits, cache = forward_with_cache(params, config, ids)             # [B, T, V]
     B, T, V = logits.shape
     loss, dlogits = cross_entropy_with_grad(logits.reshape(-1, V), targets.reshape(-1))
     return loss, backward(dlogits, cache, params, config)
+
+
+def _check_batch(ids: np.ndarray, targets: np.ndarray, config) -> None:
+    """ValueError unless ids and targets are [B, T] integer arrays of ids in [0, V), T <= n_ctx.
+    subtle: NumPy indexing would read a negative id as a row from the end of wte, silently."""
+    for name, a in (("ids", ids), ("targets", targets)):
+        if not isinstance(a, np.ndarray) or a.ndim != 2 or not np.issubdtype(a.dtype, np.integer):
+            raise ValueError(f"{name} must be a [B, T] integer array, got "
+                             f"{getattr(a, 'dtype', type(a).__name__)} {getattr(a, 'shape', '')}")
+        if a.size and (a.min() < 0 or a.max() >= config.vocab_size):
+            raise ValueError(f"{name} must be in [0, {config.vocab_size}), got range "
+                             f"[{a.min()}, {a.max()}]")
+    if ids.shape != targets.shape or not 1 <= ids.shape[1] <= config.n_ctx:
+        raise ValueError(f"ids and targets must share one shape [B, T] with 1 <= T <= n_ctx = "
+                         f"{config.n_ctx}, got {ids.shape} and {targets.shape}")
 
 
 def forward_with_cache(params, config, ids: np.ndarray) -> tuple[np.ndarray, tuple]:

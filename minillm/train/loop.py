@@ -18,6 +18,7 @@ training loss since the last record, and ``val_loss`` where it was measured.
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import time
 from dataclasses import asdict, dataclass
@@ -58,8 +59,13 @@ class TrainSettings:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if not 0 < self.min_lr <= self.lr:
-            raise ValueError(f"need 0 < min_lr ≤ lr, got lr={self.lr}, min_lr={self.min_lr}")
+        if not 0 < self.min_lr <= self.lr < math.inf:
+            raise ValueError(f"need 0 < min_lr ≤ lr, both finite, got lr={self.lr}, "
+                             f"min_lr={self.min_lr}")
+        if not 0 < self.grad_clip < math.inf:  # subtle: a negative clip would reverse the step
+            raise ValueError(f"grad_clip must be a finite number > 0, got {self.grad_clip!r}")
+        if not 0 <= self.weight_decay < math.inf:
+            raise ValueError(f"weight_decay must be a finite number >= 0, got {self.weight_decay!r}")
 
 
 def evaluate(model: GPT, inputs: np.ndarray, targets: np.ndarray, batch: int = 16) -> float:

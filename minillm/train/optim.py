@@ -65,6 +65,10 @@ class AdamW:
         if set(grads) != set(self.params):
             raise ValueError(f"gradient names differ from the parameters: "
                              f"{sorted(set(grads) ^ set(self.params))[:5]}")
+        wrong = [k for k, p in self.params.items() if grads[k].shape != p.shape]
+        if wrong:  # subtle: NumPy would broadcast a [C] gradient over a [T, C] parameter silently
+            raise ValueError(f"gradient {wrong[0]!r} has shape {grads[wrong[0]].shape}, its "
+                             f"parameter {self.params[wrong[0]].shape}")
         self.t += 1
         b1, b2 = self.beta1, self.beta2
         c1, c2 = 1.0 - b1 ** self.t, 1.0 - b2 ** self.t                # Python floats

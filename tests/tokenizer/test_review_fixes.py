@@ -1,0 +1,41 @@
+"""Regression tests from the review of tokenizer/: the fast trainer's local pair updates, the
+special-token regex cache bound, and merge ids checked when a minillm tokenizer file is read."""
+import json
+from collections import Counter
+
+import pytest
+from hypothesis import given, strategies as st
+
+from minillm.tokenizer import Tokenizer
+from minillm.tokenizer.special import SpecialTokens
+from minillm.tokenizer.train import merge_and_diff, merge_word
+
+
+def pair_counts(word) -> Counter:
+    return Counter(zip(word, word[1:]))
+
+
+@given(st.lists(st.integers(0, 3), max_size=30), st.tuples(st.integers(0, 3), st.integers(0, 3)))
+def test_merge_and_diff_lost_and_gained_pairs_are_the_change_in_pair_counts(word, pair):
+    new, lost, gained = merge_and_diff(word, pair, 9)
+    assert tuple(new) == merge_word(tuple(word), pair, 9)
+    assert pair_counts(word) - Counter(lost) + Counter(gained) == pair_counts(new)
+    assert not (Counter(lost) - pair_counts(word))  # only pairs the word really held are lost
+
+
+def test_special_token_regex_cache_is_bounded():
+    specials = SpecialTokens({"<|a|>": 0})
+    for k in range(500):  # every call with a new disallowed set compiles a new regex
+        specials.guard("text", frozenset({f"<|x{k}|>"}))
+    assert len(specials._regex.__self__) <= 64
+
+
+@pytest.mark.parametrize("merge", [[-1, 0], [0, 10_000], [0, None]])
+def test_read_minillm_rejects_merge_ids_outside_the_table(tmp_path, merge):
+    path = tmp_path / "tok.json"
+    Tokenizer.train("abab abab", 257).save(path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["merges"] = [merge]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ValueError, match="merge 0"):
+        Tokenizer.load(path)
