@@ -16,7 +16,7 @@ from pathlib import Path
 from minillm.model import GPT
 
 # Tokenizer files a checkpoint directory may hold, in the order they are tried.
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer.json.gz", "tokenizer.minillm", "encoder.json")
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer.json.gz", "encoder.json")   # HF or minillm JSON; GPT-2 dir
 
 
 def load_model(path: str | Path):
