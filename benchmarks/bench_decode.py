@@ -14,7 +14,9 @@ Prints, per BLAS thread count (medians of per-step times, all measured in this o
   no cache      tokens/s re-running the whole context every step (context 16 .. 16+steps)
   torch         HF transformers + torch CPU ``generate`` on the same shape (greedy, KV cache),
                 when torch and transformers are installed
-  prefill 512   seconds for a 512-token prompt, minillm vs torch (goal: minillm >= 1.5x faster)
+  prefill 512   seconds for a 512-token prompt, minillm vs torch (goal: minillm >= 1.5x faster),
+                and the sgemm floor: the same run's weight products alone (no attention, GELU,
+                norms), the least time any exact prefill with this BLAS can take
 Goals (issue 4): cache@16 >= 90 % of the bound; >= 2x torch's decode; cache@1000 <= 1.3x cache@16.
 """
 from __future__ import annotations
@@ -61,6 +63,23 @@ def bandwidth(repeats: int) -> float:
     best = min(median_time(lambda: np.add.reduce(STREAM.ravel()), repeats),
                median_time(lambda: x @ STREAM, repeats))            # [1, C] @ [C, N] -> [1, N]
     return STREAM.nbytes / best
+
+
+def weight_products(model, ids) -> float:
+    """Seconds for the prefill's weight products alone: every block matrix times the [T, C]
+    activations, and the LM head for the last row — the matrix-multiply (sgemm) floor under any
+    prefill that computes exactly (attention, GELU and norms come on top)."""
+    T, C = ids.shape[1], model.config.d_model
+    x = np.random.default_rng(2).standard_normal((1, T, C), dtype=np.float32)   # [1, T, C]
+    h = np.random.default_rng(3).standard_normal((1, T, model.config.d_ff), dtype=np.float32)
+    p = model.params
+    t = clock()
+    for b in p.blocks:
+        for w in (b.attn.wq, b.attn.wk, b.attn.wv, b.attn.wo, b.ffn.w_up):
+            x @ w                                                   # [1, T, C] @ [C, ·]
+        h @ b.ffn.w_down                                            # [1, T, F] @ [F, C]
+    x[:, -1:] @ p.wte.T                                             # [1, 1, C] @ [C, V]
+    return clock() - t
 
 
 def weight_bytes_per_token(model) -> int:
@@ -145,7 +164,7 @@ def measure(model, threads: int, steps: int, rounds: int, with_torch: bool) -> d
         except ImportError:
             pass
     ids512 = np.random.default_rng(1).integers(0, CONFIG.vocab_size, (1, 512))    # [1, 512]
-    r = {k: [] for k in ("bw", "c16", "c1000", "nocache", "pre", "tgen", "tgen1", "tpre")}
+    r = {k: [] for k in ("bw", "c16", "c1000", "nocache", "pre", "gemm", "tgen", "tgen1", "tpre")}
     for _ in range(rounds):
         r["bw"].append(bandwidth(1))
         r["c16"] += short.steps(steps)
@@ -154,6 +173,7 @@ def measure(model, threads: int, steps: int, rounds: int, with_torch: bool) -> d
         t = clock()
         model(ids512, cache=KVCache(CONFIG, 1, 512), last_only=True)
         r["pre"].append(clock() - t)
+        r["gemm"].append(weight_products(model, ids512))
         if torch_model is not None:
             r["tgen"].append(torch_model.generate(steps + 1))
             r["tgen1"].append(torch_model.generate(1))
@@ -211,6 +231,9 @@ def main() -> None:
                   f"minillm/torch = {m['torch'] / c16:.2f}x")
             print(f"prefill 512    minillm {m['pre']:.2f} s, torch {m['tpre']:.2f} s  "
                   f"minillm/torch = {m['tpre'] / m['pre']:.2f}x")
+            print(f"  sgemm floor  the weight products alone take {m['gemm']:.2f} s "
+                  f"({m['gemm'] / m['pre']:.0%} of minillm's prefill); 1.5x torch would need "
+                  f"<= {m['tpre'] / 1.5:.2f} s")
         else:
             print(f"prefill 512    minillm {m['pre']:.2f} s (torch/transformers not installed)")
 

@@ -18,11 +18,27 @@ import numpy as np
 # subtle: a Python float, not np.sqrt(2 / np.pi): a NumPy float64 scalar would promote the float32
 # activations to float64 under NumPy 2 and make the whole FFN ~20x slower.
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_B = 0.044715 * _SQRT_2_OVER_PI
 
 
 def gelu_tanh(x: np.ndarray) -> np.ndarray:
-    """[...] -> [...], elementwise."""
-    return 0.5 * x * (1.0 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * (x * x * x))))
+    """[...] -> [...], elementwise; ``x`` is not modified.
+
+    The formula above with its inner term factored, √(2/π)(x + 0.044715x³) = x · (a + b·x²),
+    a = √(2/π), b = 0.044715·a, computed in place on one temporary. Why: written as one
+    expression it makes eight temporaries, and a fresh 6 MB array (a [512, 3072] activation)
+    costs about as much to obtain from the OS (page faults on first touch) as the arithmetic on
+    it; in place halves the GELU's time in a 512-token prefill.
+    """
+    u = x * x                                    # [...] x²
+    u *= _B                                      # b·x²
+    u += _SQRT_2_OVER_PI                         # a + b·x²
+    u *= x                                       # a·(x + 0.044715·x³)
+    np.tanh(u, out=u)                            # tanh(...)
+    u += 1.0                                     # 1 + tanh(...)
+    u *= x                                       # x·(1 + tanh(...))
+    u *= 0.5                                     # ½·x·(1 + tanh(...))
+    return u
 
 
 def silu(x: np.ndarray) -> np.ndarray:

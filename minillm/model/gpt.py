@@ -77,7 +77,8 @@ class GPT:
             rope = (self.rope_cos[positions][:, None], self.rope_sin[positions][:, None])  # [B, 1, T, D/2]
         weights = []
         for layer, bp in enumerate(p.blocks):
-            x, w = block(x, bp, c, mask, rope=rope, cache=cache, layer=layer)   # [B, T, C]
+            x, w = block(x, bp, c, mask, rope=rope, cache=cache, layer=layer,
+                         need_weights=return_attention)                 # [B, T, C]
             if return_attention:
                 weights.append(w)                                       # [B, H, T, S]
         if cache is not None:

@@ -14,17 +14,22 @@ import numpy as np
 
 
 def layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
-    """x [..., C], weight [C], bias [C] -> [..., C]."""
+    """x [..., C], weight [C], bias [C] -> [..., C]; ``x`` is not modified."""
     mean = x.mean(axis=-1, keepdims=True)                 # [..., 1]
-    centered = x - mean                                   # [..., C]
-    var = (centered * centered).mean(axis=-1, keepdims=True)  # [..., 1]  biased variance
-    return centered / np.sqrt(var + eps) * weight + bias  # [..., C]   eps: a Python float
+    y = x - mean                                          # [..., C]  centred
+    var = np.square(y).mean(axis=-1, keepdims=True)       # [..., 1]  biased variance
+    y *= 1.0 / np.sqrt(var + eps)                         # [..., C]  eps: a Python float
+    y *= weight                                           # [..., C]  (in place: one [..., C]
+    y += bias                                             # [..., C]  temporary fewer per step)
+    return y
 
 
 def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
     """x [..., C], weight [C] -> [..., C]. No centring and no bias: only the scale is fixed."""
-    ms = (x * x).mean(axis=-1, keepdims=True)             # [..., 1]  mean of squares
-    return x / np.sqrt(ms + eps) * weight                 # [..., C]
+    ms = np.square(x).mean(axis=-1, keepdims=True)        # [..., 1]  mean of squares
+    y = x * (1.0 / np.sqrt(ms + eps))                     # [..., C]  x · rsqrt, as HF computes it
+    y *= weight                                           # [..., C]
+    return y
 
 
 def norm(x: np.ndarray, p, kind: str, eps: float) -> np.ndarray:

@@ -60,3 +60,14 @@ def test_saved_names_are_exactly_hf_names(name, tmp_path):
     ours = {k: v.shape for k, v in load_safetensors(tmp_path / "model.safetensors").items()}
     theirs = {k: v.shape for k, v in load_safetensors(FIXTURES / name / "model.safetensors").items()}
     assert ours == theirs
+
+
+@pytest.mark.parametrize("block", [1, 7, 16])
+def test_logits_match_hf_within_1e_4_with_query_blocks(case, block, monkeypatch):
+    """The prefill path (attention computed a block of queries at a time, masked keys skipped)
+    matches HF as the full formula does; the fixtures' 64 positions are one block by default."""
+    monkeypatch.setattr("minillm.model.attention.QUERY_BLOCK", block)
+    model, expected = case
+    ids, want = expected["ids"], expected["logits"]
+    got = model(ids[:want.shape[0]])
+    assert np.abs(got - want).max() <= 1e-4
