@@ -47,7 +47,12 @@ def silu(x: np.ndarray) -> np.ndarray:
     subtle: σ(x) is computed as ½(1 + tanh(x/2)), the same function as 1/(1 + e^(−x)), because
     e^(−x) overflows float32 for x < −88 (a RuntimeWarning, then x/inf); tanh never overflows.
     """
-    return x * (0.5 + 0.5 * np.tanh(0.5 * x))
+    u = x * 0.5                           # [...] x/2   (one temporary, as in gelu_tanh)
+    np.tanh(u, out=u)                     # tanh(x/2)
+    u *= 0.5
+    u += 0.5                              # σ(x) = ½ + ½·tanh(x/2)
+    u *= x                                # x · σ(x)
+    return u
 
 
 def gelu_mlp(x: np.ndarray, p) -> np.ndarray:
@@ -64,8 +69,8 @@ def gelu_mlp(x: np.ndarray, p) -> np.ndarray:
 def swiglu(x: np.ndarray, p) -> np.ndarray:
     """x [B, T, C] -> [B, T, C] with FFNParams p (w_gate, w_up [C, F], w_down [F, C])."""
     gate = silu(x @ p.w_gate)             # [B, T, C] @ [C, F] -> [B, T, F]
-    up = x @ p.w_up                       # [B, T, C] @ [C, F] -> [B, T, F]
-    return (gate * up) @ p.w_down         # [B, T, F] @ [F, C] -> [B, T, C]
+    gate *= x @ p.w_up                    # [B, T, F] ⊙ ([B, T, C] @ [C, F])
+    return gate @ p.w_down                # [B, T, F] @ [F, C] -> [B, T, C]
 
 
 def ffn(x: np.ndarray, p, kind: str) -> np.ndarray:
