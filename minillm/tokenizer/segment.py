@@ -18,8 +18,22 @@ subtle: only boundaries between real characters are considered: a lone surrogate
 carried by `encode_bytes`) may be a continuation byte, which is not a unit start. Boundaries
 between two ASCII characters are never cut (ASCII-only tokens are not collected: it keeps the
 table small, and English pre-tokens are short and cached anyway).
+
+The fast path: almost all collected pairs join two *whole* characters (o200k: 21,883 of 22,502),
+and then the boundary c1|c2 is unsafe exactly when the two-character string c1 + c2 is one of
+those `bigrams`: one set look-up. The other pairs involve part of a character: (海, b"\\xe6"),
+(b"\\xb6", 的), (b"\\xb6", b"\\xe6"). Their characters are marked *rare*: 海 and 的, and for a
+part-part pair all characters ending with b"\\xb6" or all starting with b"\\xe6" (whichever are
+fewer). A piece with no rare character, ASCII, lone surrogate or character above U+FFFF (one
+`re` scan over a bitmap class, `_plain`) can only have bigram conflicts, so it takes the fast
+path; other pieces (~5-10% of Chinese ones) go to `split_exact`, which tests the 4 x 4
+suffix/prefix combinations through per-character sets.
 """
 from __future__ import annotations
+
+import functools
+import re
+from operator import add
 
 from .memo import Memo
 
@@ -35,10 +49,42 @@ def char_units(token: bytes) -> list[bytes]:
     return units
 
 
+def is_char(unit: bytes) -> bool:
+    """Is `unit` exactly one whole character? b"\\xe6\\xb5\\xb7" yes; b"\\xe6\\xb5", b"\\xb7" no."""
+    try:
+        return len(unit.decode("utf-8")) == 1
+    except UnicodeDecodeError:
+        return False
+
+
+def bmp_class(excluded: set[str]) -> str:
+    """An `re` class of the non-ASCII BMP characters that are not surrogates nor in `excluded`
+    (`re` keeps it as one 64K bitmap: one look-up per character, see stdlib_re.py)."""
+    holes = {ord(c) for c in excluded if 0x80 <= ord(c) <= 0xFFFF} | set(range(0xD800, 0xE000))
+    ranges, start = [], 0x80
+    for cp in [*sorted(holes), 0x10000]:
+        if cp > start:
+            ranges.append(f"{re.escape(chr(start))}-{re.escape(chr(cp - 1))}")
+        start = cp + 1
+    return f"[{''.join(ranges)}]"
+
+
+@functools.lru_cache(maxsize=1)
+def _bmp_utf8() -> list[tuple[str, bytes]]:
+    """(character, its UTF-8) for every non-ASCII BMP character but the surrogates."""
+    return [(c, c.encode()) for c in map(chr, [*range(0x80, 0xD800), *range(0xE000, 0x10000)])]
+
+
+def _chars_with(test) -> set[str]:
+    """The non-ASCII BMP characters whose UTF-8 passes `test` (e.g. ends with b"\\xb6")."""
+    return {c for c, b in _bmp_utf8() if test(b)}
+
+
 class SafeCuts:
     """The adjacent character-unit pairs of a vocabulary, and `split` at the safe boundaries.
 
-    For speed each character carries two sets (memoised per character): `follow[c]`, the units
+    `split` takes the bigram fast path (module docstring) when it can. `split_exact` handles
+    any piece: each character carries two sets (memoised per character): `follow[c]`, the units
     that some token puts right after a suffix of c, and `heads[c]`, those prefixes of c that
     some token puts right after another unit. The boundary c1|c2 is safe iff the two sets are
     disjoint, so all boundaries of a piece are tested by one C-level `map(frozenset.isdisjoint,
@@ -62,6 +108,16 @@ class SafeCuts:
         self._sets = Memo(self._follow_and_heads, size=1 << 16)  # bounded: a text may hold
         self.follow = Memo(lambda ch: self._sets[ch][0], size=1 << 16)  # any of 1.1 M chars
         self.heads = Memo(lambda ch: self._sets[ch][1], size=1 << 16)
+        # the fast path (module docstring): whole-character pairs as "c1c2" strings; the rest
+        whole = {(u1, u2) for u1, u2 in self.pairs if is_char(u1) and is_char(u2)}
+        self.bigrams = {u1.decode() + u2.decode() for u1, u2 in whole}
+        odd = self.pairs - whole
+        rare = {u.decode() for pair in odd for u in pair if is_char(u)}
+        for u1, u2 in odd:
+            if not is_char(u1) and not is_char(u2):  # part-part: mark the smaller side
+                rare |= min(_chars_with(lambda b: b.endswith(u1) and b != u1),
+                            _chars_with(lambda b: b.startswith(u2) and b != u2), key=len)
+        self._plain = re.compile(bmp_class(rare) + "*")  # fullmatch: every character plain?
 
     def _follow_and_heads(self, ch: str) -> tuple[frozenset, frozenset]:
         """(follow, heads) of one character (see the class docstring)."""
@@ -78,16 +134,31 @@ class SafeCuts:
             heads.add(self.ASCII)
         return frozenset(follow), frozenset(heads)
 
-    def split(self, piece: str) -> list[str]:
-        """The piece cut at every safe character boundary (`"".join(result) == piece`)."""
+    def split(self, piece: str) -> str | list[str]:
+        """The piece cut at every safe character boundary, as an iterable of segments
+        (`"".join(result) == piece`).
+
+        subtle: when every boundary is safe (the usual case) the result is `piece` itself: a str
+        iterates over its characters, the 1-character segments, and no list is built."""
+        if self._plain.fullmatch(piece) is None:
+            return self.split_exact(piece)
+        if self.bigrams.isdisjoint(map(add, piece, piece[1:])):
+            return piece
+        return _cut(piece, [b not in self.bigrams for b in map(add, piece, piece[1:])])
+
+    def split_exact(self, piece: str) -> str | list[str]:
+        """`split` for any piece, through the per-character `follow` and `heads` sets."""
         safe = list(map(frozenset.isdisjoint, map(self.follow.__getitem__, piece[:-1]),
                         map(self.heads.__getitem__, piece[1:])))  # safe[k - 1]: cut before k?
-        if all(safe):
-            return list(piece)
-        segments, start = [], 0
-        for k, cut in enumerate(safe, 1):
-            if cut:
-                segments.append(piece[start:k])
-                start = k
-        segments.append(piece[start:])
-        return segments
+        return piece if all(safe) else _cut(piece, safe)
+
+
+def _cut(piece: str, safe: list[bool]) -> list[str]:
+    """Cut `piece` before character k wherever `safe[k - 1]`."""
+    segments, start = [], 0
+    for k, cut in enumerate(safe, 1):
+        if cut:
+            segments.append(piece[start:k])
+            start = k
+    segments.append(piece[start:])
+    return segments

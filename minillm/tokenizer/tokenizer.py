@@ -98,12 +98,11 @@ class Tokenizer:
 
     # ----- encoding -------------------------------------------------------------------------
     def _encode_piece(self, piece: str) -> tuple[int, ...]:
-        """One pre-token -> its ids (cached by `_piece_ids`)."""
-        data = piece.encode("utf-8", errors="surrogateescape")  # surrogates: see encode_bytes
-        if self.whole_piece_lookup:
-            i = self._encoder.get(data)
-            if i is not None:
-                return (i,)
+        """One pre-token -> its ids (cached by `_piece_ids`).
+
+        subtle: the cut comes before the whole-piece look-up, which it makes unnecessary: a piece
+        that is a token has no safe cut (that token spans each of its boundaries: segment.py).
+        """
         if len(piece) > 1 and not piece.isascii():  # long runs of CJK: cut where BPE cannot merge
             if self._safe_cuts is None:
                 extra = (a + b for a, b in self.merges) if self.merges else ()
@@ -112,6 +111,11 @@ class Tokenizer:
             if len(segments) > 1:
                 return tuple(itertools.chain.from_iterable(
                     map(self._segment_ids.__getitem__, segments)))
+        data = piece.encode("utf-8", errors="surrogateescape")  # surrogates: see encode_bytes
+        if self.whole_piece_lookup:
+            i = self._encoder.get(data)
+            if i is not None:
+                return (i,)
         return self._bpe_ids(data)
 
     def _bpe_ids(self, piece: str | bytes) -> tuple[int, ...]:

@@ -1,13 +1,22 @@
 """Cutting pre-tokens at safe boundaries never changes BPE's result (segment.py)."""
+import functools
+
 import pytest
 from hypothesis import given, strategies as st
 
 from minillm.tokenizer import bpe
-from minillm.tokenizer.segment import SafeCuts, char_units
+from minillm.tokenizer.segment import SafeCuts, char_units, is_char
 from tests.tokenizer.helpers import named, smollm2_from_gguf
 
 # CJK, Cyrillic (o200k has tokens such as b"\xd0\xbe\xd0" that end mid-character), Latin, space
 chars = st.sampled_from(list("海水会吸收较多红光的了是一不人天空蓝色оабвгд éa ") + ["\udce6"])
+
+
+@functools.lru_cache(maxsize=None)
+def cuts_of(name: str) -> SafeCuts:
+    tok = smollm2_from_gguf() if name == "smollm2" else named(name)
+    extra = (a + b for a, b in tok.merges) if tok.merges else ()
+    return SafeCuts([*tok._encoder, *extra])
 
 
 def test_char_units():
@@ -19,18 +28,19 @@ def test_char_units():
 @given(st.lists(chars, min_size=1, max_size=40).map("".join))
 def test_bpe_of_segments_equals_bpe_of_the_piece(name, piece):
     tok = smollm2_from_gguf() if name == "smollm2" else named(name)
-    cuts = tok._safe_cuts or SafeCuts(tok._encoder)
+    cuts = cuts_of(name)
     whole = bpe.merge(piece.encode("utf-8", "surrogateescape"), tok._rank)
     parts = [p for seg in cuts.split(piece)
              for p in bpe.merge(seg.encode("utf-8", "surrogateescape"), tok._rank)]
     assert parts == whole
     assert "".join(cuts.split(piece)) == piece
+    assert list(cuts.split(piece)) == list(cuts.split_exact(piece))
 
 
 def test_chinese_clause_is_cut_into_cacheable_segments():
     tok = named("gpt2")
     tok.encode("海水")  # builds the table
-    assert len(tok._safe_cuts.split("海水会吸收较多红光")) > 3
+    assert len(list(tok._safe_cuts.split("海水会吸收较多红光"))) > 3
 
 
 def reference_split(cuts: SafeCuts, piece: str) -> list[str]:
@@ -50,9 +60,54 @@ def reference_split(cuts: SafeCuts, piece: str) -> list[str]:
     return segments + [piece[start:]]
 
 
-@pytest.mark.parametrize("name", ["gpt2", "o200k"])
-@given(st.lists(chars, min_size=1, max_size=40).map("".join))
-def test_fast_split_equals_the_boundary_by_boundary_rule(name, piece):
-    tok = named(name)
-    cuts = tok._safe_cuts or SafeCuts(tok._encoder)
-    assert cuts.split(piece) == reference_split(cuts, piece)
+@functools.lru_cache(maxsize=None)
+def tricky_chars(name: str) -> list[str]:
+    """Characters that steer `split` onto each of its paths for this vocabulary: both sides of
+    whole-character pairs (bigrams), and for the other pairs the characters that end with the
+    left unit or start with the right one (b"\\xb6" | b"\\xe6": 3 of each)."""
+    cuts = cuts_of(name)
+    ends, starts = {}, {}  # bytes -> the characters whose UTF-8 ends / starts with them
+    for c in map(chr, [*range(0x80, 0xD800), *range(0xE000, 0x10000)]):
+        b = c.encode()
+        for i in range(len(b)):
+            ends.setdefault(b[i:], []).append(c)
+            starts.setdefault(b[:i + 1], []).append(c)
+    pool = {c for b in sorted(cuts.bigrams)[:300] for c in b}
+    for u1, u2 in cuts.pairs:
+        if not (is_char(u1) and is_char(u2)):
+            pool.update(ends.get(u1, [])[:3] + starts.get(u2, [])[:3])
+    return sorted(pool)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k", "o200k"])
+@given(st.data())
+def test_fast_split_equals_the_boundary_by_boundary_rule(name, data):
+    cuts = cuts_of(name)
+    mix = st.one_of(chars, st.sampled_from(tricky_chars(name)))
+    piece = data.draw(st.lists(mix, min_size=1, max_size=40).map("".join))
+    expected = reference_split(cuts, piece)
+    assert list(cuts.split(piece)) == expected
+    assert list(cuts.split_exact(piece)) == expected
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k", "o200k"])
+def test_every_pair_with_a_partial_character_blocks_its_cut(name):
+    """Exhaustive over the pairs that the fast path's bigram set does not hold: for each, a few
+    c1 ending with its left unit and c2 starting with its right unit, alone and amid Han."""
+    cuts, pool = cuts_of(name), tricky_chars(name)
+    for u1, u2 in [(u1, u2) for u1, u2 in cuts.pairs if not (is_char(u1) and is_char(u2))]:
+        for c1 in [c for c in pool if c.encode().endswith(u1)][:3]:
+            for c2 in [c for c in pool if c.encode().startswith(u2)][:3]:
+                for piece in (c1 + c2, "海" + c1 + c2 + "水"):
+                    assert list(cuts.split(piece)) == reference_split(cuts, piece), piece
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k", "o200k", "smollm2"])
+def test_no_token_is_ever_cut(name):
+    """tokenizer.py skips the whole-piece look-up when a piece has a safe cut: this is why.
+    Every token of >= 2 characters, one of them not ASCII (invalid bytes as lone surrogates)."""
+    tok = smollm2_from_gguf() if name == "smollm2" else named(name)
+    cuts = cuts_of(name)
+    texts = (t.decode("utf-8", "surrogateescape") for t in tok._encoder)
+    cut = [s for s in texts if len(s) > 1 and not s.isascii() and list(cuts.split(s)) != [s]]
+    assert cut == []
