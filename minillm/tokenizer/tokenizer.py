@@ -3,10 +3,9 @@
     encode:  text -> [special-token split] -> pre-tokens (regex) -> UTF-8 bytes -> BPE parts -> ids
     decode:  ids -> bytes of each token, concatenated -> UTF-8 text (errors="replace")
 
-Speed: the ids of each pre-token are cached (memo.py: CACHE_SIZE entries, words repeat) and the
-cache is read from C over the whole list of pre-tokens; long non-ASCII pre-tokens are first cut
-where no merge can cross (segment.py) so their segments hit the cache too; long pieces merge with
-a heap (bpe.py); the pre-tokenising regex runs on the stdlib `re` when it can (stdlib_re.py).
+Speed (pieces.py): the ids of each pre-token are cached, a long text's new pre-tokens are
+merged all at once in NumPy, long non-ASCII pre-tokens are cut where no merge can cross; the
+pre-tokenising regex runs on the stdlib `re` when it can (stdlib_re.py).
 
     >>> tok = Tokenizer.load("gpt2")
     >>> tok.encode("Hello world")
@@ -21,16 +20,14 @@ a pre-tokenisation pattern and the special tokens.
 """
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 
-from . import bpe, formats, hf
-from .memo import Memo
+from . import formats, hf
 from .patterns import PreTokenizer
-from .segment import SafeCuts
+from .pieces import PieceEncoder
 from .special import SpecialTokens
 
-CACHE_SIZE = 1 << 16  # pre-tokens whose ids are remembered (memo.py): words repeat a lot
+MAX_ID = 1 << 24  # the largest token id accepted + 1
 
 
 class Tokenizer:
@@ -46,6 +43,10 @@ class Tokenizer:
             raise ValueError("a tokenizer needs a non-empty {token bytes: id} vocabulary")
         if min(encoder.values()) < 0:
             raise ValueError(f"token ids must be >= 0, got {min(encoder.values())}")
+        top = max([*encoder.values(), *(special_tokens or {}).values()])
+        if top >= MAX_ID:  # (the id -> bytes table below has one slot per id)
+            raise ValueError(f"token ids must be below {MAX_ID:,} (real vocabularies have up to "
+                             f"~260,000 tokens), got {top:,}")
         self._encoder = encoder
         self.merges = merges
         # tiktoken (and HF's ignore_merges): a pre-token that is itself a token is that token
@@ -66,10 +67,7 @@ class Tokenizer:
             if value is not None and not (0 <= value < size):
                 raise ValueError(f"{name}={value} is outside the vocabulary [0, {size})")
         self.bos_id, self.eos_id, self.unk_id = bos_id, eos_id, unk_id
-        self._rank = bpe.rank_function(encoder, merges)
-        self._piece_ids = Memo(self._encode_piece, CACHE_SIZE)  # pre-token -> ids
-        self._segment_ids = Memo(self._bpe_ids, CACHE_SIZE)  # segment (segment.py) -> ids
-        self._safe_cuts: SafeCuts | None = None  # built on first use (segment.py)
+        self._pieces = PieceEncoder(encoder, merges, whole_piece_lookup, unk_id)  # pieces.py
 
     # ----- loading, saving, training --------------------------------------------------------
     @classmethod
@@ -97,48 +95,6 @@ class Tokenizer:
         formats.write_minillm(self, Path(path))
 
     # ----- encoding -------------------------------------------------------------------------
-    def _encode_piece(self, piece: str) -> tuple[int, ...]:
-        """One pre-token -> its ids (cached by `_piece_ids`).
-
-        subtle: the cut comes before the whole-piece look-up, which it makes unnecessary: a piece
-        that is a token has no safe cut (that token spans each of its boundaries: segment.py).
-        """
-        if len(piece) > 1 and not piece.isascii():  # long runs of CJK: cut where BPE cannot merge
-            if self._safe_cuts is None:
-                extra = (a + b for a, b in self.merges) if self.merges else ()
-                self._safe_cuts = SafeCuts(itertools.chain(self._encoder, extra))
-            segments = self._safe_cuts.split(piece)
-            if len(segments) > 1:
-                return tuple(itertools.chain.from_iterable(
-                    map(self._segment_ids.__getitem__, segments)))
-        data = piece.encode("utf-8", errors="surrogateescape")  # surrogates: see encode_bytes
-        if self.whole_piece_lookup:
-            i = self._encoder.get(data)
-            if i is not None:
-                return (i,)
-        return self._bpe_ids(data)
-
-    def _bpe_ids(self, piece: str | bytes) -> tuple[int, ...]:
-        """BPE of a piece or segment (no whole-piece look-up: that rule is for pre-tokens)."""
-        if isinstance(piece, str):
-            piece = piece.encode("utf-8", errors="surrogateescape")
-        parts = bpe.merge(piece, self._rank)
-        try:
-            return tuple(map(self._encoder.__getitem__, parts))
-        except KeyError:
-            return tuple(self._unknown(p) for p in parts)
-
-    def _unknown(self, part: bytes) -> int:
-        """subtle: some vocabularies (SmolLM2's) lack a few single bytes (control characters,
-        bytes never valid in UTF-8). Hugging Face then emits its unk token; llama.cpp fails. We
-        emit `unk_id` when the vocabulary names one, else raise."""
-        if part in self._encoder:
-            return self._encoder[part]
-        if self.unk_id is None:
-            raise ValueError(f"byte(s) {part.hex(' ')} have no token in this vocabulary and it has "
-                             f"no unknown token")
-        return self.unk_id
-
     def encode_ordinary(self, text: str) -> list[int]:
         """Text -> ids, treating special-token strings as ordinary text."""
         if not isinstance(text, str):
@@ -152,15 +108,12 @@ class Tokenizer:
         return self._encode_pieces(text)
 
     def _encode_pieces(self, text: str) -> list[int]:
-        """Pre-tokenise, then BPE each piece (through the cache, read from C: memo.py)."""
-        pieces = self._pre.split(text)
-        return list(itertools.chain.from_iterable(map(self._piece_ids.__getitem__, pieces)))
+        """Pre-tokenise, then BPE each piece (through the cache: pieces.py)."""
+        return self._pieces.encode(self._pre.split(text))
 
     def _clear_caches(self) -> None:
-        """Forget the ids of pre-tokens and segments seen (the benchmark's "cold" runs). Tables
-        derived from the vocabulary stay, including segment.py's per-character sets."""
-        self._piece_ids.clear()
-        self._segment_ids.clear()
+        """Forget the ids of text seen before (the benchmark's "cold" runs; pieces.py)."""
+        self._pieces.clear()
 
     def encode_bytes(self, data: bytes) -> list[int]:
         """Arbitrary bytes -> ids, so that `decode_bytes(encode_bytes(b)) == b` for any bytes.

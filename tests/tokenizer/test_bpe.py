@@ -42,7 +42,7 @@ def test_ties_go_to_the_leftmost_pair():
 def test_heap_equals_list_on_long_chinese_pieces(text):
     tok = named("gpt2")
     piece = text.encode()
-    assert bpe.merge_heap(piece, tok._rank) == bpe.merge_list(piece, tok._rank)
+    assert bpe.merge_heap(piece, tok._pieces.rank) == bpe.merge_list(piece, tok._pieces.rank)
 
 
 def test_empty_and_one_byte_pieces():

@@ -39,3 +39,9 @@ def test_read_minillm_rejects_merge_ids_outside_the_table(tmp_path, merge):
     path.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(ValueError, match="merge 0"):
         Tokenizer.load(path)
+
+
+def test_absurd_token_id_raises_value_error_not_memory_error():
+    """Regression: a vocabulary naming id 10**12 made the id -> bytes table allocate ~8 TB."""
+    with pytest.raises(ValueError, match="token ids must be below"):
+        Tokenizer({b"a": 10**12}, None)

@@ -29,9 +29,9 @@ def test_char_units():
 def test_bpe_of_segments_equals_bpe_of_the_piece(name, piece):
     tok = smollm2_from_gguf() if name == "smollm2" else named(name)
     cuts = cuts_of(name)
-    whole = bpe.merge(piece.encode("utf-8", "surrogateescape"), tok._rank)
+    whole = bpe.merge(piece.encode("utf-8", "surrogateescape"), tok._pieces.rank)
     parts = [p for seg in cuts.split(piece)
-             for p in bpe.merge(seg.encode("utf-8", "surrogateescape"), tok._rank)]
+             for p in bpe.merge(seg.encode("utf-8", "surrogateescape"), tok._pieces.rank)]
     assert parts == whole
     assert "".join(cuts.split(piece)) == piece
     assert list(cuts.split(piece)) == list(cuts.split_exact(piece))
@@ -40,7 +40,7 @@ def test_bpe_of_segments_equals_bpe_of_the_piece(name, piece):
 def test_chinese_clause_is_cut_into_cacheable_segments():
     tok = named("gpt2")
     tok.encode("海水")  # builds the table
-    assert len(list(tok._safe_cuts.split("海水会吸收较多红光"))) > 3
+    assert len(list(tok._pieces.safe_cuts.split("海水会吸收较多红光"))) > 3
 
 
 def reference_split(cuts: SafeCuts, piece: str) -> list[str]:

@@ -1,0 +1,129 @@
+"""From pre-tokens to ids, fast: the cache and the three ways BPE runs.
+
+The Tokenizer (tokenizer.py) splits a text into pre-tokens; `PieceEncoder.encode(pieces)` turns
+them into ids. Pre-tokens repeat a lot (" the", " and", "."), so:
+
+- the ids of every pre-token are cached (memo.py: `CACHE_SIZE` entries) and the cache is read
+  from C over the whole list (`map(cache.__getitem__, pieces)`): Python runs only on a miss;
+- the new pre-tokens of a long text (at least `BATCH_MIN`) are merged all at once in NumPy
+  (batch_bpe.py) before that read, so the misses are few;
+- a miss on a long non-ASCII pre-token (a clause of Chinese) is first cut where no merge can
+  cross (segment.py), so that its segments hit the cache too;
+- whatever is left runs bpe.merge, one piece at a time (a heap for long pieces).
+
+Each way gives exactly bpe.merge_reference's parts (tested), so only the speed differs.
+"""
+from __future__ import annotations
+
+import itertools
+
+from . import bpe
+from .batch_bpe import BatchBPE
+from .memo import Memo
+from .segment import SafeCuts
+
+CACHE_SIZE = 1 << 16  # pre-tokens whose ids are remembered (memo.py): words repeat a lot
+BATCH_MIN = 64  # new pieces in one text from which batched BPE (batch_bpe.py) beats bpe.merge
+
+
+class PieceEncoder:
+    """Pre-tokens -> ids for one vocabulary (`encoder` {bytes: id}, `merges` or None: bpe.py)."""
+
+    def __init__(self, encoder: dict[bytes, int], merges: dict[tuple[bytes, bytes], int] | None,
+                 whole_piece_lookup: bool, unk_id: int | None):
+        self.encoder, self.merges = encoder, merges
+        # tiktoken (and HF's ignore_merges): a pre-token that is itself a token is that token
+        self.whole_piece_lookup, self.unk_id = whole_piece_lookup, unk_id
+        self.rank = bpe.rank_function(encoder, merges)
+        self.piece_ids = Memo(self.encode_piece, CACHE_SIZE)  # pre-token -> ids
+        self.segment_ids = Memo(self.bpe_ids, CACHE_SIZE)  # segment (segment.py) -> ids
+        self.safe_cuts: SafeCuts | None = None  # built on first use (segment.py)
+        self.batch: BatchBPE | None | bool = None  # built on first use; False: not usable
+
+    def encode(self, pieces: list[str]) -> list[int]:
+        """[pre-token, ...] -> the concatenated ids of all of them."""
+        if len(pieces) >= BATCH_MIN:
+            self.cache_new_pieces(pieces)
+        return list(itertools.chain.from_iterable(map(self.piece_ids.__getitem__, pieces)))
+
+    def clear(self) -> None:
+        """Forget the ids of pre-tokens and segments seen (the benchmark's "cold" runs). Tables
+        derived from the vocabulary stay (segment.py's per-character sets, batch_bpe.py's)."""
+        self.piece_ids.clear()
+        self.segment_ids.clear()
+
+    def encode_piece(self, piece: str) -> tuple[int, ...]:
+        """One pre-token -> its ids (a cache miss of `piece_ids`).
+
+        subtle: the cut comes before the whole-piece look-up, which it makes unnecessary: a piece
+        that is a token has no safe cut (that token spans each of its boundaries: segment.py).
+        """
+        if len(piece) > 1 and not piece.isascii():  # long runs of CJK: cut where BPE cannot merge
+            if self.safe_cuts is None:
+                extra = (a + b for a, b in self.merges) if self.merges else ()
+                self.safe_cuts = SafeCuts(itertools.chain(self.encoder, extra))
+            segments = self.safe_cuts.split(piece)
+            if len(segments) > 1:
+                return tuple(itertools.chain.from_iterable(
+                    map(self.segment_ids.__getitem__, segments)))
+        data = piece.encode("utf-8", errors="surrogateescape")  # surrogates: see encode_bytes
+        if self.whole_piece_lookup:
+            i = self.encoder.get(data)
+            if i is not None:
+                return (i,)
+        return self.bpe_ids(data)
+
+    def bpe_ids(self, piece: str | bytes) -> tuple[int, ...]:
+        """BPE of a piece or segment (no whole-piece look-up: that rule is for pre-tokens)."""
+        if isinstance(piece, str):
+            piece = piece.encode("utf-8", errors="surrogateescape")
+        parts = bpe.merge(piece, self.rank)
+        try:
+            return tuple(map(self.encoder.__getitem__, parts))
+        except KeyError:
+            return tuple(self.unknown(p) for p in parts)
+
+    def unknown(self, part: bytes) -> int:
+        """subtle: some vocabularies (SmolLM2's) lack a few single bytes (control characters,
+        bytes never valid in UTF-8). Hugging Face then emits its unk token; llama.cpp fails. We
+        emit `unk_id` when the vocabulary names one, else raise."""
+        if part in self.encoder:
+            return self.encoder[part]
+        if self.unk_id is None:
+            raise ValueError(f"byte(s) {part.hex(' ')} have no token in this vocabulary and it has "
+                             f"no unknown token")
+        return self.unk_id
+
+    def cache_new_pieces(self, pieces: list[str]) -> None:
+        """Put the ids of the text's pieces not yet cached in the cache: whole tokens (under
+        `whole_piece_lookup`) directly, the rest by one batched BPE (batch_bpe.py). Left to
+        `encode_piece`: non-ASCII pieces longer than a character (cut first: segment.py), pieces
+        of one byte or of HEAP_THRESHOLD bytes and more (bpe.py), pieces with a part that is not a
+        token (batch_bpe.py), and all of them when there are fewer than BATCH_MIN."""
+        cache, new, data = self.piece_ids, [], []
+        if all(map(cache.__contains__, pieces[::16])):  # subtle: a cheap test first, or a text
+            return  # seen before would pay for the set below (~10% of a cached encode)
+        unseen = set(pieces).difference(cache)
+        if len(cache) + len(unseen) > CACHE_SIZE:  # keep memo.py's bound
+            cache.clear()
+        for piece in itertools.islice(unseen, CACHE_SIZE):
+            if len(piece) == 1 or piece.isascii():
+                b = piece.encode("utf-8", errors="surrogateescape")
+                if self.whole_piece_lookup and (i := self.encoder.get(b)) is not None:
+                    cache[piece] = (i,)  # as in `encode_piece`
+                elif 1 < len(b) < bpe.HEAP_THRESHOLD:  # (a round per merge: not for long ones)
+                    new.append(piece)
+                    data.append(b)
+        if len(new) < BATCH_MIN:
+            return
+        if self.batch is None:  # built on first use: 0.2 s (GPT-2) to 1 s (o200k)
+            try:
+                self.batch = BatchBPE(self.encoder, self.merges)
+            except ValueError:  # a vocabulary it cannot hold (see batch_bpe.py)
+                self.batch = False
+        if self.batch is False:
+            return
+        n_tokens = self.batch.n_tokens
+        for piece, ids in zip(new, self.batch(data)):
+            if max(ids) < n_tokens:
+                cache[piece] = ids

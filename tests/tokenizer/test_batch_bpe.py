@@ -1,0 +1,93 @@
+"""Batched BPE (batch_bpe.py) gives bpe.py's parts exactly, for both merge rules."""
+import pytest
+from hypothesis import given, strategies as st
+
+from minillm.tokenizer import Tokenizer, batch_bpe, bpe
+from minillm.tokenizer import pieces as piece_encoder
+from tests.tokenizer.helpers import fixture_json, named, smollm2_from_json
+
+ALPHABET = b"ab c"
+short_bytes = st.binary(min_size=1, max_size=4).map(
+    lambda b: bytes(ALPHABET[x % len(ALPHABET)] for x in b))
+
+
+@st.composite
+def vocabularies(draw):
+    """(encoder, merges or None): random tokens over a small alphabet (some single bytes missing,
+    ids shuffled) and, for the `pairs` rule, random pairs whose merge need not be a token."""
+    tokens = draw(st.lists(short_bytes, max_size=30, unique=True))
+    ids = draw(st.permutations(range(len(tokens) + 5)))
+    encoder = dict(zip(tokens, ids))
+    if draw(st.booleans()):
+        return encoder, None
+    pairs = draw(st.lists(st.tuples(short_bytes, short_bytes), max_size=30, unique=True))
+    ranks = draw(st.permutations(range(len(pairs))))
+    return encoder, dict(zip(pairs, ranks))
+
+
+@given(vocabularies(), st.lists(short_bytes | st.binary(min_size=1, max_size=40).map(
+    lambda b: bytes(ALPHABET[x % len(ALPHABET)] for x in b)), max_size=20))
+def test_batched_parts_equal_merge_reference(vocabulary, pieces):
+    encoder, merges = vocabulary
+    if not encoder:
+        return
+    batch = batch_bpe.BatchBPE(encoder, merges)
+    name = {i: b for b, i in encoder.items()}
+    name.update((batch.n_tokens + k, b) for k, b in enumerate(batch.extras))
+    rank = bpe.rank_function(encoder, merges)
+    got = [[name[i] for i in ids] for ids in batch(pieces)]
+    assert got == [bpe.merge_reference(p, rank) for p in pieces]
+
+
+def test_ties_go_to_the_leftmost_pair():
+    batch = batch_bpe.BatchBPE({b"a": 0, b"aa": 1}, None)
+    assert batch([b"aaa", b"aaaaa", b"a"]) == [(1, 0), (1, 1, 0), (0,)]
+
+
+def test_vocabulary_with_duplicate_ids_is_refused():
+    with pytest.raises(ValueError, match="one token per id"):
+        batch_bpe.BatchBPE({b"a": 0, b"b": 0}, None)
+
+
+@pytest.fixture
+def always_batch(monkeypatch):
+    """Every encode goes through batched BPE (normally only texts with many new pieces do)."""
+    monkeypatch.setattr(piece_encoder, "BATCH_MIN", 1)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k", "o200k"])
+def test_batched_encode_matches_tiktoken_exactly(name, always_batch):
+    tok = named(name)
+    parity = fixture_json("tokenizer/tiktoken_parity.json")
+    for text, ids in zip(parity["texts"], parity["ids"][name]):
+        tok._clear_caches()
+        assert tok.encode_ordinary(text) == ids, text
+
+
+def test_batched_encode_matches_hugging_face_exactly(always_batch):
+    """SmolLM2 (the `pairs` rule; some single bytes are not tokens); reference: HF tokenizers."""
+    tok = smollm2_from_json()
+    reference = fixture_json("tokenizer_smollm2/reference_ids.json")
+    for text, ids in zip(reference["texts"], reference["ids"]):
+        tok._clear_caches()
+        assert tok.encode(text, allowed_special="all") == ids, text
+
+
+def test_long_text_batched_equals_unbatched():
+    texts = fixture_json("tokenizer/tiktoken_parity.json")["texts"]
+    text = "\n".join(texts) + "".join(f" word{i}" for i in range(300)) + " " * 100 + "x"
+    batched, unbatched = Tokenizer.load("gpt2"), Tokenizer.load("gpt2")
+    unbatched._pieces.batch = False
+    assert batched.encode_ordinary(text) == unbatched.encode_ordinary(text)
+    assert isinstance(batched._pieces.batch, batch_bpe.BatchBPE)
+
+
+def test_pieces_with_bytes_that_are_not_tokens_take_the_python_path(monkeypatch):
+    """SmolLM2 lacks the token b"\\x04": such pieces' parts are extra symbols, left to bpe.py."""
+    tok, text = smollm2_from_json(), "ab\x04\x04\x04 \x04\x06\x13 fine words"
+    monkeypatch.setattr(piece_encoder, "BATCH_MIN", 10 ** 9)
+    tok._clear_caches()
+    expected = tok.encode_ordinary(text)
+    monkeypatch.setattr(piece_encoder, "BATCH_MIN", 1)
+    tok._clear_caches()
+    assert tok.encode_ordinary(text) == expected and tok.unk_id in expected
