@@ -212,3 +212,26 @@ print("every row sums to 1 (largest deviation):", np.abs(W.sum(-1) - 1).max())
 # Because the future weights are exactly 0, changing a *later* token cannot change anything
 # computed at an earlier position — notebook 04 checks this on the logits, and it is what lets
 # training score every position of a sequence in one forward pass.
+
+# %% [markdown]
+# ## Skipping the zeros: a long prompt, a block of queries at a time
+#
+# Those exact zeros are also work saved. A prompt of T tokens has a T × T score matrix, and
+# almost half of it is the masked triangle. When nobody asks for the weights (generation never
+# does), the model computes attention for 64 queries at a time, each block over only the keys it
+# can see (`query_blocks` in `minillm/model/attention.py`): the same formula, called on slices,
+# the same output.
+
+# %%
+from minillm.model.attention import QUERY_BLOCK, query_blocks
+
+rng = np.random.default_rng(0)
+T_long, D = 512, 64
+q_l, k_l, v_l = (rng.standard_normal((1, 12, T_long, D), dtype=np.float32) for _ in range(3))
+mask_l = causal_mask(T_long, T_long)[None]                            # [1, T, T]
+full, _ = scaled_dot_product(q_l, k_l, v_l, mask_l)                   # [1, 12, T, D]
+blocked = query_blocks(q_l, k_l, v_l, mask_l)                          # [1, 12, T, D]
+print("largest difference:", np.abs(full - blocked).max())
+computed = sum(min(QUERY_BLOCK, T_long - t0) * min(T_long, t0 + QUERY_BLOCK)
+               for t0 in range(0, T_long, QUERY_BLOCK))
+print(f"scores computed: {computed:,} of {T_long * T_long:,} ({computed / T_long**2:.0%})")
