@@ -31,9 +31,13 @@ def attention_inputs(draw):
 
 @given(attention_inputs())
 def test_query_blocks_equal_the_full_formula(case):
+    """Equal up to float32 summation order: the softmax sums and the products with v add the
+    same terms in other groupings, so the tolerance is relative to the scale of v (the output is
+    an average of v's rows, possibly with cancellation)."""
     q, k, v, mask, block = case
     full, _ = scaled_dot_product(q, k, v, mask)
-    np.testing.assert_allclose(query_blocks(q, k, v, mask, block), full, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(query_blocks(q, k, v, mask, block), full, rtol=1e-5,
+                               atol=1e-6 * np.abs(v).max())
 
 
 @given(tiny_configs(), st.integers(0, 100), st.data())
