@@ -10,9 +10,10 @@ is a cache hit::
 
 Which cuts are safe? Split every token into character units (at each ASCII or UTF-8 lead byte;
 a token may begin or end mid-character, e.g. b" \\xe6"). A token spans the boundary between
-characters c1 and c2 only if it holds the adjacent units (u1, u2) with u1 a suffix of c1 and u2 a
-prefix of c2. So collect all adjacent unit pairs of the vocabulary once; a boundary is safe when
-none of c1's suffixes and c2's prefixes (at most 4 x 4) form a collected pair.
+characters c1 and c2 only if it holds the adjacent units (u1, u2) with u1 a suffix of c1 and u2
+(cut to the one character its lead byte announces: `first_char`) a prefix of c2. So collect
+all adjacent unit pairs of the vocabulary once; a boundary is safe when none of c1's suffixes
+and c2's prefixes (at most 4 x 4) form a collected pair.
 
 subtle: only boundaries between real characters are considered: a lone surrogate (an invalid byte
 carried by `encode_bytes`) may be a continuation byte, which is not a unit start. Boundaries
@@ -47,6 +48,17 @@ def char_units(token: bytes) -> list[bytes]:
             start = j
     units.append(token[start:])
     return units
+
+
+def first_char(unit: bytes) -> bytes:
+    """The unit cut to the one character its first byte announces: b"\\xe6\\xb5\\xb7\\xb5" -> 海.
+
+    subtle: a token may carry stray continuation bytes after a whole character (一海 + b"\\xb5"):
+    its unit b"海\\xb5" is no prefix of 海, yet the token crosses 一|海 in text that holds those
+    bytes (`encode_bytes`), so the pair is recorded as (一, 海). Never an unsafe cut; at worst a
+    safe one not taken."""
+    lead = unit[0]
+    return unit[:1 if lead < 0x80 else 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4]
 
 
 def is_char(unit: bytes) -> bool:
@@ -100,7 +112,7 @@ class SafeCuts:
         for t in tokens:
             if len(t) > 1 and not t.isascii():
                 units = char_units(t)
-                self.pairs.update(zip(units, units[1:]))
+                self.pairs.update(zip(units, map(first_char, units[1:])))
         self._partners: dict[bytes, set[bytes]] = {}  # left unit -> the right units after it
         for u1, u2 in self.pairs:
             self._partners.setdefault(u1, set()).add(u2)

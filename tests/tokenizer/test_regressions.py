@@ -45,3 +45,20 @@ def test_absurd_token_id_raises_value_error_not_memory_error():
     """Regression: a vocabulary naming id 10**12 made the id -> bytes table allocate ~8 TB."""
     with pytest.raises(ValueError, match="token ids must be below"):
         Tokenizer({b"a": 10**12}, None)
+
+
+@pytest.mark.parametrize("whole_piece_lookup", [False, True])
+def test_token_with_a_stray_continuation_byte_blocks_the_cut(whole_piece_lookup):
+    """Regression (review of session 2): the token 一海 + b"\\xb5" crosses 一|海, but its right
+    unit b"海\\xb5" is no prefix of 海, so segment.py took the cut, and the piece 一海\\xb5 (itself
+    a token) was encoded as two tokens."""
+    from minillm.tokenizer import bpe
+    yi, hai = "一".encode(), "海".encode()
+    token = yi + hai + b"\xb5"
+    encoder = {bytes([i]): i for i in range(256)}
+    for t in (yi[:2], yi, hai[:2], hai, hai + b"\xb5", token):
+        encoder[t] = len(encoder)
+    tok = Tokenizer(encoder, None, pattern=r"\S+|\s+", whole_piece_lookup=whole_piece_lookup)
+    reference = bpe.merge_reference(token, bpe.rank_function(encoder, None))
+    expected = [encoder[token]] if whole_piece_lookup else [encoder[p] for p in reference]
+    assert tok.encode_bytes(token) == expected

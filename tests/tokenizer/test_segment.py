@@ -104,7 +104,7 @@ def test_every_pair_with_a_partial_character_blocks_its_cut(name):
 
 @pytest.mark.parametrize("name", ["gpt2", "cl100k", "o200k", "smollm2"])
 def test_no_token_is_ever_cut(name):
-    """tokenizer.py skips the whole-piece look-up when a piece has a safe cut: this is why.
+    """pieces.py skips the whole-piece look-up when a piece has a safe cut: this is why.
     Every token of >= 2 characters, one of them not ASCII (invalid bytes as lone surrogates)."""
     tok = smollm2_from_gguf() if name == "smollm2" else named(name)
     cuts = cuts_of(name)
