@@ -7,9 +7,14 @@ text, and the text is released to the reader in two parts:
     released  everything that can no longer be the start of a stop string
     held      the longest tail that is a proper prefix of some stop string ("Us" for "User:")
 
-Each new piece is appended to the held tail; if a stop string now occurs, the text before its
-first occurrence is released and the rest (the stop string and anything after it) is dropped.
-Otherwise the new tail is held and everything before it released.
+Each new piece is appended to the held tail; if a stop string now occurs, the text before the
+occurrence that is complete first (the earliest end; the earliest start among those ending
+there) is released and the rest is dropped. Otherwise the new tail is held and everything before
+it released.
+
+subtle: "complete first", not "start first": with stops ("a", "baa"), the text "ba" already holds
+"a", and generation ends there, before "baa" could ever be complete; so the text released is "b"
+whether "baa" arrives in one piece or as "ba" + "a" (by earliest start, one piece gave "").
 
 Why only the held tail must be searched: every character before it was checked when it was
 released — a stop string starting there would have made that suffix a prefix of it, and the
@@ -40,10 +45,10 @@ class StopText:
         if self.stopped:
             return ""
         text = self.held + piece
-        starts = [i for i in (text.find(s) for s in self.stops) if i >= 0]
-        if starts:                                  # trim: the stop string and what follows it
+        found = [(i + len(s), i) for s in self.stops if (i := text.find(s)) >= 0]   # (end, start)
+        if found:                                   # trim: the stop string and what follows it
             self.stopped, self.held = True, ""
-            return text[:min(starts)]
+            return text[:min(found)[1]]
         n = self._held_length(text)
         self.held = text[len(text) - n:]
         return text[:len(text) - n]

@@ -212,13 +212,15 @@ def test_stop_id_releases_held_text_in_a_text_only_step(gpt2_tok):
 @given(st.text(alphabet="abxyz", max_size=12),
        st.lists(st.text(alphabet="abxyz", min_size=1, max_size=3), min_size=1, max_size=3), st.data())
 def test_stop_text_releases_exactly_the_text_before_the_first_stop(text, stops, data):
+    """The first stop is the one complete first (earliest end, then earliest start), however
+    the text is cut into pieces."""
     cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=5)))
     pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
     s = StopText(stops)
     out = "".join(s.push(p) for p in pieces)
-    hits = [text.find(x) for x in stops if x in text]
+    hits = [(text.find(x) + len(x), text.find(x)) for x in stops if x in text]   # (end, start)
     if hits:
-        assert s.stopped and out == text[:min(hits)]
+        assert s.stopped and out == text[:min(hits)[1]]
     else:
         assert not s.stopped and out + s.flush() == text
 
@@ -272,3 +274,11 @@ def test_cli_streams_only_the_generated_text_to_stdout(tmp_path, capsys, gpt2_to
     assert main(base + ["--beams", "2", "--seed", "0", "Hello"]) == 2     # sampling option with beams
     assert main(["generate", "--model", str(tmp_path / "missing"), "Hi"]) == 2
     assert "no model at" in capsys.readouterr().err
+
+
+def test_stop_string_complete_first_wins_however_the_text_is_cut():
+    """Regression (found by hypothesis in session 2): with stops ("a", "baa"), "baa" in one piece
+    released "" (the earliest *start*) but "ba" + "a" released "b"; now both release "b"."""
+    one, two = StopText(["a", "baa"]), StopText(["a", "baa"])
+    assert one.push("baa") == "b"
+    assert two.push("ba") + two.push("a") == "b"
