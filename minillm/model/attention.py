@@ -75,7 +75,7 @@ def scaled_dot_product(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.nda
     return out.reshape(B, H, T, D), weights.reshape(B, H, T, S)
 
 
-QUERY_BLOCK = 64   # queries per block in query_blocks: a [B, H, 64, S] score block fits in cache
+QUERY_BLOCK = 64   # queries per block in query_blocks: [B, H, 64, S] scores instead of [B, H, T, S]
 
 
 def query_blocks(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray,
@@ -85,7 +85,7 @@ def query_blocks(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray,
     Queries t0 … t1 − 1 sit at absolute positions < S − T + t1, so under a causal mask they see
     only the keys before s1 = S − T + t1; the keys after s1 would get weight exactly 0:
 
-        T = S = 4, block 2:   rows 0-1 use keys 0-1     [■ · | · ·]
+        T = S = 4, block 2:   rows 0-1 use keys 0-1     [■ ■ | · ·]
                               rows 2-3 use keys 0-3     [■ ■ | ■ ■]   (· = skipped, always 0)
 
     subtle: this needs ``mask`` to be causal (possibly also hiding padding), as the model's masks
@@ -93,7 +93,7 @@ def query_blocks(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray,
     up to float32 summation order (tested; HF parity holds either way).
     """
     T, S = q.shape[2], k.shape[2]
-    out = np.empty(q.shape, dtype=np.float32)                   # [B, H, T, D]
+    out = np.empty(q.shape, dtype=q.dtype)                      # [B, H, T, D]
     for t0 in range(0, T, block):
         t1 = min(T, t0 + block)
         s1 = S - T + t1                                         # keys this block can see
@@ -109,7 +109,8 @@ def attention(x: np.ndarray, p, config, mask: np.ndarray, rope=None, cache=None,
     ``p`` holds wq, wk, wv, wo and optional biases; ``rope`` is (cos, sin) [B, 1, T, D/2] for
     rotary models (None for learned positions); ``cache`` (a KVCache) supplies the earlier keys and
     values and stores this call's. ``mask`` [B or 1, T, S] comes from the model (causal & padding).
-    ``need_weights=False`` returns None for the weights and may use ``query_blocks`` (faster).
+    ``need_weights=False`` returns None for the weights and may use ``query_blocks`` (faster;
+    it relies on ``mask`` being causal, as every mask the model builds is).
     """
     q = x @ p.wq                                    # [B, T, C] @ [C, H·D] -> [B, T, H·D]
     k = x @ p.wk                                    # [B, T, C] @ [C, K·D] -> [B, T, K·D]
@@ -128,7 +129,7 @@ def attention(x: np.ndarray, p, config, mask: np.ndarray, rope=None, cache=None,
     if need_weights or q.shape[2] <= QUERY_BLOCK:
         out, weights = scaled_dot_product(q, k, v, mask)    # [B, H, T, D], [B, H, T, S]
     else:
-        out, weights = query_blocks(q, k, v, mask, QUERY_BLOCK), None   # [B, H, T, D], same values
+        out, weights = query_blocks(q, k, v, mask, QUERY_BLOCK), None   # [B, H, T, D] (±rounding)
     out = merge_heads(out) @ p.wo                   # [B, T, H·D] @ [H·D, C] -> [B, T, C]
     if p.bo is not None:
         out += p.bo                                 # [B, T, C] + [C]

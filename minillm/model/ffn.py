@@ -7,7 +7,8 @@ GELU here is the tanh approximation GPT-2 was trained with (HF's ``gelu_new``):
     GELU(x) = ½ x (1 + tanh(√(2/π) (x + 0.044715 x³)))
 SiLU(x) = x · σ(x) = x / (1 + e^(−x)).
 
-Example: gelu_tanh(0) = 0, gelu_tanh(large x) ≈ x, gelu_tanh(−large x) ≈ 0.
+Example: gelu_tanh(np.array([0.0, 10.0, -10.0])) ≈ [0, 10, 0]: 0 at 0, ≈ x for large x, ≈ 0 for
+very negative x.
 """
 from __future__ import annotations
 
@@ -18,11 +19,11 @@ import numpy as np
 # subtle: a Python float, not np.sqrt(2 / np.pi): a NumPy float64 scalar would promote the float32
 # activations to float64 under NumPy 2 and make the whole FFN ~20x slower.
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-_B = 0.044715 * _SQRT_2_OVER_PI
+_CUBIC = 0.044715 * _SQRT_2_OVER_PI   # b below
 
 
 def gelu_tanh(x: np.ndarray) -> np.ndarray:
-    """[...] -> [...], elementwise; ``x`` is not modified.
+    """[...] -> [...], elementwise, for a float array ``x`` (not modified).
 
     The formula above with its inner term factored, √(2/π)(x + 0.044715x³) = x · (a + b·x²),
     a = √(2/π), b = 0.044715·a, computed in place on one temporary. Why: written as one
@@ -31,27 +32,27 @@ def gelu_tanh(x: np.ndarray) -> np.ndarray:
     it; in place halves the GELU's time in a 512-token prefill.
     """
     u = x * x                                    # [...] x²
-    u *= _B                                      # b·x²
-    u += _SQRT_2_OVER_PI                         # a + b·x²
-    u *= x                                       # a·(x + 0.044715·x³)
-    np.tanh(u, out=u)                            # tanh(...)
-    u += 1.0                                     # 1 + tanh(...)
-    u *= x                                       # x·(1 + tanh(...))
-    u *= 0.5                                     # ½·x·(1 + tanh(...))
+    u *= _CUBIC                                  # [...] b·x²
+    u += _SQRT_2_OVER_PI                         # [...] a + b·x²
+    u *= x                                       # [...] a·(x + 0.044715·x³)
+    np.tanh(u, out=u)                            # [...] tanh(...)
+    u += 1.0                                     # [...] 1 + tanh(...)
+    u *= x                                       # [...] x·(1 + tanh(...))
+    u *= 0.5                                     # [...] ½·x·(1 + tanh(...))
     return u
 
 
 def silu(x: np.ndarray) -> np.ndarray:
-    """[...] -> [...], elementwise: x · σ(x).
+    """[...] -> [...], elementwise: x · σ(x), for a float array ``x`` (not modified).
 
     subtle: σ(x) is computed as ½(1 + tanh(x/2)), the same function as 1/(1 + e^(−x)), because
     e^(−x) overflows float32 for x < −88 (a RuntimeWarning, then x/inf); tanh never overflows.
     """
     u = x * 0.5                           # [...] x/2   (one temporary, as in gelu_tanh)
-    np.tanh(u, out=u)                     # tanh(x/2)
-    u *= 0.5
-    u += 0.5                              # σ(x) = ½ + ½·tanh(x/2)
-    u *= x                                # x · σ(x)
+    np.tanh(u, out=u)                     # [...] tanh(x/2)
+    u *= 0.5                              # [...]
+    u += 0.5                              # [...] σ(x) = ½ + ½·tanh(x/2)
+    u *= x                                # [...] x · σ(x)
     return u
 
 

@@ -52,7 +52,8 @@ class GPT:
         cache: a ``KVCache``; the ids continue what it holds (positions and mask are offset).
         attention_mask: [B, T] bool, False for padding tokens (left padding in a batch of prompts
             of different lengths); padded keys are never attended and positions skip them.
-        return_attention: also return each layer's weights, a list of [B, H, T, S].
+        return_attention: also return each layer's weights, a list of [B, H, T, S]. (Without it,
+            long inputs take attention.query_blocks: the same logits up to float32 rounding.)
         last_only: compute logits for the last position only ([B, 1, V]) — all generation needs.
         """
         ids, squeeze = self._check_ids(ids, cache)

@@ -28,7 +28,8 @@ def layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) 
 
 
 def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
-    """x [..., C], weight [C] -> [..., C]. No centring and no bias: only the scale is fixed."""
+    """x [..., C], weight [C] -> [..., C]; ``x`` is not modified. No centring and no bias: only
+    the scale is fixed."""
     ms = np.square(x).mean(axis=-1, keepdims=True)        # [..., 1]  mean of squares
     y = x * (1.0 / np.sqrt(ms + eps))                     # [..., C]  x · rsqrt, as HF computes it
     y *= weight                                           # [..., C]
