@@ -51,8 +51,10 @@ def test_vocabulary_with_duplicate_ids_is_refused():
 
 @pytest.fixture
 def always_batch(monkeypatch):
-    """Every encode goes through batched BPE (normally only texts with many new pieces do)."""
+    """Every encode goes through batched BPE (normally only texts with many new pieces do, once
+    the table is built)."""
     monkeypatch.setattr(piece_encoder, "BATCH_MIN", 1)
+    monkeypatch.setattr(piece_encoder, "BUILD_AFTER", 0)
 
 
 @pytest.mark.parametrize("name", ["gpt2", "cl100k", "o200k"])
@@ -77,9 +79,10 @@ def test_long_text_batched_equals_unbatched():
     texts = fixture_json("tokenizer/tiktoken_parity.json")["texts"]
     text = "\n".join(texts) + "".join(f" word{i}" for i in range(300)) + " " * 100 + "x"
     batched, unbatched = Tokenizer.load("gpt2"), Tokenizer.load("gpt2")
+    batched._pieces.build_batch()
     unbatched._pieces.batch = False
-    assert batched.encode_ordinary(text) == unbatched.encode_ordinary(text)
     assert isinstance(batched._pieces.batch, batch_bpe.BatchBPE)
+    assert batched.encode_ordinary(text) == unbatched.encode_ordinary(text)
 
 
 def test_pieces_with_bytes_that_are_not_tokens_take_the_python_path(monkeypatch):
@@ -89,5 +92,33 @@ def test_pieces_with_bytes_that_are_not_tokens_take_the_python_path(monkeypatch)
     tok._clear_caches()
     expected = tok.encode_ordinary(text)
     monkeypatch.setattr(piece_encoder, "BATCH_MIN", 1)
+    tok._pieces.build_batch()
     tok._clear_caches()
     assert tok.encode_ordinary(text) == expected and tok.unk_id in expected
+    assert isinstance(tok._pieces.batch, batch_bpe.BatchBPE)
+
+
+def test_batched_encoding_keeps_the_cache_bound(always_batch):
+    """Regression (review of session 2): batched BPE filled the cache past a smaller Memo size.
+    It now adds at most half the cache's size; the rest go through the Memo and its bound."""
+    tok, reference = Tokenizer.load("gpt2"), Tokenizer.load("gpt2")
+    reference._pieces.batch = False
+    tok._pieces.build_batch()
+    tok._pieces.piece_ids.size = 200
+    text = "".join(" zq" + "".join(chr(97 + i // 26**k % 26) for k in range(3)) for i in range(3000))
+    assert tok.encode_ordinary(text) == reference.encode_ordinary(text)
+    assert len(tok._pieces.piece_ids) <= 200
+
+
+def test_table_is_built_only_after_build_after_new_pieces(monkeypatch):
+    """A short text never pays for the table; enough new pieces in all build it."""
+    def words(start):  # made-up words, e.g. " zqbcd": pre-tokens that are no single token
+        return "".join(" zq" + "".join(chr(97 + i // 26**k % 26) for k in range(3))
+                       for i in range(start, start + 300))
+
+    monkeypatch.setattr(piece_encoder, "BUILD_AFTER", 500)
+    tok = Tokenizer.load("gpt2")
+    tok.encode_ordinary(words(0))
+    assert tok._pieces.batch is None and tok._pieces.unbatched == 300
+    tok.encode_ordinary(words(300))
+    assert isinstance(tok._pieces.batch, batch_bpe.BatchBPE)
