@@ -13,7 +13,7 @@ from minillm.sampling import PRESETS, Sampler, SamplerConfig
 from minillm.tokenizer import StreamDecoder, Tokenizer
 from minillm.budget import Budget, context_budget, count_tokens, estimate_cost
 from minillm.io import load_safetensors, save_safetensors, read_gguf
-from minillm.generate import Step, generate
+from minillm.generate import Step, generate, generate_simple
 from minillm.batch import generate_batch
 from minillm.beam import Hypothesis, beam_search
 from minillm.options import OptionScores, score_options
@@ -26,7 +26,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Tokenizer", "StreamDecoder",
     "ModelConfig", "GPT", "GPTParams", "init_params", "KVCache",
-    "generate", "Step", "generate_batch", "beam_search", "Hypothesis",
+    "generate", "generate_simple", "Step", "generate_batch", "beam_search", "Hypothesis",
     "score_options", "OptionScores", "Chat", "render_chatml", "chatml_ids", "DEFAULT_SYSTEM",
     "load_model", "TrainSettings", "loss_and_grads", "AdamW", "evaluate_text",
     "Sampler", "SamplerConfig", "PRESETS",

@@ -51,6 +51,24 @@ class Step:
     top: tuple[tuple[int, float], ...] | None = None
 
 
+def generate_simple(model, prompt_ids, max_new_tokens: int, *, seed=None, rng=None,
+                    **sampling) -> Iterator[int]:
+    """The whole loop, nothing else: no cache, no stops, no text. Yields the new ids.
+
+    Equal to ``[s.id for s in generate(model, prompt_ids, max_new_tokens, seed=seed, **sampling)]``
+    (tested); ``generate`` adds the KV cache, stops, streaming text and log-probabilities.
+    ``sampling``: preset= / temperature= / top_k= / top_p= / min_p= / sampler=.
+    """
+    sampler, rng = make_sampler(**sampling), make_rng(seed, rng)
+    ids = list(check_prompt(model, prompt_ids))
+    prompt_len = len(ids)
+    for _ in range(max_new_tokens):
+        logits = model(np.array(ids))[-1]                      # 1.-2. forward all, keep the last [V]
+        token = int(sampler.sample(logits, rng, history=np.array(ids), prompt_len=prompt_len))  # 3.-4.
+        ids.append(token)                                      # 5. append, and go again
+        yield token
+
+
 def make_sampler(temperature=None, top_k=None, top_p=None, min_p=None, preset=None,
                  sampler=None) -> Sampler:
     """A ``Sampler`` from a preset and/or single settings (given settings override the preset).

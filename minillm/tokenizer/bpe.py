@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import heapq
 import sys
-from typing import Callable
+from typing import Callable, NamedTuple
 
 NO_MERGE = sys.maxsize  # the rank of a pair that never merges
 RankFn = Callable[[bytes, bytes], int]
@@ -49,8 +49,17 @@ def merge(piece: bytes, rank: RankFn) -> list[bytes]:
     return merge_heap(piece, rank)
 
 
-def merge_reference(piece: bytes, rank: RankFn) -> list[bytes]:
+class MergeStep(NamedTuple):
+    """One merge of the reading loop: the pair that merged, its rank, and the parts after it."""
+    pair: tuple[bytes, bytes]
+    rank: int
+    parts: tuple[bytes, ...]
+
+
+def merge_reference(piece: bytes, rank: RankFn, trace: list | None = None) -> list[bytes]:
     """The textbook loop, to read: rank every adjacent pair, merge the lowest, repeat.
+
+    ``trace``: a list that receives one ``MergeStep`` per merge, in order (for teaching).
 
     >>> merge_reference(b"aaa", lambda a, b: 0 if a + b == b"aa" else NO_MERGE)
     [b'aa', b'a']
@@ -62,7 +71,10 @@ def merge_reference(piece: bytes, rank: RankFn) -> list[bytes]:
         if best == NO_MERGE:
             break
         i = ranks.index(best)  # the leftmost of equal ranks
+        pair = (parts[i], parts[i + 1])
         parts[i:i + 2] = [parts[i] + parts[i + 1]]
+        if trace is not None:
+            trace.append(MergeStep(pair, best, tuple(parts)))
     return parts
 
 

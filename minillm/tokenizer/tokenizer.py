@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import formats, hf
+from . import bpe, formats, hf
 from .patterns import PreTokenizer
 from .pieces import PieceEncoder
 from .special import SpecialTokens
@@ -106,6 +106,17 @@ class Tokenizer:
         except UnicodeEncodeError:  # subtle: lone surrogates cannot be UTF-8; tiktoken's fix:
             text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")  # -> U+FFFD
         return self._encode_pieces(text)
+
+    def merge_trace(self, piece: str) -> list:
+        """Every BPE merge of ONE pre-token, in order: a list of ``bpe.MergeStep(pair, rank,
+        parts)``. For teaching: ``[(s.pair, s.rank) for s in tok.merge_trace("红光")]``.
+        (The whole-piece look-up of tiktoken-style vocabularies is not a merge and is not shown.)"""
+        if not isinstance(piece, str):
+            raise TypeError(f"merge_trace expects a str, got {type(piece).__name__}")
+        steps: list = []
+        bpe.merge_reference(piece.encode("utf-8", errors="surrogateescape"), self._pieces.rank,
+                            trace=steps)
+        return steps
 
     def _encode_pieces(self, text: str) -> list[int]:
         """Pre-tokenise, then BPE each piece (through the cache: pieces.py)."""
