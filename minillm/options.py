@@ -28,7 +28,7 @@ import numpy as np
 
 from minillm.batch import shared_prefix_cache
 from minillm.functional import log_softmax, softmax
-from minillm.generate import check_prompt
+from minillm.generate_args import check_prompt
 
 
 @dataclasses.dataclass(frozen=True)
