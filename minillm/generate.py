@@ -71,7 +71,7 @@ def generate_simple(model, prompt_ids, max_new_tokens: int, *, seed=None, rng=No
     prompt_len = len(ids)
     for _ in range(check_count(max_new_tokens, "max_new_tokens")):
         logits = model(np.array(ids))[-1]                     # 1.-2. [T] -> [T, V] -> the last [V]
-        token = int(sampler.sample(logits, rng, history=ids, prompt_len=prompt_len))  # 3.-4.
+        token = int(sampler.sample(logits, rng, history=ids, prompt_len=prompt_len))  # 3.-4. p, choose
         ids.append(token)                                     # 5. append, and go again
         yield token
 
@@ -148,7 +148,7 @@ def _steps(model, prompt, n_new, sampler, rng, stops, stop_text, tokenizer, logp
     for n in range(n_new):
         logits = model(fresh[None], cache=cache, last_only=True)[0, -1]   # 1.-2. [1, T'] -> [V]
         seen = context[:P + n] if penalised else None         # [P + n] view, for penalties only
-        token = int(sampler.sample(logits, rng, history=seen, prompt_len=P))  # 3.-4.
+        token = int(sampler.sample(logits, rng, history=seen, prompt_len=P))  # 3.-4. p, choose
         if token in stops:
             tail = stop_text.flush() + (decoder.flush() if decoder is not None else "")
             if tail:

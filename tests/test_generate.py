@@ -275,6 +275,11 @@ def test_cli_streams_only_the_generated_text_to_stdout(tmp_path, capsys, gpt2_to
     ids = [s.id for s in generate(random_model(config, 0), gpt2_tok.encode("Hello"), 6,
                                   temperature=0, stop_ids=[gpt2_tok.eos_id])]
     assert out == gpt2_tok.decode(ids) + "\n"
+    window = ["generate", "--model", str(tmp_path), "--tokenizer", "gpt2", "--max-new-tokens", "40"]
+    assert main(window + ["-t", "0", "--sliding-window", "Hello"]) == 0   # 1 + 40 tokens > n_ctx 32
+    ids = [s.id for s in generate(random_model(config, 0), gpt2_tok.encode("Hello"), 40, temperature=0,
+                                  stop_ids=[gpt2_tok.eos_id], sliding_window=16)]
+    assert capsys.readouterr().out == gpt2_tok.decode(ids) + "\n"     # --sliding-window keeps n_ctx // 2
     assert main(base + ["--beams", "2", "Hello"]) == 0
     assert main(base + ["--beams", "2", "--seed", "0", "Hello"]) == 2     # sampling option with beams
     assert main(["generate", "--model", str(tmp_path / "missing"), "Hi"]) == 2
