@@ -9,7 +9,7 @@ from minillm.config import ModelConfig
 from minillm.functional import cross_entropy, log_softmax, softmax
 from minillm.kv_cache import KVCache
 from minillm.model import GPT, GPTParams, init_params
-from minillm.sampling import PRESETS, Sampler, SamplerConfig
+from minillm.sampling import PRESETS, Sampler
 from minillm.tokenizer import StreamDecoder, Tokenizer
 from minillm.budget import Budget, context_budget, count_tokens, estimate_cost
 from minillm.io import load_safetensors, save_safetensors, read_gguf
@@ -29,7 +29,7 @@ __all__ = [
     "generate", "generate_simple", "Step", "generate_batch", "beam_search", "Hypothesis",
     "score_options", "OptionScores", "Chat", "render_chatml", "chatml_ids", "DEFAULT_SYSTEM",
     "load_model", "TrainSettings", "loss_and_grads", "AdamW", "evaluate_text",
-    "Sampler", "SamplerConfig", "PRESETS",
+    "Sampler", "PRESETS",
     "Budget", "context_budget", "count_tokens", "estimate_cost",
     "load_safetensors", "save_safetensors", "read_gguf",
     "softmax", "log_softmax", "cross_entropy",

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from minillm.generate import (check_count, check_prompt, check_stop_ids, make_rng, make_sampler,
-                              uses_history)
+from minillm.generate_args import (check_count, check_prompt, make_rng, make_sampler, stop_set,
+                                   uses_history)
 from minillm.kv_cache import KVCache
 
 
@@ -55,13 +55,14 @@ def shared_prefix_cache(model, prompt: np.ndarray, batch_size: int, capacity: in
 
 
 def generate_batch(model, prompts, max_new_tokens: int = 100, *, seed=None, rng=None,
-                   stop_ids=(), **sampling) -> list[list[int]]:
+                   stop_ids=(), stop_at_eos: bool = True, **sampling) -> list[list[int]]:
     """Continue every prompt (a list of token-id lists); returns each row's new ids.
 
     ``sampling``: preset / temperature / top_k / top_p / min_p / sampler, as in ``generate``. One
     generator serves the whole batch (row b's draw depends on the rows before it), so only greedy
-    (T = 0) output equals generating each prompt alone. A row that draws a stop id is finished
-    (the stop id is not returned); it keeps a slot in the batch until every row is finished.
+    (T = 0) output equals generating each prompt alone. A row that draws a stop id (one of the
+    model's EOS ids unless ``stop_at_eos=False``, or of ``stop_ids``) is finished (the stop id is
+    not returned); it keeps a slot in the batch until every row is finished.
     Penalties (repetition, frequency, presence) see each row's own prompt and new ids.
     Needs max prompt length + max_new_tokens <= n_ctx (the padded width is what the cache holds).
     """
@@ -69,7 +70,7 @@ def generate_batch(model, prompts, max_new_tokens: int = 100, *, seed=None, rng=
     n_new = check_count(max_new_tokens, "max_new_tokens")
     sampler = make_sampler(**sampling)
     rng = make_rng(seed, rng)
-    stops = np.array(sorted(check_stop_ids(stop_ids)), dtype=np.int64)    # [n_stop]
+    stops = np.array(sorted(stop_set(model, stop_ids, stop_at_eos)), dtype=np.int64)   # [n_stop]
     ids, mask = left_pad(rows)                                     # [B, S], [B, S]
     B, S = ids.shape
     if S + n_new > model.config.n_ctx:

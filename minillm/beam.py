@@ -9,16 +9,20 @@ the history of the beam it continues (``KVCache.reorder``).
 This is Hugging Face transformers' beam search (``generate(num_beams=B, do_sample=False)``,
 ``GenerationMixin._beam_search`` in 5.x), rule for rule:
 1. candidates: the top 2·B of (beam score + log p(token)) over all beams × vocabulary;
-2. a candidate of rank < B that ends in ``eos_id`` (or reaches ``max_new_tokens``) is offered to
+2. a candidate of rank < B that ends in a stop id (or reaches ``max_new_tokens``) is offered to
    the pool of finished hypotheses with the score
        score = Σ log p / generated_length ** length_penalty
    (generated_length counts the new tokens, EOS included, NOT the prompt); the pool keeps the B best;
 3. the B best candidates that did not finish keep running;
-4. stop when the pool is full and either ``early_stopping is True``, or the best running beam
+4. stop when the pool is full and either ``early_stopping="pool_full"``, or the best running beam
    cannot beat the worst finished one by HF's estimate: best_running_sum / L ** length_penalty
-   <= worst finished score, with L the current generated length (``early_stopping=False``, the
-   default) or ``max_new_tokens`` (``early_stopping="never"`` with length_penalty > 0).
+   <= worst finished score, with L the current generated length (``"heuristic"``, the default)
+   or ``max_new_tokens`` (``"never"`` with length_penalty > 0). HF spells these three
+   ``early_stopping=True``, ``False`` and ``"never"``.
    The estimate is a heuristic: with length_penalty > 0 a longer beam could still win.
+
+Stop ids: the model's EOS ids (``model.config.eos_ids``, as HF's ``generate`` uses
+``generation_config.eos_token_id``) unless ``stop_at_eos=False``, plus ``stop_ids``.
 
 Length penalty, alternatives: HF before 4.37 divided by the FULL length, prompt included (so the
 prompt length changed which answer won); fairseq divides by the generated length as here;
@@ -37,12 +41,14 @@ import numpy as np
 
 from minillm.batch import shared_prefix_cache
 from minillm.functional import log_softmax
-from minillm.generate import check_count, check_prompt
+from minillm.generate_args import check_count, check_prompt, stop_set
+
+EARLY_STOPPING = ("heuristic", "pool_full", "never")     # HF: False, True, "never"
 
 
 @dataclasses.dataclass(frozen=True)
 class Hypothesis:
-    """A finished beam: its new ``ids`` (EOS included if it ended with one), ``score`` (the
+    """A finished beam: its new ``ids`` (the stop id included if it ended with one), ``score`` (the
     length-penalised one beams are ranked by) and ``logprob`` (Σ log p, unpenalised)."""
     ids: list[int]
     score: float
@@ -50,11 +56,11 @@ class Hypothesis:
 
 
 def beam_search(model, prompt_ids, beam_size: int = 4, max_new_tokens: int = 20,
-                length_penalty: float = 1.0, eos_id: int | None = None,
-                num_return_sequences: int = 1, early_stopping: bool | str = False) -> list[Hypothesis]:
+                length_penalty: float = 1.0, stop_ids=(), stop_at_eos: bool = True,
+                num_return_sequences: int = 1, early_stopping: str = "heuristic") -> list[Hypothesis]:
     """The ``num_return_sequences`` best hypotheses, best first. beam_size=1 is greedy decoding.
 
-    Example: ``beam_search(model, [464, 1893], beam_size=4, max_new_tokens=8, eos_id=50256)``.
+    Example: ``beam_search(model, [464, 1893], beam_size=4, max_new_tokens=8, stop_ids=50256)``.
     """
     prompt = check_prompt(model, prompt_ids)
     nb, n_new = check_count(beam_size, "beam_size"), check_count(max_new_tokens, "max_new_tokens")
@@ -66,10 +72,9 @@ def beam_search(model, prompt_ids, beam_size: int = 4, max_new_tokens: int = 20,
     if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)) \
             or not math.isfinite(length_penalty):
         raise ValueError(f"length_penalty must be a finite number, got {length_penalty!r}")
-    if early_stopping not in (True, False, "never"):
-        raise ValueError(f"early_stopping must be True, False or 'never', got {early_stopping!r}")
-    if eos_id is not None and not (isinstance(eos_id, (int, np.integer)) and 0 <= eos_id < V):
-        raise ValueError(f"eos_id must be None or an id in [0, {V}), got {eos_id!r}")
+    if early_stopping not in EARLY_STOPPING:
+        raise ValueError(f"early_stopping must be one of {EARLY_STOPPING}, got {early_stopping!r}")
+    stops = np.array(sorted(stop_set(model, stop_ids, stop_at_eos)), dtype=np.int64)   # [n_stop]
     if len(prompt) + n_new > model.config.n_ctx:
         raise ValueError(f"prompt ({len(prompt)}) + max_new_tokens ({n_new}) exceed "
                          f"n_ctx={model.config.n_ctx}")
@@ -90,10 +95,10 @@ def beam_search(model, prompt_ids, beam_size: int = 4, max_new_tokens: int = 20,
         top = np.argpartition(-flat, K - 1)[:K]                    # [K] the K best, unordered
         top = top[np.lexsort((top, -flat[top]))]                   # [K] best first, ties: lower index
         beam, token, score = top // V, top % V, flat[top]          # [K] each
-        done = (token == eos_id) | (gen_len == n_new)              # [K] candidate finishes here
+        done = np.isin(token, stops) | (gen_len == n_new)          # [K] candidate finishes here
         pool_was_full = len(pool) == nb
         for r in range(min(nb, K)):                                # only the top B may finish
-            if done[r] and not (pool_was_full and early_stopping is True):
+            if done[r] and not (pool_was_full and early_stopping == "pool_full"):
                 ids = [*tokens[beam[r], :t].tolist(), int(token[r])]
                 pool.append(Hypothesis(ids, float(score[r]) / gen_len ** length_penalty, float(score[r])))
         pool = sorted(pool, key=lambda h: -h.score)[:nb]           # stable: earlier entries win ties
@@ -117,7 +122,7 @@ def _can_stop(pool, nb, best_running, gen_len, n_new, length_penalty, early_stop
     """HF's stopping rule: the pool is full and no running beam is expected to beat its worst."""
     if len(pool) < nb:
         return False
-    if early_stopping is True:
+    if early_stopping == "pool_full":
         return True
     horizon = n_new if (early_stopping == "never" and length_penalty > 0) else gen_len
     return best_running / horizon ** length_penalty <= pool[-1].score

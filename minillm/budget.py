@@ -6,7 +6,7 @@ which is generated into the same window. So
 
     left for output = window - Σ parts.
 
-The seed's example: a 32K window (32 × 1024 = 32768 tokens) with 24K (24576) used leaves 8K (8192)
+The explainer articles' example: a 32K window (32 × 1024 = 32768 tokens) with 24K (24576) used leaves 8K (8192)
 for the new input and the answer. This is also why long chats "forget": the oldest turns no longer
 fit and must be dropped.
 

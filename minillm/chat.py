@@ -37,7 +37,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from minillm.generate import generate, make_sampler
+from minillm.generate import generate
+from minillm.generate_args import make_sampler
 from minillm.kv_cache import KVCache
 
 IM_START, IM_END, END_OF_TEXT = "<|im_start|>", "<|im_end|>", "<|endoftext|>"

@@ -50,7 +50,8 @@ class ModelConfig:
     rope_theta: float = 10000.0
     tie_embeddings: bool = True     # logits = h @ wteᵀ (True) or h @ lm_head (False)
     bos_id: int | None = None
-    eos_id: int | None = None
+    eos_id: int | None = None       # the first of eos_ids (None: the model names no EOS)
+    eos_ids: tuple[int, ...] = ()   # every id that ends a text: generation stops at them
 
     def __post_init__(self) -> None:
         if self.arch not in _CHOICES["arch"]:
@@ -88,6 +89,8 @@ class ModelConfig:
             # subtle: stored as a Python float: a NumPy float64 eps would promote every float32
             # activation it meets to float64 (``x / np.sqrt(var + eps)`` in the norms).
             setattr(self, name, float(value))
+        self.eos_ids = _eos_ids(self.eos_id, self.eos_ids, self.vocab_size)
+        self.eos_id = self.eos_ids[0] if self.eos_ids else None
 
     @property
     def d_head(self) -> int:
@@ -109,7 +112,7 @@ class ModelConfig:
                        d_model=n_embd, n_heads=d.get("n_head", 12), n_layers=d.get("n_layer", 12),
                        d_ff=d.get("n_inner") or 4 * n_embd, norm_eps=d.get("layer_norm_epsilon", 1e-5),
                        arch="gpt2", tie_embeddings=d.get("tie_word_embeddings", True),
-                       bos_id=d.get("bos_token_id"), eos_id=_first(d.get("eos_token_id")))
+                       bos_id=d.get("bos_token_id"), eos_ids=_as_ids(d.get("eos_token_id")))
         if model_type in ("llama", "qwen2", "mistral"):
             missing = [k for k in ("vocab_size", "hidden_size", "num_attention_heads",
                                    "num_hidden_layers", "intermediate_size") if k not in d]
@@ -135,7 +138,7 @@ class ModelConfig:
                        attn_bias=bool(d.get("attention_bias", qwen)), mlp_bias=bool(d.get("mlp_bias", False)),
                        rope_theta=float(rope.get("rope_theta", d.get("rope_theta", 10000.0))),
                        tie_embeddings=d.get("tie_word_embeddings", False),
-                       bos_id=d.get("bos_token_id"), eos_id=_first(d.get("eos_token_id")))
+                       bos_id=d.get("bos_token_id"), eos_ids=_as_ids(d.get("eos_token_id")))
         raise ValueError(f"unsupported model_type {model_type!r}: minillm reads gpt2, llama, qwen2, mistral")
 
     def to_hf_dict(self) -> dict:
@@ -155,22 +158,22 @@ class ModelConfig:
                  "rope_theta": self.rope_theta, "attention_bias": self.attn_bias,
                  "mlp_bias": self.mlp_bias, "hidden_act": "silu",
                  "tie_word_embeddings": self.tie_embeddings}
-        d.update({"bos_token_id": self.bos_id, "eos_token_id": self.eos_id,
+        eos = list(self.eos_ids) if len(self.eos_ids) > 1 else self.eos_id    # HF: an int or a list
+        d.update({"bos_token_id": self.bos_id, "eos_token_id": eos,
                   "minillm": dataclasses.asdict(self)})
         return d
 
     @classmethod
     def load(cls, path: str | Path) -> "ModelConfig":
-        """Read ``config.json`` (a file, or the directory that holds it)."""
+        """Read ``config.json`` (a file, or the directory that holds it). As in transformers, the
+        EOS ids of a ``generation_config.json`` beside it win when it gives them (Llama-3-Instruct:
+        [128001, 128009] there, 128001 in config.json)."""
         path = Path(path)
         if path.is_dir():
             path = path / "config.json"
-        try:
-            d = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path} is not valid JSON: {exc}") from None
-        if not isinstance(d, dict):
-            raise ValueError(f"{path} must hold a JSON object")
+        d, generation = _read_json(path), path.parent / "generation_config.json"
+        if generation.exists() and "minillm" not in d:
+            d["eos_token_id"] = _read_json(generation).get("eos_token_id") or d.get("eos_token_id")
         return cls.from_hf_dict(d)
 
     def save(self, path: str | Path) -> None:
@@ -188,9 +191,25 @@ def _reject(d: dict, **allowed) -> None:
             raise ValueError(f"config.json has {key}={d[key]!r}; minillm supports {values}")
 
 
-def _first(value):
-    """HF allows a list of EOS ids; minillm keeps the first (the stop set lives in generation).
-    An empty list means no EOS id: None."""
-    if isinstance(value, list):
-        return value[0] if value else None
-    return value
+def _read_json(path: Path) -> dict:
+    try:
+        d = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not valid JSON: {exc}") from None
+    if not isinstance(d, dict):
+        raise ValueError(f"{path} must hold a JSON object")
+    return d
+
+
+def _as_ids(value) -> tuple:
+    """HF's ``eos_token_id``: None, one id or a list of ids -> a tuple of ids."""
+    return () if value is None else tuple(value) if isinstance(value, (list, tuple)) else (value,)
+
+
+def _eos_ids(eos_id, eos_ids, vocab_size: int) -> tuple[int, ...]:
+    """``eos_id`` first, then ``eos_ids``, without repeats; each an id in [0, vocab_size)."""
+    ids = _as_ids(eos_id) + _as_ids(eos_ids)
+    for i in ids:
+        if isinstance(i, bool) or not isinstance(i, numbers.Integral) or not 0 <= i < vocab_size:
+            raise ValueError(f"EOS ids must be token ids in [0, {vocab_size}), got {i!r}")
+    return tuple(dict.fromkeys(int(i) for i in ids))

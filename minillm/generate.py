@@ -1,14 +1,17 @@
 """The generation loop: one token at a time, each step a forward pass on what came before.
 
-    context -> forward -> logits of the LAST position -> probabilities -> choose a token -> append
+The explainer articles' five steps, numbered 1-5 in the code below:
 
-(the seed's steps: run the Transformer over the context, keep only the last position's output,
-map it to vocabulary probabilities, sample one token, append it, repeat — numbered 1-5 below).
+    1. run the model over the context        2. keep only the LAST position's logits
+    3. turn them into probabilities          4. choose one token
+    5. append it to the context, and go again
 
 The model scores every position in one call, but only the last position's logits are about the
 token that does not exist yet; once it is chosen it becomes part of the context and the loop
-repeats. With a KV cache (``KVCache``) step n feeds only the newest token: the keys and values
-of everything before it are kept, so a step costs O(n) instead of re-running all n tokens.
+repeats. ``generate_simple`` is exactly that, in a dozen lines. ``generate`` is the same loop
+(tested to give the same tokens) with a KV cache (``KVCache``): step n feeds only the newest
+token, the keys and values of everything before it are kept, so a step costs O(n) instead of
+re-running all n tokens; it also stops, streams text and reports log-probabilities.
 
     for step in generate(model, tok.encode("The sea is"), max_new_tokens=20, preset="chat",
                          seed=0, tokenizer=tok):
@@ -22,6 +25,8 @@ Choices (see ``generate`` for the rest):
   filtered token and 0 for the chosen one under greedy, which says nothing about the model.
   (HF's ``output_logits`` are the raw kind, its ``output_scores`` the processed kind; OpenAI's
   API does not document which it returns.)
+- Generation stops where the model stops: at its EOS ids (``ModelConfig.eos_ids``), as
+  transformers' ``generate`` does; ``stop_at_eos=False`` turns that off (``generate_args.stop_set``).
 - A stop id ends generation and is not yielded. A stop string is trimmed from the text; the
   tokens that spelled it were generated and are yielded, releasing only the text before it.
 """
@@ -33,8 +38,9 @@ from collections.abc import Iterator
 import numpy as np
 
 from minillm.functional import log_softmax
+from minillm.generate_args import (check_count, check_prompt, make_rng, make_sampler, stop_set,
+                                   uses_history, window_keep)
 from minillm.kv_cache import KVCache
-from minillm.sampling import Sampler
 from minillm.stop_strings import StopText
 
 
@@ -55,94 +61,41 @@ def generate_simple(model, prompt_ids, max_new_tokens: int, *, seed=None, rng=No
                     **sampling) -> Iterator[int]:
     """The whole loop, nothing else: no cache, no stops, no text. Yields the new ids.
 
-    Equal to ``[s.id for s in generate(model, prompt_ids, max_new_tokens, seed=seed, **sampling)]``
-    (tested); ``generate`` adds the KV cache, stops, streaming text and log-probabilities.
-    ``sampling``: preset= / temperature= / top_k= / top_p= / min_p= / sampler=.
+    Equal to ``[s.id for s in generate(model, prompt_ids, max_new_tokens, seed=seed,
+    stop_at_eos=False, **sampling)]`` (tested); ``generate`` adds the KV cache, stops, streaming
+    text and log-probabilities. ``sampling``: preset= / temperature= / top_k= / top_p= / min_p= /
+    sampler=. Example: ``list(generate_simple(model, [1, 2, 3], 5, temperature=0))``.
     """
     sampler, rng = make_sampler(**sampling), make_rng(seed, rng)
-    ids = list(check_prompt(model, prompt_ids))
+    ids = check_prompt(model, prompt_ids).tolist()
     prompt_len = len(ids)
-    for _ in range(max_new_tokens):
-        logits = model(np.array(ids))[-1]                      # 1.-2. forward all, keep the last [V]
-        token = int(sampler.sample(logits, rng, history=np.array(ids), prompt_len=prompt_len))  # 3.-4.
-        ids.append(token)                                      # 5. append, and go again
+    for _ in range(check_count(max_new_tokens, "max_new_tokens")):
+        logits = model(np.array(ids))[-1]                     # 1.-2. [T] -> [T, V] -> the last [V]
+        token = int(sampler.sample(logits, rng, history=ids, prompt_len=prompt_len))  # 3.-4. p, choose
+        ids.append(token)                                     # 5. append, and go again
         yield token
-
-
-def make_sampler(temperature=None, top_k=None, top_p=None, min_p=None, preset=None,
-                 sampler=None) -> Sampler:
-    """A ``Sampler`` from a preset and/or single settings (given settings override the preset).
-    Nothing given: T = 1 with no filter, the model's own distribution."""
-    given = {k: v for k, v in dict(temperature=temperature, top_k=top_k, top_p=top_p,
-                                   min_p=min_p).items() if v is not None}
-    if sampler is not None:
-        if preset is not None or given:
-            raise ValueError("give either sampler= or preset=/temperature=/top_k=/top_p=/min_p=")
-        if not isinstance(sampler, Sampler):
-            raise TypeError(f"sampler must be a minillm.sampling.Sampler, got {type(sampler).__name__}")
-        return sampler
-    return Sampler.from_preset(preset, **given) if preset is not None else Sampler(**given)
-
-
-def check_prompt(model, prompt_ids) -> np.ndarray:
-    """Prompt ids as a 1-D int64 array inside the vocabulary, or a ValueError/TypeError."""
-    ids = np.asarray(prompt_ids)
-    if ids.ndim != 1 or ids.size == 0:
-        raise ValueError(f"prompt_ids must be a non-empty 1-D sequence of token ids, got shape {ids.shape}")
-    if ids.dtype.kind not in "iu":
-        raise TypeError(f"prompt_ids must be integers, got dtype {ids.dtype}")
-    V = model.config.vocab_size
-    if ids.min() < 0 or ids.max() >= V:
-        raise ValueError(f"prompt ids must be in [0, {V}), got min {ids.min()}, max {ids.max()}")
-    return ids.astype(np.int64)
-
-
-def make_rng(seed=None, rng=None) -> np.random.Generator:
-    """The one source of randomness: ``rng`` as given, or ``np.random.default_rng(seed)``."""
-    if rng is None:
-        return np.random.default_rng(seed)
-    if seed is not None or not isinstance(rng, np.random.Generator):
-        raise TypeError("rng must be a np.random.Generator, and not given together with seed")
-    return rng
-
-
-def check_stop_ids(stop_ids) -> frozenset[int]:
-    """One id or a collection of ids -> a frozenset of ints."""
-    if isinstance(stop_ids, (int, np.integer)):
-        stop_ids = (stop_ids,)                                     # one id is fine too
-    return frozenset(int(i) for i in stop_ids)
-
-
-def uses_history(sampler: Sampler) -> bool:
-    """Does the sampler read the token history (a repetition, frequency or presence penalty)?"""
-    return (sampler.repetition_penalty != 1.0 or sampler.frequency_penalty != 0.0
-            or sampler.presence_penalty != 0.0)
-
-
-def check_count(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
-    return int(value)
 
 
 def generate(model, prompt_ids, max_new_tokens: int = 100, *, temperature=None, top_k=None,
              top_p=None, min_p=None, preset=None, sampler=None, seed=None, rng=None,
-             stop_ids=(), stop_strings=(), tokenizer=None, logprobs: bool = False,
-             top_n: int = 0, sliding_window: bool | int = False,
+             stop_ids=(), stop_at_eos: bool = True, stop_strings=(), tokenizer=None,
+             logprobs: bool = False, top_n: int = 0, sliding_window: int | None = None,
              cache: KVCache | None = None) -> Iterator[Step]:
     """Yield up to ``max_new_tokens`` ``Step``s continuing ``prompt_ids``.
 
     Sampling: ``preset`` ("chat", "code", "qa", "creative") and/or temperature/top_k/top_p/min_p
     (overriding the preset), or a full ``sampler=Sampler(...)``; T = 0 is greedy. Randomness comes
     only from ``rng`` or ``np.random.default_rng(seed)``: same seed, same tokens.
-    Stops: ``stop_ids`` end generation (the stop token is not yielded); ``stop_strings`` (needs
-    ``tokenizer``) end it when the text contains one, which is trimmed, across token boundaries.
+    Stops: the model's EOS ids (``model.config.eos_ids``; ``stop_at_eos=False`` ignores them) and
+    ``stop_ids`` (an id or a collection, added to them) end generation; the stop token is not
+    yielded. ``stop_strings`` (needs ``tokenizer``) end it when the text contains one, which is
+    trimmed, across token boundaries.
     Context: prompt + max_new_tokens must fit in n_ctx (else ValueError), unless
-    ``sliding_window`` is True (keep n_ctx // 2 tokens) or an int k (keep k): when the window is
-    full, everything but the last k tokens — the start of the prompt included — is FORGOTTEN and
-    those k are re-run from an empty cache. Positions restart at 0 for them (learned and RoPE
-    positions alike, so the model sees a text that begins mid-sentence), and each slide costs
-    one k-token prefill every n_ctx - k new tokens.
+    ``sliding_window`` is a token count k (e.g. n_ctx // 2): when the window is full, everything
+    but the last k tokens — the start of the prompt included — is FORGOTTEN and those k are re-run
+    from an empty cache. Positions restart at 0 for them (learned and RoPE positions alike, so
+    the model sees a text that begins mid-sentence), and each slide costs one k-token prefill
+    every n_ctx - k new tokens.
     Continuing: ``cache`` (a 1-row KVCache holding the forward of ``prompt_ids[:cache.length]``,
     the caller's promise) is reused — only the rest of the prompt is fed, so a chat does not
     re-read its whole history every turn. Afterwards it holds every token that was fed: a prefix
@@ -155,11 +108,11 @@ def generate(model, prompt_ids, max_new_tokens: int = 100, *, temperature=None, 
         raise ValueError(f"top_n must be in [0, vocab_size={model.config.vocab_size}], got {top_n}")
     sampler = make_sampler(temperature, top_k, top_p, min_p, preset, sampler)
     rng = make_rng(seed, rng)
-    stop_ids = check_stop_ids(stop_ids)
+    stops = stop_set(model, stop_ids, stop_at_eos)
     if stop_strings and tokenizer is None:
         raise ValueError("stop_strings need a tokenizer= to turn tokens into text")
     stop_text = StopText(stop_strings)
-    keep = _window_keep(sliding_window, n_ctx)
+    keep = window_keep(sliding_window, n_ctx)
     if cache is not None:
         if keep is not None or cache.batch_size != 1:
             raise ValueError("cache= needs a 1-row KVCache and cannot be combined with sliding_window")
@@ -169,30 +122,21 @@ def generate(model, prompt_ids, max_new_tokens: int = 100, *, temperature=None, 
                              f"prompt + max_new_tokens ({len(prompt) + n_new})")
     if len(prompt) > n_ctx or (keep is None and len(prompt) + n_new > n_ctx):
         raise ValueError(f"prompt ({len(prompt)} tokens) + max_new_tokens ({n_new}) exceed the "
-                         f"context window n_ctx={n_ctx}; shorten them or pass sliding_window=True "
-                         f"(CLI: --sliding-window)")
+                         f"context window n_ctx={n_ctx}; shorten them or pass sliding_window="
+                         f"{n_ctx // 2} (CLI: --sliding-window)")
     if cache is None:
         capacity = n_ctx if keep is not None else len(prompt) + n_new   # checked <= n_ctx
         cache = KVCache(model.config, batch_size=1, capacity=capacity)
-    return _steps(model, prompt, n_new, sampler, rng, stop_ids, stop_text, tokenizer,
+    return _steps(model, prompt, n_new, sampler, rng, stops, stop_text, tokenizer,
                   logprobs, top_n, keep, cache)
 
 
-def _window_keep(sliding_window, n_ctx: int) -> int | None:
-    if sliding_window is False:
-        return None
-    keep = n_ctx // 2 if sliding_window is True else sliding_window
-    if isinstance(keep, bool) or not isinstance(keep, int) or not 1 <= keep < n_ctx:
-        raise ValueError(f"sliding_window must be False, True or a token count in [1, {n_ctx}), "
-                         f"got {sliding_window!r}")
-    return keep
-
-
-def _steps(model, prompt, n_new, sampler, rng, stop_ids, stop_text, tokenizer, logprobs, top_n,
+def _steps(model, prompt, n_new, sampler, rng, stops, stop_text, tokenizer, logprobs, top_n,
            keep, cache) -> Iterator[Step]:
+    """The loop of ``generate_simple``, fed through the cache: each step runs only new tokens."""
     P = len(prompt)
-    history = np.empty(P + n_new, dtype=np.int64)                  # [P + N] preallocated, filled as we go
-    history[:P] = prompt
+    context = np.empty(P + n_new, dtype=np.int64)             # [P + N] preallocated, filled as we go
+    context[:P] = prompt
     decoder = None
     if tokenizer is not None:
         from minillm.tokenizer.stream import StreamDecoder
@@ -200,29 +144,30 @@ def _steps(model, prompt, n_new, sampler, rng, stop_ids, stop_text, tokenizer, l
     penalised = uses_history(sampler)
     if n_new == 0:
         return
-    fresh = prompt[cache.length:]                                          # [P'] what the cache lacks
-    logits = model(fresh[None], cache=cache, last_only=True)[0, -1]        # [V]  1. forward, 2. last position
+    fresh = prompt[cache.length:]                             # [P'] what the cache lacks
     for n in range(n_new):
-        seen = history[:P + n] if penalised else None                     # [P + n] view
-        token = int(sampler.sample(logits, rng, history=seen, prompt_len=P))  # 3.-4. probabilities, choose
-        if token in stop_ids:
+        logits = model(fresh[None], cache=cache, last_only=True)[0, -1]   # 1.-2. [1, T'] -> [V]
+        seen = context[:P + n] if penalised else None         # [P + n] view, for penalties only
+        token = int(sampler.sample(logits, rng, history=seen, prompt_len=P))  # 3.-4. p, choose
+        if token in stops:
             tail = stop_text.flush() + (decoder.flush() if decoder is not None else "")
             if tail:
-                yield Step(None, tail)                                     # held text, released
+                yield Step(None, tail)                        # held text, released
             return
-        history[P + n] = token                                             # 5. append
+        end = P + n + 1
+        context[end - 1] = token                              # 5. append, and go again
         last = n == n_new - 1
         yield _step(token, logits, decoder, stop_text, last, logprobs, top_n)
         if last or stop_text.stopped:
             return
-        if cache.length == cache.capacity:                                 # only with a sliding window
-            cache.rollback(0)
-            logits = model(history[P + n + 1 - keep:P + n + 1][None], cache=cache, last_only=True)[0, -1]
-        else:
-            logits = model(history[P + n:P + n + 1][None], cache=cache, last_only=True)[0, -1]  # [V]
+        fresh = context[end - 1:end]                          # [1] the cache holds the rest
+        if cache.length == cache.capacity:                    # only with a sliding window:
+            cache.rollback(0)                                 # forget, re-read the last ``keep``
+            fresh = context[end - keep:end]                   # [keep]
 
 
 def _step(token, logits, decoder, stop_text, last, logprobs, top_n) -> Step:
+    """The ``Step`` for a chosen token: its text (through the stop strings) and log-probs."""
     text = None
     if decoder is not None:
         piece = decoder.feed(token) + (decoder.flush() if last else "")
@@ -231,10 +176,10 @@ def _step(token, logits, decoder, stop_text, last, logprobs, top_n) -> Step:
             text += stop_text.flush()
     lp = top = None
     if logprobs or top_n:
-        logp = log_softmax(logits)                                         # [V] raw model distribution
+        logp = log_softmax(logits)                            # [V] raw model distribution
         if logprobs:
             lp = float(logp[token])
         if top_n:
-            best = np.argsort(-logp, kind="stable")[:top_n]                # [n] ties: lower id first
+            best = np.argsort(-logp, kind="stable")[:top_n]   # [n] ties: lower id first
             top = tuple((int(i), float(logp[i])) for i in best)
     return Step(token, text, lp, top)

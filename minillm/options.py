@@ -1,4 +1,4 @@
-"""Option scoring (the seed's "decision model"): the probability of each answer, not a generated one.
+"""Option scoring (the explainer articles' "decision model"): the probability of each answer, not a generated one.
 
 To answer a multiple-choice question by generation, the model writes text ("The answer is B")
 token by token — one forward pass per token — and may write something that is not an option at
@@ -13,7 +13,7 @@ values are copied into one cache row per option; then ONE batched forward over a
 tokens but their last (right-padded: padding comes after the real tokens, so no real token ever
 attends to it) gives every remaining log-prob. ``forward_passes`` counts model calls: 1 when every
 option is a single token, else 2. Generating an answer instead costs one call per token: the
-seed's 30-token answer takes 30 forward passes, scoring "A" … "D" takes one.
+articles' 30-token answer takes 30 forward passes, scoring "A" … "D" takes one.
 
 Tokenisation (a choice): option tokens are ``tokenizer.encode(option)`` appended to
 ``tokenizer.encode(prompt)``, so write " B" (with its space) if the prompt ends before a word. The
@@ -28,7 +28,7 @@ import numpy as np
 
 from minillm.batch import shared_prefix_cache
 from minillm.functional import log_softmax, softmax
-from minillm.generate import check_prompt
+from minillm.generate_args import check_prompt
 
 
 @dataclasses.dataclass(frozen=True)

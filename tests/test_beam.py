@@ -19,9 +19,9 @@ def test_beam_size_1_equals_greedy(config, data):
     prompt = data.draw(st.lists(st.integers(0, config.vocab_size - 1), min_size=1, max_size=4))
     n_new = data.draw(st.integers(1, config.n_ctx - len(prompt)))
     eos = data.draw(st.none() | st.integers(0, config.vocab_size - 1))
-    greedy = [s.id for s in generate(model, prompt, n_new, temperature=0,
-                                     stop_ids=() if eos is None else (eos,))]
-    (best,) = beam_search(model, prompt, beam_size=1, max_new_tokens=n_new, eos_id=eos)
+    stops = () if eos is None else (eos,)
+    greedy = [s.id for s in generate(model, prompt, n_new, temperature=0, stop_ids=stops)]
+    (best,) = beam_search(model, prompt, beam_size=1, max_new_tokens=n_new, stop_ids=stops)
     assert best.ids == (greedy + [eos] if len(greedy) < n_new else greedy)
 
 
@@ -49,7 +49,8 @@ def test_wide_beam_equals_brute_force_search(data):
     lp = data.draw(st.sampled_from([0.0, 0.5, 1.0, 2.0]))
     expected = brute_force(model, prompt, n_new, eos, lp)
     # beam >= number of answers: nothing is pruned, and the pool fills only at the end
-    got = beam_search(model, prompt, beam_size=V ** n_new, max_new_tokens=n_new, eos_id=eos,
+    got = beam_search(model, prompt, beam_size=V ** n_new, max_new_tokens=n_new,
+                      stop_ids=() if eos is None else (eos,),
                       length_penalty=lp, num_return_sequences=min(5, len(expected)))
     np.testing.assert_allclose([h.score for h in got], [e[0] for e in expected[:len(got)]], atol=1e-5)
     for i, h in enumerate(got):
@@ -60,14 +61,14 @@ def test_wide_beam_equals_brute_force_search(data):
 def test_scores_are_logprob_over_generated_length_to_the_penalty():
     model = random_model(ModelConfig(vocab_size=12, n_ctx=16, d_model=8, n_heads=2, n_layers=1), 5)
     for lp in (0.0, 1.0, 2.0):
-        for h in beam_search(model, [1, 2, 3], beam_size=3, max_new_tokens=4, eos_id=0,
+        for h in beam_search(model, [1, 2, 3], beam_size=3, max_new_tokens=4, stop_ids=0,
                              length_penalty=lp, num_return_sequences=3):
             assert h.score == pytest.approx(h.logprob / len(h.ids) ** lp, rel=1e-6)
 
 
 def test_results_are_sorted_and_eos_ends_a_hypothesis():
     model = random_model(ModelConfig(vocab_size=6, n_ctx=16, d_model=8, n_heads=2, n_layers=1), 9)
-    hyps = beam_search(model, [1], beam_size=4, max_new_tokens=6, eos_id=2, num_return_sequences=4)
+    hyps = beam_search(model, [1], beam_size=4, max_new_tokens=6, stop_ids=2, num_return_sequences=4)
     assert [h.score for h in hyps] == sorted((h.score for h in hyps), reverse=True)
     for h in hyps:
         assert 2 not in h.ids[:-1] and (h.ids[-1] == 2 or len(h.ids) == 6)
@@ -78,7 +79,8 @@ def test_results_are_sorted_and_eos_ends_a_hypothesis():
     (dict(max_new_tokens=0), "max_new_tokens"),
     (dict(num_return_sequences=5), "num_return_sequences"),
     (dict(early_stopping="sometimes"), "early_stopping"),
-    (dict(eos_id=99), "eos_id"),
+    (dict(stop_ids=99), "stop_ids"),
+    (dict(early_stopping=True), "early_stopping"),           # HF's True is "pool_full" here
     (dict(length_penalty=float("nan")), "length_penalty"),
     (dict(max_new_tokens=30), "n_ctx"),
 ])

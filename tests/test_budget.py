@@ -1,4 +1,4 @@
-"""Context budget and cost arithmetic (minillm/budget.py), starting from the seed's example."""
+"""Context budget and cost arithmetic (minillm/budget.py), starting from the explainer articles' example."""
 import pytest
 
 from minillm.budget import Budget, context_budget, count_tokens, estimate_cost
@@ -10,7 +10,7 @@ class CharTokenizer:
         return [ord(c) for c in text]
 
 
-def test_seed_example_32k_window_with_24k_used_leaves_8k():
+def test_article_example_32k_window_with_24k_used_leaves_8k():
     parts = {"system": 1024, "history": 16384, "tools": 2048, "retrieved": 4096, "input": 1024}
     b = context_budget(32 * 1024, parts)
     assert (b.used, b.left, b.not_fitting, b.fits) == (24 * 1024, 8 * 1024, (), True)

@@ -1,4 +1,7 @@
-"""The generation loop: cache == recompute, seeds, batching, stops, streaming text, window, errors."""
+"""The generation loop: cache == recompute, seeds, batching, stops, streaming text, window, errors.
+
+The reading loop ``generate_simple`` against ``generate``, and stopping at the model's EOS ids, are
+in tests/test_generate_simple.py and tests/test_eos.py."""
 import numpy as np
 import pytest
 from hypothesis import given
@@ -236,6 +239,8 @@ def test_stop_text_releases_exactly_the_text_before_the_first_stop(text, stops, 
     (dict(max_new_tokens=8), "context window"),
     (dict(stop_strings=["x"]), "tokenizer"),
     (dict(sliding_window=8), "sliding_window"),
+    (dict(sliding_window=True), "sliding_window"),            # one type: a token count or None
+    (dict(stop_ids=[20]), "stop_ids"),
     (dict(top_n=-1), "top_n"),
 ])
 def test_bad_parameters_raise_clear_errors(kwargs, match):
@@ -254,7 +259,7 @@ def test_bad_prompts_raise_clear_errors():
     with pytest.raises(TypeError, match="integers"):
         generate(model, [1.5], 2)
     with pytest.raises(ValueError, match="context window"):
-        generate(model, list(range(9)), 0, sliding_window=True)   # the prompt alone is too long
+        generate(model, list(range(9)), 0, sliding_window=4)      # the prompt alone is too long
     with pytest.raises(ValueError, match="at least one prompt"):
         generate_batch(model, [], 2)
 
@@ -270,6 +275,11 @@ def test_cli_streams_only_the_generated_text_to_stdout(tmp_path, capsys, gpt2_to
     ids = [s.id for s in generate(random_model(config, 0), gpt2_tok.encode("Hello"), 6,
                                   temperature=0, stop_ids=[gpt2_tok.eos_id])]
     assert out == gpt2_tok.decode(ids) + "\n"
+    window = ["generate", "--model", str(tmp_path), "--tokenizer", "gpt2", "--max-new-tokens", "40"]
+    assert main(window + ["-t", "0", "--sliding-window", "Hello"]) == 0   # 1 + 40 tokens > n_ctx 32
+    ids = [s.id for s in generate(random_model(config, 0), gpt2_tok.encode("Hello"), 40, temperature=0,
+                                  stop_ids=[gpt2_tok.eos_id], sliding_window=16)]
+    assert capsys.readouterr().out == gpt2_tok.decode(ids) + "\n"     # --sliding-window keeps n_ctx // 2
     assert main(base + ["--beams", "2", "Hello"]) == 0
     assert main(base + ["--beams", "2", "--seed", "0", "Hello"]) == 2     # sampling option with beams
     assert main(["generate", "--model", str(tmp_path / "missing"), "Hi"]) == 2
@@ -277,7 +287,7 @@ def test_cli_streams_only_the_generated_text_to_stdout(tmp_path, capsys, gpt2_to
 
 
 def test_stop_string_complete_first_wins_however_the_text_is_cut():
-    """Regression (found by hypothesis in session 2): with stops ("a", "baa"), "baa" in one piece
+    """Regression (found by hypothesis): with stops ("a", "baa"), "baa" in one piece
     released "" (the earliest *start*) but "ba" + "a" released "b"; now both release "b"."""
     one, two = StopText(["a", "baa"]), StopText(["a", "baa"])
     assert one.push("baa") == "b"

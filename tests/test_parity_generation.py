@@ -3,7 +3,7 @@
 Greedy: the 20 new tokens of ``generate(do_sample=False, max_new_tokens=20)`` exactly.
 Beam search: ``generate(num_beams=B, num_return_sequences=B, do_sample=False, ...)`` for every run
 in generation.json (with and without EOS, length_penalty 0.5 / 1 / 2, early_stopping False / True /
-"never"): the same sequences (HF pads finished ones with pad_token_id after EOS) and
+"never", minillm's "heuristic" / "pool_full" / "never"): the same sequences (HF pads finished ones with pad_token_id after EOS) and
 ``sequences_scores`` to an absolute 1e-4. The fixtures were drawn so that every ranking decision
 has a margin >= 1e-3, so float32 rounding cannot flip a choice.
 """
@@ -18,6 +18,7 @@ from minillm.io.safetensors import load_safetensors
 from minillm.model import GPT
 from tests.conftest import FIXTURES
 
+EARLY_STOPPING = {False: "heuristic", True: "pool_full", "never": "never"}   # HF's -> minillm's
 NAMES = sorted(p.parent.name for p in FIXTURES.glob("*/generation.json"))
 
 
@@ -31,7 +32,7 @@ def load(name):
 def test_greedy_20_tokens_equal_hf_generate(name):
     model, expected, _ = load(name)
     prompt = expected["greedy_prompt"][0]
-    got = [s.id for s in generate(model, prompt, 20, temperature=0)]
+    got = [s.id for s in generate(model, prompt, 20, temperature=0, stop_at_eos=False)]  # HF: eos None
     assert got == expected["greedy_ids"][0].tolist()
 
 
@@ -44,7 +45,9 @@ def test_beam_search_equals_hf_generate(name):
     for run, kw in runs.items():
         hyps = beam_search(model, prompt, beam_size=kw["num_beams"],
                            max_new_tokens=kw["max_new_tokens"], length_penalty=kw["length_penalty"],
-                           eos_id=kw.get("eos_token_id"), early_stopping=kw["early_stopping"],
+                           stop_ids=[kw["eos_token_id"]] if "eos_token_id" in kw else [],
+                           stop_at_eos=False,                  # the given id replaces the model's
+                           early_stopping=EARLY_STOPPING[kw["early_stopping"]],
                            num_return_sequences=kw["num_return_sequences"])
         seqs = expected[f"{run}_sequences"][:, len(prompt):]                 # [R, W] new tokens
         width, fill = seqs.shape[1], kw.get("pad_token_id")

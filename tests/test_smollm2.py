@@ -13,6 +13,8 @@ import contextlib
 import numpy as np
 import pytest
 
+from minillm.batch import generate_batch
+from minillm.beam import beam_search
 from minillm.chat import DEFAULT_SYSTEM, Chat, chatml_ids, render_chatml, stop_ids
 from minillm.generate import generate
 from minillm.io.gguf import read_gguf
@@ -96,3 +98,18 @@ def test_greedy_answer_names_paris_as_hf_does(smollm2, expected):
     answer = "".join(s.text for s in steps)
     assert "Paris" in answer
     assert Chat(model, tok, max_new_tokens=24, temperature=0).ask(QUESTION[0]["content"]) == answer
+
+
+def test_generation_ends_at_im_end_by_default(smollm2, expected):
+    """SmolLM2's own metadata names <|im_end|> (2) as its EOS (tokenizer.ggml.eos_token_id), so
+    with no stop ids given a ChatML reply ends there, where HF's generate ends it."""
+    model, tok = smollm2
+    assert model.config.eos_ids == (2,) and tok.special_tokens["<|im_end|>"] == 2
+    prompt = chatml_ids(tok, QUESTION)
+    want = expected["greedy_ids"].tolist()                          # ends with 2
+    assert [s.id for s in generate(model, prompt, 24, temperature=0)] == want[:-1]
+    assert generate_batch(model, [prompt], 24, temperature=0) == [want[:-1]]
+    (best,) = beam_search(model, prompt, beam_size=1, max_new_tokens=24)
+    assert best.ids == want                                         # beams keep the EOS, as HF's
+    past = [s.id for s in generate(model, prompt, len(want) + 2, temperature=0, stop_at_eos=False)]
+    assert past[:len(want)] == want and len(past) == len(want) + 2  # runs on past <|im_end|>

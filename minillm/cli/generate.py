@@ -29,7 +29,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--length-penalty", type=float, default=1.0, help="beam search only")
     parser.add_argument("--stop", action="append", default=[], help="stop string (repeatable)")
     parser.add_argument("--sliding-window", action="store_true",
-                        help="forget the oldest tokens instead of failing when the context is full")
+                        help="when the context is full, forget all but the newest n_ctx // 2 tokens "
+                             "instead of failing")
 
 
 def run(args) -> int:
@@ -51,7 +52,7 @@ def run(args) -> int:
     steps = generate(model, prompt_ids, args.max_new_tokens, **sampling_kwargs(args),
                      seed=args.seed, stop_ids=() if eos is None else (eos,),
                      stop_strings=tuple(args.stop), tokenizer=tokenizer,
-                     sliding_window=args.sliding_window)
+                     sliding_window=model.config.n_ctx // 2 if args.sliding_window else None)
     for step in steps:
         sys.stdout.write(step.text)
         sys.stdout.flush()
@@ -66,8 +67,9 @@ def _beams(args, model, tokenizer, prompt_ids, eos) -> int:
                          "--sliding-window (only --max-new-tokens and --length-penalty)")
     from minillm.beam import beam_search
     best = beam_search(model, prompt_ids, beam_size=args.beams, max_new_tokens=args.max_new_tokens,
-                       length_penalty=args.length_penalty, eos_id=eos)[0]
-    ids = best.ids[:-1] if best.ids and best.ids[-1] == eos else best.ids
+                       length_penalty=args.length_penalty, stop_ids=() if eos is None else eos)[0]
+    ends = {eos, *model.config.eos_ids}                    # the model's EOS ids stop beams too
+    ids = best.ids[:-1] if best.ids and best.ids[-1] in ends else best.ids
     print(f"minillm: beam score {best.score:.4f} (Σ log p {best.logprob:.4f})", file=sys.stderr)
     sys.stdout.write(tokenizer.decode(ids) + "\n")
     return 0

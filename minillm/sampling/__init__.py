@@ -11,11 +11,11 @@ from .categorical import categorical
 from .greedy import greedy
 from .min_p import min_p
 from .penalties import frequency_presence_penalty, repetition_penalty, token_counts
-from .pipeline import PRESETS, Sampler, SamplerConfig
+from .pipeline import PRESETS, Sampler
 from .temperature import apply_temperature
 from .top_k import top_k
 from .top_p import top_p
 
-__all__ = ["PRESETS", "Sampler", "SamplerConfig", "allow_only", "apply_temperature",
+__all__ = ["PRESETS", "Sampler", "allow_only", "apply_temperature",
            "categorical", "frequency_presence_penalty", "greedy", "logit_bias", "min_p",
            "repetition_penalty", "token_counts", "top_k", "top_p"]

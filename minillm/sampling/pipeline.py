@@ -131,8 +131,6 @@ class Sampler:
         return z
 
 
-SamplerConfig = Sampler   # the settings ARE the sampler: one class, two names
-
 # The seed text's table (任务 / Temperature / Top-K / Top-P); top-k 0 means off.
 PRESETS: dict[str, Sampler] = {
     "code": Sampler(temperature=0.2, top_k=50, top_p=0.9),        # 代码生成

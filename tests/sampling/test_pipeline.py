@@ -1,4 +1,4 @@
-"""The Sampler: presets from the seed's table, validation, order, history handling, batching."""
+"""The Sampler: presets from the explainer articles' table, validation, order, history handling, batching."""
 import dataclasses
 
 import numpy as np

@@ -99,8 +99,8 @@ def test_pieces_with_bytes_that_are_not_tokens_take_the_python_path(monkeypatch)
 
 
 def test_batched_encoding_keeps_the_cache_bound(always_batch):
-    """Regression (review of session 2): batched BPE filled the cache past a smaller Memo size.
-    It now adds at most half the cache's size; the rest go through the Memo and its bound."""
+    """Regression: batched BPE filled the cache past a smaller Memo size.
+    It adds at most half the cache's size; the rest go through the Memo and its bound."""
     tok, reference = Tokenizer.load("gpt2"), Tokenizer.load("gpt2")
     reference._pieces.batch = False
     tok._pieces.build_batch()

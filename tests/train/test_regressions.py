@@ -1,4 +1,4 @@
-"""Regression tests from the review of train/: bad input at the public boundary raises ValueError
+"""Regression tests for train/: bad input at the public boundary raises ValueError
 instead of wrapping ids, broadcasting gradients or stepping uphill."""
 import numpy as np
 import pytest

@@ -1,0 +1,102 @@
+"""The arguments every way of generating shares, checked once: sampler, generator, prompt, stops.
+
+``generate``, ``generate_batch``, ``beam_search``, ``score_options`` and ``Chat`` take the same
+kinds of argument; each is turned here into the one form the loops use, or rejected with a
+ValueError/TypeError that says what is allowed:
+
+    make_sampler(preset=..., temperature=..., ...)    -> a Sampler
+    make_rng(seed, rng)                                -> the one np.random.Generator
+    check_prompt(model, ids)                           -> int64 [P], every id in the vocabulary
+    stop_set(model, stop_ids, stop_at_eos)             -> frozenset of ids that end a text
+    window_keep(sliding_window, n_ctx)                 -> how many tokens a slide keeps, or None
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minillm.sampling import Sampler
+
+
+def make_sampler(temperature=None, top_k=None, top_p=None, min_p=None, preset=None,
+                 sampler=None) -> Sampler:
+    """A ``Sampler`` from a preset and/or single settings (given settings override the preset).
+    Nothing given: T = 1 with no filter, the model's own distribution."""
+    given = {k: v for k, v in dict(temperature=temperature, top_k=top_k, top_p=top_p,
+                                   min_p=min_p).items() if v is not None}
+    if sampler is not None:
+        if preset is not None or given:
+            raise ValueError("give either sampler= or preset=/temperature=/top_k=/top_p=/min_p=")
+        if not isinstance(sampler, Sampler):
+            raise TypeError(f"sampler must be a minillm.sampling.Sampler, got {type(sampler).__name__}")
+        return sampler
+    return Sampler.from_preset(preset, **given) if preset is not None else Sampler(**given)
+
+
+def make_rng(seed=None, rng=None) -> np.random.Generator:
+    """The one source of randomness: ``rng`` as given, or ``np.random.default_rng(seed)``."""
+    if rng is None:
+        return np.random.default_rng(seed)
+    if seed is not None or not isinstance(rng, np.random.Generator):
+        raise TypeError("rng must be a np.random.Generator, and not given together with seed")
+    return rng
+
+
+def check_prompt(model, prompt_ids) -> np.ndarray:
+    """Prompt ids as a 1-D int64 array inside the vocabulary, or a ValueError/TypeError."""
+    ids = np.asarray(prompt_ids)
+    if ids.ndim != 1 or ids.size == 0:
+        raise ValueError(f"prompt_ids must be a non-empty 1-D sequence of token ids, got shape {ids.shape}")
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"prompt_ids must be integers, got dtype {ids.dtype}")
+    V = model.config.vocab_size
+    if ids.min() < 0 or ids.max() >= V:
+        raise ValueError(f"prompt ids must be in [0, {V}), got min {ids.min()}, max {ids.max()}")
+    return ids.astype(np.int64)
+
+
+def check_count(value, name: str) -> int:
+    """A count (max_new_tokens, top_n, beam_size …): an integer >= 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
+    return int(value)
+
+
+def check_stop_ids(stop_ids) -> frozenset[int]:
+    """One id or a collection of ids -> a frozenset of ints."""
+    if isinstance(stop_ids, (int, np.integer)):
+        stop_ids = (stop_ids,)                                     # one id is fine too
+    return frozenset(int(i) for i in stop_ids)
+
+
+def stop_set(model, stop_ids, stop_at_eos: bool) -> frozenset[int]:
+    """The ids that end a text: ``stop_ids``, plus the model's EOS ids (``config.eos_ids``, read
+    from config.json / generation_config.json or the GGUF metadata) unless ``stop_at_eos=False``.
+
+    This is what transformers' ``generate`` does by default (it stops at
+    ``generation_config.eos_token_id``, an int or a list); ``stop_at_eos=False`` is llama.cpp's
+    ``--ignore-eos`` and vLLM's ``ignore_eos=True``. Example: SmolLM2 names ``<|im_end|>`` (id 2)
+    as its EOS, so a chat reply ends there with no ``stop_ids`` given.
+    """
+    if not isinstance(stop_at_eos, bool):
+        raise TypeError(f"stop_at_eos must be True or False, got {stop_at_eos!r}")
+    given, V = check_stop_ids(stop_ids), model.config.vocab_size
+    if any(not 0 <= i < V for i in given):
+        raise ValueError(f"stop_ids must be token ids in [0, {V}), got {sorted(given)}")
+    return given | frozenset(model.config.eos_ids if stop_at_eos else ())
+
+
+def uses_history(sampler: Sampler) -> bool:
+    """Does the sampler read the token history (a repetition, frequency or presence penalty)?"""
+    return (sampler.repetition_penalty != 1.0 or sampler.frequency_penalty != 0.0
+            or sampler.presence_penalty != 0.0)
+
+
+def window_keep(sliding_window, n_ctx: int) -> int | None:
+    """``sliding_window``: None (off) or k, the tokens kept when the window is full, 1 <= k < n_ctx."""
+    if sliding_window is None:
+        return None
+    if isinstance(sliding_window, bool) or not isinstance(sliding_window, (int, np.integer)) \
+            or not 1 <= sliding_window < n_ctx:
+        raise ValueError(f"sliding_window must be None (off) or a token count in [1, {n_ctx}) "
+                         f"(e.g. n_ctx // 2 = {n_ctx // 2}), got {sliding_window!r}")
+    return int(sliding_window)
