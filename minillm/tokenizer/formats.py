@@ -91,7 +91,10 @@ def read(path_or_name, pattern=None) -> dict:
         return {**kw, "pattern": pattern or kw["pattern"]}
     if path.suffix == ".gguf":
         from minillm.io.gguf import read_gguf   # memory-mapped: only the metadata is read
-        return read_gguf_metadata(read_gguf(path).metadata, pattern)
+        meta = read_gguf(path).metadata
+        if "tokenizer.ggml.tokens" not in meta:
+            raise ValueError(f"{path} carries no tokenizer (no tokenizer.ggml.* metadata)")
+        return read_gguf_metadata(meta, pattern)
     if path.name.endswith((".tiktoken", ".tiktoken.gz")):
         return read_tiktoken(path, pattern)
     try:

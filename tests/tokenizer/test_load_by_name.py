@@ -41,6 +41,12 @@ def test_load_a_gguf_file_reads_its_tokenizer_metadata(tmp_path, tok):
     assert again.eos_id == tok.special_tokens["<|end|>"]
 
 
+def test_a_gguf_file_without_tokenizer_metadata_says_so(tmp_path):
+    (tmp_path / "bare.gguf").write_bytes(w.gguf_bytes({"general.architecture": (w.STRING, "llama")}))
+    with pytest.raises(ValueError, match="carries no tokenizer"):
+        Tokenizer.load(tmp_path / "bare.gguf")
+
+
 def test_load_smollm2_gguf_by_path_matches_the_model_loader():
     path = shared_file("models/SmolLM2-135M-Instruct.Q4_1.gguf")
     from minillm.io.gguf import read_gguf
