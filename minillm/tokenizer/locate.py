@@ -10,11 +10,14 @@
                                                               (Hugging Face or minillm's format),
                                                               .gguf (the metadata only)
 
+A name is a name even where a folder of that name exists: write "./gpt2" for the folder.
+
 >>> locate("gpt2").name
 'gpt2.tiktoken.gz'
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from minillm.resources import shipped
@@ -55,14 +58,13 @@ def downloaded(name: str) -> Path:
 
 def locate(path_or_name) -> Path:
     """A name, a folder or a file -> the tokenizer file it stands for (see the docstring)."""
-    if not isinstance(path_or_name, (str, Path)):
+    if not isinstance(path_or_name, (str, os.PathLike)):
         raise TypeError(f"expected a tokenizer name or a path, got {type(path_or_name).__name__}")
+    if isinstance(path_or_name, str) and path_or_name in NAMED:  # (a folder named so: "./gpt2")
+        return shipped(NAMED[path_or_name])
+    if isinstance(path_or_name, str) and path_or_name in DOWNLOADED:
+        return downloaded(path_or_name)
     path = Path(path_or_name)
-    if isinstance(path_or_name, str) and not path.exists():
-        if path_or_name in NAMED:
-            return shipped(NAMED[path_or_name])
-        if path_or_name in DOWNLOADED:
-            return downloaded(path_or_name)
     if path.is_dir():
         found = tokenizer_file(path)
         if found is None:
