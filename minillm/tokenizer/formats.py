@@ -100,7 +100,8 @@ def read(path_or_name, pattern=None) -> dict:
     try:
         data = json.loads(_read_text(path))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path} is not a tokenizer file (.tiktoken, .gguf or JSON): {exc}") from None
+        raise ValueError(f"{path} is not a tokenizer file (.tiktoken, .gguf or JSON): "
+                         f"{exc}") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object")
     if data.get("format") == FORMAT_NAME:

@@ -49,7 +49,8 @@ def hf_tokenizer_json(tok) -> dict:
         try:
             text = token_string(tok.token_bytes(i))
         except (ValueError, IndexError, KeyError):
-            raise ValueError(f"id {i} has no token: Hugging Face's vocab cannot have holes") from None
+            raise ValueError(f"id {i} has no token: Hugging Face's vocab cannot have "
+                             f"holes") from None
         if vocab.setdefault(text, i) != i:
             raise ValueError(f"ids {vocab[text]} and {i} are the same bytes {text!r}: Hugging "
                              f"Face's vocab maps each token to one id")

@@ -75,7 +75,7 @@ def locate(path_or_name) -> Path:
         return path
     raise FileNotFoundError(
         f"no tokenizer {str(path_or_name)!r}: it is not a file, a folder or a known name. "
-        f"Accepted: the named tokenizers shipped with minillm ({', '.join(NAMED)}); a downloaded one "
-        f"({', '.join(DOWNLOADED)}: `python -m minillm download NAME`); a model folder (with "
+        f"Accepted: the named tokenizers shipped with minillm ({', '.join(NAMED)}); a downloaded "
+        f"one ({', '.join(DOWNLOADED)}: `python -m minillm download NAME`); a model folder (with "
         f"{' or '.join(TOKENIZER_FILES[:-1])} or encoder.json + vocab.bpe); a .tiktoken(.gz), "
         f"tokenizer.json or .gguf file")
