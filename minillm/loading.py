@@ -6,17 +6,16 @@ It looks at what ``path`` is and dispatches:
                                                         minillm checkpoint (same layout)
     a .gguf file                                        llama.cpp's format (weights + tokenizer)
 
-The tokenizer is whatever the checkpoint carries (``tokenizer.json``, minillm's own tokenizer
-file, ``encoder.json`` + ``vocab.bpe``, the GGUF metadata), or None when it carries none.
+The tokenizer is whatever the checkpoint carries (``tokenizer.json``, minillm's own
+``tokenizer.minillm.json``, ``encoder.json`` + ``vocab.bpe``, the GGUF metadata), or None when it
+carries none. Which file, in which order: ``minillm/tokenizer/locate.py`` (``Tokenizer.load(folder)``
+uses the same rule).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 from minillm.model import GPT
-
-# Tokenizer files a checkpoint directory may hold, in the order they are tried.
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer.json.gz", "encoder.json")   # HF or minillm JSON; GPT-2 dir
 
 
 def load_model(path: str | Path):
@@ -37,8 +36,5 @@ def load_model(path: str | Path):
 def find_tokenizer(directory: Path):
     """The tokenizer a checkpoint directory carries, or None."""
     from minillm.tokenizer import Tokenizer
-    for name in TOKENIZER_FILES:
-        candidate = directory / name
-        if candidate.exists():
-            return Tokenizer.load(directory if name == "encoder.json" else candidate)
-    return None
+    from minillm.tokenizer.locate import tokenizer_file
+    return Tokenizer.load(directory) if tokenizer_file(directory) is not None else None

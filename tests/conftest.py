@@ -36,13 +36,29 @@ FIXTURES = REPO / "tests" / "fixtures"
 SHARED_DATA = Path(os.environ.get("MINILLM_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 
+# Development files that `python -m minillm download NAME` also fetches: where it puts them,
+# relative to minillm.cli.download.models_dir() ($MINILLM_HOME/models or ~/.cache/minillm/models).
+DOWNLOADED = {"models/SmolLM2-135M-Instruct.Q4_1.gguf": "SmolLM2-135M-Instruct.Q4_1.gguf",
+              "tokenizers/deepseek_v4/tokenizer.json": "deepseek-v4/tokenizer.json",
+              "tokenizers/deepseek_v4/tokenizer_config.json": "deepseek-v4/tokenizer_config.json"}
+
+
 def shared_file(relative: str) -> Path:
-    """Path of an optional development file, or skip the calling test with the reason."""
-    path = SHARED_DATA / relative
-    if not path.exists():
-        pytest.skip(f"optional file {path} is absent (it lives in the development data folder; "
-                    f"set MINILLM_SHARED_DATA to its location to run this test)")
-    return path
+    """Path of an optional development file, or skip the calling test with the reason.
+
+    Looked for in the development data folder, then (for the files a user can download, e.g.
+    SmolLM2) where `python -m minillm download` puts them."""
+    from minillm.cli.download import models_dir
+    candidates = [SHARED_DATA / relative]
+    if relative in DOWNLOADED:
+        candidates.append(models_dir() / DOWNLOADED[relative])
+    for path in candidates:
+        if path.exists():
+            return path
+    download = (f", or run `python -m minillm download` to put it at {candidates[1]}"
+                if len(candidates) > 1 else "")
+    pytest.skip(f"optional file {candidates[0]} is absent (it lives in the development data "
+                f"folder; set MINILLM_SHARED_DATA to its location{download})")
 
 
 @pytest.fixture

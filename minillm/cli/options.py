@@ -11,10 +11,11 @@ def resolve_model_path(name: str) -> Path:
     repository (so ``weights/shakespeare`` works from any directory of a clone)."""
     import minillm
     from minillm.cli.download import resolve_model
+    from minillm.resources import shipped_model
     path = resolve_model(name)
     if path.exists():
         return path
-    repo_path = Path(minillm.__file__).resolve().parents[1] / name
+    repo_path = shipped_model(name) or Path(minillm.__file__).resolve().parents[1] / name
     if not path.is_absolute() and repo_path.exists():
         return repo_path
     raise FileNotFoundError(f"no model at {path.resolve()}" + ("" if path.is_absolute() else

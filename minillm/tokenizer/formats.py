@@ -1,15 +1,19 @@
 """Where a tokenizer comes from: vendored names, tiktoken rank files, GPT-2 / Hugging Face files,
-and minillm's own readable format. `read(path_or_name)` returns the kwargs of `Tokenizer(...)`.
+GGUF metadata and minillm's own readable format. `read(path_or_name)` returns the kwargs of
+`Tokenizer(...)`; `write(tok, path)` saves one. Which names and folders are accepted: locate.py.
 
 * tiktoken (`*.tiktoken`, optionally `.gz`): one line per token, `base64(token bytes) rank`; the
   rank is the id (the `ranks` rule of bpe.py). The file has no pattern and no special tokens:
   both come from the file name (gpt2/r50k, cl100k, o200k) or `pattern=`.
-* a directory with `encoder.json` + `vocab.bpe` (GPT-2's release) or `tokenizer.json`.
+* a directory with `encoder.json` + `vocab.bpe` (GPT-2's release) or a tokenizer file.
 * `tokenizer.json` (or `.json.gz`): Hugging Face (see hf.py) or minillm's format (below).
+* `.gguf`: the `tokenizer.ggml.*` metadata (hf.py); the tensors are not read.
 
 minillm's format is JSON meant to be read: the pattern, the special tokens, the merge rule, then
 one token per line (its bytes as text; bytes that are not UTF-8 appear as \\udcXX escapes) and one
-merge per line (`[left id, right id]`, in rank order). `save` also writes a `.vocab` dump.
+merge per line (`[left id, right id]`, in rank order). Its file name is `*.minillm.json` (older
+files named tokenizer.json still load: the reader looks at the content). `write` also writes a
+`.vocab` dump. A file named `tokenizer.json` is written in Hugging Face's format (hf_write.py).
 """
 from __future__ import annotations
 
@@ -20,18 +24,10 @@ import json
 from pathlib import Path
 
 from .display import render_token
-from .hf import read_gpt2_files, read_hf_json
+from .hf import read_gguf_metadata, read_gpt2_files, read_hf_json
+from .hf_write import write_hf
+from .locate import NAMED, locate  # noqa: F401  (NAMED: the vendored names, kept importable here)
 
-WEIGHTS = Path(__file__).resolve().parents[2] / "weights"
-# name -> vendored file (see weights/gpt2/README.md and weights/tokenizers/README.md)
-NAMED = {
-    "gpt2": WEIGHTS / "gpt2" / "gpt2.tiktoken.gz",
-    "r50k": WEIGHTS / "gpt2" / "gpt2.tiktoken.gz",
-    "cl100k": WEIGHTS / "tokenizers" / "cl100k_base.tiktoken.gz",
-    "o200k": WEIGHTS / "tokenizers" / "o200k_base.tiktoken.gz",
-}
-NAMED.update({"r50k_base": NAMED["r50k"], "cl100k_base": NAMED["cl100k"],
-              "o200k_base": NAMED["o200k"]})  # tiktoken's names
 TIKTOKEN_SPECIALS = {
     "gpt2": {"<|endoftext|>": 50256},
     "cl100k": {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
@@ -88,27 +84,24 @@ def read_tiktoken(path: Path, pattern=None) -> dict:
 
 
 def read(path_or_name, pattern=None) -> dict:
-    """A vendored name or a path -> Tokenizer kwargs (see the module docstring)."""
-    if isinstance(path_or_name, str) and path_or_name in NAMED:
-        return read_tiktoken(NAMED[path_or_name], pattern)
-    path = Path(path_or_name)
-    if path.is_dir():
-        if (path / "tokenizer.json").exists():
-            path = path / "tokenizer.json"
-        elif (path / "encoder.json").exists() and (path / "vocab.bpe").exists():
-            kw = read_gpt2_files(json.loads(_read_text(path / "encoder.json")),
-                                 _read_text(path / "vocab.bpe"))
-            return {**kw, "pattern": pattern or kw["pattern"]}
-        else:
-            raise ValueError(f"{path} holds neither tokenizer.json nor encoder.json + vocab.bpe")
-    if not path.exists():
-        raise FileNotFoundError(f"no tokenizer file {path} (named tokenizers: {', '.join(NAMED)})")
+    """A vendored or downloaded name, a folder or a file -> Tokenizer kwargs (see locate.py)."""
+    path = locate(path_or_name)
+    if path.name == "encoder.json":
+        kw = read_gpt2_files(json.loads(_read_text(path)), _read_text(path.with_name("vocab.bpe")))
+        return {**kw, "pattern": pattern or kw["pattern"]}
+    if path.suffix == ".gguf":
+        from minillm.io.gguf import read_gguf   # memory-mapped: only the metadata is read
+        meta = read_gguf(path).metadata
+        if "tokenizer.ggml.tokens" not in meta:
+            raise ValueError(f"{path} carries no tokenizer (no tokenizer.ggml.* metadata)")
+        return read_gguf_metadata(meta, pattern)
     if path.name.endswith((".tiktoken", ".tiktoken.gz")):
         return read_tiktoken(path, pattern)
     try:
         data = json.loads(_read_text(path))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path} is not a tokenizer file (.tiktoken or JSON): {exc}") from None
+        raise ValueError(f"{path} is not a tokenizer file (.tiktoken, .gguf or JSON): "
+                         f"{exc}") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object")
     if data.get("format") == FORMAT_NAME:
@@ -122,6 +115,27 @@ def read(path_or_name, pattern=None) -> dict:
     return {**kw, "pattern": pattern or kw["pattern"]}
 
 
+FORMATS = ("hf", "minillm")
+
+
+def write(tok, path, format: str | None = None, **options) -> None:
+    """Save `tok`. `format=None` chooses by file name: `tokenizer.json` -> "hf" (Hugging Face's
+    tokenizer.json + tokenizer_config.json beside it; `model_max_length=` goes into the config),
+    any other name (e.g. `tokenizer.minillm.json`) -> "minillm". Both also write `path`.vocab."""
+    path = Path(path)
+    if format is None:
+        format = "hf" if path.name == "tokenizer.json" else "minillm"
+    if format not in FORMATS:
+        raise ValueError(f"format must be one of {FORMATS} (or None: by file name), got {format!r}")
+    if format == "hf":
+        write_hf(tok, path, **options)
+    elif options:
+        raise TypeError(f"minillm's format takes no options, got {sorted(options)}")
+    else:
+        write_minillm(tok, path)
+    write_vocab_dump(tok, path.with_name(path.name + ".vocab"))
+
+
 def _token_json(b: bytes | None) -> str:
     """b" world" -> '" world"'; bytes that are not UTF-8 -> "\\udcXX" escapes (surrogateescape)."""
     if b is None:
@@ -131,8 +145,7 @@ def _token_json(b: bytes | None) -> str:
 
 
 def write_minillm(tok, path: Path) -> None:
-    """minillm's format: a header, then one token and one merge per line; and `path`.vocab:
-    "id<TAB>token" lines, the token shown readably (display.py)."""
+    """minillm's format: a header, then one token and one merge per line."""
     header = {"format": FORMAT_NAME, "version": 1, "pattern": list(tok.pattern),
               "normalizer": tok.normalizer,
               "merge_rule": "ranks" if tok.merges is None else "pairs",
@@ -152,8 +165,12 @@ def write_minillm(tok, path: Path) -> None:
         lines[-1] = lines[-1].rstrip(",") if ordered else lines[-1]
     lines.append(" ]\n}\n")
     path.write_text("\n".join(lines), encoding="utf-8")
+
+
+def write_vocab_dump(tok, path: Path) -> None:
+    """"id<TAB>token" lines, the token shown readably (display.py): for people, not read back."""
     dump = [f"{i}\t{render_token(b)}" for i, b in enumerate(tok._id_to_bytes) if b is not None]
-    path.with_name(path.name + ".vocab").write_text("\n".join(dump) + "\n", encoding="utf-8")
+    path.write_text("\n".join(dump) + "\n", encoding="utf-8")
 
 
 def read_minillm(data: dict) -> dict:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from .patterns import GPT2_PATTERN, NAMED_PATTERNS
+from .patterns import GPT2_PATTERN, LLAMA_CPP_IGNORE_MERGES, NAMED_PATTERNS
 
 
 def bytes_to_unicode() -> dict[int, str]:
@@ -152,7 +152,8 @@ def read_gguf_metadata(meta: dict, pattern=None) -> dict:
     """GGUF `tokenizer.ggml.*` metadata (a plain dict) -> Tokenizer kwargs.
 
     Control (3) and user-defined (4) tokens are special; their text is stored as is. The
-    pre-tokeniser is named by `tokenizer.ggml.pre` (llama.cpp's names, see patterns.py).
+    pre-tokeniser is named by `tokenizer.ggml.pre` (llama.cpp's names and regexes, see
+    patterns.py; without the key llama.cpp uses "default", and so does this reader).
     `tokenizer.ggml.unknown_token_id` stands for bytes missing from the vocabulary (as Hugging
     Face's unk_token; llama.cpp itself fails on them).
     """
@@ -176,7 +177,7 @@ def read_gguf_metadata(meta: dict, pattern=None) -> dict:
     bos, eos = meta.get("tokenizer.ggml.bos_token_id"), meta.get("tokenizer.ggml.eos_token_id")
     return dict(encoder=vocab_from_strings(vocab, specials), merges=parse_merges(merges),
                 pattern=pattern if pattern is not None else NAMED_PATTERNS[pre],
-                special_tokens=specials, whole_piece_lookup=pre in ("llama-bpe", "llama3"),
+                special_tokens=specials, whole_piece_lookup=pre in LLAMA_CPP_IGNORE_MERGES,
                 bos_id=bos, eos_id=eos, unk_id=meta.get("tokenizer.ggml.unknown_token_id"))
 
 

@@ -20,7 +20,6 @@ a pre-tokenisation pattern and the special tokens.
 """
 from __future__ import annotations
 
-from pathlib import Path
 
 from . import bpe, formats, hf
 from .patterns import PreTokenizer
@@ -72,9 +71,9 @@ class Tokenizer:
     # ----- loading, saving, training --------------------------------------------------------
     @classmethod
     def load(cls, path_or_name, pattern=None) -> "Tokenizer":
-        """"gpt2" / "r50k" / "cl100k" / "o200k" (vendored), or a path: a .tiktoken(.gz) file, a
-        GPT-2 directory (encoder.json + vocab.bpe), a tokenizer.json(.gz) (Hugging Face or
-        minillm's format). `pattern` overrides the pre-tokenisation pattern."""
+        """"gpt2" / "r50k" / "cl100k" / "o200k" (shipped), "smollm2" / "deepseek-v4" (downloaded),
+        a model folder, or a file: .tiktoken(.gz), tokenizer.json(.gz) (Hugging Face or minillm's
+        format), .gguf (see locate.py). `pattern` overrides the pre-tokenisation pattern."""
         return cls(**formats.read(path_or_name, pattern))
 
     @classmethod
@@ -90,9 +89,10 @@ class Tokenizer:
         from .train import train_tokenizer
         return cls(**train_tokenizer(text, vocab_size, pattern, special_tokens, trainer))
 
-    def save(self, path) -> None:
-        """Write minillm's readable format to `path` and a vocabulary dump to `path`.vocab."""
-        formats.write_minillm(self, Path(path))
+    def save(self, path, format: str | None = None, **options) -> None:
+        """tokenizer.json -> Hugging Face's format (+ tokenizer_config.json), other names (e.g.
+        tokenizer.minillm.json) -> minillm's readable one; and a dump, `path`.vocab (formats.py)."""
+        formats.write(self, path, format, **options)
 
     # ----- encoding -------------------------------------------------------------------------
     def encode_ordinary(self, text: str) -> list[int]:

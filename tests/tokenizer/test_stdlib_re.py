@@ -29,7 +29,9 @@ texts = st.one_of(st.lists(st.sampled_from(TRICKY), max_size=40).map("".join),
 @given(texts)
 def test_stdlib_re_splits_like_regex(pattern, text):
     fast = compile_stdlib(pattern)
-    assert fast is not None
+    if fast is None:  # only llama.cpp's stages with \p{P} / \p{S}, which `re` cannot spell
+        assert regex.search(r"\\p\{[PS]\}", pattern), pattern
+        return
     assert _split_isolated(fast, text) == _split_isolated(regex.compile(pattern), text)
 
 

@@ -1,0 +1,33 @@
+"""tests.conftest.shared_file also finds SmolLM2 where `python -m minillm download smollm2` puts
+it (regression: tests needing SmolLM2 skipped unless MINILLM_SHARED_DATA was set, even after
+the download)."""
+import pytest
+
+import tests.conftest as conftest
+from minillm.cli.download import MODELS
+from minillm.tokenizer.locate import DOWNLOADED
+
+
+def test_shared_file_finds_a_downloaded_smollm2(tmp_path, monkeypatch):
+    monkeypatch.setattr(conftest, "SHARED_DATA", tmp_path / "no-shared-data")
+    monkeypatch.setenv("MINILLM_HOME", str(tmp_path / "home"))
+    relative = "models/SmolLM2-135M-Instruct.Q4_1.gguf"
+    with pytest.raises(pytest.skip.Exception, match="minillm download"):
+        conftest.shared_file(relative)
+    downloaded = tmp_path / "home" / "models" / MODELS["smollm2"].filename
+    downloaded.parent.mkdir(parents=True)
+    downloaded.write_bytes(b"GGUF")
+    assert conftest.shared_file(relative) == downloaded
+
+
+def test_shared_file_prefers_the_development_data_folder(tmp_path, monkeypatch):
+    monkeypatch.setattr(conftest, "SHARED_DATA", tmp_path)
+    (tmp_path / "corpora").mkdir()
+    (tmp_path / "corpora" / "x.txt").write_text("x")
+    assert conftest.shared_file("corpora/x.txt") == tmp_path / "corpora" / "x.txt"
+
+
+def test_download_locations_agree_with_the_tokenizer_loader():
+    assert conftest.DOWNLOADED["models/SmolLM2-135M-Instruct.Q4_1.gguf"] == DOWNLOADED["smollm2"]
+    assert conftest.DOWNLOADED["tokenizers/deepseek_v4/tokenizer.json"] \
+        == DOWNLOADED["deepseek-v4"]
