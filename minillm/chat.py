@@ -139,6 +139,7 @@ class Chat:
         # (the new user message), instead of re-reading the whole conversation.
         self.cache = KVCache(model.config, batch_size=1, capacity=model.config.n_ctx)
         self.cached_ids: list[int] = []          # the ids whose keys/values the cache holds
+        self.last_turn = (0, 0)                  # (prompt tokens, generated tokens) of the last reply
         special_id(tokenizer, IM_START)          # fail now, not at the first turn
 
     def conversation(self) -> list[dict]:
@@ -190,6 +191,7 @@ class Chat:
             # subtle: the cache holds a prefix of prompt + generated; the reply is re-encoded from
             # its text next turn and may split into other tokens: the common prefix decides.
             self.cached_ids = (ids + generated)[:self.cache.length]
+            self.last_turn = (len(ids), len(generated))
 
     def ask(self, text: str) -> str:
         """``send`` without streaming: the whole reply."""

@@ -60,7 +60,8 @@ def gpt2_config(meta: dict, tensors: dict, tied: bool) -> ModelConfig:
 
 
 def head_is_tied(g) -> bool:
-    """No ``output.weight``, or one byte-for-byte equal to ``token_embd.weight`` (the converter's copy)."""
+    """No ``output.weight``, or one byte-for-byte equal to ``token_embd.weight`` (the converter's
+    copy of a tied head)."""
     if "output.weight" not in g.tensors:
         return True
     out, emb = g.tensors["output.weight"], g.tensors["token_embd.weight"]

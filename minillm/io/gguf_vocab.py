@@ -30,6 +30,8 @@ PRE_NAMES = {((GPT2_PATTERN,), False): "gpt-2",
              ((DIGIT_PATTERN, GPT2_PATTERN), False): "smollm",
              ((QWEN2_PATTERN,), False): "qwen2",
              ((CL100K_PATTERN,), True): "llama-bpe"}
+_DESCRIBED = {"gpt-2": "gpt2", "smollm": r"\p{N} then gpt2", "qwen2": "qwen2",
+              "llama-bpe": "cl100k with whole-piece lookup"}      # in minillm's pattern names
 NORMAL, CONTROL, UNUSED = 1, 3, 5        # llama.cpp's token types
 
 
@@ -37,11 +39,10 @@ def pre_tokenizer_name(tok) -> str:
     """The ``tokenizer.ggml.pre`` name for this tokenizer's pattern, or a ValueError saying why not."""
     name = PRE_NAMES.get((tuple(tok.pattern), bool(tok.whole_piece_lookup)))
     if name is None or tok.normalizer:
-        known = "; ".join(f"{n} = {list(stages)}" + (" with whole-piece lookup" if look else "")
-                          for (stages, look), n in PRE_NAMES.items())
+        known = ", ".join(f"{_DESCRIBED[n]} (as {n!r})" for n in PRE_NAMES.values())
         why = f"normalizer {tok.normalizer!r}" if tok.normalizer else f"pattern {list(tok.pattern)}"
         raise ValueError(f"llama.cpp has no pre-tokenizer name for this tokenizer's {why}: "
-                         f"exporting it would give other token ids. Exportable: {known}")
+                         f"exporting it would give other token ids. Exportable patterns: {known}")
     return name
 
 
