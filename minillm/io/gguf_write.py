@@ -127,13 +127,24 @@ def quantize_q8_0(x: np.ndarray) -> np.ndarray:
     """float32 [..., 32k] -> Q8_0 blocks as raw bytes [nb · 34]: float16 d, then 32 int8 q.
 
         d = max|x| / 127 (per block of 32)      q = round(x / d), in [-127, 127]
-    subtle: the division uses d *after* rounding to float16, as llama.cpp does, so that d · q is
-    the nearest representable value; an all-zero block has d = 0 and q = 0.
+    Byte-identical to llama.cpp's ``quantize_row_q8_0_ref`` and the ``gguf`` package (checked by
+    scripts/check_gguf_export.py). subtle: both divide by the float32 d and only then store it as
+    float16, and round halves away from zero (C's roundf), not to even as ``np.rint`` does.
+    An all-zero block has d = 0 and q = 0.
     """
     if x.shape[-1] % 32:
         raise ValueError(f"Q8_0 needs rows of a multiple of 32 values, got {x.shape[-1]}")
     blocks = np.asarray(x, np.float32).reshape(-1, 32)                          # [nb, 32]
-    d = (np.abs(blocks).max(axis=1) / np.float32(127)).astype(np.float16)       # [nb]
-    inv = np.divide(1, d.astype(np.float32), out=np.zeros(len(d), np.float32), where=d != 0)
-    q = np.clip(np.rint(blocks * inv[:, None]), -127, 127).astype(np.int8)      # [nb, 32]
-    return np.concatenate([d[:, None].view(np.uint8), q.view(np.uint8)], axis=1).reshape(-1)
+    d = np.abs(blocks).max(axis=1) / np.float32(127)                            # [nb] float32
+    inv = np.divide(1, d, out=np.zeros_like(d), where=d != 0)                   # [nb]
+    q = _round_half_away(blocks * inv[:, None]).astype(np.int8)                 # [nb, 32] in ±127
+    half = d.astype(np.float16)                                                 # [nb]
+    return np.concatenate([half[:, None].view(np.uint8), q.view(np.uint8)], axis=1).reshape(-1)
+
+
+def _round_half_away(v: np.ndarray) -> np.ndarray:
+    """C's roundf: 2.5 -> 3, -2.5 -> -3 (``np.rint`` gives 2, -2). Written as floor(|v|) plus one
+    when the fraction is at least 1/2, which stays exact where floor(|v| + 0.5) would round."""
+    a = np.abs(v)
+    whole = np.floor(a)
+    return np.sign(v) * (whole + np.floor(2 * (a - whole)))

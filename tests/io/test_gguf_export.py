@@ -11,7 +11,9 @@ import pytest
 
 from minillm import GPT, ModelConfig
 from minillm.io.gguf import read_gguf
+from minillm.io.dequant import Q8_0, dequantize
 from minillm.io.gguf_model import permute_qk
+from minillm.io.gguf_write import quantize_q8_0
 from minillm.io.safetensors import load_safetensors
 from minillm.loading import load_model
 from minillm.tokenizer import Tokenizer
@@ -151,3 +153,18 @@ def test_bad_dtype_vocabulary_and_missing_tokenizer_are_refused(shakespeare, tmp
     small = GPT(ModelConfig(vocab_size=100, n_ctx=8, d_model=32, n_heads=2, n_layers=1))
     with pytest.raises(ValueError, match="2048 ids, the model only 100"):
         small.save_gguf(tmp_path / "x.gguf", tok)
+
+
+def test_q8_0_rounds_halves_away_from_zero_like_llama_cpp():
+    """d = 127 / 127 = 1: 2.5 -> 3 and -2.5 -> -3 (C's roundf; np.rint would give 2 and -2)."""
+    x = np.zeros(32, np.float32)
+    x[:4] = [127, 2.5, -2.5, 0.49]
+    raw = quantize_q8_0(x)
+    assert raw[:2].view(np.float16)[0] == 1.0
+    assert raw[2:6].view(np.int8).tolist() == [127, 3, -3, 0]
+    np.testing.assert_array_equal(quantize_q8_0(np.zeros(64, np.float32)).reshape(2, 34), 0)
+    y = np.random.default_rng(0).standard_normal((4, 64)).astype(np.float32)
+    err = np.abs(dequantize(quantize_q8_0(y), Q8_0, y.shape) - y)              # [4, 64]
+    d = np.abs(y).reshape(-1, 32).max(1).repeat(32).reshape(4, 64) / 127       # [4, 64]
+    # half a step, plus |q| <= 127 times float16's rounding of d (relative error <= 2^-11)
+    assert (err <= d * (0.5 + 127 * 2.0**-11)).all()
