@@ -69,9 +69,10 @@ def _reply(chat, line: str, interactive: bool) -> None:
         if not interactive:
             raise
     print(flush=True)
-    prompt, generated = chat.last_turn
+    prompt, cached, generated = chat.last_turn
     n_ctx = chat.model.config.n_ctx
-    print(timings.line(prompt, generated, min(prompt + generated, n_ctx), n_ctx), file=sys.stderr)
+    used = min(prompt + generated, n_ctx)
+    print(timings.line(prompt, generated, used, n_ctx, cached=cached), file=sys.stderr)
 
 
 def _context(chat) -> str:

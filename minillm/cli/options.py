@@ -65,16 +65,18 @@ class Timings:
     """
 
     def __init__(self):
-        self.start, self.first, self.end = time.perf_counter(), None, None
+        self.start, self.first = time.perf_counter(), None
 
     def token(self) -> None:
         """Call at each new token."""
         if self.first is None:
             self.first = time.perf_counter()
 
-    def line(self, prompt_tokens: int, generated: int, context_used: int, n_ctx: int) -> str:
-        """The timings line. Without any ``token()`` call (beam search: every beam finishes
-        together) the time is given for prompt and generation together."""
+    def line(self, prompt_tokens: int, generated: int, context_used: int, n_ctx: int,
+             cached: int = 0) -> str:
+        """The timings line. ``cached``: prompt tokens the KV cache already held (a chat's earlier
+        turns): the prompt rate counts only the others. Without any ``token()`` call (beam
+        search: every beam finishes together) one time is given for prompt and generation."""
         end = time.perf_counter()
         if self.first is None:
             total = end - self.start
@@ -82,7 +84,9 @@ class Timings:
             gen = f"generated {generated} tokens {total:.2f} s in all ({_rate(generated, total)})"
         else:
             prefill, rest = self.first - self.start, end - self.first
-            prompt = f"prompt {prompt_tokens} tokens {prefill:.2f} s ({_rate(prompt_tokens, prefill)})"
+            new = prompt_tokens - cached
+            prompt = (f"prompt {prompt_tokens} tokens" + (f" ({cached} cached)" if cached else "")
+                      + f" {prefill:.2f} s ({_rate(new, prefill)})")
             # the first new token came with the prompt: the rate is over the other generated - 1
             gen = f"generated {generated} tokens {rest:.2f} s ({_rate(generated - 1, rest)})"
         share = 100 * context_used / n_ctx

@@ -192,13 +192,15 @@ def test_model_gpt2_says_it_is_a_vocabulary(capsys):
 
 # ---- chat ----------------------------------------------------------------------------------------
 def test_chat_help_context_and_timings(capsys, monkeypatch, chat_gguf):
-    monkeypatch.setattr(sys, "stdin", io.StringIO("/help\nHello!\n/context\n/exit\nnot read\n"))
+    turns = "/help\nHello!\n/context\nWhat is the capital?\n/exit\nnot read\n"
+    monkeypatch.setattr(sys, "stdin", io.StringIO(turns))
     code, out, err = run_cli(capsys, "chat", "--model", str(chat_gguf), "--seed", "0",
                              "--max-new-tokens", "5")
-    assert code == 0 and out.count("\n") == 1                      # one reply, nothing else
+    assert code == 0 and out.count("\n") == 2                      # two replies, nothing else
     assert "/context" in err and "/reset" in err                   # the /help text
     timings = [line for line in err.splitlines() if line.startswith("minillm: prompt")]
-    assert len(timings) == 1 and "context " in timings[0] and "/128" in timings[0]
+    assert len(timings) == 2 and all("/128" in line for line in timings)
+    assert "cached" not in timings[0] and "cached)" in timings[1]  # the second turn reuses the KV
     assert any(line.startswith("context: ") and "/128 tokens" in line for line in err.splitlines())
 
 

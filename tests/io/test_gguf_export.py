@@ -5,15 +5,20 @@ References: transformers 5.24 loading the exported files with ``from_pretrained(
 scripts/check_gguf_export.py, which also reads every file with the ``gguf`` package). Bound: 1e-4.
 """
 import dataclasses
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from minillm import GPT, ModelConfig
 from minillm.io.gguf import read_gguf
 from minillm.io.dequant import Q8_0, dequantize
 from minillm.io.gguf_model import permute_qk
-from minillm.io.gguf_write import quantize_q8_0
+from minillm.io.gguf_write import (STRING, UINT32, encode_tensor, gguf_bytes, quantize_q8_0,
+                                   write_gguf)
 from minillm.io.safetensors import load_safetensors
 from minillm.loading import load_model
 from minillm.tokenizer import Tokenizer
@@ -168,3 +173,35 @@ def test_q8_0_rounds_halves_away_from_zero_like_llama_cpp():
     d = np.abs(y).reshape(-1, 32).max(1).repeat(32).reshape(4, 64) / 127       # [4, 64]
     # half a step, plus |q| <= 127 times float16's rounding of d (relative error <= 2^-11)
     assert (err <= d * (0.5 + 127 * 2.0**-11)).all()
+
+
+@given(st.sampled_from(["gpt2", "llama", "qwen2"]), st.integers(1, 3), st.integers(1, 2),
+       st.booleans(), st.integers(0, 2**16))
+def test_export_then_load_is_the_identity(arch, heads, kv_div, tied, seed):
+    """Any exportable config: written as F32 and read back, the same config and the same weights,
+    bit for bit (so the Q/K permutation and the QKV fusion are undone exactly)."""
+    kv = heads if arch == "gpt2" or heads % kv_div else heads // kv_div
+    config = ModelConfig(vocab_size=260, n_ctx=8, d_model=8 * heads, n_heads=heads, n_kv_heads=kv,
+                         n_layers=2, d_ff=24, arch="gpt2" if arch == "gpt2" else "llama",
+                         attn_bias=True if arch != "llama" else None, tie_embeddings=tied,
+                         norm_eps=2.0**-17)                    # a float32 number: stored exactly
+    model = GPT(config, seed=seed)
+    for p in model.params.named().values():                       # no zero biases or unit gains
+        p[...] = np.random.default_rng(seed).standard_normal(p.shape, dtype=np.float32)
+    with tempfile.TemporaryDirectory() as d:
+        back, _ = load_model(model.save_gguf(Path(d) / "m.gguf", byte_tokenizer(256)))
+    assert back.config == config
+    for name, a in model.params.named().items():
+        np.testing.assert_array_equal(back.params.named()[name], a, err_msg=name)
+
+
+@given(st.lists(st.tuples(st.sampled_from([0, 1, 8]), st.integers(1, 3)), min_size=1, max_size=4),
+       st.sampled_from([8, 32, 64]))
+def test_streamed_file_equals_the_in_memory_bytes(specs, alignment):
+    rng = np.random.default_rng(len(specs))
+    tensors = {f"t{i}": (t, (rows, 32), encode_tensor(rng.standard_normal((rows, 32)), t))
+               for i, (t, rows) in enumerate(specs)}
+    meta = {"general.alignment": (UINT32, alignment), "n": (STRING, "x")}
+    with tempfile.TemporaryDirectory() as d:
+        write_gguf(Path(d) / "t.gguf", meta, tensors, alignment=alignment)
+        assert (Path(d) / "t.gguf").read_bytes() == gguf_bytes(meta, tensors, alignment=alignment)
