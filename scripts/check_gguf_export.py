@@ -87,6 +87,23 @@ def check_q8_0(named):
     print(f"Q8_0 bytes equal to gguf.quants.quantize on {len(arrays)} arrays: {same}")
 
 
+def check_smollm2():
+    """A real llama.cpp conversion (SmolLM2-135M-Instruct, when present) read by minillm and written
+    again: every tokenizer.ggml.* and llama.* key must come back as the converter wrote it."""
+    src = ROOT.parent / "shared/data/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+    if not src.exists():
+        print(f"{src} absent: SmolLM2 re-export not checked")
+        return
+    model, tok = load_model(src)
+    with tempfile.TemporaryDirectory() as d:
+        out = model.save_gguf(Path(d) / "smollm2.gguf", tok, dtype="q8_0")
+        a, b = read_gguf(str(src)).metadata, read_gguf(str(out)).metadata
+    keys = sorted(k for k in a if k.startswith(("tokenizer.ggml.", "llama.")))
+    differ = [k for k in keys if a[k] != b.get(k)]
+    print(f"SmolLM2 re-exported (q8_0): {len(keys) - len(differ)} of {len(keys)} tokenizer.ggml.* "
+          f"and llama.* keys equal to llama.cpp's conversion; differ: {differ}")
+
+
 def main():
     print(f"torch {torch.__version__}, transformers {transformers.__version__}, gguf 0.19.0")
     expected = {}
@@ -104,6 +121,7 @@ def main():
             logits = check(name, model, byte_tokenizer(model.config.vocab_size), ids, dtype)
             expected[f"{name}_{dtype}_logits"] = logits.astype(np.float32)
         expected[f"{name}_ids"] = np.array(ids, np.int64)
+    check_smollm2()
     OUT.mkdir(parents=True, exist_ok=True)
     save_file(expected, str(OUT / "expected.safetensors"))
     print(f"wrote {OUT / 'expected.safetensors'}")

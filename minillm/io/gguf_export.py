@@ -91,6 +91,8 @@ def save_gguf(path: str | Path, model, tokenizer, dtype: str = "f32") -> Path:
     matrix_type, file_type = DTYPES[dtype]
     meta = arch_metadata(config, arch)
     meta["general.file_type"] = (UINT32, file_type)
+    if matrix_type == Q8_0:
+        meta["general.quantization_version"] = (UINT32, 2)           # as ggml's quantisers write
     meta.update(tokenizer_metadata(tokenizer, config.vocab_size, config.bos_id, config.eos_id))
     tensors = {}
     for name, a in gguf_tensors(config, model.params.named(), arch).items():

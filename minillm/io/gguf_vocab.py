@@ -77,8 +77,9 @@ def tokenizer_metadata(tok, vocab_size: int, bos_id: int | None = None,
             "tokenizer.ggml.merges": (ARRAY, (STRING, merges)),
             "tokenizer.ggml.add_bos_token": (BOOL, False)}
     # subtle: llama.cpp takes id 11 as BOS/EOS of a "gpt2" vocabulary that names none.
-    for name, fallback in (("bos", bos_id), ("eos", eos_id)):
-        value = getattr(tok, f"{name}_id") if getattr(tok, f"{name}_id") is not None else fallback
+    for name, fallback in (("bos", bos_id), ("eos", eos_id), ("unknown", None)):
+        own = getattr(tok, f"{name[:3]}_id")                     # bos_id, eos_id, unk_id
+        value = own if own is not None else fallback
         if value is not None:
             meta[f"tokenizer.ggml.{name}_token_id"] = (UINT32, value)
     return meta
