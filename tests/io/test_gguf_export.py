@@ -17,12 +17,13 @@ from minillm import GPT, ModelConfig
 from minillm.io.gguf import read_gguf
 from minillm.io.dequant import Q8_0, dequantize
 from minillm.io.gguf_model import permute_qk
-from minillm.io.gguf_write import (STRING, UINT32, encode_tensor, gguf_bytes, quantize_q8_0,
+from minillm.io.gguf_vocab import tokenizer_metadata
+from minillm.io.gguf_write import (ARRAY, STRING, UINT32, encode_tensor, gguf_bytes, quantize_q8_0,
                                    write_gguf)
 from minillm.io.safetensors import load_safetensors
 from minillm.loading import load_model
 from minillm.tokenizer import Tokenizer
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, shared_file
 
 ROOT = FIXTURES.parents[1]
 EXPECTED = FIXTURES / "gguf_export" / "expected.safetensors"
@@ -205,3 +206,15 @@ def test_streamed_file_equals_the_in_memory_bytes(specs, alignment):
     with tempfile.TemporaryDirectory() as d:
         write_gguf(Path(d) / "t.gguf", meta, tensors, alignment=alignment)
         assert (Path(d) / "t.gguf").read_bytes() == gguf_bytes(meta, tensors, alignment=alignment)
+
+
+def test_smollm2_vocabulary_is_written_back_as_llama_cpp_converted_it():
+    """Reference: the SmolLM2 GGUF made by llama.cpp's converter. Its tokenizer, read by minillm
+    and written again, gives the same tokens, types, merges, pre-tokenizer and special ids."""
+    meta = read_gguf(str(shared_file("models/SmolLM2-135M-Instruct.Q4_1.gguf"))).metadata
+    tok = Tokenizer.from_gguf_metadata(meta)
+    written = tokenizer_metadata(tok, len(meta["tokenizer.ggml.tokens"]))
+    ours = {k: v[1] if vtype == ARRAY else v for k, (vtype, v) in written.items()}   # arrays: items
+    for key in ("tokens", "token_type", "merges", "pre", "model", "bos_token_id", "eos_token_id",
+                "unknown_token_id", "add_bos_token"):
+        assert ours[f"tokenizer.ggml.{key}"] == meta[f"tokenizer.ggml.{key}"], key
