@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from minillm import GPT, ModelConfig
 from minillm.io.gguf import read_gguf
 from minillm.io.dequant import Q8_0, dequantize
+from minillm.io.gguf_export import arch_metadata
 from minillm.io.gguf_model import permute_qk
 from minillm.io.gguf_vocab import tokenizer_metadata
 from minillm.io.gguf_write import (ARRAY, STRING, UINT32, encode_tensor, gguf_bytes, quantize_q8_0,
@@ -218,3 +219,14 @@ def test_smollm2_vocabulary_is_written_back_as_llama_cpp_converted_it():
     for key in ("tokens", "token_type", "merges", "pre", "model", "bos_token_id", "eos_token_id",
                 "unknown_token_id", "add_bos_token"):
         assert ours[f"tokenizer.ggml.{key}"] == meta[f"tokenizer.ggml.{key}"], key
+
+
+def test_a_gpt2_file_without_a_shape_key_is_a_clear_error(shakespeare, tmp_path):
+    model, tok = shakespeare
+    g = read_gguf(str(model.save_gguf(tmp_path / "s.gguf", tok)))
+    meta = arch_metadata(model.config, "gpt2")
+    del meta["gpt2.context_length"]
+    tensors = {n: (t.ggml_type, t.shape, g.raw(n)) for n, t in g.tensors.items()}
+    write_gguf(tmp_path / "broken.gguf", meta, tensors)
+    with pytest.raises(ValueError, match="lacks gpt2.context_length"):
+        load_model(tmp_path / "broken.gguf")
