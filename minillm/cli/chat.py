@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 
 from minillm.cli.options import Timings, add_sampling_arguments, sampling_kwargs
-from minillm.cli.resolve import accepted, load_model_and_tokenizer
+from minillm.cli.resolve import help_text, load_model_and_tokenizer
 
 HELP = """commands:
   /help     this list
@@ -24,7 +24,7 @@ HELP = """commands:
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--model", required=True, help=accepted("--model"))
+    parser.add_argument("--model", required=True, help=help_text("--model"))
     parser.add_argument("--system", default=None,
                         help="system prompt (default: the model template's, for SmolLM2 "
                              "'You are a helpful AI assistant named SmolLM, …')")

@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import sys
 
-from minillm.cli.resolve import accepted, load_model_and_tokenizer
+from minillm.cli.resolve import help_text, load_model_and_tokenizer
 from minillm.io.gguf_export import DTYPES
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("model", help=accepted("--model"))
+    parser.add_argument("model", help=help_text("--model"))
     parser.add_argument("--gguf", required=True, metavar="OUT", help="the GGUF file to write")
     parser.add_argument("--dtype", default="f32", choices=sorted(DTYPES),
                         help="type of the weight matrices (norms and biases stay f32)")
-    parser.add_argument("--tokenizer", help="instead of the model's own: " + accepted("--tokenizer"))
+    parser.add_argument("--tokenizer", help="instead of the model's own: " + help_text("--tokenizer"))
 
 
 def run(args) -> int:

@@ -16,15 +16,15 @@ from __future__ import annotations
 import sys
 
 from minillm.cli.options import Timings, add_sampling_arguments, sampling_kwargs, unescape
-from minillm.cli.resolve import accepted, load_model_and_tokenizer
+from minillm.cli.resolve import help_text, load_model_and_tokenizer
 
 DEFAULT_MODEL = "weights/shakespeare"
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("prompt", help="the text to continue")
-    parser.add_argument("--model", default=DEFAULT_MODEL, help=accepted("--model"))
-    parser.add_argument("--tokenizer", help="instead of the model's own: " + accepted("--tokenizer"))
+    parser.add_argument("--model", default=DEFAULT_MODEL, help=help_text("--model"))
+    parser.add_argument("--tokenizer", help="instead of the model's own: " + help_text("--tokenizer"))
     add_sampling_arguments(parser)
     parser.add_argument("--max-new-tokens", type=int, default=100, help="most tokens to generate")
     parser.add_argument("--beams", type=int, help="beam search with this many beams (deterministic)")

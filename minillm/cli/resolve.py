@@ -35,6 +35,14 @@ def accepted(option: str) -> str:
     return models
 
 
+def help_text(option: str) -> str:
+    """The short form of ``accepted`` for ``--help``; errors list everything."""
+    from minillm.cli.download import MODELS
+    if option == "--tokenizer":
+        return "a vocabulary (gpt2, r50k, cl100k, o200k), a tokenizer file, or anything --model takes"
+    return f"a checkpoint folder, a .gguf file, or a downloaded model's name ({', '.join(MODELS)})"
+
+
 def resolve_model_path(name: str, option: str = "--model") -> Path:
     """A downloaded model's name, a path as given, else a path relative to the repository."""
     from minillm.cli.download import resolve_model

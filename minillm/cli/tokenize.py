@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 
-from minillm.cli.resolve import accepted, load_tokenizer
+from minillm.cli.resolve import help_text, load_tokenizer
 from minillm.tokenizer import render_token
 
 DEFAULT_TOKENIZER = "gpt2"
@@ -21,9 +21,9 @@ DEFAULT_TOKENIZER = "gpt2"
 
 def add_tokenizer_arguments(parser) -> None:
     """--tokenizer / --model, as ``generate`` takes them (shared with ``count``)."""
-    parser.add_argument("--tokenizer", help=f"{accepted('--tokenizer')} (default: "
+    parser.add_argument("--tokenizer", help=f"{help_text('--tokenizer')} (default: "
                                             f"{DEFAULT_TOKENIZER}, or the --model's own)")
-    parser.add_argument("--model", help="use this model's tokenizer: " + accepted("--model"))
+    parser.add_argument("--model", help="use this model's tokenizer: " + help_text("--model"))
     parser.add_argument("--allow-special", action="store_true",
                         help="encode special-token strings (<|endoftext|>, ...) as special tokens "
                              "(default: as ordinary text)")
