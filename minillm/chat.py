@@ -140,6 +140,7 @@ class Chat:
         # (the new user message), instead of re-reading the whole conversation.
         self.cache = KVCache(model.config, batch_size=1, capacity=model.config.n_ctx)
         self.cached_ids: list[int] = []          # the ids whose keys/values the cache holds
+        self.last_turn = (0, 0, 0)               # last reply: (prompt, of them cached, generated)
         special_id(tokenizer, IM_START)          # fail now, not at the first turn
 
     def conversation(self) -> list[dict]:
@@ -174,7 +175,8 @@ class Chat:
             self.messages.pop()                  # a message that cannot fit is not kept
             raise
         ids = self.prompt_ids()
-        self.cache.rollback(_common_prefix(self.cached_ids, ids[:-1]))    # keep what still matches
+        reused = _common_prefix(self.cached_ids, ids[:-1])
+        self.cache.rollback(reused)              # keep what still matches
         pieces: list[str] = []
         generated: list[int] = []
         try:
@@ -191,6 +193,7 @@ class Chat:
             # subtle: the cache holds a prefix of prompt + generated; the reply is re-encoded from
             # its text next turn and may split into other tokens: the common prefix decides.
             self.cached_ids = (ids + generated)[:self.cache.length]
+            self.last_turn = (len(ids), reused, len(generated))
 
     def ask(self, text: str) -> str:
         """``send`` without streaming: the whole reply."""

@@ -265,17 +265,19 @@ def test_bad_prompts_raise_clear_errors():
 
 
 # ---- the command line ----------------------------------------------------------------------
-def test_cli_streams_only_the_generated_text_to_stdout(tmp_path, capsys, gpt2_tok):
+def test_cli_streams_only_the_prompt_and_the_generated_text_to_stdout(tmp_path, capsys, gpt2_tok):
     from minillm.cli import main
     config = ModelConfig(vocab_size=gpt2_tok.vocab_size, n_ctx=32, d_model=8, n_heads=2, n_layers=1)
     random_model(config, 0).save_pretrained(tmp_path)
-    base = ["generate", "--model", str(tmp_path), "--tokenizer", "gpt2", "--max-new-tokens", "6"]
+    base = ["generate", "--model", str(tmp_path), "--tokenizer", "gpt2", "--max-new-tokens", "6",
+            "--no-echo"]
     assert main(base + ["-t", "0", "Hello"]) == 0
     out = capsys.readouterr().out
     ids = [s.id for s in generate(random_model(config, 0), gpt2_tok.encode("Hello"), 6,
                                   temperature=0, stop_ids=[gpt2_tok.eos_id])]
     assert out == gpt2_tok.decode(ids) + "\n"
-    window = ["generate", "--model", str(tmp_path), "--tokenizer", "gpt2", "--max-new-tokens", "40"]
+    window = ["generate", "--model", str(tmp_path), "--tokenizer", "gpt2", "--max-new-tokens", "40",
+              "--no-echo"]
     assert main(window + ["-t", "0", "--sliding-window", "Hello"]) == 0   # 1 + 40 tokens > n_ctx 32
     ids = [s.id for s in generate(random_model(config, 0), gpt2_tok.encode("Hello"), 40, temperature=0,
                                   stop_ids=[gpt2_tok.eos_id], sliding_window=16)]
@@ -283,7 +285,7 @@ def test_cli_streams_only_the_generated_text_to_stdout(tmp_path, capsys, gpt2_to
     assert main(base + ["--beams", "2", "Hello"]) == 0
     assert main(base + ["--beams", "2", "--seed", "0", "Hello"]) == 2     # sampling option with beams
     assert main(["generate", "--model", str(tmp_path / "missing"), "Hi"]) == 2
-    assert "no model at" in capsys.readouterr().err
+    assert "not a folder, a file or a known download" in capsys.readouterr().err
 
 
 def test_stop_string_complete_first_wins_however_the_text_is_cut():

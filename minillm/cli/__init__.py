@@ -20,23 +20,32 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("train", "train a BPE tokenizer and a GPT-2-style model on a text file"),
     "chat": ("chat", "talk to a chat model (ChatML): streamed replies, presets"),
     "download": ("download", "download a pretrained model (smollm2) into the local cache"),
+    "export": ("export", "write a model and its tokenizer as one GGUF file (llama.cpp, transformers)"),
 }
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from minillm import __version__
+    from minillm.cli._threads import HELP as THREADS_HELP
+    from minillm.cli.options import DefaultsFormatter
     parser = argparse.ArgumentParser(
-        prog="minillm",
+        prog="minillm", epilog=THREADS_HELP,
         description="minillm: a GPT-style language model in pure NumPy, written to be read.")
+    parser.add_argument("--version", action="version", version=f"minillm {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
         module = importlib.import_module(f"minillm.cli.{module_name}")
-        p = sub.add_parser(name, help=help_text, description=help_text)
+        p = sub.add_parser(name, help=help_text, description=help_text, epilog=THREADS_HELP,
+                           formatter_class=DefaultsFormatter)
         module.add_arguments(p)
         p.set_defaults(_run=module.run)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:                        # run as a program (not called from Python code)
+        from minillm.cli._threads import use_one_blas_thread
+        use_one_blas_thread()
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "_run", None) is None:

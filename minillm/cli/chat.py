@@ -1,21 +1,30 @@
 """``python -m minillm chat --model PATH``: talk to a chat model (ChatML), replies streamed.
 
 PATH is a .gguf file, a checkpoint directory with a tokenizer, or the name of a downloaded model
-(``smollm2``, see ``python -m minillm download``). Interactive when stdin is a terminal:
-``/reset`` forgets the conversation, Ctrl-C cuts a reply short, ``/exit`` or Ctrl-D leaves.
-Otherwise every line of stdin is one user turn and each reply is printed on its own line, so
-``echo "Hi" | python -m minillm chat --model smollm2`` works.
+(``smollm2``, see ``python -m minillm download``). Interactive when stdin is a terminal (type
+``/help`` for the commands: ``/reset``, ``/context``, ``/exit``; Ctrl-C cuts a reply short,
+Ctrl-D leaves). Otherwise every line of stdin is one user turn and each reply is printed on its
+own line, so ``echo "Hi" | python -m minillm chat --model smollm2`` works.
+
+After each reply one line goes to stderr: prompt and generated tokens, tokens/s, and how much of
+the context window the conversation now fills (old turns are dropped when it would overflow).
 """
 from __future__ import annotations
 
 import sys
 
-from minillm.cli.options import add_sampling_arguments, resolve_model_path, sampling_kwargs
+from minillm.cli.options import Timings, add_sampling_arguments, sampling_kwargs
+from minillm.cli.resolve import help_text, load_model_and_tokenizer
+
+HELP = """commands:
+  /help     this list
+  /context  how much of the context window the conversation fills
+  /reset    forget the conversation (the system prompt stays)
+  /exit     leave (also /quit or Ctrl-D); Ctrl-C cuts a reply short"""
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--model", required=True,
-                        help="a .gguf file, a checkpoint directory, or a downloaded model's name")
+    parser.add_argument("--model", required=True, help=help_text("--model"))
     parser.add_argument("--system", default=None,
                         help="system prompt (default: the model template's, for SmolLM2 "
                              "'You are a helpful AI assistant named SmolLM, …')")
@@ -27,32 +36,49 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     from minillm.chat import Chat
-    from minillm.loading import load_model
-    model, tokenizer = load_model(resolve_model_path(args.model))
-    if tokenizer is None:
-        raise ValueError(f"{args.model} carries no tokenizer; chat needs one")
+    _, model, tokenizer = load_model_and_tokenizer(args.model)
     chat = Chat(model, tokenizer, system=args.system, max_new_tokens=args.max_new_tokens,
                 seed=args.seed, **sampling_kwargs(args))
     interactive = sys.stdin.isatty()
     if interactive:
         print(f"minillm chat: {args.model} ({model.config.n_layers} layers, "
-              f"{model.num_parameters() / 1e6:.0f}M parameters). /reset, /exit.", file=sys.stderr)
+              f"{model.num_parameters() / 1e6:.0f}M parameters, n_ctx {model.config.n_ctx}). "
+              f"/help for commands.", file=sys.stderr)
     for line in _turns(interactive):
-        if line in ("/exit", "/quit"):
+        command = line.strip()
+        if command in ("/exit", "/quit"):
             break
-        if line == "/reset":
-            chat.reset()
+        if command in ("/help", "/reset", "/context"):
+            if command == "/reset":
+                chat.reset()
+            print(HELP if command == "/help" else _context(chat), file=sys.stderr)
             continue
-        if not line.strip():
+        if not command:
             continue
-        try:
-            for piece in chat.send(line):
-                print(piece, end="", flush=True)
-        except KeyboardInterrupt:                   # Ctrl-C cuts the reply short, not the chat
-            if not interactive:
-                raise
-        print(flush=True)
+        _reply(chat, line, interactive)
     return 0
+
+
+def _reply(chat, line: str, interactive: bool) -> None:
+    timings = Timings()
+    try:
+        for piece in chat.send(line):
+            timings.token()
+            print(piece, end="", flush=True)
+    except KeyboardInterrupt:                   # Ctrl-C cuts the reply short, not the chat
+        if not interactive:
+            raise
+    print(flush=True)
+    prompt, cached, generated = chat.last_turn
+    n_ctx = chat.model.config.n_ctx
+    used = min(prompt + generated, n_ctx)
+    print(timings.line(prompt, generated, used, n_ctx, cached=cached), file=sys.stderr)
+
+
+def _context(chat) -> str:
+    n, n_ctx = chat.count_tokens(), chat.model.config.n_ctx
+    return (f"context: {n}/{n_ctx} tokens ({100 * n / n_ctx:.0f}%) in {len(chat.messages)} "
+            f"messages; a reply may add up to {chat.max_new_tokens}")
 
 
 def _turns(interactive: bool):

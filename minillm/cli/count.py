@@ -1,8 +1,12 @@
 """`minillm count [FILE ...]`: count the tokens of files (or of standard input).
 
-    $ python -m minillm count --tokenizer cl100k README.md
-    1234  README.md
+    $ python -m minillm count --model weights/shakespeare README.md
+    tokens  chars  chars/token  % of 128  file
+    2914    10251  3.52         2277%     README.md
 
+One tab-separated row per file (and a total row for several): tokens, characters, characters per
+token (how well the tokenizer compresses this text), and -- with ``--context N``, or ``--model``,
+whose n_ctx is the default -- the share of a context window of N tokens the text would fill.
 Special-token strings in the text are counted as ordinary text unless --allow-special.
 """
 from __future__ import annotations
@@ -10,33 +14,48 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from minillm.tokenizer import Tokenizer
+from minillm.cli.resolve import model_context
+from minillm.cli.tokenize import add_tokenizer_arguments, encode, tokenizer_from
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("files", nargs="*", help="files to count (none or '-': standard input)")
-    parser.add_argument("--tokenizer", default="gpt2",
-                        help="gpt2, r50k, cl100k, o200k, or a path to a tokenizer (default: gpt2)")
-    parser.add_argument("--allow-special", action="store_true",
-                        help="count special-token strings as one special token each")
+    add_tokenizer_arguments(parser)
+    parser.add_argument("--context", type=int, metavar="N",
+                        help="context window in tokens, for the %% column (default: the "
+                             "--model's n_ctx; none without --model)")
 
 
 def run(args) -> int:
-    tok = Tokenizer.load(args.tokenizer)
-    total = 0
+    tok = tokenizer_from(args)
+    context = args.context if args.context is not None else (
+        model_context(args.model) if args.model else None)
+    if context is not None and context <= 0:
+        raise ValueError(f"--context must be a positive number of tokens, got {context}")
     names = args.files or ["-"]
+    print("\t".join(["tokens", "chars", "chars/token"]
+                    + ([f"% of {context}"] if context else []) + ["file"]))
+    total_tokens = total_chars = 0
     for name in names:
-        if name == "-":
-            text = sys.stdin.read()
-        else:
-            path = Path(name)
-            if not path.is_file():
-                raise FileNotFoundError(f"no such file: {name}")
-            text = path.read_text(encoding="utf-8", errors="surrogateescape")
-        ids = (tok.encode(text, allowed_special="all") if args.allow_special
-               else tok.encode_ordinary(text))
-        total += len(ids)
-        print(f"{len(ids)}\t{name}")
+        text = _read(name)
+        n = len(encode(tok, text, args.allow_special))
+        total_tokens, total_chars = total_tokens + n, total_chars + len(text)
+        print(_row(n, len(text), context, name))
     if len(names) > 1:
-        print(f"{total}\ttotal")
+        print(_row(total_tokens, total_chars, context, "total"))
     return 0
+
+
+def _read(name: str) -> str:
+    if name == "-":
+        return sys.stdin.read()
+    path = Path(name)
+    if not path.is_file():
+        raise FileNotFoundError(f"no such file: {name}")
+    return path.read_text(encoding="utf-8", errors="surrogateescape")
+
+
+def _row(tokens: int, chars: int, context: int | None, name: str) -> str:
+    ratio = f"{chars / tokens:.2f}" if tokens else "-"
+    share = [f"{100 * tokens / context:.1f}%"] if context else []
+    return "\t".join([str(tokens), str(chars), ratio, *share, name])

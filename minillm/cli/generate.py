@@ -5,58 +5,66 @@
     python -m minillm generate -t 0.8 --top-k 50 --top-p 0.9 --max-new-tokens 50 --stop "\\n\\n" "Hi"
     python -m minillm generate --beams 4 --max-new-tokens 20 "The sea is"
 
-Only the generated text goes to stdout (pipe it anywhere); what was loaded goes to stderr.
-Sampling stops at the model's end-of-text token (when it has one) or a ``--stop`` string.
+stdout gets the prompt (as nanoGPT, llama.cpp and Hugging Face pipelines print it; ``--no-echo``
+leaves it out) and then the generated text; stderr gets what was loaded and, at the end, one line
+of timings: prompt and generated tokens, tokens/s, and how much of the context window was used.
+Sampling stops at the model's end-of-text token (when it has one) or a ``--stop`` string
+(backslash escapes work: ``--stop "\\n\\n"`` stops at a blank line).
 """
 from __future__ import annotations
 
 import sys
 
-from minillm.cli.options import add_sampling_arguments, resolve_model_path, sampling_kwargs
+from minillm.cli.options import Timings, add_sampling_arguments, sampling_kwargs, unescape
+from minillm.cli.resolve import help_text, load_model_and_tokenizer
 
 DEFAULT_MODEL = "weights/shakespeare"
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("prompt", help="the text to continue")
-    parser.add_argument("--model", default=DEFAULT_MODEL,
-                        help=f"checkpoint directory, .gguf file or downloaded model name (default: "
-                             f"{DEFAULT_MODEL}, looked up in the current directory, then in the repository)")
-    parser.add_argument("--tokenizer", help="gpt2 | PATH, for a model that carries no tokenizer")
+    parser.add_argument("--model", default=DEFAULT_MODEL, help=help_text("--model"))
+    parser.add_argument("--tokenizer", help="instead of the model's own: " + help_text("--tokenizer"))
     add_sampling_arguments(parser)
-    parser.add_argument("--max-new-tokens", type=int, default=100, help="default 100")
+    parser.add_argument("--max-new-tokens", type=int, default=100, help="most tokens to generate")
     parser.add_argument("--beams", type=int, help="beam search with this many beams (deterministic)")
     parser.add_argument("--length-penalty", type=float, default=1.0, help="beam search only")
-    parser.add_argument("--stop", action="append", default=[], help="stop string (repeatable)")
+    parser.add_argument("--stop", action="append", default=[],
+                        help=r"stop string, backslash escapes allowed (\n, \t, \xHH; repeatable)")
+    parser.add_argument("--no-echo", action="store_true", help="do not print the prompt first")
     parser.add_argument("--sliding-window", action="store_true",
                         help="when the context is full, forget all but the newest n_ctx // 2 tokens "
                              "instead of failing")
 
 
 def run(args) -> int:
-    from minillm.loading import load_model
-    path = resolve_model_path(args.model)
-    model, tokenizer = load_model(path)
-    if args.tokenizer is not None:
-        from minillm.tokenizer.tokenizer import Tokenizer
-        tokenizer = Tokenizer.load(args.tokenizer)
-    if tokenizer is None:
-        raise ValueError(f"{path} carries no tokenizer: pass --tokenizer gpt2 or --tokenizer PATH")
+    path, model, tokenizer = load_model_and_tokenizer(args.model, args.tokenizer)
     print(f"minillm: {path} ({model.num_parameters():,} parameters, n_ctx {model.config.n_ctx})",
           file=sys.stderr)
     prompt_ids = tokenizer.encode(args.prompt)
     eos = tokenizer.eos_id if tokenizer.eos_id is not None else model.config.eos_id
+    if not args.no_echo:
+        sys.stdout.write(args.prompt)
+        sys.stdout.flush()
     if args.beams is not None:
         return _beams(args, model, tokenizer, prompt_ids, eos)
     from minillm.generate import generate
+    timings = Timings()
     steps = generate(model, prompt_ids, args.max_new_tokens, **sampling_kwargs(args),
                      seed=args.seed, stop_ids=() if eos is None else (eos,),
-                     stop_strings=tuple(args.stop), tokenizer=tokenizer,
+                     stop_strings=tuple(unescape(s) for s in args.stop), tokenizer=tokenizer,
                      sliding_window=model.config.n_ctx // 2 if args.sliding_window else None)
+    generated = 0
     for step in steps:
+        if step.id is not None:
+            generated += 1
+            timings.token()
         sys.stdout.write(step.text)
         sys.stdout.flush()
     sys.stdout.write("\n")
+    n_ctx = model.config.n_ctx
+    used = min(len(prompt_ids) + generated, n_ctx)     # a sliding window never holds more
+    print(timings.line(len(prompt_ids), generated, used, n_ctx), file=sys.stderr)
     return 0
 
 
@@ -66,10 +74,13 @@ def _beams(args, model, tokenizer, prompt_ids, eos) -> int:
         raise ValueError("--beams is deterministic: it takes no sampling options, --stop or "
                          "--sliding-window (only --max-new-tokens and --length-penalty)")
     from minillm.beam import beam_search
+    timings = Timings()
     best = beam_search(model, prompt_ids, beam_size=args.beams, max_new_tokens=args.max_new_tokens,
                        length_penalty=args.length_penalty, stop_ids=() if eos is None else eos)[0]
     ends = {eos, *model.config.eos_ids}                    # the model's EOS ids stop beams too
     ids = best.ids[:-1] if best.ids and best.ids[-1] in ends else best.ids
-    print(f"minillm: beam score {best.score:.4f} (Σ log p {best.logprob:.4f})", file=sys.stderr)
     sys.stdout.write(tokenizer.decode(ids) + "\n")
+    print(f"minillm: beam score {best.score:.4f} (Σ log p {best.logprob:.4f})", file=sys.stderr)
+    used = len(prompt_ids) + len(best.ids)
+    print(timings.line(len(prompt_ids), len(best.ids), used, model.config.n_ctx), file=sys.stderr)
     return 0

@@ -1,31 +1,48 @@
-"""What ``generate`` and ``chat`` share: finding a model by path or name, and sampling options."""
+"""What the commands share: ``--help`` with defaults, sampling options, ``--stop`` escapes, and
+the timings line of ``generate`` and ``chat``.
+
+Finding a model or a tokenizer by name is ``resolve.py`` (every command uses it).
+"""
 from __future__ import annotations
 
-from pathlib import Path
+import argparse
+import re
+import time
 
+from minillm.cli.resolve import resolve_model_path  # noqa: F401  (the name commands import)
 from minillm.sampling import PRESETS
 
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", "'": "'", '"': '"'}
 
-def resolve_model_path(name: str) -> Path:
-    """A downloaded model's name (``smollm2``), a path as given, else a path relative to the
-    repository (so ``weights/shakespeare`` works from any directory of a clone)."""
-    import minillm
-    from minillm.cli.download import resolve_model
-    from minillm.resources import shipped_model
-    path = resolve_model(name)
-    if path.exists():
-        return path
-    repo_path = shipped_model(name) or Path(minillm.__file__).resolve().parents[1] / name
-    if not path.is_absolute() and repo_path.exists():
-        return repo_path
-    raise FileNotFoundError(f"no model at {path.resolve()}" + ("" if path.is_absolute() else
-                            f" nor at {repo_path}") + "; pass --model PATH (a checkpoint directory "
-                            "or a .gguf file) or the name of a downloaded model (smollm2)")
+
+def unescape(text: str) -> str:
+    r"""Backslash escapes as in a Python string, so ``--stop "\n\n"`` means two newlines.
+
+    ``\n \t \r \0 \\ \' \"``, ``\xHH`` and ``\uHHHH``; any other backslash is kept as it is.
+    Example: ``unescape(r"a\nb\x41\q") == "a\nbA\\q"``.
+    """
+    def one(m: re.Match) -> str:
+        code = m.group(1)
+        if code[0] in "xu" and len(code) > 1:
+            return chr(int(code[1:], 16))
+        return _ESCAPES.get(code, m.group(0))
+    return re.sub(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|.)", one, text, flags=re.S)
+
+
+class DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """``--help`` shows every option's default, unless its help already names one or there is
+    none to show (None, or False for an on/off flag)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "default" in text or action.default in (None, False, argparse.SUPPRESS):
+            return text
+        return super()._get_help_string(action)
 
 
 def add_sampling_arguments(parser, default_preset: str | None = None) -> None:
     parser.add_argument("--preset", default=default_preset, choices=sorted(PRESETS),
-                        help="sampling preset" + (f" (default: {default_preset})" if default_preset else ""))
+                        help="sampling preset")
     parser.add_argument("-t", "--temperature", type=float, help="T >= 0; 0 = greedy (overrides the preset)")
     parser.add_argument("--top-k", type=int, help="keep the k most likely tokens (0 = off)")
     parser.add_argument("--top-p", type=float, help="keep the smallest set with mass >= p (1 = off)")
@@ -37,3 +54,44 @@ def sampling_kwargs(args) -> dict:
     """The sampling options that were given, as keyword arguments for ``generate`` / ``Chat``."""
     names = ("preset", "temperature", "top_k", "top_p", "min_p")
     return {n: getattr(args, n) for n in names if getattr(args, n) is not None}
+
+
+class Timings:
+    """Times one generation, llama.cpp-style: the prompt (until the first new token: the prefill
+    and one sample) and the rest (tokens 2 … n). ``line()`` is what goes to stderr::
+
+        minillm: prompt 12 tokens 0.05 s (240.0 tokens/s) | generated 100 tokens 1.20 s
+        (82.5 tokens/s) | context 112/128 (88%)
+    """
+
+    def __init__(self):
+        self.start, self.first = time.perf_counter(), None
+
+    def token(self) -> None:
+        """Call at each new token."""
+        if self.first is None:
+            self.first = time.perf_counter()
+
+    def line(self, prompt_tokens: int, generated: int, context_used: int, n_ctx: int,
+             cached: int = 0) -> str:
+        """The timings line. ``cached``: prompt tokens the KV cache already held (a chat's earlier
+        turns): the prompt rate counts only the others. Without any ``token()`` call (beam
+        search: every beam finishes together) one time is given for prompt and generation."""
+        end = time.perf_counter()
+        if self.first is None:
+            total = end - self.start
+            prompt = f"prompt {prompt_tokens} tokens"
+            gen = f"generated {generated} tokens {total:.2f} s in all ({_rate(generated, total)})"
+        else:
+            prefill, rest = self.first - self.start, end - self.first
+            new = prompt_tokens - cached
+            prompt = (f"prompt {prompt_tokens} tokens" + (f" ({cached} cached)" if cached else "")
+                      + f" {prefill:.2f} s ({_rate(new, prefill)})")
+            # the first new token came with the prompt: the rate is over the other generated - 1
+            gen = f"generated {generated} tokens {rest:.2f} s ({_rate(generated - 1, rest)})"
+        share = 100 * context_used / n_ctx
+        return f"minillm: {prompt} | {gen} | context {context_used}/{n_ctx} ({share:.0f}%)"
+
+
+def _rate(n: int, seconds: float) -> str:
+    return f"{n / seconds:.1f} tokens/s" if n > 0 and seconds > 0 else "- tokens/s"

@@ -5,30 +5,48 @@
     ids: [38184, 115, 36365, ...]
     20 tokens
 
+    $ python -m minillm tokenize --model smollm2 "海水会吸收较多红光"     # a model's own tokenizer
+
 Parts of a character (a token holding only some of its UTF-8 bytes) are shown as hex bytes.
 """
 from __future__ import annotations
 
 import sys
 
-from minillm.tokenizer import Tokenizer, render_token
+from minillm.cli.resolve import help_text, load_tokenizer
+from minillm.tokenizer import render_token
+
+DEFAULT_TOKENIZER = "gpt2"
 
 
-def add_arguments(parser) -> None:
-    parser.add_argument("text", nargs="?", help="the text (default: read standard input)")
-    parser.add_argument("--tokenizer", default="gpt2",
-                        help="gpt2, r50k, cl100k, o200k, or a path to a tokenizer file/directory "
-                             "(default: gpt2)")
+def add_tokenizer_arguments(parser) -> None:
+    """--tokenizer / --model, as ``generate`` takes them (shared with ``count``)."""
+    parser.add_argument("--tokenizer", help=f"{help_text('--tokenizer')} (default: "
+                                            f"{DEFAULT_TOKENIZER}, or the --model's own)")
+    parser.add_argument("--model", help="use this model's tokenizer: " + help_text("--model"))
     parser.add_argument("--allow-special", action="store_true",
                         help="encode special-token strings (<|endoftext|>, ...) as special tokens "
                              "(default: as ordinary text)")
 
 
+def tokenizer_from(args):
+    """The tokenizer the options name: --tokenizer, else --model's, else gpt2."""
+    return load_tokenizer(args.tokenizer or args.model or DEFAULT_TOKENIZER)
+
+
+def encode(tok, text: str, allow_special: bool) -> list[int]:
+    return tok.encode(text, allowed_special="all") if allow_special else tok.encode_ordinary(text)
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("text", nargs="?", help="the text (default: read standard input)")
+    add_tokenizer_arguments(parser)
+
+
 def run(args) -> int:
     text = args.text if args.text is not None else sys.stdin.read()
-    tok = Tokenizer.load(args.tokenizer)
-    ids = (tok.encode(text, allowed_special="all") if args.allow_special
-           else tok.encode_ordinary(text))
+    tok = tokenizer_from(args)
+    ids = encode(tok, text, args.allow_special)
     print(" | ".join(render_token(tok.token_bytes(i)) for i in ids))
     print(f"ids: {ids}")
     print(f"{len(ids)} tokens")

@@ -10,6 +10,9 @@ GGUF keeps the config in ``{arch}.*`` metadata keys and the tokenizer in ``token
     attn_norm / ffn_norm       -> norm1 / norm2     attn_q / attn_k / attn_v / attn_output -> wq…wo (ᵀ)
     ffn_gate / ffn_up / ffn_down -> w_gate / w_up / w_down (ᵀ)   attn_{q,k,v}.bias -> bq, bk, bv
 
+``gpt2`` files (fused ``attn_qkv``, learned ``position_embd``, LayerNorm biases) are read through
+``gguf_gpt2.py``; ``gguf_export.py`` writes all three architectures.
+
 Every weight is dequantised ONCE, at load, to float32 (see ``dequant.py``). Why not keep it
 quantised (97 MB) and decode a matrix each time it is used? Each token reads every weight, and
 NumPy's fast path is BLAS on float32: decoding all of SmolLM2-135M's tensors takes 0.5-1.0 s, a
@@ -47,10 +50,11 @@ from pathlib import Path
 import numpy as np
 
 from minillm.config import ModelConfig
+from minillm.io import gguf_gpt2
 from minillm.io.gguf import GGUF, read_gguf
 from minillm.model.params import GPTParams
 
-ARCHS = ("llama", "qwen2")          # general.architecture values this loader understands
+ARCHS = ("llama", "qwen2", "gpt2")  # general.architecture values this loader understands
 PERMUTED_QK = ("llama",)            # archs whose converter permutes Q/K rows for adjacent-pair RoPE
 
 # minillm block name -> (GGUF name, transpose?). GGUF shapes come back as NumPy [out, in].
@@ -66,10 +70,12 @@ _TOP = {"wte": ("token_embd.weight", False), "norm_f.weight": ("output_norm.weig
 
 
 def gguf_names(config: ModelConfig) -> dict[str, tuple[str, bool]]:
-    """minillm name -> (GGUF tensor name, transpose?) for every tensor this config uses."""
-    table = {k: v for k, v in _TOP.items() if k != "lm_head" or not config.tie_embeddings}
+    """minillm name -> (GGUF tensor name, transpose?) for every tensor this config uses (GPT-2's
+    table, with Q, K, V unfused, is in ``gguf_gpt2.py``)."""
+    top, per_block = (gguf_gpt2.TOP, gguf_gpt2.BLOCK) if config.arch == "gpt2" else (_TOP, _BLOCK)
+    table = {k: v for k, v in top.items() if k != "lm_head" or not config.tie_embeddings}
     for i in range(config.n_layers):
-        for name, (gguf, transpose) in _BLOCK.items():
+        for name, (gguf, transpose) in per_block.items():
             if name.split(".")[-1] in ("bq", "bk", "bv") and not config.attn_bias:
                 continue
             table[f"blocks.{i}.{name}"] = (f"blk.{i}.{gguf}", transpose)
@@ -103,11 +109,17 @@ def _head_width(w: np.ndarray, n_heads: int) -> int:
     return w.shape[0] // n_heads
 
 
-def gguf_config(meta: dict, tensors: dict) -> ModelConfig:
-    """GGUF metadata (+ the tensor table, for the vocabulary size and tying) -> ModelConfig."""
+def gguf_config(meta: dict, tensors: dict, tied: bool | None = None) -> ModelConfig:
+    """GGUF metadata (+ the tensor table, for the vocabulary size and tying) -> ModelConfig.
+    ``tied`` (GPT-2 only) says whether ``output.weight`` is a copy of the embeddings."""
     arch = meta.get("general.architecture")
     if arch not in ARCHS:
         raise ValueError(f"general.architecture is {arch!r}; minillm reads {ARCHS}")
+    if "token_embd.weight" not in tensors:
+        raise ValueError("GGUF file has no token_embd.weight tensor")
+    if arch == "gpt2":
+        return gguf_gpt2.gpt2_config(meta, tensors, "output.weight" not in tensors if tied is None
+                                     else tied)
 
     def key(name, default=None):
         value = meta.get(f"{arch}.{name}", default)
@@ -118,8 +130,6 @@ def gguf_config(meta: dict, tensors: dict) -> ModelConfig:
     scaling = meta.get(f"{arch}.rope.scaling.type", "none")
     if scaling != "none" or "rope_freqs.weight" in tensors:
         raise ValueError(f"RoPE scaling ({scaling!r} / rope_freqs) is not supported")
-    if "token_embd.weight" not in tensors:
-        raise ValueError("GGUF file has no token_embd.weight tensor")
     d_model, n_heads = key("embedding_length"), key("attention.head_count")
     if not (type(d_model) is int and type(n_heads) is int and 0 < n_heads <= d_model):
         raise ValueError(f"{arch}.embedding_length ({d_model!r}) and .attention.head_count "
@@ -145,16 +155,19 @@ def gguf_config(meta: dict, tensors: dict) -> ModelConfig:
 def gguf_to_named(g: GGUF, config: ModelConfig) -> dict[str, np.ndarray]:
     """Dequantise every tensor to float32 and rename (+ unpermute Q/K, transpose) for minillm."""
     table = gguf_names(config)
-    missing = [(gguf, name) for name, (gguf, _) in table.items() if gguf not in g.tensors]
+    available, get = set(g.tensors), g.tensor
+    if g.metadata.get("general.architecture") == "gpt2":
+        available, get = gguf_gpt2.split_qkv(g, config)            # attn_qkv -> attn_q, _k, _v
+    missing = [(gguf, name) for name, (gguf, _) in table.items() if gguf not in available]
     if missing:
         raise ValueError(f"GGUF file is missing tensor {missing[0][0]!r} (minillm's {missing[0][1]})")
-    unexpected = sorted(set(g.tensors) - {gguf for gguf, _ in table.values()})
+    unexpected = sorted(available - {gguf for gguf, _ in table.values()})
     if unexpected:
         raise ValueError(f"GGUF file has tensors this config does not use: {unexpected[:5]}")
     permuted = g.metadata.get("general.architecture") in PERMUTED_QK
     named = {}
     for name, (gguf, transpose) in table.items():
-        a = g.tensor(gguf)                                          # [out, in] or [out] float32
+        a = get(gguf)                                               # [out, in] or [out] float32
         kind = name.rsplit(".", 1)[-1]
         if permuted and kind in ("wq", "bq", "wk", "bk"):
             a = unpermute_qk(a, config.n_heads if kind[-1] == "q" else config.n_kv_heads)
@@ -166,7 +179,9 @@ def gguf_to_named(g: GGUF, config: ModelConfig) -> dict[str, np.ndarray]:
 def load_gguf(path: str | Path) -> tuple[ModelConfig, GPTParams, dict]:
     """Read a GGUF file -> (config, float32 params, metadata)."""
     g = read_gguf(str(path))
-    config = gguf_config(g.metadata, g.tensors)
+    gpt2 = g.metadata.get("general.architecture") == "gpt2" and "token_embd.weight" in g.tensors
+    tied = gguf_gpt2.head_is_tied(g) if gpt2 else None
+    config = gguf_config(g.metadata, g.tensors, tied)
     return config, GPTParams.from_named(gguf_to_named(g, config), config), g.metadata
 
 

@@ -164,5 +164,11 @@ class GPT:
         from minillm.io.checkpoints import save_hf_checkpoint
         save_hf_checkpoint(path, self.config, self.params)
 
+    def save_gguf(self, path: str | Path, tokenizer, dtype: str = "f32") -> Path:
+        """Write one GGUF file (weights + ``tokenizer``) that llama.cpp and transformers load;
+        dtype "f32", "f16" or "q8_0". See ``minillm/io/gguf_export.py``."""
+        from minillm.io.gguf_export import save_gguf
+        return save_gguf(path, self, tokenizer, dtype)
+
     def num_parameters(self) -> int:
         return sum(a.size for a in self.params.named().values())

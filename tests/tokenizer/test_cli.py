@@ -19,11 +19,11 @@ def test_count_files(tmp_path, capsys):
     (tmp_path / "a.txt").write_text("Hello world")
     (tmp_path / "b.txt").write_text("hello <|endoftext|>")
     assert main(["count", str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]) == 0
-    out = capsys.readouterr().out.splitlines()
+    out = capsys.readouterr().out.splitlines()[1:]                 # under the header
     counts = [int(line.split("\t")[0]) for line in out]
     assert counts[0] == 2 and out[2].endswith("total") and counts[2] == counts[0] + counts[1]
     assert main(["count", "--allow-special", str(tmp_path / "b.txt")]) == 0
-    assert capsys.readouterr().out.startswith("3\t")
+    assert capsys.readouterr().out.splitlines()[1].startswith("3\t")
 
 
 def test_count_missing_file_is_a_clear_error(capsys):

@@ -1,0 +1,108 @@
+"""One resolver for every command: what ``--model`` and ``--tokenizer`` accept, and where it is.
+
+    --model NAME        a checkpoint folder (config.json + model.safetensors), a .gguf file, a
+                        downloaded model's name (``smollm2``), or a folder of minillm's repository
+                        (``weights/shakespeare``, found from any working directory of a clone)
+    --tokenizer NAME    a vocabulary name (gpt2, r50k, cl100k, o200k), a tokenizer file, or
+                        anything --model takes (then the tokenizer that model carries)
+
+A name that is none of these gets one message listing what is accepted.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+
+def shipped_models() -> list[str]:
+    """The models shipped with minillm (``weights/NAME`` in a clone; package data when installed)."""
+    from minillm.resources import SHIPPED_MODELS
+    return [f"weights/{name}" for name in SHIPPED_MODELS]
+
+
+def accepted(option: str) -> str:
+    """What ``option`` accepts, for error messages and ``--help``."""
+    from minillm.cli.download import MODELS
+    from minillm.tokenizer.formats import NAMED
+    models = (f"a checkpoint folder (config.json + model.safetensors), a .gguf file, a downloaded "
+              f"model's name ({', '.join(sorted(MODELS))}: `python -m minillm download NAME`)"
+              + (f" or a folder of the repository ({', '.join(shipped_models())})"
+                 if shipped_models() else ""))
+    if option == "--tokenizer":
+        return (f"a vocabulary name ({', '.join(sorted(n for n in NAMED if '_' not in n))}), a "
+                f"tokenizer file, or {models}")
+    return models
+
+
+def help_text(option: str) -> str:
+    """The short form of ``accepted`` for ``--help``; errors list everything."""
+    from minillm.cli.download import MODELS
+    if option == "--tokenizer":
+        return "a vocabulary (gpt2, r50k, cl100k, o200k), a tokenizer file, or anything --model takes"
+    return f"a checkpoint folder, a .gguf file, or a downloaded model's name ({', '.join(MODELS)})"
+
+
+def resolve_model_path(name: str, option: str = "--model") -> Path:
+    """A downloaded model's name, a path as given, else a path relative to the repository."""
+    from minillm.cli.download import resolve_model
+    from minillm.resources import shipped_model
+    from minillm.tokenizer.formats import NAMED
+    path = resolve_model(name)                      # an un-downloaded known name raises here
+    if path.exists():
+        return path
+    repo_path = shipped_model(name) or REPOSITORY / name   # shipped: in a clone or installed
+    if not path.is_absolute() and repo_path.exists():
+        return repo_path
+    hint = (f" ({name} is a vocabulary: use --tokenizer {name})"
+            if option == "--model" and name in NAMED else "")
+    raise FileNotFoundError(f"{option} {name}: not a folder, a file or a known download{hint}. "
+                            f"{option} takes {accepted(option)}")
+
+
+def load_tokenizer(name: str):
+    """``--tokenizer NAME`` -> Tokenizer (see the module docstring)."""
+    from minillm.tokenizer import Tokenizer
+    from minillm.tokenizer.formats import NAMED
+    if name in NAMED:
+        return Tokenizer.load(name)
+    path = resolve_model_path(name, "--tokenizer")
+    if path.suffix == ".gguf":                      # the metadata only: no weights are read
+        from minillm.io.gguf import read_gguf
+        return Tokenizer.from_gguf_metadata(read_gguf(str(path)).metadata)
+    if path.is_dir() and (path / "config.json").exists():
+        from minillm.loading import find_tokenizer
+        tok = find_tokenizer(path)
+        if tok is None:
+            raise ValueError(f"{path} carries no tokenizer: pass --tokenizer gpt2 or a file")
+        return tok
+    return Tokenizer.load(path)
+
+
+def model_context(name: str) -> int:
+    """``--model NAME``'s context window n_ctx, read from its config (no weights are loaded)."""
+    path = resolve_model_path(name)
+    if path.suffix == ".gguf":
+        from minillm.io.gguf import read_gguf
+        from minillm.io.gguf_model import gguf_config
+        g = read_gguf(str(path))
+        return gguf_config(g.metadata, g.tensors).n_ctx
+    from minillm.config import ModelConfig
+    config = path / "config.json"
+    if not config.exists():
+        raise ValueError(f"{path} is not a model (no config.json); --model takes {accepted('--model')}")
+    return ModelConfig.from_hf_dict(json.loads(config.read_text(encoding="utf-8"))).n_ctx
+
+
+def load_model_and_tokenizer(model_name: str, tokenizer_name: str | None = None):
+    """-> (path, model, tokenizer) for generate / chat / export; ``--tokenizer`` replaces the
+    model's own tokenizer; a model that carries none and gets none is a ValueError."""
+    from minillm.loading import load_model
+    path = resolve_model_path(model_name)
+    model, tokenizer = load_model(path)
+    if tokenizer_name is not None:
+        tokenizer = load_tokenizer(tokenizer_name)
+    if tokenizer is None:
+        raise ValueError(f"{path} carries no tokenizer: pass --tokenizer gpt2 or --tokenizer PATH")
+    return path, model, tokenizer

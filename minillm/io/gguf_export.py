@@ -1,0 +1,105 @@
+"""A minillm model + tokenizer -> one GGUF file that llama.cpp and transformers load.
+
+    model.save_gguf("shakespeare.gguf", tokenizer)                  # float32
+    model.save_gguf("shakespeare-f16.gguf", tokenizer, dtype="f16")  # half the size
+
+What is written, and why each choice is the one llama.cpp's own converter makes:
+
+    general.architecture   "gpt2" (LayerNorm, GELU, learned positions), "llama" (RMSNorm,
+                           SwiGLU, RoPE), or "qwen2" (a Llama with Q/K/V biases: llama.cpp runs it
+                           with rotate-half RoPE, so its Q/K rows are NOT permuted)
+    {arch}.*               the shapes: context_length, embedding_length, block_count, ...
+    tokenizer.ggml.*       the vocabulary, merges and pre-tokeniser name (``gguf_vocab.py``)
+    tensors                GGUF names (``gguf_model.py``, ``gguf_gpt2.py``) in ``[out, in]``
+                           row order; for ``llama``, Q and K rows permuted (``permute_qk``: the
+                           reader's ``unpermute_qk`` undoes it exactly); 1-D tensors (norms, biases)
+                           always F32, matrices F32 / F16 / Q8_0 (Q8_0 needs rows of 32k values:
+                           a matrix that has none stays F16)
+
+Round trip: ``load_model(path)`` gives back the same config and, for F32, bit-identical weights
+and logits (tests/io/test_gguf_export.py).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from minillm.config import ModelConfig
+from minillm.io import gguf_gpt2
+from minillm.io.gguf_model import PERMUTED_QK, gguf_names, permute_qk
+from minillm.io.gguf_vocab import tokenizer_metadata
+from minillm.io.gguf_write import F16, F32, FLOAT32, Q8_0, STRING, UINT32, encode_tensor, write_gguf
+
+# dtype -> (ggml type of the matrices, general.file_type: llama.cpp's ALL_F32 0, MOSTLY_F16 1,
+# MOSTLY_Q8_0 7)
+DTYPES = {"f32": (F32, 0), "f16": (F16, 1), "q8_0": (Q8_0, 7)}
+
+
+def gguf_arch(config: ModelConfig) -> str:
+    """The llama.cpp architecture that runs exactly this config, or a ValueError."""
+    if gguf_gpt2.is_gpt2(config):
+        return "gpt2"
+    if (config.norm, config.ffn, config.position) == ("rmsnorm", "swiglu", "rope") \
+            and not config.mlp_bias:
+        return "qwen2" if config.attn_bias else "llama"
+    raise ValueError(f"no llama.cpp architecture runs norm={config.norm}, ffn={config.ffn}, "
+                     f"position={config.position}, attn_bias={config.attn_bias}, mlp_bias="
+                     f"{config.mlp_bias}, n_kv_heads={config.n_kv_heads}: GGUF export takes GPT-2 "
+                     f"(layernorm, gelu_mlp, learned, all biases) or Llama (rmsnorm, swiglu, rope)")
+
+
+def arch_metadata(config: ModelConfig, arch: str) -> dict:
+    """``{arch}.*`` keys: the numbers that fix the model's shape."""
+    c, a = config, arch
+    meta = {"general.architecture": (STRING, a),
+            f"{a}.context_length": (UINT32, c.n_ctx), f"{a}.embedding_length": (UINT32, c.d_model),
+            f"{a}.feed_forward_length": (UINT32, c.d_ff), f"{a}.block_count": (UINT32, c.n_layers),
+            f"{a}.attention.head_count": (UINT32, c.n_heads)}
+    if arch == "gpt2":
+        meta[f"{a}.attention.layer_norm_epsilon"] = (FLOAT32, c.norm_eps)
+        return meta
+    meta.update({f"{a}.attention.head_count_kv": (UINT32, c.n_kv_heads),
+                 f"{a}.attention.layer_norm_rms_epsilon": (FLOAT32, c.norm_eps),
+                 f"{a}.rope.freq_base": (FLOAT32, c.rope_theta),
+                 f"{a}.rope.dimension_count": (UINT32, c.d_head),
+                 f"{a}.vocab_size": (UINT32, c.vocab_size)})
+    return meta
+
+
+def gguf_tensors(config: ModelConfig, named: dict[str, np.ndarray], arch: str) -> dict[str, np.ndarray]:
+    """minillm's named float32 weights -> {GGUF name: [out, in] or [out] array}, in llama.cpp's
+    row order (Q/K permuted for ``llama``, Q/K/V fused for ``gpt2``)."""
+    out = {}
+    for name, (gguf, transpose) in gguf_names(config).items():
+        a = named[name].T if transpose else named[name]              # [in, out] -> [out, in]
+        kind = name.rsplit(".", 1)[-1]
+        if arch in PERMUTED_QK and kind in ("wq", "bq", "wk", "bk"):
+            a = permute_qk(a, config.n_heads if kind[-1] == "q" else config.n_kv_heads)
+        out[gguf] = a
+    return gguf_gpt2.fuse_qkv(out, config) if arch == "gpt2" else out
+
+
+def save_gguf(path: str | Path, model, tokenizer, dtype: str = "f32") -> Path:
+    """Write ``model`` and ``tokenizer`` to ``path`` as GGUF. dtype: "f32", "f16" or "q8_0"."""
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {sorted(DTYPES)}, got {dtype!r}")
+    if tokenizer is None:
+        raise ValueError("a GGUF file carries its tokenizer: pass the model's Tokenizer")
+    config = model.config
+    arch = gguf_arch(config)
+    matrix_type, file_type = DTYPES[dtype]
+    meta = arch_metadata(config, arch)
+    meta["general.file_type"] = (UINT32, file_type)
+    if matrix_type == Q8_0:
+        meta["general.quantization_version"] = (UINT32, 2)           # as ggml's quantisers write
+    meta.update(tokenizer_metadata(tokenizer, config.vocab_size, config.bos_id, config.eos_id))
+    tensors = {}
+    for name, a in gguf_tensors(config, model.params.named(), arch).items():
+        ggml_type = F32 if a.ndim == 1 else matrix_type
+        if ggml_type == Q8_0 and a.shape[-1] % 32:
+            ggml_type = F16                                           # llama.cpp's fallback too
+        tensors[name] = (ggml_type, a.shape, encode_tensor(a, ggml_type))
+    path = Path(path)
+    write_gguf(path, meta, tensors)
+    return path

@@ -1,0 +1,95 @@
+"""A Tokenizer as GGUF ``tokenizer.ggml.*`` metadata, the way llama.cpp's converter writes it.
+
+    tokenizer.ggml.model       "gpt2"                  byte-level BPE
+    tokenizer.ggml.pre         "gpt-2", "smollm", …    names the pre-tokeniser's split regexes
+    tokenizer.ggml.tokens      [V] strings             each token's bytes in GPT-2's byte-to-unicode
+                                                       alphabet (" world" -> "Ġworld"); specials as is
+    tokenizer.ggml.token_type  [V] int32               1 normal, 3 control (specials), 5 unused (padding)
+    tokenizer.ggml.merges      strings "a b"           in rank order, same alphabet
+    tokenizer.ggml.bos_token_id / eos_token_id         when the tokenizer names them
+
+llama.cpp does not read the regex from the file: it keeps a table from ``tokenizer.ggml.pre``
+names to regexes (``llama-vocab.cpp``). A tokenizer whose pattern has no name there cannot be
+exported faithfully, so it is refused — writing ``"default"`` would make llama.cpp split text
+differently and produce other ids without any error.
+
+subtle: llama.cpp applies the merges to a pre-token for most names, but for ``llama-bpe`` it first
+looks the whole pre-token up (``ignore_merges``, minillm's ``whole_piece_lookup``): the name must
+match that switch too.
+"""
+from __future__ import annotations
+
+from minillm.io.gguf_write import ARRAY, BOOL, INT32, STRING, UINT32
+from minillm.tokenizer.hf import bytes_to_unicode
+from minillm.tokenizer.patterns import GPT2_PATTERN, LLAMA_CPP_IGNORE_MERGES, LLAMA_CPP_PRE
+
+# (pre-tokeniser stages, whole_piece_lookup) -> llama.cpp's `tokenizer.ggml.pre` name. Every
+# llama.cpp name maps its own stages (a GGUF read by minillm goes back out under its name); GPT-2's
+# pattern as tiktoken spells it (minillm's trainer's default) is llama.cpp's "gpt-2", and digits
+# alone then GPT-2 is "smollm". Anything else (e.g. cl100k's `(?i:'s)`, which llama.cpp spells
+# `'[sS]` and which differs on a few characters) is refused rather than exported approximately.
+PRE_NAMES: dict[tuple[tuple[str, ...], bool], str] = {}
+for _name, _stages in LLAMA_CPP_PRE.items():
+    PRE_NAMES.setdefault((tuple(_stages), _name in LLAMA_CPP_IGNORE_MERGES), _name)
+PRE_NAMES[((GPT2_PATTERN,), False)] = "gpt-2"
+PRE_NAMES[((r"\p{N}", GPT2_PATTERN), False)] = "smollm"
+PRE_NAMES[(LLAMA_CPP_PRE["smollm"], False)] = "smollm"   # same stages as starcoder's: SmolLM2 keeps its name
+NORMAL, CONTROL, UNUSED = 1, 3, 5        # llama.cpp's token types
+
+
+def pre_tokenizer_name(tok) -> str:
+    """The ``tokenizer.ggml.pre`` name for this tokenizer's pattern, or a ValueError saying why not."""
+    name = PRE_NAMES.get((tuple(tok.pattern), bool(tok.whole_piece_lookup)))
+    if name is None or tok.normalizer:
+        known = "GPT-2's (as 'gpt-2'), digits alone then GPT-2's (as 'smollm'), or the stages " \
+                "of a llama.cpp name (tokenizer.patterns.LLAMA_CPP_PRE)"
+        why = f"normalizer {tok.normalizer!r}" if tok.normalizer else f"pattern {list(tok.pattern)}"
+        raise ValueError(f"llama.cpp has no pre-tokenizer name for this tokenizer's {why}: "
+                         f"exporting it would give other token ids. Exportable patterns: {known}")
+    return name
+
+
+def tokenizer_metadata(tok, vocab_size: int, bos_id: int | None = None,
+                       eos_id: int | None = None) -> dict:
+    """{key: (GGUF type, value)} for ``tok``, padded to the model's ``vocab_size`` rows.
+    ``bos_id`` / ``eos_id`` (the model config's) are used where the tokenizer names none."""
+    if tok.merges is None:
+        raise ValueError("this tokenizer has ranks but no merge list (a tiktoken vocabulary); "
+                         "GGUF stores merges: export a tokenizer trained or loaded with merges")
+    if tok.vocab_size > vocab_size:
+        raise ValueError(f"the tokenizer has {tok.vocab_size} ids, the model only {vocab_size} rows")
+    b2u = bytes_to_unicode()
+    specials = {i: s for s, i in tok.special_tokens.items()}
+    tokens, types = [], []
+    for i in range(vocab_size):
+        raw = _token_bytes_or_none(tok, i)
+        if i in specials:
+            token, kind = specials[i], CONTROL
+        elif raw is None:                             # a hole, or a row past the tokenizer's ids
+            token, kind = f"[PAD{i}]", UNUSED
+        else:
+            token, kind = "".join(b2u[b] for b in raw), NORMAL
+        tokens.append(token)
+        types.append(kind)
+    merges = ["".join(b2u[b] for b in a) + " " + "".join(b2u[b] for b in b_)
+              for (a, b_), _ in sorted(tok.merges.items(), key=lambda kv: kv[1])]
+    meta = {"tokenizer.ggml.model": (STRING, "gpt2"),
+            "tokenizer.ggml.pre": (STRING, pre_tokenizer_name(tok)),
+            "tokenizer.ggml.tokens": (ARRAY, (STRING, tokens)),
+            "tokenizer.ggml.token_type": (ARRAY, (INT32, types)),
+            "tokenizer.ggml.merges": (ARRAY, (STRING, merges)),
+            "tokenizer.ggml.add_bos_token": (BOOL, False)}
+    # subtle: llama.cpp takes id 11 as BOS/EOS of a "gpt2" vocabulary that names none.
+    for name, fallback in (("bos", bos_id), ("eos", eos_id), ("unknown", None)):
+        own = getattr(tok, f"{name[:3]}_id")                     # bos_id, eos_id, unk_id
+        value = own if own is not None else fallback
+        if value is not None:
+            meta[f"tokenizer.ggml.{name}_token_id"] = (UINT32, value)
+    return meta
+
+
+def _token_bytes_or_none(tok, i: int) -> bytes | None:
+    try:
+        return tok.token_bytes(i)
+    except ValueError:                                # an id that names no token
+        return None
