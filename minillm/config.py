@@ -178,7 +178,8 @@ class ModelConfig:
         path = Path(path)
         if path.is_dir():
             path = path / "config.json"
-        path.write_text(json.dumps(self.to_hf_dict(), indent=2) + "\n", encoding="utf-8")
+        from minillm.io.atomic import atomic_write_text
+        atomic_write_text(path, json.dumps(self.to_hf_dict(), indent=2) + "\n")
 
 
 def _reject(d: dict, **allowed) -> None:

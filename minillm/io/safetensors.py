@@ -29,6 +29,8 @@ import os
 
 import numpy as np
 
+from minillm.io.atomic import atomic_open
+
 MAX_HEADER_BYTES = 100_000_000  # the reference's bound: a header larger than this is rejected
 # safetensors dtype -> NumPy dtype of the stored bytes (BF16 read as raw uint16 bits)
 DTYPES = {"F32": np.dtype("<f4"), "F16": np.dtype("<f2"), "BF16": np.dtype("<u2"),
@@ -210,7 +212,7 @@ def save_safetensors(path, tensors, metadata=None, bf16=False):
         position += stored.nbytes
     text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     text += b" " * (-len(text) % 8)  # pad with spaces so the data buffer starts 8-byte aligned
-    with open(path, "wb") as f:
+    with atomic_open(path, "wb") as f:      # a temp file renamed at the end: never half-written
         f.write(len(text).to_bytes(8, "little") + text)
         for *_, stored in items:
             f.write(np.ascontiguousarray(stored).tobytes())

@@ -19,6 +19,8 @@ import gzip
 import json
 from pathlib import Path
 
+from minillm.io.atomic import atomic_write_text
+
 from .display import render_token
 from .hf import read_gpt2_files, read_hf_json
 
@@ -151,9 +153,9 @@ def write_minillm(tok, path: Path) -> None:
         lines += [f"  [{ids[a]}, {ids[b]}]," for (a, b), _ in ordered]
         lines[-1] = lines[-1].rstrip(",") if ordered else lines[-1]
     lines.append(" ]\n}\n")
-    path.write_text("\n".join(lines), encoding="utf-8")
+    atomic_write_text(path, "\n".join(lines))
     dump = [f"{i}\t{render_token(b)}" for i, b in enumerate(tok._id_to_bytes) if b is not None]
-    path.with_name(path.name + ".vocab").write_text("\n".join(dump) + "\n", encoding="utf-8")
+    atomic_write_text(path.with_name(path.name + ".vocab"), "\n".join(dump) + "\n")
 
 
 def read_minillm(data: dict) -> dict:
