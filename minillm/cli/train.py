@@ -130,6 +130,10 @@ def _check_out(out: Path, resume: bool, overwrite: bool) -> None:
     """Refuse to train into a folder holding something else, unless told to."""
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} is a file, not a folder")
+    from minillm.train.checkpoint import foreign_files
+    if out.is_dir() and (foreign := foreign_files(out)):
+        raise ValueError(f"{foreign[0]} was not written by minillm, which would have to replace "
+                         f"its folder: move it elsewhere first")
     if resume or overwrite or not out.exists():
         return
     held = sorted(p.name for p in out.iterdir())

@@ -41,16 +41,26 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _ours(child: Path) -> bool:
+    name = child.name
+    return child.is_file() and not child.is_symlink() and (
+        name in WRITTEN or (name.endswith(".tmp")                    # atomic_open's temp files
+                            and any(name.startswith(f".{w}.") for w in WRITTEN)))
+
+
+def foreign_files(out: Path, names=("checkpoint", "best")) -> list[Path]:
+    """Files under out/checkpoint*, out/best* that minillm did not write (it will not move them)."""
+    folders = [out / (n + s) for n in names for s in SUFFIXES]
+    return [c for f in folders if f.is_dir() for c in sorted(f.iterdir()) if not _ours(c)]
+
+
 def remove_written(folder: Path) -> None:
     """Delete minillm's checkpoint files in ``folder`` (and temp files it left); remove the
     folder only if nothing else is in it. A user's own file is never touched."""
     if not folder.is_dir():
         return
     for child in folder.iterdir():
-        name = child.name
-        ours = name in WRITTEN or (name.endswith(".tmp")                # atomic_open's temp files
-                                   and any(name.startswith(f".{w}.") for w in WRITTEN))
-        if ours and child.is_file() and not child.is_symlink():
+        if _ours(child):
             child.unlink()
     if not any(folder.iterdir()):
         folder.rmdir()
@@ -61,6 +71,9 @@ def write_checkpoint(model, out: Path, name: str, step: int, records: int,
     """Write ``out/name`` (model; optimiser too when ``opt`` is given) by the rotation above."""
     from minillm.io.safetensors import save_safetensors
     final, tmp, old = (out / (name + s) for s in SUFFIXES)
+    if foreign := foreign_files(out, (name,)):
+        raise FileExistsError(f"{foreign[0]} was not written by minillm, which will not move or "
+                              f"delete it: move it out of {foreign[0].parent} first")
     remove_written(tmp)                          # a leftover of an earlier crash: ours to redo
     model.save_pretrained(tmp)
     if opt is not None:
@@ -72,8 +85,6 @@ def write_checkpoint(model, out: Path, name: str, step: int, records: int,
     atomic_write_text(tmp / MANIFEST, json.dumps(manifest, indent=1) + "\n")
     remove_written(old)
     if final.exists():
-        if old.exists():                          # holds a file of the user's: keep it, stop
-            raise FileExistsError(f"{old} holds files minillm did not write; move them away")
         os.rename(final, old)
     os.rename(tmp, final)
     fsync_dir(out)
