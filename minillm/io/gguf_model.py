@@ -48,6 +48,7 @@ import numpy as np
 
 from minillm.config import ModelConfig
 from minillm.io.gguf import GGUF, read_gguf
+from minillm.io.sizes import check_sizes
 from minillm.model.params import GPTParams
 
 ARCHS = ("llama", "qwen2")          # general.architecture values this loader understands
@@ -167,6 +168,8 @@ def load_gguf(path: str | Path) -> tuple[ModelConfig, GPTParams, dict]:
     """Read a GGUF file -> (config, float32 params, metadata)."""
     g = read_gguf(str(path))
     config = gguf_config(g.metadata, g.tensors)
+    check_sizes(config, {n: t.shape for n, t in g.tensors.items()}, str(path),  # before allocating
+                expected_names=lambda: [gguf for gguf, _ in gguf_names(config).values()])
     return config, GPTParams.from_named(gguf_to_named(g, config), config), g.metadata
 
 

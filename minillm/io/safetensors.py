@@ -86,6 +86,8 @@ def _read_header(f, file_size):
         header = json.loads(f.read(n).decode("utf-8"), object_pairs_hook=_no_duplicates)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ValueError(f"safetensors header is not valid UTF-8 JSON: {e}") from None
+    except RecursionError:
+        raise ValueError("safetensors header nests JSON too deeply") from None
     if not isinstance(header, dict):
         raise ValueError(f"safetensors header must be a JSON object, got {type(header).__name__}")
     return header, 8 + n
@@ -175,6 +177,13 @@ def load_safetensors_metadata(path):
         header, start = _read_header(f, os.path.getsize(path))
     _check_entries(header, os.path.getsize(path) - start)
     return dict(header.get("__metadata__", {}))
+
+
+def read_safetensors_shapes(path):
+    """{name: shape} of every tensor, from the header alone (no tensor data is read)."""
+    with open(path, "rb") as f:
+        header, start = _read_header(f, os.path.getsize(path))
+    return {name: shape for name, _, shape, _, _ in _check_entries(header, os.path.getsize(path) - start)}
 
 
 def save_safetensors(path, tensors, metadata=None, bf16=False):
