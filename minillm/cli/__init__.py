@@ -21,7 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "generate": ("generate", "continue a prompt: streamed sampling (presets, stop strings) or beam search"),
     "train": ("train", "train a BPE tokenizer and a GPT-2-style model on a text file"),
     "chat": ("chat", "talk to a chat model (ChatML): streamed replies, presets"),
-    "download": ("download", "download a pretrained model (smollm2) into the local cache"),
+    "download": ("download", "download a pretrained model (smollm2) or tokenizer (deepseek-v4) into the local cache"),
 }
 
 
