@@ -15,6 +15,7 @@ import dataclasses
 import json
 import math
 import numbers
+import reprlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -108,9 +109,9 @@ class ModelConfig:
     def from_hf_dict(cls, d: dict) -> "ModelConfig":
         """Read a Hugging Face ``config.json`` dict (GPT-2, Llama, Qwen2 or minillm's own)."""
         if "minillm" in d:                     # written by to_hf_dict: exact round trip
-            if not isinstance(d["minillm"], dict) or not set(d["minillm"]) <= _FIELDS:
+            if not isinstance(d["minillm"], dict) or not _REQUIRED <= set(d["minillm"]) <= _FIELDS:
                 raise ValueError(f"config.json 'minillm' must be an object with the fields "
-                                 f"{sorted(_FIELDS)}")
+                                 f"{sorted(_FIELDS)} (at least {sorted(_REQUIRED)})")
             return cls(**d["minillm"])
         _check_json_types(d)
         model_type = d.get("model_type", "gpt2")
@@ -191,8 +192,10 @@ class ModelConfig:
             raise ValueError(f"{path} must hold a JSON object")
         try:
             return cls.from_hf_dict(d)
-        except ValueError as exc:
+        except (ValueError, TypeError) as exc:
             raise ValueError(f"{path}: {exc}") from None
+        except RecursionError:
+            raise ValueError(f"{path}: nested too deeply") from None
 
     def save(self, path: str | Path) -> None:
         """Write ``config.json`` (into a directory, or to the file named)."""
@@ -204,10 +207,12 @@ class ModelConfig:
 
 
 _FIELDS = {f.name for f in dataclasses.fields(ModelConfig)}
+_REQUIRED = {f.name for f in dataclasses.fields(ModelConfig) if f.default is dataclasses.MISSING}
 # config.json keys -> the JSON type they must have (checked before any arithmetic with them)
 _SIZES = ("vocab_size", "n_positions", "n_embd", "n_head", "n_layer", "hidden_size",
           "num_attention_heads", "num_hidden_layers", "intermediate_size", "num_key_value_heads",
           "max_position_embeddings", "sliding_window", "head_dim", "n_inner")
+_NULLABLE = ("n_inner", "sliding_window", "head_dim", "num_key_value_heads")
 _NUMBERS = ("layer_norm_epsilon", "rms_norm_eps", "rope_theta")
 _BOOLS = ("tie_word_embeddings", "attention_bias", "mlp_bias", "use_sliding_window",
           "scale_attn_weights", "scale_attn_by_inverse_layer_idx")
@@ -218,9 +223,10 @@ def _check_json_types(d: dict) -> None:
     ZeroDivisionError deep inside): sizes are ints > 0, epsilons and theta numbers, switches
     true/false, token ids ints >= 0 (or a list of them for eos_token_id)."""
     def bad(key, allowed):
-        raise ValueError(f"config.json: {key} must be {allowed}, got {d[key]!r}")
-    for key in _SIZES:
-        if d.get(key) is not None and (type(d[key]) is not int or d[key] <= 0):
+        raise ValueError(f"config.json: {key} must be {allowed}, got {reprlib.repr(d[key])}")
+    for key in _SIZES:                 # null means "the default" only where HF writes it so
+        if key in d and (d[key] is not None or key not in _NULLABLE) \
+                and (type(d[key]) is not int or d[key] <= 0):
             bad(key, "an integer > 0")
     for key in _NUMBERS:
         if key in d and (isinstance(d[key], bool) or not isinstance(d[key], numbers.Real)):

@@ -26,7 +26,7 @@ from minillm.io.atomic import atomic_write_text
 from .display import render_token
 from .hf import read_gpt2_files, read_hf_json
 from .patterns import NAMED_PATTERNS
-from .validate import check_patterns, check_vocabulary, no_duplicate_keys
+from .validate import check_patterns, check_vocabulary, no_duplicate_keys, shown
 
 WEIGHTS = Path(__file__).resolve().parents[2] / "weights"
 # name -> vendored file (see weights/gpt2/README.md and weights/tokenizers/README.md)
@@ -110,13 +110,19 @@ def read_tiktoken(path: Path, pattern=None) -> dict:
 def read(path_or_name, pattern=None) -> dict:
     """A vendored name or a path -> Tokenizer kwargs (see the module docstring), validated
     (validate.py): a vocabulary that cannot be honoured is a ValueError naming the file."""
+    source = str(path_or_name)
     try:
         kw = _read(path_or_name, pattern)
+        return validated(kw, source, from_file=pattern is None)
     except (KeyError, TypeError, AttributeError, IndexError) as exc:   # a field of the wrong type
-        raise ValueError(f"{path_or_name}: malformed tokenizer file ({type(exc).__name__}: "
-                         f"{exc})") from None
-    validated(kw, str(path_or_name), from_file=pattern is None)
-    return kw
+        raise ValueError(f"{source}: malformed tokenizer file ({type(exc).__name__}: "
+                         f"{shown(exc)})") from None
+    except RecursionError:
+        raise ValueError(f"{source}: nested too deeply") from None
+    except ValueError as exc:            # every message names the file
+        if source in str(exc):
+            raise
+        raise ValueError(f"{source}: {exc}") from None
 
 
 def validated(kw: dict, source: str, from_file: bool = True) -> dict:
@@ -226,10 +232,13 @@ def read_minillm(data: dict) -> dict:
         merges = None
         if data["merge_rule"] == "pairs":
             merges = {}
-            for rank, (a, b) in enumerate(data["merges"]):
+            for rank, pair in enumerate(data["merges"]):
+                if not (isinstance(pair, list) and len(pair) == 2):
+                    raise ValueError(f"merge {rank} is {shown(pair)}: expected [left id, right id]")
+                a, b = pair
                 if not all(type(i) is int and 0 <= i < len(table) and table[i] is not None
                            for i in (a, b)):  # subtle: table[-1] would silently be the last token
-                    raise ValueError(f"merge {rank} is [{a!r}, {b!r}]: both must be ids of "
+                    raise ValueError(f"merge {rank} is [{shown(a)}, {shown(b)}]: both must be ids of "
                                      f"ordinary tokens in [0, {len(table)})")
                 merges.setdefault((table[a], table[b]), rank)
         elif data["merge_rule"] != "ranks":

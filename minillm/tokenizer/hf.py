@@ -13,7 +13,7 @@ from __future__ import annotations
 import unicodedata
 
 from .patterns import GPT2_PATTERN, NAMED_PATTERNS
-from .validate import check_vocabulary
+from .validate import check_vocabulary, shown
 
 
 def bytes_to_unicode() -> dict[int, str]:
@@ -47,8 +47,8 @@ def parse_merges(lines, token_to_bytes=token_string_to_bytes) -> dict[tuple[byte
     merges: dict[tuple[bytes, bytes], int] = {}
     for rank, line in enumerate(lines):
         pair = line.split(" ") if isinstance(line, str) else line
-        if len(pair) != 2 or not all(isinstance(p, str) and p for p in pair):
-            raise ValueError(f"merge {rank} must be 'left right' or [left, right], got {line!r}")
+        if not isinstance(pair, list) or len(pair) != 2 or not all(isinstance(p, str) and p for p in pair):
+            raise ValueError(f"merge {rank} must be 'left right' or [left, right], got {shown(line)}")
         merges.setdefault((token_to_bytes(pair[0]), token_to_bytes(pair[1])), rank)
     return merges
 
@@ -59,7 +59,7 @@ def vocab_from_strings(vocab: dict[str, int], specials: dict[str, int]) -> dict[
     encoder: dict[bytes, int] = {}
     for s, i in vocab.items():
         if type(i) is not int or i < 0:
-            raise ValueError(f"token {s!r} has id {i!r}; ids must be integers >= 0")
+            raise ValueError(f"token {s!r} has id {shown(i)}; ids must be integers >= 0")
         if i not in by_id:
             encoder.setdefault(token_string_to_bytes(s), i)
         elif by_id[i] != s:  # subtle: the ordinary token would silently vanish under the special
@@ -93,15 +93,15 @@ def _pre_tokenizer_stages(pre: dict | None) -> list[str]:
     if kind == "Split":
         pattern, behavior = pre.get("pattern", {}), pre.get("behavior")
         if behavior != "Isolated" or pre.get("invert"):
-            raise ValueError(f"Split pre-tokeniser with behavior={behavior!r}, invert="
-                             f"{pre.get('invert')!r}: only Isolated without invert is supported")
+            raise ValueError(f"Split pre-tokeniser with behavior={shown(behavior)}, invert="
+                             f"{shown(pre.get('invert'))}: only Isolated without invert is supported")
         if "Regex" in pattern:
             return [pattern["Regex"]]
         import regex
         return [regex.escape(pattern["String"])]
     if kind == "Digits":
         return [r"\p{N}" if pre.get("individual_digits") else r"\p{N}+"]
-    raise ValueError(f"pre-tokeniser {kind!r} is not supported (supported: Sequence, ByteLevel, "
+    raise ValueError(f"pre-tokeniser {shown(kind)} is not supported (supported: Sequence, ByteLevel, "
                      f"Split, Digits)")
 
 
@@ -112,7 +112,7 @@ def _normalizer(norm: dict | None) -> str | None:
         return "NFC"
     if norm.get("type") == "Sequence" and not norm["normalizers"]:
         return None
-    raise ValueError(f"normalizer {norm.get('type')!r} is not supported (only NFC or none)")
+    raise ValueError(f"normalizer {shown(norm.get('type'))} is not supported (only NFC or none)")
 
 
 def read_hf_json(data: dict, config: dict | None = None) -> dict:
@@ -125,7 +125,7 @@ def read_hf_json(data: dict, config: dict | None = None) -> dict:
     check_hf_features(data, config)
     model = data.get("model") or {}
     if model.get("type") != "BPE":
-        raise ValueError(f"tokenizer.json model type is {model.get('type')!r}; "
+        raise ValueError(f"tokenizer.json model type is {shown(model.get('type'))}; "
                          f"only BPE is supported")
     if model.get("byte_fallback") or model.get("continuing_subword_prefix") \
             or model.get("end_of_word_suffix"):
@@ -162,27 +162,53 @@ def _has_byte_level(pre) -> bool:
     return pre.get("type") == "ByteLevel"
 
 
+def _check_pre_tokenizer(pre, depth: int = 0) -> None:
+    """The pre_tokenizer tree has the JSON shape the readers expect (depth at most 8)."""
+    if not isinstance(pre, dict) or depth > 8:
+        raise ValueError(f"tokenizer.json: a pre_tokenizer must be an object (nested at most 8 "
+                         f"deep), got {shown(pre)}")
+    if pre.get("type") == "Sequence":
+        if not isinstance(pre.get("pretokenizers"), list):
+            raise ValueError("tokenizer.json: a Sequence pre_tokenizer needs a pretokenizers list")
+        for p in pre["pretokenizers"]:
+            _check_pre_tokenizer(p, depth + 1)
+    if pre.get("type") == "Split":
+        pattern = pre.get("pattern")
+        if not (isinstance(pattern, dict) and len(pattern) == 1
+                and isinstance(pattern.get("Regex", pattern.get("String")), str)):
+            raise ValueError(f"tokenizer.json: a Split pattern must be {{\"Regex\": str}} or "
+                             f"{{\"String\": str}}, got {shown(pattern)}")
+
+
 def check_hf_features(data: dict, config: dict | None) -> None:
     """Refuse every tokenizer.json feature minillm does not implement (ValueError naming it),
     and fields of the wrong JSON type, before anything is built from the file."""
+    if data.get("pre_tokenizer") is not None:
+        _check_pre_tokenizer(data["pre_tokenizer"])
+    norm = data.get("normalizer")
+    if norm is not None and not (isinstance(norm, dict) and (norm.get("type") != "Sequence"
+                                                             or isinstance(norm.get("normalizers"), list))):
+        raise ValueError(f"tokenizer.json: normalizer must be an object, got {shown(norm)}")
+    if config is not None and not isinstance(config, dict):
+        raise ValueError("tokenizer_config.json must hold a JSON object")
     model = data.get("model")
     if not isinstance(model, dict):
         raise ValueError("tokenizer.json: 'model' must be an object")
     if model.get("dropout") not in (None, 0, 0.0):
-        raise ValueError(f"tokenizer.json: BPE dropout={model['dropout']!r} is not supported "
+        raise ValueError(f"tokenizer.json: BPE dropout={shown(model['dropout'])} is not supported "
                          f"(minillm's BPE is deterministic)")
     if model.get("fuse_unk"):
         raise ValueError("tokenizer.json: fuse_unk=true is not supported")
     if not isinstance(model.get("unk_token"), (str, type(None))):
-        raise ValueError(f"tokenizer.json: unk_token must be a string, got {model['unk_token']!r}")
+        raise ValueError(f"tokenizer.json: unk_token must be a string, got {shown(model['unk_token'])}")
     for name in ("ignore_merges", "byte_fallback"):
         if not isinstance(model.get(name), (bool, type(None))):
             raise ValueError(f"tokenizer.json: model.{name} must be true or false, got "
-                             f"{model[name]!r}")
+                             f"{shown(model[name])}")
     decoder = data.get("decoder")     # absent: accepted (the vocabulary decides: ByteLevel below)
     if decoder is not None and not (isinstance(decoder, dict) and decoder.get("type") == "ByteLevel"):
         kind = decoder.get("type") if isinstance(decoder, dict) else decoder
-        raise ValueError(f"tokenizer.json: decoder {kind!r} is not supported (minillm decodes "
+        raise ValueError(f"tokenizer.json: decoder {shown(kind)} is not supported (minillm decodes "
                          f"byte-level: the decoder must be ByteLevel)")
     added = data.get("added_tokens", [])
     if not isinstance(added, list) or not all(isinstance(t, dict) for t in added):
@@ -191,20 +217,20 @@ def check_hf_features(data: dict, config: dict | None) -> None:
     for t in added:
         content, i = t.get("content"), t.get("id")
         if not isinstance(content, str) or not content or type(i) is not int or i < 0:
-            raise ValueError(f"tokenizer.json: added token {content!r}: content must be a "
-                             f"non-empty string and id an integer >= 0, got id {i!r}")
+            raise ValueError(f"tokenizer.json: added token {shown(content)}: content must be a "
+                             f"non-empty string and id an integer >= 0, got id {shown(i)}")
         for flag in ("lstrip", "rstrip", "single_word"):
             if t.get(flag):
-                raise ValueError(f"tokenizer.json: added token {content!r} has {flag}=true, "
+                raise ValueError(f"tokenizer.json: added token {shown(content)} has {flag}=true, "
                                  f"which minillm does not implement")
         if t.get("normalized") and changes and normalize(content, "NFC") != content:
-            raise ValueError(f"tokenizer.json: added token {content!r} is matched after "
+            raise ValueError(f"tokenizer.json: added token {shown(content)} is matched after "
                              f"normalisation (normalized=true), which minillm does not implement")
     for key in ("bos_token", "eos_token"):
         tok = (config or {}).get(key)
         tok = tok.get("content") if isinstance(tok, dict) else tok
         if not isinstance(tok, (str, type(None))):
-            raise ValueError(f"tokenizer_config.json: {key} must be a string, got {tok!r}")
+            raise ValueError(f"tokenizer_config.json: {key} must be a string, got {shown(tok)}")
 
 
 # token_type: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte
@@ -221,7 +247,7 @@ def read_gguf_metadata(meta: dict, pattern=None) -> dict:
     """
     model = meta.get("tokenizer.ggml.model")
     if model != "gpt2":
-        raise ValueError(f'tokenizer.ggml.model is {model!r}; only "gpt2" (byte-level BPE) '
+        raise ValueError(f'tokenizer.ggml.model is {shown(model)}; only "gpt2" (byte-level BPE) '
                          f'is supported')
     tokens, merges = meta.get("tokenizer.ggml.tokens"), meta.get("tokenizer.ggml.merges")
     if not isinstance(tokens, list) or not isinstance(merges, list):

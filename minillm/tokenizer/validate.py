@@ -19,7 +19,18 @@ Example::
 """
 from __future__ import annotations
 
+import reprlib
+
 import regex
+
+MAX_ID = 1 << 24             # the largest token id accepted + 1 (as Tokenizer's MAX_ID)
+_REPR = reprlib.Repr()       # (keyword arguments only from Python 3.12)
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlist, _REPR.maxdict = 3, 60, 60, 4, 4
+
+
+def shown(value) -> str:
+    """A short repr of any JSON value for a message (never recursing into deep nesting)."""
+    return _REPR.repr(value)
 
 PROBE_TIMEOUT_S = 0.25       # per probe; a real split pattern runs these in microseconds
 PROBE_LENGTHS = (40, 4_000)  # exponential blow-ups show at 40 characters, polynomial ones later
@@ -27,15 +38,15 @@ PROBE_CHARS = "a1 \n!'中é\t."
 
 
 def is_id(value) -> bool:
-    """A JSON value usable as a token id: an int >= 0 that is not a bool."""
-    return type(value) is int and value >= 0
+    """A JSON value usable as a token id: an int in [0, MAX_ID) that is not a bool."""
+    return type(value) is int and 0 <= value < MAX_ID
 
 
 def check_id(value, what: str, source: str):
     """None, or an int id >= 0; anything else (bool, float, string) is a ValueError."""
     if value is not None and not is_id(value):
-        raise ValueError(f"{source}: {what} must be an integer id >= 0 (or absent), "
-                         f"got {value!r} ({type(value).__name__})")
+        raise ValueError(f"{source}: {what} must be an integer id in [0, {MAX_ID:,}) (or absent), "
+                         f"got {shown(value)} ({type(value).__name__})")
     return value
 
 
@@ -49,8 +60,8 @@ def check_vocabulary(encoder: dict, merges: dict | None, special_tokens: dict, s
     special_ids: dict[int, str] = {}
     for text, i in special_tokens.items():
         if not isinstance(text, str) or not text or not is_id(i):
-            raise ValueError(f"{source}: special token {text!r}: {i!r} must be a non-empty string "
-                             f"with an integer id >= 0")
+            raise ValueError(f"{source}: special token {shown(text)}: {shown(i)} must be a "
+                             f"non-empty string with an integer id in [0, {MAX_ID:,})")
         if i in ordinary:
             token = next(t for t, j in encoder.items() if j == i)
             raise ValueError(f"{source}: special token {text!r} has id {i}, the id of the "
@@ -74,7 +85,8 @@ def _name_bad_id(encoder: dict, source: str) -> None:
     by_id: dict = {}
     for token, i in encoder.items():
         if not is_id(i):
-            raise ValueError(f"{source}: token {token!r} has id {i!r}; ids must be integers >= 0")
+            raise ValueError(f"{source}: token {token!r} has id {shown(i)}; ids must be integers "
+                             f"in [0, {MAX_ID:,})")
         if i in by_id:
             raise ValueError(f"{source}: id {i} is given to two tokens, {by_id[i]!r} and {token!r} "
                              f"(duplicate ranks or ids)")
@@ -90,7 +102,7 @@ def check_patterns(stages, source: str) -> None:
     """
     for p in stages:
         if not isinstance(p, str) or not p:
-            raise ValueError(f"{source}: a pattern must be a non-empty string, got {p!r}")
+            raise ValueError(f"{source}: a pattern must be a non-empty string, got {shown(p)}")
         try:
             rx = regex.compile(p)
         except (regex.error, RecursionError, OverflowError) as exc:
