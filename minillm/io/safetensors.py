@@ -61,12 +61,12 @@ def float32_to_bf16(x):  # [...] float32 -> [...] uint16
     return np.where(np.isnan(x), np.uint32(0x7FC0), rounded).astype(np.uint16)  # [...] u16
 
 
-def _no_duplicates(pairs):
+def no_duplicate_keys(pairs):
     """JSON object hook: json.loads would silently keep the last of two equal keys."""
     result = {}
     for key, value in pairs:
         if key in result:
-            raise ValueError(f"safetensors header repeats the key {key!r}")
+            raise ValueError(f"the JSON object repeats the key {key!r}")
         result[key] = value
     return result
 
@@ -83,11 +83,13 @@ def _read_header(f, file_size):
         raise ValueError(f"truncated safetensors file: header of {n} bytes but the file has "
                          f"{file_size - 8} bytes after the length prefix")
     try:
-        header = json.loads(f.read(n).decode("utf-8"), object_pairs_hook=_no_duplicates)
+        header = json.loads(f.read(n).decode("utf-8"), object_pairs_hook=no_duplicate_keys)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ValueError(f"safetensors header is not valid UTF-8 JSON: {e}") from None
     except RecursionError:
         raise ValueError("safetensors header nests JSON too deeply") from None
+    except ValueError as e:                     # a repeated key (no_duplicate_keys)
+        raise ValueError(f"safetensors header: {e}") from None
     if not isinstance(header, dict):
         raise ValueError(f"safetensors header must be a JSON object, got {type(header).__name__}")
     return header, 8 + n

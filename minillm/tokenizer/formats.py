@@ -22,11 +22,12 @@ import zlib
 from pathlib import Path
 
 from minillm.io.atomic import atomic_write_text
+from minillm.io.safetensors import no_duplicate_keys
 
 from .display import render_token
 from .hf import read_gpt2_files, read_hf_json
 from .patterns import NAMED_PATTERNS
-from .validate import check_patterns, check_vocabulary, no_duplicate_keys, shown
+from .validate import check_patterns, check_vocabulary, shown
 
 WEIGHTS = Path(__file__).resolve().parents[2] / "weights"
 # name -> vendored file (see weights/gpt2/README.md and weights/tokenizers/README.md)

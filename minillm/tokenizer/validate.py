@@ -117,13 +117,3 @@ def check_patterns(stages, source: str) -> None:
                     raise ValueError(f"{source}: pattern {p[:80]!r} takes over "
                                      f"{PROBE_TIMEOUT_S} s on {n} × {c!r} (catastrophic "
                                      f"backtracking); minillm refuses it") from None
-
-
-def no_duplicate_keys(pairs):
-    """json.loads object_pairs_hook: a repeated key (json keeps the last silently) is an error."""
-    result = {}
-    for key, value in pairs:
-        if key in result:
-            raise ValueError(f"the JSON object repeats the key {key!r}")
-        result[key] = value
-    return result
