@@ -135,11 +135,16 @@ def find_checkpoint(out: Path, name: str = "checkpoint") -> tuple[Path, dict]:
 
 # ---- the log (JSON lines) and the checkpoint agree -------------------------------------------
 def log_records(path: Path) -> list[dict]:
-    """The log's records; ValueError naming the line when one is not a record with a step."""
+    """The log's records; ValueError naming the line when one is not a record with a step.
+    A last line without its newline is a write a crash interrupted: it is not a record."""
     records = []
     if not path.exists():
         return records
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    text = path.read_text(encoding="utf-8", errors="replace")
+    lines = text.splitlines()
+    if lines and not text.endswith("\n"):
+        lines.pop()
+    for n, line in enumerate(lines, 1):
         try:
             record = json.loads(line)
             if not isinstance(record, dict) or type(record.get("step")) is not int:

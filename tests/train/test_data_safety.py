@@ -57,16 +57,14 @@ def test_resume_from_a_half_rotated_checkpoint_is_bit_exact(tmp_path):
     """A kill between 'rename checkpoint -> checkpoint.old' and 'rename .tmp -> checkpoint'."""
     full = train(tiny(), TEXT_IDS, TEXT_IDS, tmp_path / "full", SETTINGS, **QUIET)
     run = tmp_path / "run"
-    short = TrainSettings(**{**SETTINGS.__dict__, "steps": 12})
-    half = tiny()
 
-    def stop_at_7(line):
+    def stop_at_9(line):
         if line.split()[1].startswith("9/"):
             raise KeyboardInterrupt
     with pytest.raises(KeyboardInterrupt):
-        train(half, TEXT_IDS, TEXT_IDS, run, short, progress=stop_at_7)
+        train(tiny(), TEXT_IDS, TEXT_IDS, run, SETTINGS, progress=stop_at_9)
     (run / "checkpoint").rename(run / "checkpoint.old")         # the crash left only .old
-    resumed = train(tiny(seed=3), TEXT_IDS, TEXT_IDS, run, short, resume=True, **QUIET)
+    resumed = train(tiny(seed=3), TEXT_IDS, TEXT_IDS, run, SETTINGS, resume=True, **QUIET)
     for name, a in full.params.named().items():
         np.testing.assert_array_equal(resumed.params.named()[name], a, err_msg=name)
 
@@ -170,3 +168,20 @@ def test_checkpoint_rotation_leaves_one_verified_checkpoint(tmp_path):
     (tmp_path / "checkpoint.tmp" / "manifest.json").unlink()        # an interrupted new one
     folder, manifest = find_checkpoint(tmp_path)
     assert folder.name == "checkpoint" and manifest["step"] == SETTINGS.steps
+
+
+def test_resume_after_a_kill_mid_log_line(tmp_path):
+    """kill -9 while a log line was half written: that line is dropped, the run resumes."""
+    full = train(tiny(), TEXT_IDS, TEXT_IDS, tmp_path / "full", SETTINGS, **QUIET)
+    run = tmp_path / "run"
+
+    def stop_at_9(line):
+        if line.split()[1].startswith("9/"):
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        train(tiny(), TEXT_IDS, TEXT_IDS, run, SETTINGS, progress=stop_at_9)
+    with open(run / LOG_NAME, "a") as f:
+        f.write('{"step": 9, "lo')
+    resumed = train(tiny(seed=3), TEXT_IDS, TEXT_IDS, run, SETTINGS, resume=True, **QUIET)
+    for name, a in full.params.named().items():
+        np.testing.assert_array_equal(resumed.params.named()[name], a, err_msg=name)
