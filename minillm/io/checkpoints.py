@@ -127,8 +127,14 @@ def check_checkpoint_sizes(path: Path, config: ModelConfig) -> None:
         name = name.removeprefix("transformer.")
         return (config.arch == "gpt2" and name.endswith((".attn.bias", ".attn.masked_bias"))) \
             or (config.tie_embeddings and name == _LM_HEAD[0])
-    check_sizes(config, read_safetensors_shapes(path / "model.safetensors"),
-                f"{path / 'config.json'} and model.safetensors", ignore=not_a_parameter)
+    shapes = read_safetensors_shapes(path / "model.safetensors")
+    check_sizes(config, shapes, f"{path / 'config.json'} and model.safetensors",
+                ignore=not_a_parameter)
+    names = {name.removeprefix("transformer.") for name in shapes}
+    fused = [f"h.{i}.attn.c_attn.{w}" for i in range(config.n_layers) for w in ("weight", "bias")]
+    missing = [name for name in fused if config.arch == "gpt2" and name not in names]
+    if missing:        # (the other tensors are named by hf_to_named)
+        raise ValueError(f"{path / 'model.safetensors'} is missing tensor {missing[0]!r}")
 
 
 def save_hf_checkpoint(path: str | Path, config: ModelConfig, params: GPTParams) -> None:

@@ -119,3 +119,14 @@ def test_config_json_deep_nesting_is_a_clear_error(tmp_path):
     (tmp_path / "config.json").write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(ValueError, match="nested too deeply"):
         ModelConfig.load(tmp_path)
+
+
+def test_gpt2_checkpoint_missing_fused_qkv_bias_is_named(tmp_path):
+    """Found by the fuzz runner: a renamed c_attn.bias gave a KeyError (same parameter count)."""
+    from minillm.io.safetensors import load_safetensors, save_safetensors
+    GPT(ModelConfig(vocab_size=64, n_ctx=16, d_model=16, n_heads=2, n_layers=1)).save_pretrained(tmp_path)
+    tensors = dict(load_safetensors(tmp_path / "model.safetensors", mmap=False))
+    tensors["transformer.h.0.attn.c_attn.biaz"] = tensors.pop("transformer.h.0.attn.c_attn.bias")
+    save_safetensors(tmp_path / "model.safetensors", tensors)
+    with pytest.raises(ValueError, match="missing tensor 'h.0.attn.c_attn.bias'"):
+        load_hf_checkpoint(tmp_path)
