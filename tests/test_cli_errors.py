@@ -68,3 +68,10 @@ def test_model_with_bad_config_is_one_line_naming_the_file(tmp_path, capsys):
     (tmp_path / "model.safetensors").write_bytes(b"")
     code, err = run(capsys, "generate", "--model", str(tmp_path), "hi")
     assert code == 2 and "config.json" in err and "Traceback" not in err
+
+
+def test_train_sizes_beyond_memory_are_refused_first(tmp_path, capsys):
+    (tmp_path / "corpus.txt").write_text("abc\n" * 50)
+    code, err = run(capsys, "train", "--data", str(tmp_path / "corpus.txt"), "--out",
+                    str(tmp_path / "m"), "--layers", "100000", "--d-model", "4096", "--heads", "32")
+    assert code == 2 and "training needs" in err and not (tmp_path / "m").exists()

@@ -75,7 +75,7 @@ def run(args) -> int:
     def model_config(vocab_size):
         return ModelConfig(vocab_size=vocab_size, n_ctx=args.context, d_model=args.d_model,
                            n_heads=args.heads, n_layers=args.layers, arch="gpt2")
-    model_config(args.vocab_size)             # bad shapes fail now, not after the tokenizer
+    _check_memory(model_config(args.vocab_size))   # bad shapes fail now, not after the tokenizer
     _check_out(out, args.resume, args.overwrite)
     out.mkdir(parents=True, exist_ok=True)
     say = _printer()
@@ -124,6 +124,22 @@ def run(args) -> int:
     _tell_best(out, settings.steps, say)
     _show_sample(model, tok, out, val_text, say)
     return 0
+
+
+def _check_memory(config) -> None:
+    """Parameters, gradients and AdamW's m and v: 16 bytes per parameter must fit in memory."""
+    import os
+    from minillm.io.sizes import parameter_count
+    need = 16 * parameter_count(config)
+    try:
+        have = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):       # not every system reports it
+        return
+    if need > have:
+        raise ValueError(f"--layers {config.n_layers} --d-model {config.d_model} --vocab-size "
+                         f"{config.vocab_size} --context {config.n_ctx} make "
+                         f"{parameter_count(config):,} parameters: training needs {need / 1e9:.1f} "
+                         f"GB, this machine has {have / 1e9:.1f} GB")
 
 
 def _check_out(out: Path, resume: bool, overwrite: bool) -> None:
