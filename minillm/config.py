@@ -15,8 +15,11 @@ import dataclasses
 import json
 import math
 import numbers
+import reprlib
 from dataclasses import dataclass
 from pathlib import Path
+
+MAX_CONFIG_BYTES = 1 << 20   # real config.json files are 1-10 KB
 
 _CHOICES = {
     "arch": ("gpt2", "llama"),
@@ -81,6 +84,13 @@ class ModelConfig:
         if self.ffn == "swiglu" and self.mlp_bias:
             raise ValueError("mlp_bias=True with a SwiGLU FFN is not supported (no published "
                              "Llama-family checkpoint uses it)")
+        for name in ("attn_bias", "mlp_bias", "tie_embeddings"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        for name in ("bos_id", "eos_id"):
+            value = getattr(self, name)
+            if value is not None and (type(value) is not int or value < 0):
+                raise ValueError(f"{name} must be an integer id >= 0 or None, got {value!r}")
         for name in ("norm_eps", "rope_theta"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, numbers.Real) \
@@ -102,7 +112,11 @@ class ModelConfig:
     def from_hf_dict(cls, d: dict) -> "ModelConfig":
         """Read a Hugging Face ``config.json`` dict (GPT-2, Llama, Qwen2 or minillm's own)."""
         if "minillm" in d:                     # written by to_hf_dict: exact round trip
+            if not isinstance(d["minillm"], dict) or not _REQUIRED <= set(d["minillm"]) <= _FIELDS:
+                raise ValueError(f"config.json 'minillm' must be an object with the fields "
+                                 f"{sorted(_FIELDS)} (at least {sorted(_REQUIRED)})")
             return cls(**d["minillm"])
+        _check_json_types(d)
         model_type = d.get("model_type", "gpt2")
         if model_type == "gpt2":
             _reject(d, activation_function=("gelu_new", "gelu_pytorch_tanh"),
@@ -174,14 +188,59 @@ class ModelConfig:
         d, generation = _read_json(path), path.parent / "generation_config.json"
         if generation.exists() and "minillm" not in d:
             d["eos_token_id"] = _read_json(generation).get("eos_token_id") or d.get("eos_token_id")
-        return cls.from_hf_dict(d)
+        try:
+            return cls.from_hf_dict(d)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"{path}: {exc}") from None
+        except RecursionError:
+            raise ValueError(f"{path}: nested too deeply") from None
 
     def save(self, path: str | Path) -> None:
         """Write ``config.json`` (into a directory, or to the file named)."""
         path = Path(path)
         if path.is_dir():
             path = path / "config.json"
-        path.write_text(json.dumps(self.to_hf_dict(), indent=2) + "\n", encoding="utf-8")
+        from minillm.io.atomic import atomic_write_text
+        atomic_write_text(path, json.dumps(self.to_hf_dict(), indent=2) + "\n")
+
+
+_FIELDS = {f.name for f in dataclasses.fields(ModelConfig)}
+_REQUIRED = {f.name for f in dataclasses.fields(ModelConfig) if f.default is dataclasses.MISSING}
+# config.json keys -> the JSON type they must have (checked before any arithmetic with them)
+_SIZES = ("vocab_size", "n_positions", "n_embd", "n_head", "n_layer", "hidden_size",
+          "num_attention_heads", "num_hidden_layers", "intermediate_size", "num_key_value_heads",
+          "max_position_embeddings", "sliding_window", "head_dim", "n_inner")
+_NULLABLE = ("n_inner", "sliding_window", "head_dim", "num_key_value_heads")
+_NUMBERS = ("layer_norm_epsilon", "rms_norm_eps", "rope_theta")
+_BOOLS = ("tie_word_embeddings", "attention_bias", "mlp_bias", "use_sliding_window",
+          "scale_attn_weights", "scale_attn_by_inverse_layer_idx")
+
+
+def _check_json_types(d: dict) -> None:
+    """A config.json field of the wrong JSON type is a ValueError naming it (not a TypeError or
+    ZeroDivisionError deep inside): sizes are ints > 0, epsilons and theta numbers, switches
+    true/false, token ids ints >= 0 (or a list of them for eos_token_id)."""
+    def bad(key, allowed):
+        raise ValueError(f"config.json: {key} must be {allowed}, got {reprlib.repr(d[key])}")
+    for key in _SIZES:                 # null means "the default" only where HF writes it so
+        if key in d and (d[key] is not None or key not in _NULLABLE) \
+                and (type(d[key]) is not int or d[key] <= 0):
+            bad(key, "an integer > 0")
+    for key in _NUMBERS:
+        if key in d and (isinstance(d[key], bool) or not isinstance(d[key], numbers.Real)):
+            bad(key, "a number")
+    for key in _BOOLS:
+        if d.get(key) is not None and not isinstance(d[key], bool):
+            bad(key, "true or false")
+    for key in ("bos_token_id", "eos_token_id"):
+        ids = d.get(key) if isinstance(d.get(key), list) and key == "eos_token_id" else [d.get(key)]
+        if not all(i is None or (type(i) is int and i >= 0) for i in ids):
+            bad(key, "an integer id >= 0" + (" or a list of them" if key[0] == "e" else ""))
+    for key in ("rope_parameters", "rope_scaling"):
+        if d.get(key) is not None and not isinstance(d[key], dict):
+            bad(key, "an object")
+    if not isinstance(d.get("model_type", "gpt2"), str):
+        bad("model_type", "a string")
 
 
 def _reject(d: dict, **allowed) -> None:
@@ -192,10 +251,16 @@ def _reject(d: dict, **allowed) -> None:
 
 
 def _read_json(path: Path) -> dict:
+    """A small JSON object from ``path`` (config.json, generation_config.json), or a ValueError."""
+    if path.stat().st_size > MAX_CONFIG_BYTES:
+        raise ValueError(f"{path} is {path.stat().st_size:,} bytes; a config file is limited "
+                         f"to {MAX_CONFIG_BYTES:,}")
     try:
         d = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: JSON nested too deeply") from None
     if not isinstance(d, dict):
         raise ValueError(f"{path} must hold a JSON object")
     return d

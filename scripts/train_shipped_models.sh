@@ -9,11 +9,11 @@ export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 
 python -m minillm train --data "$CORPORA/shakespeare_complete.txt" --out weights/shakespeare \
     --vocab-size 2048 --layers 4 --d-model 128 --heads 4 --context 128 \
-    --steps 3000 --batch 16 --seed 0 &
+    --steps 3000 --batch 16 --seed 0 --overwrite &
 
 # each Chinese character is its own pre-token (stage 1), the rest is split as GPT-2 does (stage 2)
 python -m minillm train --data "$CORPORA/zh_songci.txt" --out weights/songci \
     --vocab-size 4096 --pattern '\p{Han}' --pattern gpt2 --layers 4 --d-model 128 --heads 4 \
-    --context 128 --steps 2000 --batch 16 --seed 0 &
+    --context 128 --steps 2000 --batch 16 --seed 0 --overwrite &
 
 wait

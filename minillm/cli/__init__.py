@@ -9,8 +9,10 @@ happens only inside the chosen command's ``run``.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import sys
+import traceback
 
 # name -> (module, one-line help). A command appears here once its module exists.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -19,7 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "generate": ("generate", "continue a prompt: streamed sampling (presets, stop strings) or beam search"),
     "train": ("train", "train a BPE tokenizer and a GPT-2-style model on a text file"),
     "chat": ("chat", "talk to a chat model (ChatML): streamed replies, presets"),
-    "download": ("download", "download a pretrained model (smollm2) into the local cache"),
+    "download": ("download", "download a pretrained model (smollm2) or tokenizer (deepseek-v4) into the local cache"),
     "export": ("export", "write a model and its tokenizer as one GGUF file (llama.cpp, transformers)"),
 }
 
@@ -32,14 +34,46 @@ def build_parser() -> argparse.ArgumentParser:
         prog="minillm", epilog=THREADS_HELP,
         description="minillm: a GPT-style language model in pure NumPy, written to be read.")
     parser.add_argument("--version", action="version", version=f"minillm {__version__}")
+    parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
         module = importlib.import_module(f"minillm.cli.{module_name}")
         p = sub.add_parser(name, help=help_text, description=help_text, epilog=THREADS_HELP,
                            formatter_class=DefaultsFormatter)
         module.add_arguments(p)
+        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
         p.set_defaults(_run=module.run)
     return parser
+
+
+DEBUG_HELP = "show the full traceback of an error instead of one line"
+# User-chosen sizes that would only fail deep inside with a MemoryError: checked first.
+SIZE_LIMITS = {"beams": 1_000, "max_new_tokens": 1_000_000}
+
+
+def check_sizes(args) -> None:
+    for name, limit in SIZE_LIMITS.items():
+        value = getattr(args, name, None)
+        if value is not None and value > limit:     # (the command checks the lower bound)
+            raise ValueError(f"--{name.replace('_', '-')} must be at most {limit:,}, "
+                             f"got {value:,}")
+
+
+def describe(exc: BaseException) -> str:
+    """One line for an error: what went wrong, naming the file or argument, and what is allowed."""
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f" ({exc.filename})" if exc.filename else ""
+        hint = {errno.ENOSPC: "; free some space and try again",
+                errno.EACCES: "; check the permissions", errno.EROFS: "; choose a writable folder",
+                errno.ENOTDIR: ": a file is where a folder should be",
+                errno.EISDIR: ": a folder is where a file should be"}.get(exc.errno, "")
+        return f"{exc.strerror}{where}{hint}"
+    if isinstance(exc, MemoryError):
+        return (f"not enough memory ({exc or 'an allocation failed'}); choose smaller sizes "
+                f"(--max-new-tokens, --beams, --batch, --context …)")
+    if isinstance(exc, RecursionError):
+        return "the input is nested too deeply to be read"
+    return str(exc) or type(exc).__name__
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,9 +86,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0 if argv is None and len(sys.argv) == 1 else 2
     try:
+        check_sizes(args)
         return int(args._run(args) or 0)
-    except (ValueError, TypeError, FileNotFoundError) as exc:
-        print(f"minillm {args.command}: error: {exc}", file=sys.stderr)
+    except (ValueError, TypeError, OSError, MemoryError, RecursionError) as exc:
+        if args.debug:
+            traceback.print_exc()
+        print(f"minillm {args.command}: error: {describe(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -7,12 +7,17 @@ Writes into OUT: tokenizer.json (+ .vocab dump), config.json + model.safetensors
 ``minillm generate --model OUT``), train_log.jsonl, val_sample.txt (the first ~40 KB of the
 held-out text) and eval.json (final losses in nats per token and bits per character).
 While training, OUT/checkpoint/ holds the latest checkpoint; ``--resume`` continues from it
-(with the same arguments) and it is removed once the run has finished.
+(with the same arguments) and it is removed once the run has finished. OUT/best/ holds the model
+with the lowest validation loss when that is not the final one.
+
+Nothing is lost: OUT must be new or empty (or ``--resume`` of the run in it, or ``--overwrite``
+to replace minillm's files there); every file is written whole or not at all; a loss that stops
+being finite ends the run with an error and without saving over anything.
 """
 from __future__ import annotations
 
 import json
-import shutil
+import shlex
 import sys
 import time
 from dataclasses import asdict
@@ -43,6 +48,8 @@ def add_arguments(p) -> None:
     p.add_argument("--eval-every", type=int, default=200)
     p.add_argument("--val-fraction", type=float, default=0.05, help="held-out tail of the text")
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint")
+    p.add_argument("--overwrite", action="store_true",
+                   help="train into a non-empty OUT, replacing the files minillm writes there")
 
 
 def run(args) -> int:
@@ -50,6 +57,8 @@ def run(args) -> int:
     from minillm.model import GPT
     from minillm.tokenizer import Tokenizer
     from minillm.train.data import split_text, token_array
+    from minillm.io.atomic import atomic_write_text
+    from minillm.train.checkpoint import SUFFIXES, remove_written
     from minillm.train.loop import LOG_NAME, TrainSettings, evaluate_text, train
 
     out = Path(args.out)
@@ -66,13 +75,16 @@ def run(args) -> int:
     def model_config(vocab_size):
         return ModelConfig(vocab_size=vocab_size, n_ctx=args.context, d_model=args.d_model,
                            n_heads=args.heads, n_layers=args.layers, arch="gpt2")
-    model_config(args.vocab_size)             # bad shapes fail now, not after the tokenizer
+    _check_memory(model_config(args.vocab_size))   # bad shapes fail now, not after the tokenizer
+    _check_out(out, args.resume, args.overwrite)
     out.mkdir(parents=True, exist_ok=True)
     say = _printer()
 
     tok_path = out / "tokenizer.json"
     t0 = time.perf_counter()
-    if args.resume and tok_path.is_file():
+    if args.resume:
+        if not tok_path.is_file():
+            raise ValueError(f"nothing to resume in {out}: no tokenizer.json (run without --resume)")
         tok = Tokenizer.load(tok_path)
     else:       # the tokenizer learns from the training part only: validation stays unseen
         tok = Tokenizer.train(train_text, args.vocab_size, pattern=_stages(args.pattern))
@@ -88,9 +100,7 @@ def run(args) -> int:
     say(f"model: {model.num_parameters():,} parameters, {config.n_layers} layers, "
         f"d_model {config.d_model}, {config.n_heads} heads, context {config.n_ctx}")
     sample = _head_bytes(val_text, VAL_SAMPLE_BYTES)
-    (out / "val_sample.txt").write_text(sample, encoding="utf-8")
-    if not args.resume:
-        (out / LOG_NAME).unlink(missing_ok=True)
+    atomic_write_text(out / "val_sample.txt", sample)
 
     train(model, train_ids, val_ids, out, settings, resume=args.resume, progress=say)
     model.save_pretrained(out)
@@ -99,18 +109,81 @@ def run(args) -> int:
               "val_split": evaluate_text(model, tok, val_text, max_windows=256),
               "train_split": evaluate_text(model, tok, train_text[:2_000_000], max_windows=256),
               "settings": asdict(settings), "parameters": model.num_parameters()}
-    (out / "eval.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    atomic_write_text(out / "eval.json", json.dumps(report, indent=2) + "\n")
     with open(out / LOG_NAME, "a", encoding="utf-8") as f:
         f.write(json.dumps({"step": settings.steps, "final": True,
                             "val_sample_loss": report["val_sample"]["loss"],
                             "val_loss": report["val_split"]["loss"],
                             "train_loss": report["train_split"]["loss"]}) + "\n")
-    shutil.rmtree(out / "checkpoint", ignore_errors=True)
+    for suffix in SUFFIXES:
+        remove_written(out / ("checkpoint" + suffix))
     say(f"done: train {report['train_split']['loss']:.4f}, validation "
         f"{report['val_split']['loss']:.4f} nats/token "
         f"({report['val_split']['bits_per_char']:.3f} bits/char); val_sample.txt "
         f"{report['val_sample']['loss']:.4f} nats/token; written to {out}")
+    _tell_best(out, settings.steps, say)
+    _show_sample(model, tok, out, val_text, say)
     return 0
+
+
+def _check_memory(config) -> None:
+    """Parameters, gradients and AdamW's m and v: 16 bytes per parameter must fit in memory."""
+    import os
+    from minillm.io.sizes import parameter_count
+    need = 16 * parameter_count(config)
+    try:
+        have = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):       # not every system reports it
+        return
+    if need > have:
+        raise ValueError(f"--layers {config.n_layers} --d-model {config.d_model} --vocab-size "
+                         f"{config.vocab_size} --context {config.n_ctx} make "
+                         f"{parameter_count(config):,} parameters: training needs {need / 1e9:.1f} "
+                         f"GB, this machine has {have / 1e9:.1f} GB")
+
+
+def _check_out(out: Path, resume: bool, overwrite: bool) -> None:
+    """Refuse to train into a folder holding something else, unless told to."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file, not a folder")
+    from minillm.train.checkpoint import foreign_files
+    if out.is_dir() and (foreign := foreign_files(out)):
+        raise ValueError(f"{foreign[0]} was not written by minillm, which would have to replace "
+                         f"its folder: move it elsewhere first")
+    if resume or overwrite or not out.exists():
+        return
+    held = sorted(p.name for p in out.iterdir())
+    if held:
+        shown = ", ".join(held[:5]) + (", …" if len(held) > 5 else "")
+        raise ValueError(f"--out {out} is not empty ({shown}): choose a new or empty folder, "
+                         f"--resume to continue the run in it, or --overwrite to replace the "
+                         f"files minillm writes there")
+
+
+def _tell_best(out: Path, last_step: int, say) -> None:
+    """Say which folder holds the best model by validation loss (OUT/best/ or OUT itself)."""
+    from minillm.train.checkpoint import read_manifest, remove_written
+    try:
+        best = read_manifest(out / "best")
+    except ValueError:
+        return
+    if best["step"] == last_step:
+        remove_written(out / "best")       # the final model is the best one: one copy is enough
+        say(f"the final model (step {last_step}) has the best validation loss: {out}")
+    else:
+        say(f"{out} holds the final model (step {last_step}); the lowest validation loss "
+            f"({best['val_loss']:.4f}) was at step {best['step']}: that model is in {out / 'best'}")
+
+
+def _show_sample(model, tok, out: Path, val_text: str, say) -> None:
+    """A short continuation of the held-out text's first words, and the command that makes more."""
+    from minillm.generate import generate
+    prompt = " ".join(val_text.split()[:3])[:40] or "\n"
+    ids = tok.encode_ordinary(prompt)[-model.config.n_ctx // 2:]
+    new = [s.id for s in generate(model, ids, min(40, model.config.n_ctx - len(ids)), seed=0,
+                                  stop_ids=() if tok.eos_id is None else (tok.eos_id,))]
+    say(f"sample: {prompt + tok.decode(new)!r}"[:300])
+    say(f"more: python -m minillm generate --model {shlex.quote(str(out))} {shlex.quote(prompt)}")
 
 
 def _stages(patterns):

@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from minillm.config import ModelConfig
-from minillm.io.safetensors import load_safetensors, save_safetensors
+from minillm.io.safetensors import load_safetensors, read_safetensors_shapes, save_safetensors
+from minillm.io.sizes import check_sizes
 from minillm.model.params import GPTParams
 
 # minillm block name -> (HF name, transpose?) ; "{i}" is the layer.
@@ -115,8 +116,25 @@ def load_hf_checkpoint(path: str | Path) -> tuple[ModelConfig, GPTParams]:
         raise FileNotFoundError(f"{path} has no model.safetensors (sharded and .bin checkpoints "
                                 f"are not supported; minillm never unpickles)")
     config = ModelConfig.load(path / "config.json")
+    check_checkpoint_sizes(path, config)              # before anything of the config's size
     named = hf_to_named(load_safetensors(path / "model.safetensors"), config)
     return config, GPTParams.from_named(named, config)
+
+
+def check_checkpoint_sizes(path: Path, config: ModelConfig) -> None:
+    """config.json against model.safetensors' header: the same number of parameters (sizes.py)."""
+    def not_a_parameter(name):
+        name = name.removeprefix("transformer.")
+        return (config.arch == "gpt2" and name.endswith((".attn.bias", ".attn.masked_bias"))) \
+            or (config.tie_embeddings and name == _LM_HEAD[0])
+    shapes = read_safetensors_shapes(path / "model.safetensors")
+    check_sizes(config, shapes, f"{path / 'config.json'} and model.safetensors",
+                ignore=not_a_parameter)
+    names = {name.removeprefix("transformer.") for name in shapes}
+    fused = [f"h.{i}.attn.c_attn.{w}" for i in range(config.n_layers) for w in ("weight", "bias")]
+    missing = [name for name in fused if config.arch == "gpt2" and name not in names]
+    if missing:        # (the other tensors are named by hf_to_named)
+        raise ValueError(f"{path / 'model.safetensors'} is missing tensor {missing[0]!r}")
 
 
 def save_hf_checkpoint(path: str | Path, config: ModelConfig, params: GPTParams) -> None:

@@ -35,6 +35,12 @@ from minillm.io.dequant import DEQUANTIZERS, dequantize
 MAGIC = b"GGUF"
 VERSIONS = (2, 3)
 MAX_NESTING = 8
+# Bounds from what real files need (a file may be many GB, so "the bytes left" bounds little):
+# the largest vocabularies have ~260k tokens and merges, chat templates ~20 KB, models ~3k tensors.
+MAX_STRING_BYTES = 1 << 22        # 4 MiB for one string
+MAX_ARRAY_LENGTH = 1 << 24        # 16,777,216 elements in one metadata array
+MAX_METADATA = 1 << 16            # 65,536 key/value pairs
+MAX_TENSORS = 1 << 16             # 65,536 tensors
 # ggml type id -> (name, values per block, bytes per block); from ggml.h / gguf-py 0.19
 GGML_TYPES = {0: ("F32", 1, 4), 1: ("F16", 1, 2), 2: ("Q4_0", 32, 18), 3: ("Q4_1", 32, 20),
               6: ("Q5_0", 32, 22), 7: ("Q5_1", 32, 24), 8: ("Q8_0", 32, 34), 9: ("Q8_1", 32, 40),
@@ -85,14 +91,17 @@ class _Cursor:
     def u64(self, what):
         return struct.unpack("<Q", self.take(8, what))[0]
 
-    def count(self, what, min_item_bytes):  # a u64 count, checked against the bytes left
+    def count(self, what, min_item_bytes, limit):  # a u64 count: bytes left, and a real bound
         n = self.u64(what)
+        if n > limit:
+            raise ValueError(f"absurd {what} {n:,}: over minillm's limit of {limit:,} (real GGUF "
+                             f"files need far less)")
         if n * min_item_bytes > len(self.buf) - self.pos:
             raise ValueError(f"absurd {what} {n}: {len(self.buf) - self.pos} bytes left in file")
         return n
 
     def string(self, what):
-        raw = bytes(self.take(self.count(f"{what} length", 1), what))
+        raw = bytes(self.take(self.count(f"{what} length", 1, MAX_STRING_BYTES), what))
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError as e:
@@ -112,8 +121,8 @@ class _Cursor:
         if etype not in SCALARS and etype not in (STRING, ARRAY):
             raise ValueError(f"{what}: unknown array element type {etype}; allowed 0..12")
         if etype in SCALARS:
-            return self.array(etype, self.count(f"{what} array length", 1), what)
-        n = self.count(f"{what} array length", 8 if etype == STRING else 12)
+            return self.array(etype, self.count(f"{what} array length", 1, MAX_ARRAY_LENGTH), what)
+        n = self.count(f"{what} array length", 8 if etype == STRING else 12, MAX_ARRAY_LENGTH)
         return [self.value(etype, f"{what}[{i}]", depth + 1) for i in range(n)]
 
     def array(self, vtype, n, what):  # n numbers at once, vectorised
@@ -150,8 +159,8 @@ class GGUF:
         if self.version not in VERSIONS:
             endian = " (a big-endian file?)" if self.version > 0xFFFF else ""
             raise ValueError(f"unsupported GGUF version {self.version}{endian}; supported: 2, 3")
-        n_tensors = cur.count("tensor count", 24)  # a tensor info takes >= 24 bytes
-        n_kv = cur.count("metadata count", 13)     # a key/value pair takes >= 13 bytes
+        n_tensors = cur.count("tensor count", 24, MAX_TENSORS)  # a tensor info takes >= 24 bytes
+        n_kv = cur.count("metadata count", 13, MAX_METADATA)    # a key/value pair takes >= 13
         self.metadata = {}
         for i in range(n_kv):
             key = cur.string(f"metadata key {i}")

@@ -52,6 +52,7 @@ import numpy as np
 from minillm.config import ModelConfig
 from minillm.io import gguf_gpt2
 from minillm.io.gguf import GGUF, read_gguf
+from minillm.io.sizes import check_sizes
 from minillm.model.params import GPTParams
 
 ARCHS = ("llama", "qwen2", "gpt2")  # general.architecture values this loader understands
@@ -182,6 +183,9 @@ def load_gguf(path: str | Path) -> tuple[ModelConfig, GPTParams, dict]:
     gpt2 = g.metadata.get("general.architecture") == "gpt2" and "token_embd.weight" in g.tensors
     tied = gguf_gpt2.head_is_tied(g) if gpt2 else None
     config = gguf_config(g.metadata, g.tensors, tied)
+    check_sizes(config, {n: t.shape for n, t in g.tensors.items()}, str(path),  # before allocating
+                ignore=lambda name: bool(tied) and name == "output.weight",  # a tied head's copy
+                expected_names=lambda: [gguf for gguf, _ in gguf_names(config).values()])
     return config, GPTParams.from_named(gguf_to_named(g, config), config), g.metadata
 
 

@@ -29,6 +29,8 @@ import os
 
 import numpy as np
 
+from minillm.io.atomic import atomic_open
+
 MAX_HEADER_BYTES = 100_000_000  # the reference's bound: a header larger than this is rejected
 # safetensors dtype -> NumPy dtype of the stored bytes (BF16 read as raw uint16 bits)
 DTYPES = {"F32": np.dtype("<f4"), "F16": np.dtype("<f2"), "BF16": np.dtype("<u2"),
@@ -59,12 +61,12 @@ def float32_to_bf16(x):  # [...] float32 -> [...] uint16
     return np.where(np.isnan(x), np.uint32(0x7FC0), rounded).astype(np.uint16)  # [...] u16
 
 
-def _no_duplicates(pairs):
+def no_duplicate_keys(pairs):
     """JSON object hook: json.loads would silently keep the last of two equal keys."""
     result = {}
     for key, value in pairs:
         if key in result:
-            raise ValueError(f"safetensors header repeats the key {key!r}")
+            raise ValueError(f"the JSON object repeats the key {key!r}")
         result[key] = value
     return result
 
@@ -81,9 +83,13 @@ def _read_header(f, file_size):
         raise ValueError(f"truncated safetensors file: header of {n} bytes but the file has "
                          f"{file_size - 8} bytes after the length prefix")
     try:
-        header = json.loads(f.read(n).decode("utf-8"), object_pairs_hook=_no_duplicates)
+        header = json.loads(f.read(n).decode("utf-8"), object_pairs_hook=no_duplicate_keys)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ValueError(f"safetensors header is not valid UTF-8 JSON: {e}") from None
+    except RecursionError:
+        raise ValueError("safetensors header nests JSON too deeply") from None
+    except ValueError as e:                     # a repeated key (no_duplicate_keys)
+        raise ValueError(f"safetensors header: {e}") from None
     if not isinstance(header, dict):
         raise ValueError(f"safetensors header must be a JSON object, got {type(header).__name__}")
     return header, 8 + n
@@ -175,6 +181,13 @@ def load_safetensors_metadata(path):
     return dict(header.get("__metadata__", {}))
 
 
+def read_safetensors_shapes(path):
+    """{name: shape} of every tensor, from the header alone (no tensor data is read)."""
+    with open(path, "rb") as f:
+        header, start = _read_header(f, os.path.getsize(path))
+    return {name: shape for name, _, shape, _, _ in _check_entries(header, os.path.getsize(path) - start)}
+
+
 def save_safetensors(path, tensors, metadata=None, bf16=False):
     """Write {name: ndarray} as .safetensors (float32, float16, int32, int64; BF16 if ``bf16``).
 
@@ -210,7 +223,7 @@ def save_safetensors(path, tensors, metadata=None, bf16=False):
         position += stored.nbytes
     text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     text += b" " * (-len(text) % 8)  # pad with spaces so the data buffer starts 8-byte aligned
-    with open(path, "wb") as f:
+    with atomic_open(path, "wb") as f:      # a temp file renamed at the end: never half-written
         f.write(len(text).to_bytes(8, "little") + text)
         for *_, stored in items:
             f.write(np.ascontiguousarray(stored).tobytes())

@@ -42,7 +42,7 @@ class GPT:
             params = GPTParams.from_named(params.named(), config)
         self.params = params
         if config.position == "rope":       # one table for every position the model can see
-            self.rope_cos, self.rope_sin = rope_tables(config.n_ctx, config.d_head, config.rope_theta)
+            self.rope_cos, self.rope_sin = rope_tables(config.n_ctx, config.d_head, config.rope_theta, grow=True)
 
     # ---- the forward pass -----------------------------------------------------------------
     def __call__(self, ids, cache=None, attention_mask=None, return_attention: bool = False,

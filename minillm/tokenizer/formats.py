@@ -20,13 +20,20 @@ from __future__ import annotations
 import base64
 import binascii
 import gzip
+import io
 import json
+import zlib
 from pathlib import Path
+
+from minillm.io.atomic import atomic_write_text
+from minillm.io.safetensors import no_duplicate_keys
 
 from .display import render_token
 from .hf import read_gguf_metadata, read_gpt2_files, read_hf_json
 from .hf_write import write_hf
 from .locate import NAMED, locate  # noqa: F401  (NAMED: the vendored names, kept importable here)
+from .patterns import NAMED_PATTERNS
+from .validate import check_patterns, check_vocabulary, shown
 
 TIKTOKEN_SPECIALS = {
     "gpt2": {"<|endoftext|>": 50256},
@@ -37,13 +44,24 @@ TIKTOKEN_SPECIALS = {
 FORMAT_NAME = "minillm-bpe"
 
 
+MAX_TEXT_BYTES = 64 << 20  # the largest real tokenizer files (o200k, Gemma's tokenizer.json)
+# are 3.6-35 MB; a file (or a .gz's decompressed content) beyond this is refused unread
+
+
 def _read_text(path: Path) -> str:
+    if path.stat().st_size > MAX_TEXT_BYTES:
+        raise ValueError(f"{path} is {path.stat().st_size:,} bytes; tokenizer files are limited "
+                         f"to {MAX_TEXT_BYTES:,} bytes")
     raw = path.read_bytes()
     if path.suffix == ".gz":
         try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
+            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as f:
+                raw = f.read(MAX_TEXT_BYTES + 1)          # subtle: bounded, a gzip bomb stops here
+        except (OSError, EOFError, zlib.error) as exc:
             raise ValueError(f"{path} is not a valid gzip file: {exc}") from None
+        if len(raw) > MAX_TEXT_BYTES:
+            raise ValueError(f"{path} decompresses to more than {MAX_TEXT_BYTES:,} bytes, the "
+                             f"limit for tokenizer files")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -67,12 +85,15 @@ def read_tiktoken(path: Path, pattern=None) -> dict:
             continue
         fields = line.split()
         try:
-            token, rank = base64.b64decode(fields[0], validate=True), int(fields[1])
-            if len(fields) != 2 or rank < 0:
+            if len(fields) != 2 or not (fields[1].isascii() and fields[1].isdigit()):
                 raise ValueError
+            token, rank = base64.b64decode(fields[0], validate=True), int(fields[1])
         except (ValueError, IndexError, binascii.Error):
             raise ValueError(f"{path}:{n}: expected 'base64-token rank', "
                              f"got {line[:60]!r}") from None
+        if token in encoder:
+            raise ValueError(f"{path}:{n}: token {token!r} is listed twice (ranks "
+                             f"{encoder[token]} and {rank})")
         encoder[token] = rank
     family = _tiktoken_family(path)
     if pattern is None and family is None:
@@ -84,10 +105,51 @@ def read_tiktoken(path: Path, pattern=None) -> dict:
 
 
 def read(path_or_name, pattern=None) -> dict:
+    """A vendored name or a path -> Tokenizer kwargs (see the module docstring), validated
+    (validate.py): a vocabulary that cannot be honoured is a ValueError naming the file."""
+    source = str(path_or_name)
+    try:
+        kw = _read(path_or_name, pattern)
+        return validated(kw, source, from_file=pattern is None)
+    except (KeyError, TypeError, AttributeError, IndexError) as exc:   # a field of the wrong type
+        raise ValueError(f"{source}: malformed tokenizer file ({type(exc).__name__}: "
+                         f"{shown(exc)})") from None
+    except RecursionError:
+        raise ValueError(f"{source}: nested too deeply") from None
+    except ValueError as exc:            # every message names the file
+        if source in str(exc):
+            raise
+        raise ValueError(f"{source}: {exc}") from None
+
+
+def validated(kw: dict, source: str, from_file: bool = True) -> dict:
+    """Check reader output ``kw`` (validate.py); patterns only when they came from the file."""
+    check_vocabulary(kw["encoder"], kw["merges"], kw.get("special_tokens") or {}, source,
+                     **{k: kw.get(k) for k in ("bos_id", "eos_id", "unk_id")})
+    stages = kw["pattern"]
+    stages = [stages] if isinstance(stages, str) else stages
+    known = {s for named in NAMED_PATTERNS.values() for s in named}
+    if from_file and stages is not None:
+        check_patterns([s for s in stages if s not in known and s not in NAMED_PATTERNS], source)
+    return kw
+
+
+def _load_json(path: Path):
+    try:
+        return json.loads(_read_text(path), object_pairs_hook=no_duplicate_keys)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not valid JSON: {exc}") from None
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: JSON nested too deeply") from None
+
+
+def _read(path_or_name, pattern=None) -> dict:
     """A vendored or downloaded name, a folder or a file -> Tokenizer kwargs (see locate.py)."""
     path = locate(path_or_name)
     if path.name == "encoder.json":
-        kw = read_gpt2_files(json.loads(_read_text(path)), _read_text(path.with_name("vocab.bpe")))
+        kw = read_gpt2_files(_load_json(path), _read_text(path.with_name("vocab.bpe")))
         return {**kw, "pattern": pattern or kw["pattern"]}
     if path.suffix == ".gguf":
         from minillm.io.gguf import read_gguf   # memory-mapped: only the metadata is read
@@ -97,18 +159,16 @@ def read(path_or_name, pattern=None) -> dict:
         return read_gguf_metadata(meta, pattern)
     if path.name.endswith((".tiktoken", ".tiktoken.gz")):
         return read_tiktoken(path, pattern)
-    try:
-        data = json.loads(_read_text(path))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path} is not a tokenizer file (.tiktoken, .gguf or JSON): "
-                         f"{exc}") from None
+    data = _load_json(path)
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object")
     if data.get("format") == FORMAT_NAME:
         kw = read_minillm(data)
     elif "model" in data:
         config_path = path.with_name("tokenizer_config.json")
-        config = json.loads(_read_text(config_path)) if config_path.exists() else None
+        config = _load_json(config_path) if config_path.exists() else None
+        if config is not None and not isinstance(config, dict):
+            raise ValueError(f"{config_path}: expected a JSON object")
         kw = read_hf_json(data, config)
     else:
         raise ValueError(f"{path}: neither a Hugging Face tokenizer.json nor minillm's format")
@@ -164,39 +224,49 @@ def write_minillm(tok, path: Path) -> None:
         lines += [f"  [{ids[a]}, {ids[b]}]," for (a, b), _ in ordered]
         lines[-1] = lines[-1].rstrip(",") if ordered else lines[-1]
     lines.append(" ]\n}\n")
-    path.write_text("\n".join(lines), encoding="utf-8")
+    atomic_write_text(path, "\n".join(lines))
 
 
 def write_vocab_dump(tok, path: Path) -> None:
     """"id<TAB>token" lines, the token shown readably (display.py): for people, not read back."""
     dump = [f"{i}\t{render_token(b)}" for i, b in enumerate(tok._id_to_bytes) if b is not None]
-    path.write_text("\n".join(dump) + "\n", encoding="utf-8")
+    atomic_write_text(path, "\n".join(dump) + "\n")
 
 
 def read_minillm(data: dict) -> dict:
     if data.get("version") != 1:
         raise ValueError(f"minillm tokenizer format version {data.get('version')!r}; expected 1")
+    for key, kind in (("tokens", list), ("pattern", (list, str)), ("special_tokens", dict),
+                      ("whole_piece_lookup", bool)):
+        if not isinstance(data.get(key), kind):
+            raise ValueError(f"minillm tokenizer file: {key!r} must be a JSON "
+                             f"{getattr(kind, '__name__', 'list or string')}, got {data.get(key)!r:.60}")
     try:
         table = [None if t is None else t.encode("utf-8", errors="surrogateescape")
                  for t in data["tokens"]]
         encoder: dict[bytes, int] = {}
         for i, b in enumerate(table):
-            if b is not None:
-                encoder.setdefault(b, i)
+            if b is not None and encoder.setdefault(b, i) != i:
+                raise ValueError(f"token {b!r} is listed twice (ids {encoder[b]} and {i})")
         merges = None
         if data["merge_rule"] == "pairs":
             merges = {}
-            for rank, (a, b) in enumerate(data["merges"]):
+            for rank, pair in enumerate(data["merges"]):
+                if not (isinstance(pair, list) and len(pair) == 2):
+                    raise ValueError(f"merge {rank} is {shown(pair)}: expected [left id, right id]")
+                a, b = pair
                 if not all(type(i) is int and 0 <= i < len(table) and table[i] is not None
                            for i in (a, b)):  # subtle: table[-1] would silently be the last token
-                    raise ValueError(f"merge {rank} is [{a!r}, {b!r}]: both must be ids of "
+                    raise ValueError(f"merge {rank} is [{shown(a)}, {shown(b)}]: both must be ids of "
                                      f"ordinary tokens in [0, {len(table)})")
                 merges.setdefault((table[a], table[b]), rank)
         elif data["merge_rule"] != "ranks":
             raise ValueError(f"merge_rule must be 'pairs' or 'ranks', got {data['merge_rule']!r}")
-        return dict(encoder=encoder, merges=merges, pattern=tuple(data["pattern"]),
+        pattern = data["pattern"]
+        return dict(encoder=encoder, merges=merges,
+                    pattern=(pattern,) if isinstance(pattern, str) else tuple(pattern),
                     special_tokens=data["special_tokens"], normalizer=data.get("normalizer"),
-                    whole_piece_lookup=bool(data["whole_piece_lookup"]),
+                    whole_piece_lookup=data["whole_piece_lookup"],
                     bos_id=data.get("bos_id"), eos_id=data.get("eos_id"))
     except (KeyError, TypeError, IndexError, AttributeError) as exc:
         raise ValueError(f"malformed minillm tokenizer file: {type(exc).__name__} {exc}") from None

@@ -24,6 +24,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from minillm.io.atomic import atomic_write_text
+
 from .hf import bytes_to_unicode
 
 _BYTE_TO_CHAR = bytes_to_unicode()
@@ -106,6 +108,6 @@ def write_hf(tok, path: Path, model_max_length: int | None = None) -> None:
     """`path` (normally .../tokenizer.json) and tokenizer_config.json beside it."""
     data = hf_tokenizer_json(tok)
     config = hf_tokenizer_config(tok, model_max_length)
-    path.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    path.with_name("tokenizer_config.json").write_text(
-        json.dumps(config, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+    atomic_write_text(path.with_name("tokenizer_config.json"),
+                      json.dumps(config, ensure_ascii=False, indent=1) + "\n")

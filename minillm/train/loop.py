@@ -6,8 +6,11 @@ checkpoints (model + optimiser state, safetensors) and exact resume.
         loss, grads = loss_and_grads(params, x, y)         # one forward, one backward
         clip_grad_norm(grads, grad_clip); opt.step(grads, lr_at(step))
         every eval_every steps: validation loss on fixed held-out windows
-        every checkpoint_every steps: write OUT/checkpoint/ (via checkpoint.tmp/, then a rename)
+        every checkpoint_every steps: write OUT/checkpoint/ (checkpoint.py: never half-written)
+        a validation loss lower than any before: write the model to OUT/best/
 
+A loss or gradient norm that is not finite (a learning rate far too high) stops the run with
+``TrainingDiverged``: nothing is written after it, so the last checkpoint is the last good one.
 Resume = load the checkpoint's parameters, AdamW's m, v and t, and continue at step t: because
 the batches depend only on (seed, step), the resumed run computes exactly the same numbers as
 an uninterrupted one (the tests check bit-for-bit equality).
@@ -19,7 +22,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -28,13 +30,20 @@ import numpy as np
 
 from minillm.functional import cross_entropy
 from minillm.io.checkpoints import load_hf_checkpoint
-from minillm.io.safetensors import load_safetensors, load_safetensors_metadata, save_safetensors
+from minillm.io.safetensors import load_safetensors, load_safetensors_metadata
 from minillm.model import GPT
+from minillm.train.checkpoint import (OPTIMIZER, check_log, find_checkpoint, read_manifest,
+                                      truncate_log, write_checkpoint)
 from minillm.train.data import bits_per_char, eval_windows, random_batch, token_array
 from minillm.train.grad_model import check_trainable, loss_and_grads
 from minillm.train.optim import AdamW, clip_grad_norm, lr_at
 
 LOG_NAME = "train_log.jsonl"
+RISING_EVALS = 3         # warn when the validation loss has risen this many evaluations in a row
+
+
+class TrainingDiverged(ValueError):
+    """The loss or the gradient norm stopped being a finite number."""
 
 
 @dataclass
@@ -72,8 +81,9 @@ def evaluate(model: GPT, inputs: np.ndarray, targets: np.ndarray, batch: int = 1
     """Mean next-token loss (nats) of ``model`` over windows inputs/targets [W, T], in batches."""
     total = 0.0
     for i in range(0, len(inputs), batch):
-        logits = model(inputs[i:i + batch])                             # [b, T, V]
-        total += cross_entropy(logits, targets[i:i + batch]) * len(logits)
+        with np.errstate(over="ignore", invalid="ignore"):   # a diverged model: nan, said by train
+            logits = model(inputs[i:i + batch])                         # [b, T, V]
+            total += cross_entropy(logits, targets[i:i + batch]) * len(logits)
     return total / len(inputs)
 
 
@@ -93,7 +103,8 @@ def evaluate_text(model: GPT, tokenizer, text: str, max_windows: int | None = No
 def train(model: GPT, train_ids: np.ndarray, val_ids: np.ndarray, out: str | Path,
           settings: TrainSettings, resume: bool = False, progress=print) -> GPT:
     """Train ``model`` in place for ``settings.steps`` steps; write checkpoints and the log in
-    ``out``. With ``resume`` and a checkpoint in ``out/checkpoint``, continue from it.
+    ``out``. With ``resume``, continue from the checkpoint in ``out`` (ValueError if there is
+    none that verifies, or if it and the log disagree: never a silent restart).
 
     Example: ``train(GPT(config), train_ids, val_ids, "runs/tiny", TrainSettings(steps=200))``
     with ``train_ids``, ``val_ids`` 1-D token arrays (``data.token_array``).
@@ -103,16 +114,21 @@ def train(model: GPT, train_ids: np.ndarray, val_ids: np.ndarray, out: str | Pat
     out.mkdir(parents=True, exist_ok=True)
     s, T = settings, model.config.n_ctx
     opt = AdamW(model.params.named(), weight_decay=s.weight_decay)
-    start = _resume(model, opt, out, s) if resume else 0
-    _truncate_log(out / LOG_NAME, start)
+    start, records = _resume(model, opt, out, s) if resume else (0, 0)
+    truncate_log(out / LOG_NAME, records)
+    best = _best_so_far(out) if resume else math.inf
     val_x, val_y = eval_windows(val_ids, T, s.eval_windows)             # [W, T] each, fixed
     tokens_per_step = s.batch * T
     losses, t0, t_last, log_last = [], time.perf_counter(), time.perf_counter(), start
+    val_history = []
     for step in range(start, s.steps):
         x, y = random_batch(train_ids, s.batch, T, s.seed, step)        # [B, T] each
-        loss, grads = loss_and_grads(model.params, model.config, x, y)
-        norm = clip_grad_norm(grads, s.grad_clip)
+        with np.errstate(over="ignore", invalid="ignore"):   # a diverging run: checked below
+            loss, grads = loss_and_grads(model.params, model.config, x, y)
+            norm = clip_grad_norm(grads, s.grad_clip)
         lr = lr_at(step, s.lr, s.min_lr, s.warmup, s.steps)
+        if not (math.isfinite(loss) and math.isfinite(norm)):
+            raise TrainingDiverged(_diverged_message(out, step + 1, loss, norm, s.lr))
         opt.step(grads, lr)
         losses.append(loss)
         done = step + 1
@@ -122,15 +138,44 @@ def train(model: GPT, train_ids: np.ndarray, val_ids: np.ndarray, out: str | Pat
                       "tokens_per_s": tokens_per_step * (done - log_last) / (now - t_last),
                       "elapsed_s": now - t0}
             if done % s.eval_every == 0 or done == s.steps:
-                record["val_loss"] = evaluate(model, val_x, val_y)
+                record["val_loss"] = val = evaluate(model, val_x, val_y)
+                if not math.isfinite(val):
+                    raise TrainingDiverged(_diverged_message(out, done, val, norm, s.lr))
+                if val < best:
+                    best = val
+                    write_checkpoint(model, out, "best", done, records, extra={"val_loss": val})
+                val_history.append(val)
+                if _rising(val_history, RISING_EVALS):
+                    progress(f"warning: the validation loss has risen {RISING_EVALS} evaluations "
+                             f"in a row ({' -> '.join(f'{v:.4f}' for v in val_history[-4:])}): "
+                             f"the model may be overfitting; the best so far ({best:.4f}) is "
+                             f"kept in {out / 'best'}")
             eta = (now - t0) / (done - start) * (s.steps - done)
             progress(_progress_line(record, s.steps, eta))
             with open(out / LOG_NAME, "a", encoding="utf-8") as f:
                 f.write(json.dumps(record) + "\n")
+            records += 1
             losses, t_last, log_last = [], time.perf_counter(), done
         if done % s.checkpoint_every == 0 or done == s.steps:
-            save_checkpoint(model, opt, out / "checkpoint", s)
+            write_checkpoint(model, out, "checkpoint", done, records, opt=opt, settings=s)
     return model
+
+
+def _rising(history: list[float], n: int) -> bool:
+    """True when the last n evaluations each rose above the one before (said once per rise)."""
+    tail = history[-(n + 1):]
+    return len(tail) == n + 1 and all(a < b for a, b in zip(tail, tail[1:])) \
+        and not (len(history) > n + 1 and history[-(n + 2)] < history[-(n + 1)])
+
+
+def _diverged_message(out: Path, step: int, loss: float, norm: float, lr: float) -> str:
+    try:
+        kept = f"the last good checkpoint (step {read_manifest(out / 'checkpoint')['step']}) is " \
+               f"kept in {out / 'checkpoint'}"
+    except ValueError:
+        kept = "no checkpoint had been written yet"
+    return (f"training diverged at step {step}: loss {loss}, gradient norm {norm} (not finite). "
+            f"Stopped without saving the model; {kept}. Try a lower --lr (it was {lr:g}).")
 
 
 def _progress_line(r: dict, steps: int, eta: float) -> str:
@@ -139,24 +184,11 @@ def _progress_line(r: dict, steps: int, eta: float) -> str:
             f"{r['tokens_per_s']:,.0f} tok/s | ETA {int(eta) // 60}:{int(eta) % 60:02d}")
 
 
-def save_checkpoint(model: GPT, opt: AdamW, path: Path, settings: TrainSettings) -> None:
-    """model (config.json + model.safetensors) and optimiser.safetensors (m, v; t and the settings
-    in its metadata), written to a temporary directory that then replaces ``path``."""
-    tmp = path.with_name(path.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(tmp)
-    save_safetensors(tmp / "optimizer.safetensors", opt.state_arrays(),
-                     metadata={"step": str(opt.t), "settings": json.dumps(asdict(settings))})
-    shutil.rmtree(path, ignore_errors=True)
-    tmp.rename(path)
-
-
-def _resume(model: GPT, opt: AdamW, out: Path, settings: TrainSettings) -> int:
-    """Load out/checkpoint into model and opt (in place); return the step to continue from."""
-    path = out / "checkpoint"
-    if not (path / "optimizer.safetensors").is_file():
-        return 0
-    meta = load_safetensors_metadata(path / "optimizer.safetensors")
+def _resume(model: GPT, opt: AdamW, out: Path, settings: TrainSettings) -> tuple[int, int]:
+    """Load the newest verified checkpoint of ``out`` into model and opt (in place).
+    -> (the step to continue from, the number of log records written up to it)."""
+    path, manifest = find_checkpoint(out)
+    meta = load_safetensors_metadata(path / OPTIMIZER)
     if json.loads(meta["settings"]) != asdict(settings):
         raise ValueError(f"{path} was written with other settings ({meta['settings']}); "
                          f"resume with the same ones or start in an empty directory")
@@ -166,15 +198,16 @@ def _resume(model: GPT, opt: AdamW, out: Path, settings: TrainSettings) -> int:
     named = params.named()
     for name, a in model.params.named().items():   # in place: the optimiser holds these arrays
         a[...] = named[name]
-    opt.load_state_arrays(load_safetensors(path / "optimizer.safetensors", mmap=False),
-                          int(meta["step"]))
-    return opt.t
+    opt.load_state_arrays(load_safetensors(path / OPTIMIZER, mmap=False), int(meta["step"]))
+    if opt.t != manifest["step"]:
+        raise ValueError(f"{path}: the optimiser is at step {opt.t}, the manifest says "
+                         f"{manifest['step']}")
+    check_log(out / LOG_NAME, manifest["log_records"], opt.t)
+    return opt.t, manifest["log_records"]
 
 
-def _truncate_log(path: Path, step: int) -> None:
-    """Keep the log records up to ``step`` (a resumed run rewrites what came after)."""
-    if not path.exists():
-        return
-    lines = [ln for ln in path.read_text(encoding="utf-8").splitlines()
-             if ln.strip() and json.loads(ln)["step"] <= step]
-    path.write_text("".join(ln + "\n" for ln in lines), encoding="utf-8")
+def _best_so_far(out: Path) -> float:
+    try:
+        return float(read_manifest(out / "best").get("val_loss", math.inf))
+    except ValueError:
+        return math.inf

@@ -1,0 +1,119 @@
+"""Refuse a vocabulary that cannot be honoured, before it is used: a clear ValueError naming the
+file and what is wrong, never a silently different tokenisation.
+
+What a byte-level BPE vocabulary must satisfy (each check is one finding it prevents):
+
+    ids            ints >= 0 (not bools, floats or strings: ``"10"`` or ``10.7`` are not 10)
+    one id, one token   two tokens on one id (duplicate tiktoken ranks, two strings on one id in
+                   encoder.json) would make ``decode(encode(x)) != x``
+    special vs ordinary a special token on an ordinary token's id shadows that token
+    merges         (pairs rule) both parts and their concatenation are tokens: a merge whose
+                   result is not a token fails later with a misleading message or emits unk
+    patterns       compile with ``regex``, and finish on adversarial probes within a time bound
+                   (``(a|aa)+$`` backtracks exponentially: a 40-character text takes minutes)
+
+Example::
+
+    check_vocabulary({b"a": 0, b"b": 0}, None, {}, "x.tiktoken")
+    ValueError: x.tiktoken: id 0 is given to two tokens, b'a' and b'b'
+"""
+from __future__ import annotations
+
+import reprlib
+
+import regex
+
+MAX_ID = 1 << 24             # the largest token id accepted + 1 (as Tokenizer's MAX_ID)
+_REPR = reprlib.Repr()       # (keyword arguments only from Python 3.12)
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlist, _REPR.maxdict = 3, 60, 60, 4, 4
+
+
+def shown(value) -> str:
+    """A short repr of any JSON value for a message (never recursing into deep nesting)."""
+    return _REPR.repr(value)
+
+PROBE_TIMEOUT_S = 0.25       # per probe; a real split pattern runs these in microseconds
+PROBE_LENGTHS = (40, 4_000)  # exponential blow-ups show at 40 characters, polynomial ones later
+PROBE_CHARS = "a1 \n!'中é\t."
+
+
+def is_id(value) -> bool:
+    """A JSON value usable as a token id: an int in [0, MAX_ID) that is not a bool."""
+    return type(value) is int and 0 <= value < MAX_ID
+
+
+def check_id(value, what: str, source: str):
+    """None, or an int id >= 0; anything else (bool, float, string) is a ValueError."""
+    if value is not None and not is_id(value):
+        raise ValueError(f"{source}: {what} must be an integer id in [0, {MAX_ID:,}) (or absent), "
+                         f"got {shown(value)} ({type(value).__name__})")
+    return value
+
+
+def check_vocabulary(encoder: dict, merges: dict | None, special_tokens: dict, source: str,
+                     **ids) -> None:
+    """Raise ValueError unless ids are unique ints, specials do not collide with ordinary tokens,
+    and every merge (pairs rule) joins two tokens into a token. ``ids``: bos_id= eos_id= unk_id=."""
+    ordinary = set(encoder.values())
+    if len(ordinary) != len(encoder) or not all(is_id(i) for i in ordinary):
+        _name_bad_id(encoder, source)                  # the slow loop, only to name the culprit
+    special_ids: dict[int, str] = {}
+    for text, i in special_tokens.items():
+        if not isinstance(text, str) or not text or not is_id(i):
+            raise ValueError(f"{source}: special token {shown(text)}: {shown(i)} must be a "
+                             f"non-empty string with an integer id in [0, {MAX_ID:,})")
+        if i in ordinary:
+            token = next(t for t, j in encoder.items() if j == i)
+            raise ValueError(f"{source}: special token {text!r} has id {i}, the id of the "
+                             f"ordinary token {token!r}")
+        if i in special_ids:
+            raise ValueError(f"{source}: special tokens {special_ids[i]!r} and {text!r} share id {i}")
+        special_ids[i] = text
+    for name, value in ids.items():
+        check_id(value, name, source)
+    if merges:
+        bad = [(pair, rank) for pair, rank in merges.items()
+               if pair[0] not in encoder or pair[1] not in encoder or pair[0] + pair[1] not in encoder]
+        if bad:
+            (left, right), rank = min(bad, key=lambda b: b[1])
+            missing = next(p for p in (left, right, left + right) if p not in encoder)
+            raise ValueError(f"{source}: merge {rank} ({left!r} + {right!r}): {missing!r} is not "
+                             f"a token of the vocabulary")
+
+
+def _name_bad_id(encoder: dict, source: str) -> None:
+    by_id: dict = {}
+    for token, i in encoder.items():
+        if not is_id(i):
+            raise ValueError(f"{source}: token {token!r} has id {shown(i)}; ids must be integers "
+                             f"in [0, {MAX_ID:,})")
+        if i in by_id:
+            raise ValueError(f"{source}: id {i} is given to two tokens, {by_id[i]!r} and {token!r} "
+                             f"(duplicate ranks or ids)")
+        by_id[i] = token
+
+
+def check_patterns(stages, source: str) -> None:
+    """Each pre-tokeniser regex must compile and run on adversarial probes within a time bound.
+
+    subtle: a probe only finds the blow-ups it triggers. Every pattern is also guarded at the
+    point it runs on text only if the splitter passes ``timeout=`` (see the report in validate's
+    callers); the probes catch the classic nested-quantifier shapes at load time.
+    """
+    for p in stages:
+        if not isinstance(p, str) or not p:
+            raise ValueError(f"{source}: a pattern must be a non-empty string, got {shown(p)}")
+        try:
+            rx = regex.compile(p)
+        except (regex.error, RecursionError, OverflowError) as exc:
+            raise ValueError(f"{source}: pattern {p[:80]!r} is not a valid regex: {exc}") from None
+        literals = {c for c in p if c.isalnum()} | set(PROBE_CHARS)
+        for c in sorted(literals)[:64]:
+            for n in PROBE_LENGTHS:
+                try:
+                    for _ in rx.finditer(c * n + "\x00", timeout=PROBE_TIMEOUT_S):
+                        pass
+                except TimeoutError:
+                    raise ValueError(f"{source}: pattern {p[:80]!r} takes over "
+                                     f"{PROBE_TIMEOUT_S} s on {n} × {c!r} (catastrophic "
+                                     f"backtracking); minillm refuses it") from None

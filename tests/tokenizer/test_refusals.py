@@ -1,0 +1,166 @@
+"""A vocabulary that cannot be honoured is refused with a ValueError naming the problem: one
+regression test per finding (silent wrong tokenisation, unbounded files, tracebacks)."""
+import base64
+import gzip
+import json
+
+import pytest
+
+from minillm.tokenizer import Tokenizer
+from minillm.tokenizer.hf import bytes_to_unicode, read_gguf_metadata
+
+TABLE = bytes_to_unicode()
+
+
+def tiktoken_file(tmp_path, lines, name="gpt2-test.tiktoken"):
+    path = tmp_path / name
+    path.write_text("".join(f"{base64.b64encode(t).decode()} {r}\n" for t, r in lines))
+    return path
+
+
+def byte_lines():
+    return [(bytes([b]), b) for b in range(256)]
+
+
+def hf_data(**changes):
+    vocab = {TABLE[b]: b for b in range(256)}
+    vocab["ab"] = 256
+    data = {"model": {"type": "BPE", "vocab": vocab, "merges": ["a b"]},
+            "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False},
+            "decoder": {"type": "ByteLevel"},
+            "added_tokens": [{"id": 257, "content": "<s>", "special": True}]}
+    for key, value in changes.items():
+        target, _, field = key.partition("__")
+        if field:
+            data[target][field] = value
+        else:
+            data[target] = value
+    return data
+
+
+def load_hf(tmp_path, data, match):
+    (tmp_path / "tokenizer.json").write_text(json.dumps(data))
+    with pytest.raises(ValueError, match=match):
+        Tokenizer.load(tmp_path / "tokenizer.json")
+
+
+def test_duplicate_tiktoken_ranks_are_refused(tmp_path):
+    path = tiktoken_file(tmp_path, byte_lines() + [(b"th", 256), (b"the", 256)])
+    with pytest.raises(ValueError, match="id 256 is given to two tokens"):
+        Tokenizer.load(path)
+
+
+def test_duplicate_tiktoken_tokens_are_refused(tmp_path):
+    path = tiktoken_file(tmp_path, byte_lines() + [(b"a", 300)])
+    with pytest.raises(ValueError, match="listed twice"):
+        Tokenizer.load(path)
+
+
+def test_tiktoken_special_on_an_ordinary_rank_is_refused(tmp_path):
+    path = tiktoken_file(tmp_path, byte_lines() + [(b"x" * 3, 50256)])
+    with pytest.raises(ValueError, match="the id of the ordinary token"):
+        Tokenizer.load(path)
+
+
+def test_encoder_json_two_strings_on_one_id_are_refused(tmp_path):
+    encoder = {TABLE[b]: b for b in range(256)}
+    encoder["ab"] = 97
+    (tmp_path / "encoder.json").write_text(json.dumps(encoder))
+    (tmp_path / "vocab.bpe").write_text("#version: 0.2\n")
+    with pytest.raises(ValueError, match="id 97 is given to two tokens"):
+        Tokenizer.load(tmp_path)
+
+
+def test_json_repeated_key_is_refused(tmp_path):
+    (tmp_path / "tokenizer.json").write_text('{"model": {"type": "BPE", "type": "BPE"}}')
+    with pytest.raises(ValueError, match="repeats the key"):
+        Tokenizer.load(tmp_path / "tokenizer.json")
+
+
+def test_special_token_sharing_an_ordinary_id_is_refused(tmp_path):
+    load_hf(tmp_path, hf_data(added_tokens=[{"id": 97, "content": "<s>", "special": True}]),
+            "the id of the ordinary token")
+
+
+def test_merge_whose_result_is_not_a_token_is_refused(tmp_path):
+    load_hf(tmp_path, hf_data(model__merges=["a b", "b c"]), "merge 1 .*'bc' is not a token")
+
+
+@pytest.mark.parametrize("change, feature", [
+    ({"model__dropout": 0.1}, "dropout"), ({"model__fuse_unk": True}, "fuse_unk"),
+    ({"decoder": {"type": "WordPiece"}}, "decoder 'WordPiece'"),
+    ({"added_tokens": [{"id": 257, "content": "<s>", "lstrip": True}]}, "lstrip"),
+    ({"added_tokens": [{"id": 257, "content": "<s>", "rstrip": True}]}, "rstrip"),
+    ({"added_tokens": [{"id": 257, "content": "<s>", "single_word": True}]}, "single_word"),
+    ({"pre_tokenizer": {"type": "Split", "pattern": {"Regex": "\\w+"}, "behavior": "Isolated"}},
+     "no ByteLevel step"),
+])
+def test_unimplemented_tokenizer_json_features_are_refused(tmp_path, change, feature):
+    load_hf(tmp_path, hf_data(**change), feature)
+
+
+@pytest.mark.parametrize("bad", ["10", 10.7, True, [1], None])
+def test_wrong_json_type_for_an_id_is_refused(tmp_path, bad):
+    data = hf_data()
+    data["model"]["vocab"]["ab"] = bad
+    load_hf(tmp_path, data, "ids must be integers")
+
+
+@pytest.mark.parametrize("bad", ["10", 10.7, True])
+def test_wrong_json_type_for_an_added_token_id_is_refused(tmp_path, bad):
+    load_hf(tmp_path, hf_data(added_tokens=[{"id": bad, "content": "<s>"}]), "integer")
+
+
+def test_catastrophic_regex_in_tokenizer_json_is_refused(tmp_path):
+    pre = {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": "(a|aa)+$"}, "behavior": "Isolated"},
+        {"type": "ByteLevel", "add_prefix_space": False, "use_regex": False}]}
+    load_hf(tmp_path, hf_data(pre_tokenizer=pre), "catastrophic backtracking")
+
+
+def test_deeply_nested_json_is_a_clear_error(tmp_path):
+    (tmp_path / "tokenizer.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ValueError, match="tokenizer.json"):
+        Tokenizer.load(tmp_path / "tokenizer.json")
+
+
+def test_gzip_bomb_tiktoken_is_refused_with_the_limit(tmp_path):
+    path = tmp_path / "gpt2-bomb.tiktoken.gz"
+    with gzip.open(path, "wb") as f:
+        chunk = b"\n" * (1 << 20)
+        for _ in range(65):
+            f.write(chunk)
+    assert path.stat().st_size < 1_000_000
+    with pytest.raises(ValueError, match="67,108,864 bytes"):
+        Tokenizer.load(path)
+
+
+def test_gguf_metadata_duplicate_token_is_refused():
+    tokens = [TABLE[b] for b in range(256)] + ["a"]
+    meta = {"tokenizer.ggml.model": "gpt2", "tokenizer.ggml.tokens": tokens,
+            "tokenizer.ggml.merges": [], "tokenizer.ggml.pre": "gpt2"}
+    with pytest.raises(ValueError, match="listed twice"):
+        read_gguf_metadata(meta)
+
+
+def test_gguf_metadata_string_eos_id_is_refused():
+    meta = {"tokenizer.ggml.model": "gpt2", "tokenizer.ggml.tokens": [TABLE[b] for b in range(256)],
+            "tokenizer.ggml.merges": [], "tokenizer.ggml.pre": "gpt2",
+            "tokenizer.ggml.eos_token_id": "10"}
+    with pytest.raises(ValueError, match="eos_id must be an integer"):
+        read_gguf_metadata(meta)
+
+
+def test_minillm_format_wrong_types_are_refused(tmp_path):
+    tok = Tokenizer.train("hello world " * 20, 260)
+    tok.save(tmp_path / "t.json")
+    data = json.loads((tmp_path / "t.json").read_text())
+    for field, bad in (("whole_piece_lookup", "yes"), ("eos_id", 1.5), ("tokens", {"a": 1})):
+        (tmp_path / "bad.json").write_text(json.dumps({**data, field: bad}))
+        with pytest.raises(ValueError):
+            Tokenizer.load(tmp_path / "bad.json")
+
+
+def test_real_vocabularies_pass_validation():
+    for name in ("gpt2", "cl100k", "o200k"):
+        assert Tokenizer.load(name).vocab_size > 50_000
