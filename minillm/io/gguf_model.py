@@ -10,7 +10,9 @@ GGUF keeps the config in ``{arch}.*`` metadata keys and the tokenizer in ``token
     attn_norm / ffn_norm       -> norm1 / norm2     attn_q / attn_k / attn_v / attn_output -> wq…wo (ᵀ)
     ffn_gate / ffn_up / ffn_down -> w_gate / w_up / w_down (ᵀ)   attn_{q,k,v}.bias -> bq, bk, bv
 
-Every weight is dequantised ONCE, at load, to float32 (see ``dequant.py``). Why not keep it
+Every weight is dequantised ONCE, at load, to float32 (see ``dequant.py``), straight into its
+place in a parameter arena (``model/arena.py``) one tensor at a time, so loading peaks at the
+float32 weights plus one tensor. Why not keep it
 quantised (97 MB) and decode a matrix each time it is used? Each token reads every weight, and
 NumPy's fast path is BLAS on float32: decoding all of SmolLM2-135M's tensors takes 0.5-1.0 s, a
 whole float32 decode step ~0.16 s, so decoding on use would make every token 4-7x slower
@@ -47,7 +49,9 @@ from pathlib import Path
 import numpy as np
 
 from minillm.config import ModelConfig
+from minillm.io.dequant import dequantize_into
 from minillm.io.gguf import GGUF, read_gguf
+from minillm.model.arena import empty_arena
 from minillm.model.params import GPTParams
 
 ARCHS = ("llama", "qwen2")          # general.architecture values this loader understands
@@ -142,8 +146,10 @@ def gguf_config(meta: dict, tensors: dict) -> ModelConfig:
         bos_id=meta.get("tokenizer.ggml.bos_token_id"), eos_id=meta.get("tokenizer.ggml.eos_token_id"))
 
 
-def gguf_to_named(g: GGUF, config: ModelConfig) -> dict[str, np.ndarray]:
-    """Dequantise every tensor to float32 and rename (+ unpermute Q/K, transpose) for minillm."""
+def gguf_to_arena(g: GGUF, config: ModelConfig) -> GPTParams:
+    """Dequantise every tensor to float32 straight into a new parameter arena, renamed (+ Q/K
+    unpermuted, transposed) for minillm. A tensor stored as it is used is decoded in place, a
+    slice at a time; one that is transposed or unpermuted goes through one float32 temporary."""
     table = gguf_names(config)
     missing = [(gguf, name) for name, (gguf, _) in table.items() if gguf not in g.tensors]
     if missing:
@@ -152,22 +158,30 @@ def gguf_to_named(g: GGUF, config: ModelConfig) -> dict[str, np.ndarray]:
     if unexpected:
         raise ValueError(f"GGUF file has tensors this config does not use: {unexpected[:5]}")
     permuted = g.metadata.get("general.architecture") in PERMUTED_QK
-    named = {}
-    for name, (gguf, transpose) in table.items():
-        a = g.tensor(gguf)                                          # [out, in] or [out] float32
+    params = empty_arena(config)
+    for name, out in params.named().items():
+        gguf, transpose = table[name]
         kind = name.rsplit(".", 1)[-1]
-        if permuted and kind in ("wq", "bq", "wk", "bk"):
+        unpermute = permuted and kind in ("wq", "bq", "wk", "bk")
+        stored = g.tensors[gguf].shape                              # [out, in] or [out]
+        if (stored[::-1] if transpose else stored) != out.shape:
+            raise ValueError(f"tensor {gguf!r} has shape {stored}; the config needs {out.shape} "
+                             f"for {name}{' (transposed)' if transpose else ''}")
+        if not (unpermute or transpose):
+            dequantize_into(g.raw(gguf), g.tensors[gguf].ggml_type, out)   # in place, no copy
+            continue
+        a = g.tensor(gguf)                                          # [out, in] or [out] float32
+        if unpermute:
             a = unpermute_qk(a, config.n_heads if kind[-1] == "q" else config.n_kv_heads)
-        a = np.ascontiguousarray(a.T) if transpose else a           # [out, in] -> [in, out]
-        named[name] = a if a.flags.writeable else a.copy()          # F32 comes as a view of the map
-    return named
+        out[...] = a.T if transpose else a                          # [out, in] -> [in, out]
+    return params
 
 
 def load_gguf(path: str | Path) -> tuple[ModelConfig, GPTParams, dict]:
     """Read a GGUF file -> (config, float32 params, metadata)."""
     g = read_gguf(str(path))
     config = gguf_config(g.metadata, g.tensors)
-    return config, GPTParams.from_named(gguf_to_named(g, config), config), g.metadata
+    return config, gguf_to_arena(g, config), g.metadata
 
 
 def load_gguf_model(path: str | Path):
