@@ -116,7 +116,7 @@ def attention(x: np.ndarray, p, config, mask: np.ndarray, rope=None, cache=None,
     rotary models (None for learned positions); ``cache`` (a KVCache) supplies the earlier keys and
     values and stores this call's. ``mask`` [B or 1, T, S]: which keys each query may see.
     ``return_weights=False`` returns None for the weights and may use ``query_blocks`` (faster;
-    it relies on ``mask`` being causal, as every mask the model builds is).
+    it relies on ``mask`` being causal, which ``GPT.__call__`` checks).
     """
     q = linear(x, p.wq, p.bq)                       # [B, T, C] @ [C, H·D] (+ [H·D]) -> [B, T, H·D]
     k = linear(x, p.wk, p.bk)                       # [B, T, C] @ [C, K·D] (+ [K·D]) -> [B, T, K·D]
