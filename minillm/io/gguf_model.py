@@ -49,7 +49,7 @@ from pathlib import Path
 import numpy as np
 
 from minillm.config import ModelConfig
-from minillm.io.dequant import dequantize_into
+from minillm.io.dequant import DEQUANTIZERS, dequantize, dequantize_into
 from minillm.io.gguf import GGUF, read_gguf
 from minillm.model.arena import empty_arena
 from minillm.model.params import GPTParams
@@ -148,8 +148,9 @@ def gguf_config(meta: dict, tensors: dict) -> ModelConfig:
 
 def gguf_to_arena(g: GGUF, config: ModelConfig) -> GPTParams:
     """Dequantise every tensor to float32 straight into a new parameter arena, renamed (+ Q/K
-    unpermuted, transposed) for minillm. A tensor stored as it is used is decoded in place, a
-    slice at a time; one that is transposed or unpermuted goes through one float32 temporary."""
+    unpermuted, transposed) for minillm, reading one tensor's bytes at a time. A tensor stored as
+    it is used is decoded in place, a slice at a time; one that is transposed or unpermuted goes
+    through one float32 temporary."""
     table = gguf_names(config)
     missing = [(gguf, name) for name, (gguf, _) in table.items() if gguf not in g.tensors]
     if missing:
@@ -159,21 +160,26 @@ def gguf_to_arena(g: GGUF, config: ModelConfig) -> GPTParams:
         raise ValueError(f"GGUF file has tensors this config does not use: {unexpected[:5]}")
     permuted = g.metadata.get("general.architecture") in PERMUTED_QK
     params = empty_arena(config)
-    for name, out in params.named().items():
-        gguf, transpose = table[name]
-        kind = name.rsplit(".", 1)[-1]
-        unpermute = permuted and kind in ("wq", "bq", "wk", "bk")
-        stored = g.tensors[gguf].shape                              # [out, in] or [out]
-        if (stored[::-1] if transpose else stored) != out.shape:
-            raise ValueError(f"tensor {gguf!r} has shape {stored}; the config needs {out.shape} "
-                             f"for {name}{' (transposed)' if transpose else ''}")
-        if not (unpermute or transpose):
-            dequantize_into(g.raw(gguf), g.tensors[gguf].ggml_type, out)   # in place, no copy
-            continue
-        a = g.tensor(gguf)                                          # [out, in] or [out] float32
-        if unpermute:
-            a = unpermute_qk(a, config.n_heads if kind[-1] == "q" else config.n_kv_heads)
-        out[...] = a.T if transpose else a                          # [out, in] -> [in, out]
+    with open(g.path, "rb") as f:   # read, not mapped: the file's pages never count against us
+        for name, out in params.named().items():
+            gguf, transpose = table[name]
+            info, kind = g.tensors[gguf], name.rsplit(".", 1)[-1]
+            unpermute = permuted and kind in ("wq", "bq", "wk", "bk")
+            if (info.shape[::-1] if transpose else info.shape) != out.shape:
+                raise ValueError(f"tensor {gguf!r} has shape {info.shape}; the config needs "
+                                 f"{out.shape} for {name}{' (transposed)' if transpose else ''}")
+            if info.ggml_type not in DEQUANTIZERS:
+                raise ValueError(f"tensor {gguf!r} is {info.type_name}, which minillm cannot "
+                                 f"dequantise; supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1")
+            f.seek(g.data_offset + info.offset)
+            raw = np.frombuffer(f.read(info.nbytes), np.uint8)     # [nbytes] one stored tensor
+            if not (unpermute or transpose):
+                dequantize_into(raw, info.ggml_type, out)           # in place, a slice at a time
+                continue
+            a = dequantize(raw, info.ggml_type, info.shape)         # [out, in] or [out] float32
+            if unpermute:
+                a = unpermute_qk(a, config.n_heads if kind[-1] == "q" else config.n_kv_heads)
+            out[...] = a.T if transpose else a                      # [out, in] -> [in, out]
     return params
 
 

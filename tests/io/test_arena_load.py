@@ -65,3 +65,20 @@ def test_gguf_loads_the_same_in_small_slices(ggml_type, tmp_path, monkeypatch):
     assert in_arena(sliced)
     for key, value in whole.items():
         np.testing.assert_array_equal(sliced.named()[key], value, err_msg=key)
+
+
+def test_a_gguf_tensor_of_the_wrong_shape_is_named(tmp_path):
+    tiny = GPT.from_pretrained(FIXTURES / "llama_tiny")
+    wrong = np.ones(tiny.config.d_model + 1, np.float32)                 # one value too many
+    path = write_gguf(tmp_path / "m.gguf", tiny, drop=("blk.0.attn_norm.weight",),
+                      add={"blk.0.attn_norm.weight": (F32, wrong.shape, wrong.view(np.uint8))})
+    with pytest.raises(ValueError, match="'blk.0.attn_norm.weight' has shape"):
+        load_gguf_model(path)
+
+
+def test_a_gguf_tensor_of_an_undecodable_type_is_named(tmp_path, monkeypatch):
+    """(Simulated: the tiny fixtures are too narrow for the 256-value K-quant blocks.)"""
+    path = write_gguf(tmp_path / "m.gguf", GPT.from_pretrained(FIXTURES / "llama_tiny"))
+    monkeypatch.setattr("minillm.io.gguf_model.DEQUANTIZERS", {})
+    with pytest.raises(ValueError, match="'token_embd.weight' is F32, which minillm cannot"):
+        load_gguf_model(path)
