@@ -17,14 +17,20 @@ Prints, per BLAS thread count (medians of per-step times, all measured in this o
   prefill 512   seconds for a 512-token prompt, minillm vs torch (goal: minillm >= 1.5x faster),
                 and the sgemm floor: the same run's weight products alone (no attention, GELU,
                 norms) in NumPy and in torch, the least time any exact prefill can take
+Before the rounds, peak RSS (resource.getrusage): after the random init here, and after loading
+the same model from a saved checkpoint in a fresh process (``GPT.from_pretrained``), each as a
+multiple of the float32 weight bytes (goal: <= 1.3x).
 Goals (issue 4): cache@16 >= 90 % of the bound; >= 2x torch's decode; cache@1000 <= 1.3x cache@16.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -201,6 +207,27 @@ def measure(model, threads: int, steps: int, rounds: int, with_torch: bool) -> d
     return m
 
 
+def peak_rss_mb() -> float:
+    """This process's peak resident memory so far, in MB (10⁶ bytes; Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e6
+
+
+def load_peak_rss_mb(model) -> float:
+    """Save ``model`` and load it back in a fresh process: that process's peak RSS in MB.
+
+    subtle: Linux carries ru_maxrss across fork and exec, so a child would report at least this
+    process's peak; the child reads its own high-water mark (VmHWM) from /proc instead."""
+    code = ("import sys; from minillm import GPT; GPT.from_pretrained(sys.argv[1]); "
+            "line = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]; "
+            "print(int(line.split()[1]) * 1024 / 1e6)")
+    with tempfile.TemporaryDirectory() as d:
+        model.save_pretrained(d)
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+        out = subprocess.run([sys.executable, "-c", code, d], env=env, check=True,
+                             capture_output=True, text=True)
+    return float(out.stdout)
+
+
 def blas_info() -> str:
     try:
         from threadpoolctl import threadpool_info
@@ -231,6 +258,11 @@ def main() -> None:
     print(f"model: GPT-2 124M shape, {model.num_parameters():,} parameters (random init "
           f"{time.perf_counter() - t:.1f} s); weights read per token "
           f"{weight_bytes_per_token(model) / 1e6:.0f} MB")
+    weights, after_init = model.num_parameters() * 4 / 1e6, peak_rss_mb()    # float32 MB, MB
+    loaded = load_peak_rss_mb(model) if sys.platform == "linux" else float("nan")
+    print(f"peak RSS       after the random init {after_init:.0f} MB = {after_init / weights:.2f}x "
+          f"the {weights:.0f} MB of float32 weights; after from_pretrained in a fresh process "
+          f"{loaded:.0f} MB = {loaded / weights:.2f}x (goal <= 1.3x)")
     for threads in args.threads:
         with threadpool_limits(threads):
             m = measure(model, threads, args.steps, args.rounds, not args.no_torch)

@@ -7,8 +7,9 @@ tokens:
     a b c d          mask  1 1 1 1        positions  0 1 2 3
     _ _ e f                0 0 1 1                   0 0 0 1     (padding sits at 0, never attended)
 
-The attention mask keeps padded keys out of every softmax, and positions count real tokens only,
-so each row computes exactly what it would alone (greedy: the same tokens; a test checks it).
+``padded_inputs`` turns "which slots are real" into the model's ``positions`` and ``mask``: the
+mask keeps padded keys out of every softmax, and positions count real tokens only, so each row
+computes exactly what it would alone (greedy: the same tokens; a test checks it).
 Padding costs compute (B · S, not Σ lengths) but turns B matrix-vector products per layer into one
 matrix-matrix product, which is where the speed comes from.
 
@@ -23,6 +24,7 @@ import numpy as np
 from minillm.generate_args import (check_count, check_prompt, make_rng, make_sampler, stop_set,
                                    uses_history)
 from minillm.kv_cache import KVCache
+from minillm.model.attention import causal_mask
 
 
 def left_pad(prompts, pad_id: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -37,6 +39,25 @@ def left_pad(prompts, pad_id: int = 0) -> tuple[np.ndarray, np.ndarray]:
         ids[b, S - len(p):] = p                                    # real tokens at the right
         mask[b, S - len(p):] = True
     return ids, mask
+
+
+def padded_inputs(valid: np.ndarray, T: int) -> tuple[np.ndarray, np.ndarray]:
+    """The model's ``positions`` [B, T] and ``mask`` [B, T, S] for the last T of S key slots,
+    given ``valid`` [B, S] (False = a padding slot; for a cache, ``cache.valid[:, :S]``).
+
+    A row's position counts only its real tokens, and no query sees a padded key::
+
+        valid [[0, 0, 1, 1]], T = 4  ->  positions [[0, 0, 0, 1]]
+                                         mask rows  t=2: [0 0 1 0]   t=3: [0 0 1 1]
+
+    subtle: a padding query must still see something (itself), or its softmax row would be all
+    −∞ (NaN); its output is never used.
+    """
+    B, S = valid.shape
+    positions = np.cumsum(valid, axis=1)[:, S - T:] - 1                   # [B, T] real tokens before, 0-based
+    mask = causal_mask(T, S)[None] & valid[:, None, :]                    # [B, T, S] causal, no padded keys
+    mask[:, np.arange(T), S - T + np.arange(T)] = True                    # each query sees itself
+    return np.maximum(positions, 0), mask                                 # padding sits at 0
 
 
 def shared_prefix_cache(model, prompt: np.ndarray, batch_size: int, capacity: int):
@@ -83,7 +104,9 @@ def generate_batch(model, prompts, max_new_tokens: int = 100, *, seed=None, rng=
     lengths = np.full(B, n_new)                                    # [B] where each row stopped
     penalised = uses_history(sampler)
     cache = KVCache(model.config, batch_size=B, capacity=S + n_new)
-    logits = model(ids, cache=cache, attention_mask=mask, last_only=True)[:, -1]   # [B, V]
+    cache.valid[:, :S] = mask                                      # [B, S] which slots are real
+    positions, attend = padded_inputs(cache.valid[:, :S], S)       # [B, S], [B, S, S]
+    logits = model(ids, cache=cache, positions=positions, mask=attend, last_only=True)[:, -1]  # [B, V]
     done = np.zeros(B, dtype=bool)                                 # [B]
     for n in range(n_new):
         # each row's history without its padding: views, no copy (only penalties read it)
@@ -95,5 +118,7 @@ def generate_batch(model, prompts, max_new_tokens: int = 100, *, seed=None, rng=
         seq[:, S + n] = token
         if done.all() or n == n_new - 1:
             break
-        logits = model(token[:, None], cache=cache, last_only=True)[:, -1]      # [B, 1] -> [B, V]
+        positions, attend = padded_inputs(cache.valid[:, :S + n + 1], 1)   # [B, 1], [B, 1, S + n + 1]
+        logits = model(token[:, None], cache=cache, positions=positions, mask=attend,
+                       last_only=True)[:, -1]                      # [B, 1] -> [B, V]
     return [seq[b, S:S + lengths[b]].tolist() for b in range(B)]

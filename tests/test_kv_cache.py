@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
+from minillm.batch import padded_inputs
 from minillm.kv_cache import KVCache
 from tests.model.strategies import random_model, tiny_configs
 
@@ -68,9 +69,15 @@ def test_left_padded_batch_equals_each_row_alone(config, data):
     for b, r in enumerate(rows):
         ids[b, T - len(r):], mask[b, T - len(r):] = r, True
     cache = KVCache(config, batch_size=len(rows), capacity=T + 2)
-    batched = model(ids, cache=cache, attention_mask=mask)
+    cache.valid[:, :T] = mask                                     # the cache keeps which slots are real
+    positions, attend = padded_inputs(cache.valid[:, :T], T)
+    batched = model(ids, cache=cache, positions=positions, mask=attend)
     nxt = np.array([[1], [2], [3]])[:len(rows)] % config.vocab_size
-    step = model(nxt, cache=cache)[:, 0]                          # one more token, no mask needed
+    if not mask.all():
+        with pytest.raises(ValueError, match="holds padding"):   # a plain call would attend to it
+            model(nxt, cache=cache)
+    positions, attend = padded_inputs(cache.valid[:, :T + 1], 1)  # one more token, from the cache's validity
+    step = model(nxt, cache=cache, positions=positions, mask=attend)[:, 0]
     for b, r in enumerate(rows):
         np.testing.assert_allclose(batched[b, T - len(r):], model(r), rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(step[b], model(np.append(r, nxt[b]))[-1], rtol=1e-5, atol=1e-5)

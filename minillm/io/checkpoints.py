@@ -1,7 +1,10 @@
 """Hugging Face checkpoint names ↔ minillm names: one table per architecture.
 
 A checkpoint directory is ``config.json`` + ``model.safetensors``. This module only renames,
-splits and transposes; it never changes a value.
+splits and transposes; it never changes a value. Loading reads the file one tensor (in slices of
+rows) at a time straight into its place in a new parameter arena (``model/arena.py``): the peak
+memory is the weights plus one slice, not the weights twice. The file is read, not memory-mapped,
+so its pages are the OS's page cache and never count against the process.
 
 GPT-2 (``GPT2LMHeadModel``; names may carry a ``transformer.`` prefix):
     wte.weight [V, C] · wpe.weight [n_ctx, C] · ln_f.{weight,bias}
@@ -16,13 +19,17 @@ Llama / Qwen2 (``LlamaForCausalLM``; ``nn.Linear`` weights are stored [out, in]:
 """
 from __future__ import annotations
 
+import math
+import os
 from pathlib import Path
 
 import numpy as np
 
 from minillm.config import ModelConfig
-from minillm.io.safetensors import load_safetensors, read_safetensors_shapes, save_safetensors
+from minillm.io.safetensors import (DTYPES, _check_entries, _read_header, bf16_to_float32,
+                                    read_safetensors_shapes, save_safetensors)
 from minillm.io.sizes import check_sizes
+from minillm.model.arena import empty_arena
 from minillm.model.params import GPTParams
 
 # minillm block name -> (HF name, transpose?) ; "{i}" is the layer.
@@ -60,40 +67,81 @@ def _table(config: ModelConfig) -> dict[str, tuple[str, bool]]:
     return table
 
 
-def hf_to_named(tensors: dict[str, np.ndarray], config: ModelConfig) -> dict[str, np.ndarray]:
-    """HF state dict -> minillm flat names (float32). Unknown or missing tensors raise ValueError."""
-    if config.arch == "gpt2":   # the optional prefix of GPT2LMHeadModel; the causal-mask buffers go
-        tensors = {k.removeprefix("transformer."): v for k, v in tensors.items()
-                   if not k.endswith((".attn.bias", ".attn.masked_bias"))}
-    named, used = {}, set()
-    for name, (hf, transpose) in _table(config).items():
-        if hf not in tensors:
-            if name.split(".")[-1] in ("bq", "bk", "bv") and not config.attn_bias:
-                continue
-            raise ValueError(f"checkpoint is missing tensor {hf!r} (minillm's {name})")
-        a = np.asarray(tensors[hf], dtype=np.float32)
-        named[name] = a.T if transpose else a
-        used.add(hf)
-    if config.arch == "gpt2":
-        for i in range(config.n_layers):   # split the fused QKV where a reader can see it
-            w, b = tensors[f"h.{i}.attn.c_attn.weight"], tensors[f"h.{i}.attn.c_attn.bias"]
-            C = config.d_model
+def _sources(config: ModelConfig) -> dict[str, tuple[str, bool, slice | None]]:
+    """minillm name -> (HF name, transpose?, columns or None) for every parameter of ``config``."""
+    sources = {name: (hf, t, None) for name, (hf, t) in _table(config).items()}
+    if config.arch == "gpt2":   # the fused QKV is split where a reader can see it
+        C = config.d_model
+        for i in range(config.n_layers):
             for j, x in enumerate("qkv"):
-                named[f"blocks.{i}.attn.w{x}"] = np.asarray(w[:, j * C:(j + 1) * C], np.float32)  # [C, 3C] -> [C, C]
-                named[f"blocks.{i}.attn.b{x}"] = np.asarray(b[j * C:(j + 1) * C], np.float32)     # [3C] -> [C]
-            used.update({f"h.{i}.attn.c_attn.weight", f"h.{i}.attn.c_attn.bias"})
-    head = tensors.get(_LM_HEAD[0])
-    if config.tie_embeddings and head is not None and not np.array_equal(head, named["wte"]):
-        raise ValueError(f"the config ties the embeddings but the checkpoint's {_LM_HEAD[0]!r} "
-                         f"differs from them; set tie_word_embeddings=false in config.json")
-    unexpected = sorted(set(tensors) - used - {_LM_HEAD[0]})   # a tied lm_head copy is allowed
+                cols = slice(j * C, (j + 1) * C)                              # [C, 3C] -> [C, C]
+                sources[f"blocks.{i}.attn.w{x}"] = (f"h.{i}.attn.c_attn.weight", False, cols)
+                sources[f"blocks.{i}.attn.b{x}"] = (f"h.{i}.attn.c_attn.bias", False, cols)
+    elif not config.attn_bias:
+        sources = {k: v for k, v in sources.items() if k.split(".")[-1] not in ("bq", "bk", "bv")}
+    return sources
+
+
+ROWS_AT_ONCE = 1 << 20   # values read per slice: 4 MB of float32, whatever the tensor's size
+
+
+def _row_slices(f, data_start: int, entry):
+    """Yield (r0, r1, rows r0 … r1 − 1 as float32 [r1 − r0, n]) of one stored tensor, seen as
+    2-D (a 1-D tensor is one row), read from the file a few MB at a time."""
+    _, dtype, shape, begin, _ = entry
+    rows, n = (shape[0], math.prod(shape[1:])) if len(shape) >= 2 else (1, math.prod(shape))
+    step, size = max(1, ROWS_AT_ONCE // max(n, 1)), DTYPES[dtype].itemsize
+    for r0 in range(0, rows, step):
+        r1 = min(rows, r0 + step)
+        f.seek(data_start + begin + r0 * n * size)
+        stored = np.frombuffer(f.read((r1 - r0) * n * size), DTYPES[dtype])   # [(r1 − r0)·n]
+        a = bf16_to_float32(stored) if dtype == "BF16" else stored.astype(np.float32, copy=False)
+        yield r0, r1, a.reshape(r1 - r0, n)                                     # [r1 − r0, n]
+
+
+def load_arena(file: str | Path, config: ModelConfig) -> GPTParams:
+    """Read ``model.safetensors`` into a new parameter arena, one tensor at a time (renamed,
+    split and transposed on the way). Missing or unexpected tensors raise ValueError."""
+    params = empty_arena(config)
+    sources = _sources(config)
+    file_size = os.path.getsize(file)
+    with open(file, "rb") as f:
+        header, data_start = _read_header(f, file_size)
+        entries = {e[0]: e for e in _check_entries(header, file_size - data_start)}
+        if config.arch == "gpt2":   # the optional prefix of GPT2LMHeadModel; the causal-mask buffers go
+            entries = {k.removeprefix("transformer."): e for k, e in entries.items()
+                       if not k.endswith((".attn.bias", ".attn.masked_bias"))}
+        for name, out in params.named().items():
+            hf, transpose, cols = sources[name]
+            if hf not in entries:
+                raise ValueError(f"checkpoint is missing tensor {hf!r} (minillm's {name})")
+            stored = entries[hf][2]
+            want = stored[::-1] if transpose else stored           # the shape once renamed
+            if cols is not None:
+                want = (*stored[:-1], cols.stop - cols.start)
+            if tuple(want) != out.shape:
+                raise ValueError(f"{hf!r} has shape {stored}; the config needs {out.shape} for {name}")
+            out2 = out if out.ndim == 2 else out.reshape(1, -1)             # [rows, n] (a view)
+            for r0, r1, rows in _row_slices(f, data_start, entries[hf]):
+                if transpose:                                               # [r, in]ᵀ -> columns of [in, out]
+                    out2[:, r0:r1] = rows.T
+                else:                                                       # rows of the same layout
+                    out2[r0:r1] = rows if cols is None else rows[:, cols]
+        used = {hf for hf, _, _ in sources.values()}
+        head = entries.get(_LM_HEAD[0])
+        if config.tie_embeddings and head is not None and (head[2] != params.wte.shape or not all(
+                np.array_equal(rows, params.wte[r0:r1])
+                for r0, r1, rows in _row_slices(f, data_start, head))):
+            raise ValueError(f"the config ties the embeddings but the checkpoint's {_LM_HEAD[0]!r} "
+                             f"differs from them; set tie_word_embeddings=false in config.json")
+    unexpected = sorted(set(entries) - used - {_LM_HEAD[0]})   # a tied lm_head copy is allowed
     if unexpected:
         raise ValueError(f"checkpoint has tensors this config does not use: {unexpected[:5]}")
-    return named
+    return params
 
 
 def named_to_hf(named: dict[str, np.ndarray], config: ModelConfig) -> dict[str, np.ndarray]:
-    """minillm flat names -> HF state dict (the inverse of ``hf_to_named``)."""
+    """minillm flat names -> HF state dict (what ``load_arena`` reads back)."""
     out = {}
     for name, (hf, transpose) in _table(config).items():
         if name in named:
@@ -117,8 +165,7 @@ def load_hf_checkpoint(path: str | Path) -> tuple[ModelConfig, GPTParams]:
                                 f"are not supported; minillm never unpickles)")
     config = ModelConfig.load(path / "config.json")
     check_checkpoint_sizes(path, config)              # before anything of the config's size
-    named = hf_to_named(load_safetensors(path / "model.safetensors"), config)
-    return config, GPTParams.from_named(named, config)
+    return config, load_arena(path / "model.safetensors", config)
 
 
 def check_checkpoint_sizes(path: Path, config: ModelConfig) -> None:
@@ -133,7 +180,7 @@ def check_checkpoint_sizes(path: Path, config: ModelConfig) -> None:
     names = {name.removeprefix("transformer.") for name in shapes}
     fused = [f"h.{i}.attn.c_attn.{w}" for i in range(config.n_layers) for w in ("weight", "bias")]
     missing = [name for name in fused if config.arch == "gpt2" and name not in names]
-    if missing:        # (the other tensors are named by hf_to_named)
+    if missing:        # (the other tensors are named by load_arena)
         raise ValueError(f"{path / 'model.safetensors'} is missing tensor {missing[0]!r}")
 
 

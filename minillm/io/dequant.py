@@ -131,3 +131,25 @@ def dequantize(raw, ggml_type, shape):  # [nbytes] uint8 -> shape float32
     if ggml_type in (Q8_0, Q4_0, Q4_1) and shape and shape[-1] % BLOCK:
         raise ValueError(f"a quantised row must hold a multiple of {BLOCK} values, got {shape[-1]}")
     return DEQUANTIZERS[ggml_type](raw, math.prod(shape)).reshape(shape)  # [n] -> shape
+
+
+VALUES_AT_ONCE = 1 << 18    # dequantize_into's slice: 1 MB of float32 (a multiple of BLOCK)
+
+
+def dequantize_into(raw, ggml_type, out):  # [nbytes] uint8 -> out (float32, C-contiguous)
+    """``out[...] = dequantize(raw, ggml_type, out.shape)``, decoded a slice at a time.
+
+    For loading straight into the parameter arena: the temporaries are a few slices of
+    ``VALUES_AT_ONCE`` values, never a second copy of the tensor (a [V, C] embedding is 100+ MB).
+    The byte count is checked slice by slice, so a wrong total still raises ValueError.
+    """
+    if out.dtype != np.float32 or not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError("out must be a writable, C-contiguous float32 array")
+    if ggml_type in (Q8_0, Q4_0, Q4_1) and out.ndim and out.shape[-1] % BLOCK:
+        raise ValueError(f"a quantised row must hold a multiple of {BLOCK} values, got {out.shape[-1]}")
+    raw, flat = np.asarray(raw), out.reshape(-1)                  # [nbytes], [n] (a view of out)
+    n = flat.size
+    for i in range(0, n, VALUES_AT_ONCE):
+        j = min(n, i + VALUES_AT_ONCE)                            # whole blocks: i, j multiples of 32 (or j = n)
+        flat[i:j] = dequantize(raw[raw.size * i // n:raw.size * j // n], ggml_type, (j - i,))
+    return out

@@ -13,11 +13,13 @@ GGUF keeps the config in ``{arch}.*`` metadata keys and the tokenizer in ``token
 ``gpt2`` files (fused ``attn_qkv``, learned ``position_embd``, LayerNorm biases) are read through
 ``gguf_gpt2.py``; ``gguf_export.py`` writes all three architectures.
 
-Every weight is dequantised ONCE, at load, to float32 (see ``dequant.py``). Why not keep it
-quantised (97 MB) and decode a matrix each time it is used? Each token reads every weight, and
-NumPy's fast path is BLAS on float32: decoding all of SmolLM2-135M's tensors takes 0.5-1.0 s, a
-whole float32 decode step ~0.16 s, so decoding on use would make every token 4-7x slower
-(``benchmarks/bench_smollm2.py``; figures in benchmarks/README.md). The price is memory:
+Every weight is dequantised ONCE, at load, to float32 (see ``dequant.py``), straight into its
+place in a parameter arena (``model/arena.py``) one tensor at a time, so loading peaks at the
+float32 weights plus one tensor. Why not keep it quantised (97 MB) and decode a matrix each time
+it is used? Each token reads every weight, and NumPy's fast path is BLAS on float32: decoding all
+of SmolLM2-135M's tensors takes 0.5-1.0 s, a whole float32 decode step ~0.16 s, so decoding on
+use would make every token 4-7x slower (``benchmarks/bench_smollm2.py``; figures in
+benchmarks/README.md). The price is memory:
 134.5 M parameters x 4 bytes = 538 MB of float32 weights instead of 97 MB of quantised ones.
 
 The one real trap, the Q/K row permutation
@@ -51,8 +53,10 @@ import numpy as np
 
 from minillm.config import ModelConfig
 from minillm.io import gguf_gpt2
+from minillm.io.dequant import DEQUANTIZERS, dequantize, dequantize_into
 from minillm.io.gguf import GGUF, read_gguf
 from minillm.io.sizes import check_sizes
+from minillm.model.arena import empty_arena
 from minillm.model.params import GPTParams
 
 ARCHS = ("llama", "qwen2", "gpt2")  # general.architecture values this loader understands
@@ -153,8 +157,11 @@ def gguf_config(meta: dict, tensors: dict, tied: bool | None = None) -> ModelCon
         bos_id=meta.get("tokenizer.ggml.bos_token_id"), eos_id=meta.get("tokenizer.ggml.eos_token_id"))
 
 
-def gguf_to_named(g: GGUF, config: ModelConfig) -> dict[str, np.ndarray]:
-    """Dequantise every tensor to float32 and rename (+ unpermute Q/K, transpose) for minillm."""
+def gguf_to_arena(g: GGUF, config: ModelConfig) -> GPTParams:
+    """Dequantise every tensor to float32 straight into a new parameter arena, renamed (+ Q/K
+    unpermuted, transposed) for minillm, reading one tensor's bytes at a time. A tensor stored as
+    it is used is decoded in place, a slice at a time; one that is transposed or unpermuted goes
+    through one float32 temporary."""
     table = gguf_names(config)
     available, get = set(g.tensors), g.tensor
     if g.metadata.get("general.architecture") == "gpt2":
@@ -166,15 +173,33 @@ def gguf_to_named(g: GGUF, config: ModelConfig) -> dict[str, np.ndarray]:
     if unexpected:
         raise ValueError(f"GGUF file has tensors this config does not use: {unexpected[:5]}")
     permuted = g.metadata.get("general.architecture") in PERMUTED_QK
-    named = {}
-    for name, (gguf, transpose) in table.items():
-        a = get(gguf)                                               # [out, in] or [out] float32
-        kind = name.rsplit(".", 1)[-1]
-        if permuted and kind in ("wq", "bq", "wk", "bk"):
-            a = unpermute_qk(a, config.n_heads if kind[-1] == "q" else config.n_kv_heads)
-        a = np.ascontiguousarray(a.T) if transpose else a           # [out, in] -> [in, out]
-        named[name] = a if a.flags.writeable else a.copy()          # F32 comes as a view of the map
-    return named
+    params = empty_arena(config)
+    with open(g.path, "rb") as f:   # read, not mapped: the file's pages never count against us
+        for name, out in params.named().items():
+            gguf, transpose = table[name]
+            kind = name.rsplit(".", 1)[-1]
+            unpermute = permuted and kind in ("wq", "bq", "wk", "bk")
+            if gguf not in g.tensors:                               # GPT-2: a third of attn_qkv
+                a = get(gguf)                                       # [C, C] or [C] float32
+                out[...] = a.T if transpose else a                  # [out, in] -> [in, out]
+                continue
+            info = g.tensors[gguf]
+            if (info.shape[::-1] if transpose else info.shape) != out.shape:
+                raise ValueError(f"tensor {gguf!r} has shape {info.shape}; the config needs "
+                                 f"{out.shape} for {name}{' (transposed)' if transpose else ''}")
+            if info.ggml_type not in DEQUANTIZERS:
+                raise ValueError(f"tensor {gguf!r} is {info.type_name}, which minillm cannot "
+                                 f"dequantise; supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1")
+            f.seek(g.data_offset + info.offset)
+            raw = np.frombuffer(f.read(info.nbytes), np.uint8)     # [nbytes] one stored tensor
+            if not (unpermute or transpose):
+                dequantize_into(raw, info.ggml_type, out)           # in place, a slice at a time
+                continue
+            a = dequantize(raw, info.ggml_type, info.shape)         # [out, in] or [out] float32
+            if unpermute:
+                a = unpermute_qk(a, config.n_heads if kind[-1] == "q" else config.n_kv_heads)
+            out[...] = a.T if transpose else a                      # [out, in] -> [in, out]
+    return params
 
 
 def load_gguf(path: str | Path) -> tuple[ModelConfig, GPTParams, dict]:
@@ -186,7 +211,7 @@ def load_gguf(path: str | Path) -> tuple[ModelConfig, GPTParams, dict]:
     check_sizes(config, {n: t.shape for n, t in g.tensors.items()}, str(path),  # before allocating
                 ignore=lambda name: bool(tied) and name == "output.weight",  # a tied head's copy
                 expected_names=lambda: [gguf for gguf, _ in gguf_names(config).values()])
-    return config, GPTParams.from_named(gguf_to_named(g, config), config), g.metadata
+    return config, gguf_to_arena(g, config), g.metadata
 
 
 def load_gguf_model(path: str | Path):

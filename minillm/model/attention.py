@@ -14,12 +14,14 @@ For one head, with queries Q [T, D], keys K [S, D] and values V [S, D]:
 - Multi-head: C is split into H heads of width D = C / H that attend independently; their outputs
   are concatenated and mixed by W_o.
 - Grouped-query attention (Llama family): only K ≤ H key/value heads; each group of G = H / K
-  query heads shares one. The cache then stores K heads, not H.
+  query heads shares one: query head h uses KV head h // G (heads 0 … G−1 use KV head 0, the next
+  G use KV head 1, …). The cache then stores K heads, not H.
 
 subtle: with a KV cache the T new queries sit at absolute positions offset … offset + T − 1 with
 offset = S − T, so the mask is ``tril(ones(T, S), k=offset)``, not ``tril(ones(T, T))``.
 
-Speed: a long prompt's T × S score matrix is mostly the masked triangle, so when nobody asks for
+Speed: the weight products go through ``linear`` (each matrix read once per call, whatever B).
+A long prompt's T × S score matrix is mostly the masked triangle, so when nobody asks for
 the weights, ``query_blocks`` runs the same formula a block of queries at a time, over only the
 keys that block can see (the masked ones contribute exactly 0 either way): ~½ the work at T = S,
 and each block's scores stay in the CPU cache.
@@ -31,6 +33,7 @@ import math
 import numpy as np
 
 from minillm.functional import softmax
+from minillm.model.linear import linear
 from minillm.model.rope import apply_rope
 
 
@@ -65,6 +68,8 @@ def scaled_dot_product(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.nda
     B, H, T, D = q.shape
     K, S = k.shape[1], k.shape[2]
     G = H // K                                                  # query heads per KV head
+    # Query head h = kv·G + g uses KV head kv = h // G. Heads kv·G … kv·G + G − 1 are adjacent,
+    # so this reshape stacks each group's G heads under its KV head (no copy of k or v):
     qg = q.reshape(B, K, G * T, D)                              # [B, H, T, D] -> [B, K, G·T, D]
     scores = (qg * (1.0 / math.sqrt(D))) @ k.transpose(0, 1, 3, 2)  # [B, K, G·T, D] @ [B, K, D, S] -> [B, K, G·T, S]
     scores = scores.reshape(B, K, G, T, S)                      # [B, K, G, T, S]
@@ -90,7 +95,8 @@ def query_blocks(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray,
 
     subtle: this needs ``mask`` to be causal (possibly also hiding padding), as the model's masks
     are; a mask letting a query see a later key would be silently cut. Equal to the full formula
-    up to float32 summation order (tested; HF parity holds either way).
+    up to float32 summation order (tested; HF parity holds either way). ``GPT.__call__`` rejects
+    a mask that is not causal.
     """
     T, S = q.shape[2], k.shape[2]
     out = np.empty(q.shape, dtype=q.dtype)                      # [B, H, T, D]
@@ -103,22 +109,18 @@ def query_blocks(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray,
 
 
 def attention(x: np.ndarray, p, config, mask: np.ndarray, rope=None, cache=None, layer: int = 0,
-              need_weights: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+              return_weights: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
     """One attention sub-layer: x [B, T, C] -> output [B, T, C] and weights [B, H, T, S].
 
     ``p`` holds wq, wk, wv, wo and optional biases; ``rope`` is (cos, sin) [B, 1, T, D/2] for
     rotary models (None for learned positions); ``cache`` (a KVCache) supplies the earlier keys and
-    values and stores this call's. ``mask`` [B or 1, T, S] comes from the model (causal & padding).
-    ``need_weights=False`` returns None for the weights and may use ``query_blocks`` (faster;
-    it relies on ``mask`` being causal, as every mask the model builds is).
+    values and stores this call's. ``mask`` [B or 1, T, S]: which keys each query may see.
+    ``return_weights=False`` returns None for the weights and may use ``query_blocks`` (faster;
+    it relies on ``mask`` being causal, which ``GPT.__call__`` checks).
     """
-    q = x @ p.wq                                    # [B, T, C] @ [C, H·D] -> [B, T, H·D]
-    k = x @ p.wk                                    # [B, T, C] @ [C, K·D] -> [B, T, K·D]
-    v = x @ p.wv                                    # [B, T, C] @ [C, K·D] -> [B, T, K·D]
-    if p.bq is not None:                            # (in place: q, k, v are fresh arrays)
-        q += p.bq                                   # [B, T, H·D] + [H·D]
-        k += p.bk                                   # [B, T, K·D] + [K·D]
-        v += p.bv                                   # [B, T, K·D] + [K·D]
+    q = linear(x, p.wq, p.bq)                       # [B, T, C] @ [C, H·D] (+ [H·D]) -> [B, T, H·D]
+    k = linear(x, p.wk, p.bk)                       # [B, T, C] @ [C, K·D] (+ [K·D]) -> [B, T, K·D]
+    v = linear(x, p.wv, p.bv)                       # [B, T, C] @ [C, K·D] (+ [K·D]) -> [B, T, K·D]
     q = split_heads(q, config.n_heads)              # [B, H, T, D]
     k = split_heads(k, config.n_kv_heads)           # [B, K, T, D]
     v = split_heads(v, config.n_kv_heads)           # [B, K, T, D]
@@ -126,11 +128,9 @@ def attention(x: np.ndarray, p, config, mask: np.ndarray, rope=None, cache=None,
         q, k = apply_rope(q, *rope), apply_rope(k, *rope)
     if cache is not None:                           # earlier positions' k, v plus these
         k, v = cache.store(layer, k, v)             # [B, K, S, D] with S = cached + T
-    if need_weights or q.shape[2] <= QUERY_BLOCK:
+    if return_weights or q.shape[2] <= QUERY_BLOCK:
         out, weights = scaled_dot_product(q, k, v, mask)    # [B, H, T, D], [B, H, T, S]
     else:
         out, weights = query_blocks(q, k, v, mask, QUERY_BLOCK), None   # [B, H, T, D] (±rounding)
-    out = merge_heads(out) @ p.wo                   # [B, T, H·D] @ [H·D, C] -> [B, T, C]
-    if p.bo is not None:
-        out += p.bo                                 # [B, T, C] + [C]
+    out = linear(merge_heads(out), p.wo, p.bo)      # [B, T, H·D] @ [H·D, C] (+ [C]) -> [B, T, C]
     return out, weights

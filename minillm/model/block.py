@@ -16,12 +16,12 @@ from minillm.model.norm import norm
 
 
 def block(x: np.ndarray, p, config, mask: np.ndarray, rope=None, cache=None, layer: int = 0,
-          need_weights: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+          return_weights: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
     """x [B, T, C] -> [B, T, C], plus this block's attention weights [B, H, T, S] (None when
-    ``need_weights`` is False)."""
+    ``return_weights`` is False)."""
     a, weights = attention(norm(x, p.norm1, config.norm, config.norm_eps), p.attn, config,
                            mask, rope=rope, cache=cache, layer=layer,
-                           need_weights=need_weights)                   # [B, T, C]
+                           return_weights=return_weights)               # [B, T, C]
     x = x + a                                                           # [B, T, C]
     x = x + ffn(norm(x, p.norm2, config.norm, config.norm_eps), p.ffn, config.ffn)  # [B, T, C]
     return x, weights

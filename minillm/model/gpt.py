@@ -23,8 +23,9 @@ from minillm.functional import cross_entropy
 from minillm.model.attention import causal_mask
 from minillm.model.block import block
 from minillm.model.embedding import embed
+from minillm.model.linear import linear
 from minillm.model.norm import norm
-from minillm.model.params import GPTParams, init_params
+from minillm.model.params import GPTParams, check_names_and_shapes, init_params
 from minillm.model.rope import rope_tables
 
 
@@ -32,44 +33,43 @@ class GPT:
     """A decoder-only transformer. ``GPT(config, seed=0)`` makes a randomly initialised one;
     ``GPT.from_pretrained(path)`` loads a Hugging Face checkpoint directory.
 
+    ``GPT(config, params)`` uses ``params`` AS GIVEN: the model reads those very arrays, so
+    editing them afterwards changes the model. For decode speed give it a parameter arena (what
+    the loaders and ``seed=`` make; ``minillm.model.arena.to_arena(params, config)`` packs any).
+
     Example: ``logits = GPT(config)(np.array([1, 2, 3]))`` -> [3, V] float32.
     """
 
     def __init__(self, config: ModelConfig, params: GPTParams | None = None, seed: int = 0):
         self.config = config
-        params = params if params is not None else init_params(config, np.random.default_rng(seed))
-        if not params.in_one_block():      # one contiguous arena: decoding streams it ~1.4x faster
-            params = GPTParams.from_named(params.named(), config)
+        if params is None:
+            params = init_params(config, np.random.default_rng(seed))   # drawn into an arena
+        elif not isinstance(params, GPTParams):
+            raise TypeError(f"params must be a GPTParams, got {type(params).__name__}")
+        else:
+            check_names_and_shapes(params.named(), config)
         self.params = params
         if config.position == "rope":       # one table for every position the model can see
             self.rope_cos, self.rope_sin = rope_tables(config.n_ctx, config.d_head, config.rope_theta, grow=True)
 
     # ---- the forward pass -----------------------------------------------------------------
-    def __call__(self, ids, cache=None, attention_mask=None, return_attention: bool = False,
+    def __call__(self, ids, cache=None, *, positions=None, mask=None, return_weights: bool = False,
                  last_only: bool = False):
         """ids [T] or [B, T] int -> logits [T, V] or [B, T, V] float32.
 
-        cache: a ``KVCache``; the ids continue what it holds (positions and mask are offset).
-        attention_mask: [B, T] bool, False for padding tokens (left padding in a batch of prompts
-            of different lengths); padded keys are never attended and positions skip them.
-        return_attention: also return each layer's weights, a list of [B, H, T, S]. (Without it,
-            long inputs take attention.query_blocks: the same logits up to float32 rounding.)
+        cache: a ``KVCache``; the ids continue what it holds: S = cache.length + T keys.
+        positions: [B, T] (or [T]) int, each token's position (default: cache.length + 0 … T − 1).
+        mask: [B, T, S] bool (or [1, T, S], or [T, S] for 1-D ids), True where query t may see
+            key s (default: ``causal_mask(T, S)``). It must be causal: no query sees a later key.
+            ``minillm.batch.padded_inputs`` builds positions and mask for left-padded rows.
+        return_weights: also return each layer's attention weights, a list of [B, H, T, S].
+            (Without it, long inputs take attention.query_blocks: the same logits up to float32
+            rounding.)
         last_only: compute logits for the last position only ([B, 1, V]) — all generation needs.
         """
         ids, squeeze = self._check_ids(ids, cache)
         B, T = ids.shape
-        start = 0 if cache is None else cache.length
-        S = start + T
-        mask = causal_mask(T, S)[None]                                  # [1, T, S] lower-triangular
-        if attention_mask is None and cache is not None and not cache.valid[:, :start].all():
-            attention_mask = np.ones((B, T), dtype=bool)                # earlier padding still counts
-        if attention_mask is not None:
-            valid, positions = self._padding(attention_mask, cache, start, B, T)
-            mask = mask & valid[:, None, :]                             # [B, T, S] no padded keys
-            mask[:, np.arange(T), start + np.arange(T)] = True          # subtle: a padding query
-            # must still see something (itself), or its softmax row would be all −∞ (NaN).
-        else:
-            positions = np.broadcast_to(np.arange(start, S), (B, T))    # [B, T]
+        positions, mask = self._check_positions_and_mask(positions, mask, cache, B, T)
 
         c, p = self.config, self.params
         x = embed(p.wte, ids, p.wpe, positions)                         # [B, T, C]
@@ -79,8 +79,8 @@ class GPT:
         weights = []
         for layer, bp in enumerate(p.blocks):
             x, w = block(x, bp, c, mask, rope=rope, cache=cache, layer=layer,
-                         need_weights=return_attention)                 # [B, T, C]
-            if return_attention:
+                         return_weights=return_weights)                 # [B, T, C]
+            if return_weights:
                 weights.append(w)                                       # [B, H, T, S]
         if cache is not None:
             cache.advance(T)
@@ -88,13 +88,11 @@ class GPT:
             x = x[:, -1:]                                               # [B, 1, C]
         x = norm(x, p.norm_f, c.norm, c.norm_eps)                       # [B, T, C]
         head = p.wte.T if p.lm_head is None else p.lm_head              # [C, V]
-        logits = x @ head                                               # [B, T, C] @ [C, V] -> [B, T, V]
+        logits = linear(x, head)                                        # [B, T, C] @ [C, V] -> [B, T, V]
         if squeeze:
             logits = logits[0]                                          # [T, V]
             weights = [w[0] for w in weights]
-        return (logits, weights) if return_attention else logits
-
-    forward = __call__
+        return (logits, weights) if return_weights else logits
 
     def loss(self, ids) -> float:
         """Mean next-token cross-entropy over every position, in ONE forward pass.
@@ -131,25 +129,36 @@ class GPT:
             cache.check_room(ids.shape[1])
         return ids.astype(np.int64, copy=False), squeeze
 
-    @staticmethod
-    def _padding(attention_mask, cache, start, B, T):
-        """Key validity [B, S] and per-row positions [B, T] when rows carry padding.
-
-        A row's position counts only its real tokens: with left padding ``[pad, pad, a, b]``,
-        ``a`` sits at position 0, exactly as if the row had been run alone.
-        """
-        m = np.asarray(attention_mask, dtype=bool)
-        if m.shape != (B, T):
-            raise ValueError(f"attention_mask must have shape {(B, T)}, got {m.shape}")
-        if cache is None:
-            valid = m                                                   # [B, S = T]
-            before = np.zeros(B, dtype=np.int64)                        # [B] nothing cached
+    def _check_positions_and_mask(self, positions, mask, cache, B: int, T: int):
+        """The defaults, or the caller's positions [B, T] and mask [B or 1, T, S], checked."""
+        start = 0 if cache is None else cache.length
+        S = start + T
+        if positions is None:
+            positions = np.broadcast_to(np.arange(start, S), (B, T))    # [B, T]
         else:
-            cache.valid[:, start:start + T] = m
-            valid = cache.valid[:, :start + T]                          # [B, S]
-            before = valid[:, :start].sum(axis=1)                       # [B] real tokens so far
-        positions = before[:, None] + np.cumsum(m, axis=1) - 1          # [B, T]
-        return valid, np.maximum(positions, 0)                          # padding sits at 0
+            positions = np.asarray(positions)
+            if positions.dtype.kind not in "iu" or positions.shape not in ((B, T), (T,)):
+                raise ValueError(f"positions must be integers of shape {(B, T)}, got "
+                                 f"{positions.dtype} {positions.shape}")
+            if positions.min() < 0 or positions.max() >= self.config.n_ctx:
+                raise ValueError(f"positions must be in [0, n_ctx={self.config.n_ctx})")
+            positions = np.broadcast_to(positions, (B, T))              # [B, T]
+        if mask is None:
+            if cache is not None and not cache.valid[:, :start].all():
+                raise ValueError("this cache holds padding: pass positions= and mask= "
+                                 "(minillm.batch.padded_inputs builds them)")
+            return positions, causal_mask(T, S)[None]                   # [1, T, S] lower-triangular
+        mask = np.asarray(mask)
+        if mask.dtype != bool or mask.shape[-2:] != (T, S) or mask.ndim not in (2, 3) \
+                or (mask.ndim == 3 and mask.shape[0] not in (1, B)):
+            raise ValueError(f"mask must be bool of shape {(B, T, S)} (or {(1, T, S)}), got "
+                             f"{mask.dtype} {mask.shape}")
+        mask = mask.reshape(-1, T, S)                                   # [B or 1, T, S]
+        if (mask & ~causal_mask(T, S)).any():
+            raise ValueError("mask lets a query see a later key; the model is causal")
+        if not mask.any(axis=-1).all():
+            raise ValueError("mask hides every key from some query (its softmax would be NaN)")
+        return positions, mask
 
     # ---- checkpoints ------------------------------------------------------------------------
     @classmethod

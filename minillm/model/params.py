@@ -5,14 +5,8 @@ reader sees ``q = x @ wq`` exactly as the math is written. Hugging Face ``nn.Lin
 (``[out, in]``) are transposed once, at load time (``minillm/io/checkpoints.py``).
 
 Flat names (``named()`` / ``from_named()``) look like ``blocks.0.attn.wq``; the optimiser, the
-checkpoint code and the tests use them.
-
-``from_named`` stores every tensor as a view into ONE contiguous float32 block (the "arena"), in
-reading order. subtle: this is for speed, not style. Decoding a token streams every weight from
-memory once; on our test machine separately allocated matrices streamed at ~4-6 GB/s but views
-of one allocation at ~12-14 GB/s (the speed of one long read), making a GPT-2-124M decode step
-1.4x faster (benchmarks/README.md). Large separate allocations are each mapped on their own, and
-how well the kernel backs them with huge pages varies; one block gets one mapping.
+checkpoint code and the tests use them. ``param_shapes(config)`` lists every name with its shape.
+Where the arrays live (one contiguous block, for speed) is ``arena.py``'s business.
 
     wte [V, C]          token embeddings (also the LM head when tied)
     wpe [n_ctx, C]      learned position embeddings (GPT-2 only; Llama uses RoPE)
@@ -79,47 +73,71 @@ class GPTParams:
         _flatten(self, "", out)
         return out
 
-    def in_one_block(self) -> bool:
-        """Are all tensors views into one contiguous arena (as ``from_named`` makes them)?"""
-        bases = {id(a.base) if a.base is not None else id(a) for a in self.named().values()}
-        return len(bases) == 1
-
     @classmethod
     def from_named(cls, named: dict[str, np.ndarray], config: ModelConfig) -> "GPTParams":
-        """The inverse of ``named()``: float32 copies, all views into one contiguous arena.
-        Missing or unexpected names, or wrong shapes, raise ValueError."""
-        template = init_params(config, np.random.default_rng(0), dtype_only=True).named()
-        missing = sorted(set(template) - set(named))
-        extra = sorted(set(named) - set(template))
-        if missing or extra:
-            raise ValueError(f"parameter names do not match the config: missing {missing[:5]}"
-                             f"{'…' if len(missing) > 5 else ''}, unexpected {extra[:5]}"
-                             f"{'…' if len(extra) > 5 else ''}")
-        for name, want in template.items():
-            if tuple(named[name].shape) != want.shape:
-                raise ValueError(f"{name} has shape {tuple(named[name].shape)}, the config needs {want.shape}")
-
-        arena = np.empty(sum(a.size for a in template.values()), dtype=np.float32)   # [N] all weights
-        views, start = {}, 0
-        for name, want in template.items():                 # reading order: wte, wpe, blocks.0 …
-            views[name] = arena[start:start + want.size].reshape(want.shape)   # [N] -> the tensor's shape
-            views[name][...] = named[name]                  # copy (and cast to float32)
-            start += want.size
-
-        def get(name):
-            return views.get(name)
+        """The inverse of ``named()``: the tree around the given arrays, AS GIVEN (no copy, no
+        cast). Missing or unexpected names, or wrong shapes, raise ValueError."""
+        check_names_and_shapes(named, config)
 
         def norm(prefix):
-            return NormParams(get(f"{prefix}.weight"), get(f"{prefix}.bias"))
+            return NormParams(named[f"{prefix}.weight"], named.get(f"{prefix}.bias"))
 
         blocks = []
         for i in range(config.n_layers):
             b = f"blocks.{i}"
-            attn = AttentionParams(*(get(f"{b}.attn.{f.name}") for f in fields(AttentionParams)))
-            ffn = FFNParams(*(get(f"{b}.ffn.{f.name}") for f in fields(FFNParams)))
+            attn = AttentionParams(*(named.get(f"{b}.attn.{f.name}") for f in fields(AttentionParams)))
+            ffn = FFNParams(*(named.get(f"{b}.ffn.{f.name}") for f in fields(FFNParams)))
             blocks.append(BlockParams(norm(f"{b}.norm1"), attn, norm(f"{b}.norm2"), ffn))
-        return cls(wte=get("wte"), blocks=blocks, norm_f=norm("norm_f"), wpe=get("wpe"),
-                   lm_head=get("lm_head"))
+        return cls(wte=named["wte"], blocks=blocks, norm_f=norm("norm_f"), wpe=named.get("wpe"),
+                   lm_head=named.get("lm_head"))
+
+
+def param_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
+    """Every parameter's flat name -> shape, in ``named()`` order (the dataclass field order).
+
+    Example: a 1-layer GPT-2 config starts {"wte": (V, C), "blocks.0.norm1.weight": (C,), …}.
+    """
+    c = config
+    C, F, V, HD, KD = c.d_model, c.d_ff, c.vocab_size, c.n_heads * c.d_head, c.n_kv_heads * c.d_head
+
+    def norm(prefix):
+        return {f"{prefix}.weight": (C,), **({f"{prefix}.bias": (C,)} if c.norm == "layernorm" else {})}
+
+    shapes = {"wte": (V, C)}
+    for i in range(c.n_layers):
+        b = f"blocks.{i}"
+        shapes |= norm(f"{b}.norm1")
+        shapes |= {f"{b}.attn.wq": (C, HD), f"{b}.attn.wk": (C, KD), f"{b}.attn.wv": (C, KD),
+                   f"{b}.attn.wo": (HD, C)}
+        if c.attn_bias:
+            shapes |= {f"{b}.attn.bq": (HD,), f"{b}.attn.bk": (KD,), f"{b}.attn.bv": (KD,)}
+        if c.mlp_bias:                                     # the output projection's bias
+            shapes[f"{b}.attn.bo"] = (C,)
+        shapes |= norm(f"{b}.norm2")
+        shapes |= {f"{b}.ffn.w_up": (C, F), f"{b}.ffn.w_down": (F, C)}
+        if c.ffn == "swiglu":
+            shapes[f"{b}.ffn.w_gate"] = (C, F)
+        if c.mlp_bias:
+            shapes |= {f"{b}.ffn.b_up": (F,), f"{b}.ffn.b_down": (C,)}
+    shapes |= norm("norm_f")
+    if c.position == "learned":
+        shapes["wpe"] = (c.n_ctx, C)
+    if not c.tie_embeddings:
+        shapes["lm_head"] = (C, V)
+    return shapes
+
+
+def check_names_and_shapes(named: dict, config: ModelConfig) -> None:
+    """ValueError unless ``named`` has exactly the config's parameter names, each with its shape."""
+    want = param_shapes(config)
+    missing, extra = sorted(set(want) - set(named)), sorted(set(named) - set(want))
+    if missing or extra:
+        raise ValueError(f"parameter names do not match the config: missing {missing[:5]}"
+                         f"{'…' if len(missing) > 5 else ''}, unexpected {extra[:5]}"
+                         f"{'…' if len(extra) > 5 else ''}")
+    for name, shape in want.items():
+        if tuple(named[name].shape) != shape:
+            raise ValueError(f"{name} has shape {tuple(named[name].shape)}, the config needs {shape}")
 
 
 def _flatten(obj, prefix: str, out: dict) -> None:
@@ -133,40 +151,39 @@ def _flatten(obj, prefix: str, out: dict) -> None:
             _flatten(getattr(obj, f.name), f"{prefix}.{f.name}" if prefix else f.name, out)
 
 
-def init_params(config: ModelConfig, rng: np.random.Generator, std: float = 0.02,
-                dtype_only: bool = False) -> GPTParams:
+def init_params(config: ModelConfig, rng: np.random.Generator, std: float = 0.02) -> GPTParams:
     """Random parameters in GPT-2's scheme: weights ~ N(0, 0.02²), the two projections that write
     into the residual stream (``wo``, ``w_down``) scaled by 1/√(2L) so the stream's variance does
-    not grow with depth; biases 0; norm gains 1.
+    not grow with depth; biases 0; norm gains 1. Drawn straight into a fresh parameter arena
+    (``arena.empty_arena``): no second copy is ever made.
 
     Example: ``GPT(config, init_params(config, np.random.default_rng(0)))`` — the same seed gives
-    the same model. ``dtype_only`` returns zero arrays of the right shapes (cheap templates).
+    the same model (``GPT(config, seed=0)`` does exactly this).
     """
-    c = config
-    C, F, V, HD, KD = c.d_model, c.d_ff, c.vocab_size, c.n_heads * c.d_head, c.n_kv_heads * c.d_head
-    resid_std = std / math.sqrt(2 * c.n_layers)
+    from minillm.model.arena import empty_arena      # (arena builds on this module)
+    params = empty_arena(config)
+    resid_std = std / math.sqrt(2 * config.n_layers)
 
-    def normal(shape, s=std):
-        if dtype_only:
-            return np.zeros(shape, np.float32)
-        return rng.standard_normal(shape, dtype=np.float32) * np.float32(s)   # float32 draws: no float64 copy
+    def normal(w, s=std):                            # float32 draws into w: no float64 copy
+        rng.standard_normal(out=w, dtype=np.float32)
+        w *= np.float32(s)
 
-    def zeros(n, on=True):
-        return np.zeros(n, np.float32) if on else None
-
-    def norm():
-        return NormParams(np.ones(C, np.float32), zeros(C, c.norm == "layernorm"))
-
-    blocks = []
-    for _ in range(c.n_layers):
-        attn = AttentionParams(wq=normal((C, HD)), wk=normal((C, KD)), wv=normal((C, KD)),
-                               wo=normal((HD, C), resid_std), bq=zeros(HD, c.attn_bias),
-                               bk=zeros(KD, c.attn_bias), bv=zeros(KD, c.attn_bias),
-                               bo=zeros(C, c.mlp_bias))
-        ffn = FFNParams(w_up=normal((C, F)), w_down=normal((F, C), resid_std),
-                        w_gate=normal((C, F)) if c.ffn == "swiglu" else None,
-                        b_up=zeros(F, c.mlp_bias), b_down=zeros(C, c.mlp_bias))
-        blocks.append(BlockParams(norm(), attn, norm(), ffn))
-    return GPTParams(wte=normal((V, C)), blocks=blocks, norm_f=norm(),
-                     wpe=normal((c.n_ctx, C), 0.01) if c.position == "learned" else None,
-                     lm_head=None if c.tie_embeddings else normal((C, V)))
+    for w in params.named().values():
+        if w.ndim == 1:
+            w[...] = 0.0                             # biases 0 (and gains, set just below)
+    for n in [params.norm_f, *(b_norm for b in params.blocks for b_norm in (b.norm1, b.norm2))]:
+        n.weight[...] = 1.0                          # norm gains 1
+    for b in params.blocks:                          # the draw order fixes what a seed means
+        for w in (b.attn.wq, b.attn.wk, b.attn.wv):
+            normal(w)
+        normal(b.attn.wo, resid_std)
+        normal(b.ffn.w_up)
+        normal(b.ffn.w_down, resid_std)
+        if b.ffn.w_gate is not None:
+            normal(b.ffn.w_gate)
+    normal(params.wte)
+    if params.wpe is not None:
+        normal(params.wpe, 0.01)
+    if params.lm_head is not None:
+        normal(params.lm_head)
+    return params

@@ -28,6 +28,7 @@ import math
 import numpy as np
 
 from minillm.model.attention import merge_heads, scaled_dot_product, split_heads
+from minillm.model.linear import linear
 
 
 def softmax_backward(dp: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -42,12 +43,12 @@ def attention_forward(x: np.ndarray, p, config, mask: np.ndarray) -> tuple[np.nd
     (training sees whole sequences); the tests check the two give the same logits.
     """
     H = config.n_heads
-    q = split_heads(x @ p.wq + p.bq, H)              # [B, T, C] @ [C, C] -> [B, H, T, D]
-    k = split_heads(x @ p.wk + p.bk, H)              # [B, H, T, D]
-    v = split_heads(x @ p.wv + p.bv, H)              # [B, H, T, D]
+    q = split_heads(linear(x, p.wq, p.bq), H)        # [B, T, C] @ [C, C] -> [B, H, T, D]
+    k = split_heads(linear(x, p.wk, p.bk), H)        # [B, H, T, D]
+    v = split_heads(linear(x, p.wv, p.bv), H)        # [B, H, T, D]
     o, weights = scaled_dot_product(q, k, v, mask)   # [B, H, T, D], [B, H, T, T]
     merged = merge_heads(o)                          # [B, T, C]
-    y = merged @ p.wo + p.bo                         # [B, T, C] @ [C, C] -> [B, T, C]
+    y = linear(merged, p.wo, p.bo)                   # [B, T, C] @ [C, C] -> [B, T, C]
     return y, (x, q, k, v, weights, merged)
 
 

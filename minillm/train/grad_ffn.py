@@ -1,6 +1,6 @@
 """Backward of the GELU MLP: FFN(x) = GELU(x W_up + b_up) W_down + b_down.
 
-Forward with a cache (``gelu_mlp_forward``) calls the model's own ``gelu_tanh`` and keeps
+Forward with a cache (``gelu_mlp_forward``) calls the model's own ``gelu_tanh_fast`` and keeps
 h = x W_up + b_up and g = GELU(h): the two [N, F] activations the backward needs.
 
 Backward, with dy = ∂L/∂y [N, C] (rows flattened over batch and positions):
@@ -20,7 +20,8 @@ import math
 
 import numpy as np
 
-from minillm.model.ffn import gelu_tanh
+from minillm.model.ffn import gelu_tanh_fast
+from minillm.model.linear import linear
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)   # a Python float: keeps float32 arrays float32
 
@@ -51,9 +52,9 @@ def gelu_tanh_backward(dg: np.ndarray, h: np.ndarray) -> np.ndarray:
 
 def gelu_mlp_forward(x: np.ndarray, p) -> tuple[np.ndarray, tuple]:
     """x [B, T, C] -> y [B, T, C] and the cache (x, h, g). Same arithmetic as ``gelu_mlp``."""
-    h = x @ p.w_up + p.b_up                  # [B, T, C] @ [C, F] -> [B, T, F]
-    g = gelu_tanh(h)                         # [B, T, F]
-    y = g @ p.w_down + p.b_down              # [B, T, F] @ [F, C] -> [B, T, C]
+    h = linear(x, p.w_up, p.b_up)            # [B, T, C] @ [C, F] -> [B, T, F]
+    g = gelu_tanh_fast(h)                    # [B, T, F]
+    y = linear(g, p.w_down, p.b_down)        # [B, T, F] @ [F, C] -> [B, T, C]
     return y, (x, h, g)
 
 

@@ -28,10 +28,11 @@ import numpy as np
 from minillm.functional import log_softmax
 from minillm.model.attention import causal_mask
 from minillm.model.embedding import embed
-from minillm.model.norm import layer_norm
+from minillm.model.norm import layer_norm_fast
 from minillm.train.grad_attention import attention_backward, attention_forward
 from minillm.train.grad_ffn import gelu_mlp_backward, gelu_mlp_forward
 from minillm.train.grad_norm import layer_norm_backward
+from minillm.model.linear import linear
 
 
 def check_trainable(config) -> None:
@@ -46,10 +47,10 @@ def check_trainable(config) -> None:
 def block_forward(x: np.ndarray, bp, config, mask: np.ndarray) -> tuple[np.ndarray, tuple]:
     """One block, x [B, T, C] -> [B, T, C], keeping each sub-layer's cache."""
     eps = config.norm_eps
-    a, attn_cache = attention_forward(layer_norm(x, bp.norm1.weight, bp.norm1.bias, eps),
+    a, attn_cache = attention_forward(layer_norm_fast(x, bp.norm1.weight, bp.norm1.bias, eps),
                                       bp.attn, config, mask)          # [B, T, C]
     x1 = x + a                                                          # [B, T, C]
-    f, ffn_cache = gelu_mlp_forward(layer_norm(x1, bp.norm2.weight, bp.norm2.bias, eps), bp.ffn)
+    f, ffn_cache = gelu_mlp_forward(layer_norm_fast(x1, bp.norm2.weight, bp.norm2.bias, eps), bp.ffn)
     return x1 + f, (x, attn_cache, x1, ffn_cache)                       # [B, T, C]
 
 
@@ -126,9 +127,9 @@ def forward_with_cache(params, config, ids: np.ndarray) -> tuple[np.ndarray, tup
         x, c = block_forward(x, bp, config, mask)                       # [B, T, C]
         caches.append(c)
     nf = params.norm_f
-    xf = layer_norm(x, nf.weight, nf.bias, config.norm_eps)             # [B, T, C]
+    xf = layer_norm_fast(x, nf.weight, nf.bias, config.norm_eps)        # [B, T, C]
     head = params.wte.T if params.lm_head is None else params.lm_head   # [C, V]
-    return xf @ head, (ids, caches, x, xf)                              # [B, T, V]
+    return linear(xf, head), (ids, caches, x, xf)                       # [B, T, V]
 
 
 def backward(dlogits: np.ndarray, cache: tuple, params, config) -> dict:

@@ -88,7 +88,7 @@ masked = np.where(mask, scores, -np.inf)                               # [T, T]
 by_hand = softmax(masked)                                              # [T, T], rows sum to 1
 
 _, sdp_weights = scaled_dot_product(q, k, v, mask[None])               # [1, H, T, T]
-_, model_weights = model(ids, return_attention=True)                   # per layer [H, T, T]
+_, model_weights = model(ids, return_weights=True)                     # per layer [H, T, T]
 print("by hand vs scaled_dot_product:", np.abs(by_hand - sdp_weights[0, head]).max())
 print("by hand vs the model's layer 0:", np.abs(by_hand - model_weights[0][head]).max())
 np.set_printoptions(precision=2, suppress=True, linewidth=140)

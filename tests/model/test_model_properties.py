@@ -47,7 +47,7 @@ def test_changing_future_tokens_never_changes_past_logits(case, data):
 @given(model_and_ids(batch=True))
 def test_attention_rows_sum_to_one_and_future_weights_are_exactly_zero(case):
     model, ids = case
-    _, weights = model(ids, return_attention=True)
+    _, weights = model(ids, return_weights=True)
     T = ids.shape[1]
     above_diagonal = ~causal_mask(T, T)
     for w in weights:                                             # [B, H, T, T] per layer

@@ -16,7 +16,7 @@ from tests.train.gradcheck import check
 
 
 def float64_params(config: ModelConfig, seed: int):
-    """GPTParams holding float64 arrays (GPTParams.from_named would cast them to float32)."""
+    """GPTParams holding float64 arrays (arena.to_arena would cast them to float32)."""
     params = init_params(config, np.random.default_rng(seed))
     rng = np.random.default_rng(seed + 1)
 

@@ -1,0 +1,67 @@
+"""The parameter arena (one contiguous block) is an explicit step, and GPT uses what it is given."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from minillm import GPT
+from minillm.model.arena import empty_arena, in_arena, to_arena
+from minillm.model.params import init_params, param_shapes
+from tests.conftest import FIXTURES
+from tests.model.strategies import tiny_configs
+
+
+@given(tiny_configs(), st.integers(0, 100))
+def test_editing_params_after_gpt_init_changes_the_model(config, seed):
+    """Regression: GPT.__init__ used to copy the caller's arrays into an arena silently, so
+    editing them afterwards no longer changed the model. Now GPT(config, params) uses them as
+    given (whether or not they form an arena)."""
+    params = init_params(config, np.random.default_rng(seed))
+    model = GPT(config, params)
+    assert model.params is params
+    ids = np.arange(4) % config.vocab_size
+    before = model(ids)
+    params.norm_f.weight *= 2.0                                  # edit the caller's array
+    assert not np.allclose(model(ids), before)
+
+
+@given(tiny_configs(), st.integers(0, 100))
+def test_to_arena_copies_into_one_block_in_shape_order(config, seed):
+    """to_arena makes float32 copies laid out back to back in param_shapes order (= named()
+    order); the originals are independent of it afterwards."""
+    rng = np.random.default_rng(seed)
+    original = {k: v.astype(np.float64) for k, v in init_params(config, rng).named().items()}
+    packed = to_arena(original, config)
+    assert in_arena(packed) and list(param_shapes(config)) == list(packed.named())
+    offsets = [a.__array_interface__["data"][0] for a in packed.named().values()]
+    sizes = [a.nbytes for a in packed.named().values()]
+    assert all(o + n == nxt for o, n, nxt in zip(offsets, sizes, offsets[1:]))   # no gaps, in order
+    for name, a in packed.named().items():
+        assert a.dtype == np.float32
+        np.testing.assert_array_equal(a, original[name].astype(np.float32))
+    original["wte"][...] = 7.0
+    assert not np.any(packed.wte == 7.0)
+
+
+@given(tiny_configs(), st.integers(0, 100))
+def test_seeded_models_are_arenas_drawn_by_init_params(config, seed):
+    model = GPT(config, seed=seed)
+    assert in_arena(model.params) and in_arena(empty_arena(config))
+    for name, a in init_params(config, np.random.default_rng(seed)).named().items():
+        np.testing.assert_array_equal(model.params.named()[name], a)
+
+
+@pytest.mark.parametrize("name", ["gpt2_tiny", "gpt2_untied", "llama_tiny", "llama_untied", "qwen2_tiny"])
+def test_loaded_checkpoints_are_arenas(name):
+    assert in_arena(GPT.from_pretrained(FIXTURES / name).params)
+
+
+def test_wrong_params_are_clear_errors():
+    config = GPT.from_pretrained(FIXTURES / "gpt2_tiny").config
+    params = init_params(config, np.random.default_rng(0))
+    with pytest.raises(TypeError, match="GPTParams"):
+        GPT(config, params.named())
+    params.wte = params.wte[:-1]
+    with pytest.raises(ValueError, match="wte has shape"):
+        GPT(config, params)
+    with pytest.raises(ValueError, match="missing"):
+        to_arena({"wte": params.wte}, config)

@@ -1,0 +1,60 @@
+"""The model takes positions and a mask explicitly; the defaults are the plain causal ones."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from minillm import GPT, KVCache
+from minillm.batch import padded_inputs
+from minillm.config import ModelConfig
+from minillm.model.attention import causal_mask
+from tests.model.strategies import random_model, tiny_configs
+
+
+@given(tiny_configs(), st.integers(0, 100), st.integers(0, 3))
+def test_default_positions_and_mask_are_the_causal_ones(config, seed, cached):
+    """model(ids, cache=cache) == the same call with positions cached … cached + T − 1 and
+    causal_mask(T, cached + T) given explicitly."""
+    model = random_model(config, seed)
+    T = config.n_ctx - cached
+    ids = np.arange(cached + T)[None] % config.vocab_size            # [1, cached + T]
+    outs = []
+    for explicit in (False, True):
+        cache = KVCache(config, capacity=config.n_ctx)
+        if cached:
+            model(ids[:, :cached], cache=cache)
+        extra = dict(positions=np.arange(cached, cached + T)[None],
+                     mask=causal_mask(T, cached + T)[None]) if explicit else {}
+        outs.append(model(ids[:, cached:], cache=cache, **extra))
+    np.testing.assert_array_equal(outs[0], outs[1])
+
+
+@given(tiny_configs(), st.integers(0, 100), st.integers(1, 4))
+def test_a_left_padded_row_equals_the_row_alone(config, seed, pad):
+    """padded_inputs: positions count real tokens, padded keys are never seen."""
+    model = random_model(config, seed)
+    T = config.n_ctx
+    ids = (np.arange(T) * 3 % config.vocab_size)[None]                 # [1, T]
+    valid = np.arange(T)[None] >= pad                                # [1, T] `pad` slots of padding
+    positions, mask = padded_inputs(valid, T)
+    np.testing.assert_array_equal(positions[0, pad:], np.arange(T - pad))
+    padded = model(ids, positions=positions, mask=mask)[0, pad:]
+    np.testing.assert_allclose(padded, model(ids[0, pad:]), rtol=1e-5, atol=1e-5)
+
+
+@pytest.fixture(scope="module")
+def small():
+    return GPT(ModelConfig(vocab_size=20, n_ctx=8, d_model=8, n_heads=2, n_layers=1))
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(mask=np.ones((1, 3, 3), bool)), "later key"),
+    (dict(mask=np.tril(np.ones((1, 3, 3), bool), k=-1)), "every key"),
+    (dict(mask=np.ones((1, 3, 4), bool)), "mask must be bool of shape"),
+    (dict(mask=causal_mask(3, 3).astype(int)), "mask must be bool"),
+    (dict(positions=np.array([[0, 1, 8]])), r"\[0, n_ctx=8\)"),
+    (dict(positions=np.array([[0, 1]])), "positions must be integers of shape"),
+    (dict(positions=np.array([[0.0, 1.0, 2.0]])), "positions must be integers"),
+])
+def test_bad_positions_or_mask_are_clear_errors(small, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        small(np.array([[1, 2, 3]]), **kwargs)
