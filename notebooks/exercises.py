@@ -31,6 +31,9 @@ class Result:
     def __repr__(self) -> str:
         return self.message
 
+    def _ipython_display_(self) -> None:
+        """Nothing: ``check`` has printed the message already (a cell ending in check(...))."""
+
 
 class _NotWritten(Exception):
     pass
