@@ -195,6 +195,14 @@ if model_name == "SmolLM2-135M-Instruct":
 #
 # ## Why products hide it
 #
+# > 原因不是"怕你看不懂"，而是：推理文本不稳定；容易误导用户对正确性的判断；会泄露训练分布和系统策略。
+# > 隐藏 CoT 是产品与安全决策，不是模型能力变化。
+# >
+# > *Not "because you would not understand it", but: the reasoning text is unstable; it misleads
+# > users about how correct the answer is; it leaks the training distribution and the system's
+# > policies. Hiding the chain of thought is a product and safety decision, not a change in what
+# > the model can do.*
+#
 # Reasoning models (DeepSeek-R1 and its successors, OpenAI's o-series) write their reasoning
 # between markers such as `<think>` … `</think>` and then the answer. Applications usually show only
 # the answer (or a summary): the reasoning is long, often repetitive or wrong along the way (it is
