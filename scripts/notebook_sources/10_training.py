@@ -198,17 +198,17 @@ print("✓ every entry agrees within float32 rounding (h = 1e-2; the model compu
 #
 # The validation loss above keeps falling with the training loss: 300 steps on a few hundred
 # thousand tokens is far from exhausting the text. Train the same model on a **tiny** sample
-# instead — `TINY_TOKENS` tokens, each seen about a hundred times — and the two curves part: the
+# instead — `TINY_TOKENS` tokens, each seen about sixty times — and the two curves part: the
 # training loss keeps falling (the model memorises those windows), while the validation loss, on
 # text it has never seen, stops improving and then rises. That gap is overfitting: what was learned is the
 # sample, not the language. (A clone without the development data trains the main run on the
 # small shipped sample, and shows the beginning of the same gap there.)
 
 # %%
-TINY_TOKENS = 2_000
+TINY_TOKENS = 1_000
 small = GPT(config, seed=0)
-tiny_settings = TrainSettings(steps=200, batch=16, lr=3e-3, min_lr=3e-4, warmup=10, eval_every=20,
-                              eval_windows=16, log_every=10, checkpoint_every=200, seed=0)
+tiny_settings = TrainSettings(steps=120, batch=8, lr=3e-3, min_lr=3e-4, warmup=10, eval_every=10,
+                              eval_windows=8, log_every=10, checkpoint_every=120, seed=0)
 with tempfile.TemporaryDirectory() as out:
     train(small, train_ids[:TINY_TOKENS], val_ids, out, tiny_settings, progress=lambda line: None)
     small_log = [json.loads(line) for line in (Path(out) / "train_log.jsonl").read_text().splitlines()]
