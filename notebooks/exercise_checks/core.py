@@ -40,6 +40,12 @@ def softmax64(z) -> np.ndarray:
     return e / e.sum()
 
 
+def layer_norm64(x, w, b, eps: float) -> np.ndarray:
+    """The textbook layer norm, row by row: (x − mean) / √(var + eps) · w + b (var divides by C)."""
+    mu = x.mean(axis=-1, keepdims=True)
+    return (x - mu) / np.sqrt(((x - mu) ** 2).mean(axis=-1, keepdims=True) + eps) * w + b
+
+
 def order_desc(z) -> list[int]:
     """Ids by logit, largest first, ties broken by the lower id (the library's definition)."""
     return sorted(range(len(z)), key=lambda i: (-z[i], i))
