@@ -103,3 +103,21 @@ def test_the_articles_are_never_called_the_seed():
     files = [*NOTEBOOKS, *SOURCES.glob("*.py"), REPO / "notebooks" / "README.md"]
     found = [f"{p.name}: {m.group(0)}" for p in files for m in pattern.finditer(p.read_text(encoding="utf-8"))]
     assert not found, f"say 'the explainer articles' (named in notebooks/README.md): {found}"
+
+
+def test_find_deepseek_v4_looks_in_the_download_cache_then_the_development_data(tmp_path, monkeypatch):
+    import sys
+    sys.path.insert(0, str(REPO / "notebooks"))
+    import nbhelpers
+    monkeypatch.setenv("MINILLM_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("MINILLM_SHARED_DATA", str(tmp_path / "data"))
+    assert nbhelpers.find_deepseek_v4() is None
+    shared = tmp_path / "data" / "tokenizers" / "deepseek_v4" / "tokenizer.json"
+    shared.parent.mkdir(parents=True)
+    shared.write_text("{}")
+    assert nbhelpers.find_deepseek_v4() == shared
+    downloaded = tmp_path / "home" / "models" / "deepseek-v4" / "tokenizer.json"
+    downloaded.parent.mkdir(parents=True)
+    downloaded.write_text("{}")
+    assert nbhelpers.find_deepseek_v4() == downloaded
+    assert "python -m minillm download deepseek-v4" == nbhelpers.DEEPSEEK_V4_COMMAND
