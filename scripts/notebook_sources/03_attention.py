@@ -273,20 +273,25 @@ if model_name == "SmolLM2-135M-Instruct":      # the claims of the next paragrap
     assert to_sea.mean() < 1.5 * to_light.mean(), (to_sea.mean(), to_light.mean())
     sinks = (W[:, :, -1].argmax(axis=-1) == 0).mean()          # the last query's favourite is token 0
     assert sinks > 0.3, f"only {sinks:.0%} of heads put the most weight on the first token"
+    later = W[best_layer, best_head, sea + 1:, sea]                  # what later queries give "sea"
+    share = float(np.mean(later > 1 / np.arange(sea + 2, T + 1)))   # above their uniform share
+    assert share > 0.5, f"the best head sends only {share:.0%} of later positions to 'sea'"
     print(f"✓ best it→sea head {to_sea.max():.3f} > 3 × uniform ({3 * uniform:.3f}); average head "
           f"it→sea {to_sea.mean():.3f} vs it→light {to_light.mean():.3f}; {sinks:.0%} of heads "
-          f"send the last query mostly to the first token")
+          f"send the last query mostly to the first token; the best head gives 'sea' more than "
+          f"the uniform share at {share:.0%} of the later positions")
 else:
     print("The pronoun demonstration needs SmolLM2 (python -m minillm download smollm2): the small "
           "fallback model was trained on too little English for a head to link 'it' to 'sea', so "
           "the next paragraph describes SmolLM2, not the numbers above.")
 
 # %% [markdown]
-# This is the articles' Q-K matching, measured (with SmolLM2): a handful of heads (listed above) route "it" to
-# "sea" far above the uniform share, while the *average* head does not prefer "sea" over "light"
-# at all. A model has no dedicated "pronoun resolver": some heads learned patterns that help
-# predict the next token (the strongest one here also points many other positions at "sea", the
-# subject of the sentence), and picking the best of a few hundred heads will always find
+# This is the articles' Q-K matching, measured (with SmolLM2): a handful of heads (listed above)
+# route "it" to "sea" far above the uniform share, while the *average* head does not prefer "sea"
+# over "light" at all. A model has no dedicated "pronoun resolver": some heads learned patterns
+# that help predict the next token (the strongest one here also points more than half of the
+# later positions at "sea", the subject of the sentence), and picking the best of a few hundred
+# heads will always find
 # *something* — read it as an illustration of Q-K matching, not as proof of understanding.
 #
 # ## Future weights are exactly 0
