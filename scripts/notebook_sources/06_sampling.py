@@ -133,6 +133,9 @@ for prompt, z in zip(PROMPTS, dists):
 nucleus = [pool(Sampler(top_p=0.9), z) for z in dists]
 if model_name == "SmolLM2-135M-Instruct":       # the claim below the plot, checked
     assert min(nucleus) <= 20 and max(nucleus) >= 100, nucleus
+else:
+    print("(The pool sizes discussed below are SmolLM2's: python -m minillm download smollm2. The "
+          "small fallback model has a 2,048-token vocabulary and knows little of these prompts.)")
 
 # %%
 fig, ax = plt.subplots(figsize=(9, 4))

@@ -44,6 +44,10 @@ LETTERS = ["A", "B", "C", "D"]
 FULL = ["A. London", "B. Paris", "C. Berlin", "D. Madrid"]
 prompt = chat_prompt(tok, QUESTION)
 print(f"prompt: {len(prompt)} tokens")
+if model_name != "SmolLM2-135M-Instruct":
+    print("(Answering the quiz needs SmolLM2: python -m minillm download smollm2. The small fallback "
+          "model knows no geography and has no chat format; the counts of forward passes and the "
+          "allowed_ids constraint below hold for any model.)")
 
 # %% [markdown]
 # ## 1. Answer by generating text
