@@ -11,6 +11,10 @@ A real pretrained model, SmolLM2-135M-Instruct (GGUF), is looked for in this ord
      $MINILLM_HOME/models/ or ~/.cache/minillm/models/.
 When it is absent, ``load_pretrained`` falls back to the model trained by minillm and shipped in
 weights/shakespeare, and says so.
+
+The DeepSeek-V4 tokenizer (the explainer articles' tokenizer, a ``tokenizer.json``) is looked for
+in the download cache (``python -m minillm download deepseek-v4``) and in the development data
+folder; ``load_deepseek_v4`` falls back to GPT-2's vocabulary and says so.
 """
 from __future__ import annotations
 
@@ -40,6 +44,28 @@ def find_smollm2() -> Path | None:
         if candidate and Path(candidate).is_file():
             return Path(candidate)
     return None
+
+
+DEEPSEEK_V4_COMMAND = "python -m minillm download deepseek-v4"
+
+
+def find_deepseek_v4() -> Path | None:
+    """Path of the DeepSeek-V4 ``tokenizer.json``, or None when it is nowhere to be found."""
+    candidates = [models_dir() / "deepseek-v4" / "tokenizer.json",
+                  shared_data() / "tokenizers" / "deepseek_v4" / "tokenizer.json"]
+    return next((path for path in candidates if path.is_file()), None)
+
+
+def load_deepseek_v4(fallback: str = "gpt2"):
+    """-> (tokenizer, name): DeepSeek-V4's when found, else ``Tokenizer.load(fallback)``."""
+    from minillm.tokenizer import Tokenizer
+    path = find_deepseek_v4()
+    if path is not None:
+        return Tokenizer.load(path), "DeepSeek-V4"
+    print(f"The DeepSeek-V4 tokenizer is not here: run `{DEEPSEEK_V4_COMMAND}` (a few MB, once) "
+          f"to reproduce the explainer articles' numbers. Using {fallback}'s tokenizer instead: "
+          f"its counts and ids differ.")
+    return Tokenizer.load(fallback), fallback
 
 
 def load_shipped(name: str):

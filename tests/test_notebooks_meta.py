@@ -71,3 +71,53 @@ def test_strip_clears_outputs():
                      "source": []}]}
     cell = strip(nb)["cells"][0]
     assert cell["outputs"] == [] and cell["execution_count"] is None and cell["metadata"] == {}
+
+
+# The course notebooks: each starts with "Try this" and ends with exercises checked by exercises.py.
+COURSE = [p for p in NOTEBOOKS if int(p.name[:2]) <= 11]
+
+
+def cells(path):
+    return json.loads(path.read_text(encoding="utf-8"))["cells"]
+
+
+@pytest.mark.parametrize("path", COURSE, ids=lambda p: p.name)
+def test_the_first_cell_names_the_knobs_to_turn(path):
+    first = "".join(cells(path)[0]["source"])
+    assert "**Try this:**" in first, f"{path.name}: the first cell should say what to change and re-run"
+
+
+@pytest.mark.parametrize("path", COURSE, ids=lambda p: p.name)
+def test_the_notebook_ends_with_at_least_two_checked_exercises(path):
+    import sys
+    sys.path.insert(0, str(REPO / "notebooks"))
+    from exercises import NAMES
+    code = ["".join(c["source"]) for c in cells(path) if c["cell_type"] == "code"]
+    checked = re.findall(r'^check\("(\w+)", \w+\)$', "\n".join(code), re.M)
+    assert len(set(checked)) >= 2 and set(checked) <= set(NAMES), f"{path.name}: {checked}"
+    assert re.search(r'^check\("\w+", \w+\)$', code[-1], re.M), f"{path.name}: end with an exercise"
+
+
+def test_the_articles_are_never_called_the_seed():
+    pattern = re.compile(r"the seed|seed's|seed text", re.I)
+    files = [*NOTEBOOKS, *SOURCES.glob("*.py"), REPO / "notebooks" / "README.md"]
+    found = [f"{p.name}: {m.group(0)}" for p in files for m in pattern.finditer(p.read_text(encoding="utf-8"))]
+    assert not found, f"say 'the explainer articles' (named in notebooks/README.md): {found}"
+
+
+def test_find_deepseek_v4_looks_in_the_download_cache_then_the_development_data(tmp_path, monkeypatch):
+    import sys
+    sys.path.insert(0, str(REPO / "notebooks"))
+    import nbhelpers
+    monkeypatch.setenv("MINILLM_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("MINILLM_SHARED_DATA", str(tmp_path / "data"))
+    assert nbhelpers.find_deepseek_v4() is None
+    shared = tmp_path / "data" / "tokenizers" / "deepseek_v4" / "tokenizer.json"
+    shared.parent.mkdir(parents=True)
+    shared.write_text("{}")
+    assert nbhelpers.find_deepseek_v4() == shared
+    downloaded = tmp_path / "home" / "models" / "deepseek-v4" / "tokenizer.json"
+    downloaded.parent.mkdir(parents=True)
+    downloaded.write_text("{}")
+    assert nbhelpers.find_deepseek_v4() == downloaded
+    assert "python -m minillm download deepseek-v4" == nbhelpers.DEEPSEEK_V4_COMMAND

@@ -1,7 +1,8 @@
 # %% [markdown]
 # # 01 · Tokens are not characters, and not words
 #
-# The seed text takes one sentence of a DeepSeek answer to "why is the sea blue?" and says:
+# The explainer articles (see notebooks/README.md) take one sentence of a DeepSeek answer to
+# "why is the sea blue?" and say:
 #
 # > 这段回答经 DeepSeek-V4-Pro-Base 官方 Tokenizer 实际切分后为：海水 | 会 | 吸收 | 较多 | 红光 | ，| 蓝 | 光 | 更容易 | 被 | 散射 | 回来 | ，| 所以 | 大海 | 常 | 呈 | 蓝色 | 。
 # >
@@ -11,12 +12,14 @@
 # >
 # > *Tokenizers differ between models: the same text can give very different token counts under GPT-4 and DeepSeek.*
 #
-# **Said plainly:** the seed's 19 tokens come from DeepSeek's tokenizer, which is not available
-# offline, so this notebook cannot reproduce that number. What it can do is cut the same sentence
-# with the tokenizers that *are* here — GPT-2, GPT-4's `cl100k_base`, GPT-4o's `o200k_base`,
-# SmolLM2's (when its model file is present) and a BPE trained live on 宋词 (Song ci poetry) —
-# and show that the count, the pieces and even whether a token holds a whole character all depend
-# on the tokenizer.
+# This notebook first runs BPE by hand on a toy word, then reproduces the articles' 19 tokens and
+# the id 海水 → 48572 with DeepSeek-V4's real tokenizer (a public `tokenizer.json`; get it once with
+# `python -m minillm download deepseek-v4`), traces why 红光 is one token and 蓝光 two, and cuts
+# the same sentence with GPT-2, GPT-4's `cl100k_base`, GPT-4o's `o200k_base`, SmolLM2's tokenizer
+# and a BPE trained live on 宋词 (Song ci poetry).
+#
+# **Try this:** change `SENTENCE`, the toy `TOY_WORD` / `TOY_RANKS`, the phrases in `PHRASES` or
+# `TRAIN_VOCAB` (the size of the 宋词 BPE) and re-run.
 
 # %%
 import os
@@ -29,27 +32,106 @@ import numpy as np
 
 from minillm.io.gguf import read_gguf
 from minillm.tokenizer import Tokenizer
+from minillm.tokenizer.bpe import NO_MERGE, merge_reference
 from minillm.tokenizer.display import render_token
-from nbhelpers import WEIGHTS, find_smollm2, shared_text
+from nbhelpers import DEEPSEEK_V4_COMMAND, WEIGHTS, find_smollm2, load_deepseek_v4, shared_text
 
 SENTENCE = "海水会吸收较多红光，蓝光更容易被散射回来，所以大海常呈蓝色。"
-# The seed's DeepSeek segmentation, copied from the seed (a quoted claim, not a measurement).
-SEED_PIECES = "海水|会|吸收|较多|红光|，|蓝|光|更容易|被|散射|回来|，|所以|大海|常|呈|蓝色|。".split("|")
-assert "".join(SEED_PIECES) == SENTENCE
+# The articles' DeepSeek segmentation, as printed there (a quoted claim; measured below).
+ARTICLE_PIECES = "海水|会|吸收|较多|红光|，|蓝|光|更容易|被|散射|回来|，|所以|大海|常|呈|蓝色|。".split("|")
+assert "".join(ARTICLE_PIECES) == SENTENCE
 print(f"{len(SENTENCE)} characters, {len(SENTENCE.encode('utf-8'))} UTF-8 bytes; "
-      f"the seed's DeepSeek cut has {len(SEED_PIECES)} tokens")
+      f"the articles' DeepSeek cut has {len(ARTICLE_PIECES)} tokens")
+
+# %% [markdown]
+# ## BPE by hand, on a toy word
+#
+# Byte-level BPE encodes a word like this: start from its single bytes; look at every adjacent
+# pair; merge the pair with the **lowest rank** (the merge learned earliest, i.e. the most
+# frequent in the training text); repeat until no adjacent pair has a rank. Here is a made-up
+# rank table small enough to follow with a pencil — `merge_reference` is minillm's textbook loop,
+# and `trace=` collects every step:
+
+# %%
+TOY_WORD = b"banana"
+TOY_RANKS = {b"an": 0, b"ban": 1, b"ana": 2, b"na": 3}     # merged token -> rank (lower = earlier)
+
+def show(parts):
+    return " | ".join(render_token(p) for p in parts)
+
+trace = []
+toy_parts = merge_reference(TOY_WORD, lambda a, b: TOY_RANKS.get(a + b, NO_MERGE), trace=trace)
+print(f"start       {show([TOY_WORD[i:i + 1] for i in range(len(TOY_WORD))])}")
+for k, step in enumerate(trace, 1):
+    print(f"step {k}: merge {render_token(step.pair[0])} + {render_token(step.pair[1])} "
+          f"(rank {step.rank})  ->  {show(step.parts)}")
+print("no adjacent pair has a rank any more: the tokens are", show(toy_parts))
+assert toy_parts == [b"ban", b"ana"], toy_parts
+
+# %% [markdown]
+# Two things to notice: `an` (rank 0) merges first even though `ba` comes first in the word — the
+# rank decides, not the position; and `na` (rank 3) never merges, because by the time it would,
+# its `n` is already inside `an`. The order of the merges matters.
+#
+# ## The articles' 19 tokens, computed
+#
+# The same loop, on the real vocabulary the articles used: DeepSeek-V4's 128,000 tokens and
+# their merge ranks, read from its `tokenizer.json`.
+
+# %%
+deepseek, deepseek_name = load_deepseek_v4()
+HAVE_DEEPSEEK = deepseek_name == "DeepSeek-V4"
+ds_ids = deepseek.encode(SENTENCE)
+ds_pieces = [deepseek.decode([i]) for i in ds_ids]
+print(f"{deepseek_name}: {len(ds_ids)} tokens")
+print(" | ".join(ds_pieces))
+print("海水 →", deepseek.encode("海水"))
+if HAVE_DEEPSEEK:
+    assert ds_pieces == ARTICLE_PIECES, f"the split differs from the articles': {ds_pieces}"
+    assert len(ds_ids) == 19 and deepseek.encode("海水") == [48572], (len(ds_ids), deepseek.encode("海水"))
+    print("✓ exactly the articles' 19 tokens, and 海水 is token 48572")
+else:
+    print(f"(The 19 tokens and 48572 need DeepSeek-V4's tokenizer: {DEEPSEEK_V4_COMMAND}. "
+          f"The traces below use {deepseek_name} instead.)")
+
+# %% [markdown]
+# ## Why 红光 is one token and 蓝光 two
+#
+# The articles' key point: 较多红光 is 较多 + 红光, but 较多蓝光 is 较多 + 蓝 + 光. The trace shows
+# why. Each Chinese character is 3 bytes; the first merges join bytes into characters, and the
+# last step for 红光 joins two whole characters — a merge DeepSeek's training learned because
+# 红光 was frequent in its text. For 蓝光 the loop stops at 蓝 | 光: there is **no merge rule**
+# for that pair, so no amount of merging can join them.
+
+# %%
+PHRASES = ["红光", "蓝光"]
+for phrase in PHRASES:
+    steps = deepseek.merge_trace(phrase)
+    print(f"── {phrase} ({phrase.encode('utf-8').hex(' ')})")
+    for k, step in enumerate(steps, 1):
+        print(f"   step {k}: {render_token(step.pair[0]):>6s} + {render_token(step.pair[1]):<6s} "
+              f"rank {step.rank:>7,}  ->  {show(step.parts)}")
+    final = steps[-1].parts if steps else tuple(phrase.encode("utf-8")[i:i + 1] for i in range(len(phrase.encode("utf-8"))))
+    print(f"   => {len(final)} token(s): {show(final)}   ids {deepseek.encode(phrase)}")
+if HAVE_DEEPSEEK:
+    blue, light = "蓝".encode(), "光".encode()
+    assert len(deepseek.merge_trace("红光")[-1].parts) == 1 and len(deepseek.merge_trace("蓝光")[-1].parts) == 2
+    assert deepseek.merges.get((blue, light)) is None, "DeepSeek-V4 has a merge rule for 蓝 + 光"
+    print("✓ 红光 ends as one token; (蓝, 光) has no merge rule, so 蓝光 stays two")
 
 # %% [markdown]
 # ## The tokenizers
 #
-# GPT-2, cl100k and o200k are vendored in `weights/` (tiktoken rank files). SmolLM2's tokenizer
+# DeepSeek-V4's (when present, above), then GPT-2, cl100k and o200k, vendored in `weights/`
+# (tiktoken rank files). SmolLM2's tokenizer
 # is read from the metadata of its GGUF file (no weights are loaded for that). The last one is
 # trained right here by `Tokenizer.train` on the start of the 宋词 corpus (in a clone without the
 # development data: on the sample shipped in `weights/songci/`): byte-level BPE, which starts
 # from the 256 bytes and learns merges of the most frequent adjacent pairs.
 
 # %%
-tokenizers = {name: Tokenizer.load(name) for name in ("gpt2", "cl100k", "o200k")}
+tokenizers = {"DeepSeek-V4": deepseek} if HAVE_DEEPSEEK else {}
+tokenizers.update({name: Tokenizer.load(name) for name in ("gpt2", "cl100k", "o200k")})
 
 smollm2_path = find_smollm2()
 if smollm2_path is not None:
@@ -70,7 +152,7 @@ for name, tok in tokenizers.items():
     print(f"{name:10s} vocabulary {tok.vocab_size:>7,}")
 
 # %% [markdown]
-# ## The same sentence, cut five ways
+# ## The same sentence, cut five or six ways
 #
 # For each tokenizer: the pieces (a token's bytes shown as text when they are whole UTF-8
 # characters, as `<e8 93>` hex when they are only part of one), the ids, and the count.
@@ -122,9 +204,9 @@ print("蓝 in UTF-8:", "蓝".encode("utf-8").hex(" "), " 光:", "光".encode("ut
 # >
 # > *The key point: 较多红光 (more red light) is cut into 2 tokens, 较多蓝光 (more blue light) into 3.*
 #
-# (In the seed's own segmentation 较多 is a separate token, so the phrases are 较多 + 2 and
-# 较多 + 3 pieces: 3 and 4 tokens in all; the seed counts only the colour part.) That is DeepSeek's
-# vocabulary. Here is what the available tokenizers do with the two phrases:
+# (较多 is a token of its own, so the phrases are 3 and 4 tokens in all; the articles count only the
+# colour part.) That is DeepSeek's vocabulary. Here is what every tokenizer here does with the
+# two phrases:
 
 # %%
 for name, tok in tokenizers.items():
@@ -132,8 +214,9 @@ for name, tok in tokenizers.items():
     print(f"{name:10s} 较多红光 → {len(red)}: {' | '.join(red):34s} 较多蓝光 → {len(blue)}: {' | '.join(blue)}")
 
 # %% [markdown]
-# The seed also gives an id: ‘海水’→48572. That id is a row number in DeepSeek's vocabulary and
-# means nothing elsewhere; in the tokenizers here 海水 is not even a single token:
+# The articles also give an id: ‘海水’→48572. That id is a row number in DeepSeek's vocabulary
+# (computed above) and means nothing elsewhere; in the other tokenizers here 海水 is another id,
+# or not even a single token:
 
 # %%
 for name, tok in tokenizers.items():
@@ -157,7 +240,8 @@ print(f"median count in the training text: whole {np.median([freq[c] for c in wh
 # %% [markdown]
 # ## The count depends on the tokenizer
 #
-# The seed's 19 is shown for reference (quoted, hatched); every other bar is measured above.
+# Every bar is measured above (without DeepSeek-V4's tokenizer file, its 19 is drawn hatched as
+# quoted by the articles).
 # The English translation of the sentence is counted too: GPT-2's vocabulary was learned on
 # English web text, so it spends about one token per *byte* on Chinese but far fewer on English.
 
@@ -169,10 +253,13 @@ fig, ax = plt.subplots(figsize=(9, 4))
 x = range(len(names))
 ax.bar([i - 0.2 for i in x], [counts[n] for n in names], width=0.4, label="Chinese sentence (measured)")
 ax.bar([i + 0.2 for i in x], [english_counts[n] for n in names], width=0.4, label="English translation (measured)")
-ax.bar(len(names) - 0.2, len(SEED_PIECES), width=0.4, hatch="//", fill=False,
-       label="DeepSeek, quoted from the seed")
+ticks, labels = list(x), list(names)
+if not HAVE_DEEPSEEK:
+    ax.bar(len(names) - 0.2, len(ARTICLE_PIECES), width=0.4, hatch="//", fill=False,
+           label="DeepSeek-V4, quoted from the articles")
+    ticks, labels = ticks + [len(names)], labels + ["DeepSeek-V4\n(quoted)"]
 ax.axhline(len(SENTENCE), color="grey", ls=":", label=f"{len(SENTENCE)} characters")
-ax.set_xticks(list(x) + [len(names)], names + ["DeepSeek\n(seed)"])
+ax.set_xticks(ticks, labels)
 ax.set_ylabel("tokens")
 ax.set_title("Tokens for the same sentence under different tokenizers")
 ax.legend(fontsize=8)
@@ -181,10 +268,52 @@ for n in names:
     print(f"{n:10s} Chinese {counts[n]:3d}   English {english_counts[n]:3d}")
 
 # %% [markdown]
+# The claims of the next paragraph, checked on the numbers above (this cell fails the day they stop
+# being true):
+
+# %%
+others = {n: c for n, c in counts.items() if n != "DeepSeek-V4"}
+assert counts["gpt2"] > 2 * len(SENTENCE), f"GPT-2 spends {counts['gpt2']} tokens on {len(SENTENCE)} characters"
+assert english_counts["gpt2"] < counts["gpt2"], "GPT-2 should need fewer tokens for the English"
+assert english_counts["songci BPE"] > 2 * english_counts["gpt2"], english_counts
+assert np.median([freq[c] for c in whole if whole[c]]) > np.median([freq[c] for c in whole if not whole[c]])
+assert 20 <= min(others.values()) and max(others.values()) < 100, others
+print(f"✓ GPT-2: {counts['gpt2'] / len(SENTENCE):.1f} tokens per Chinese character; the others: "
+      f"{min(others.values())}–{max(others.values())} tokens; the 宋词 BPE needs "
+      f"{english_counts['songci BPE'] / english_counts['gpt2']:.1f}× GPT-2's tokens for the English")
+
+# %% [markdown]
 # **What this shows.** A token is whatever unit a tokenizer's vocabulary happens to hold: a
-# byte, part of a character, a character, a word (容易, 回来) or a word with punctuation (，所以).
-# The same 30-character sentence is 19 tokens for DeepSeek (quoted), and — measured here —
-# anything from about two dozen to several dozen for the others. A vocabulary learned on
-# English text spends several tokens on one Chinese character; the small 宋词 BPE keeps the
-# characters frequent in Song ci whole and is hopeless on English. Token counts are what a
-# context window holds and what an API bills (notebook 08).
+# byte, part of a character, a character, a word (吸收, 回来) or a word with punctuation. The same
+# 30-character sentence is 19 tokens for DeepSeek-V4 and — measured here — anything from about
+# two dozen to several dozen for the others. A vocabulary learned on English text spends more
+# than two tokens on one Chinese character; the small 宋词 BPE keeps the characters frequent in
+# Song ci whole and is hopeless on English. Token counts are what a context window holds and
+# what an API bills (notebook 08).
+#
+# ## Exercises
+#
+# Write the function, run the cell: `check` tries it on hand-picked and random cases and prints
+# the first one it gets wrong (or how many it passed). Solutions: `solutions/01_tokens.py`.
+#
+# **1. One merge step.** `parts` is a list of byte strings, `ranks` maps a merged token to its
+# rank (like `TOY_RANKS`). Return the parts after merging the adjacent pair `(a, b)` whose `a + b`
+# has the lowest rank (the leftmost if it occurs twice); if no pair is in `ranks`, return `parts`.
+
+# %%
+from exercises import check
+
+def bpe_merge_step(parts, ranks):
+    raise NotImplementedError    # your code here
+
+check("bpe_merge_step", bpe_merge_step)
+
+# %% [markdown]
+# **2. The whole loop.** `word` is bytes: start from its single bytes and repeat the merge step
+# until nothing merges. `bpe_merge(b"banana", TOY_RANKS)` must give `[b"ban", b"ana"]`.
+
+# %%
+def bpe_merge(word, ranks):
+    raise NotImplementedError    # your code here
+
+check("bpe_merge", bpe_merge)

@@ -15,10 +15,15 @@
 # > *The mask does one thing: in attention's routing table it forces the weights of "future nodes"
 # > to 0 … on a fully connected graph, it deletes the edges that point to the future.*
 #
-# This notebook computes Q, K and V by hand for one layer of a real model with minillm's own
-# functions, checks that they give exactly the weights the model uses, draws the mask as a graph,
-# looks for a head in which "it" attends to "sea", and checks that every weight on a future
-# position is exactly 0.
+# This notebook first does attention by hand on 4 tokens × 4 dimensions (scores, mask, softmax,
+# weights @ V) and shows why a decoder-only model needs the causal mask; then computes Q, K and V
+# for one layer of a real model with minillm's own functions, checks that they give exactly the
+# weights the model uses, draws the mask as a graph, looks for a head in which "it" attends to
+# "sea", checks that every weight on a future position is exactly 0, and rebuilds the rest of
+# the block — norms, FFN, residual additions — up to the model's logits.
+#
+# **Try this:** change the toy `Q`, `K`, `V`, the real `SENTENCE`, the `layers` / `heads` of the
+# heat maps, and re-run.
 
 # %%
 import os
@@ -40,7 +45,75 @@ model, tok, model_name = load_pretrained()
 c, p = model.config, model.params
 
 # %% [markdown]
-# The seed's example is Chinese (它 → 海水). SmolLM2 was trained mostly on English, and its
+# ## Attention by hand: 4 tokens, 4 dimensions
+#
+# Four tokens, each already projected to a query, a key and a value of width D = 4 (in a model
+# these are rows of `x @ W_q`, `x @ W_k`, `x @ W_v`). With D = 4, √D = 2: every number below can be
+# checked with a pencil.
+
+# %%
+TOKENS = ["the", "sea", "is", "blue"]
+Q = np.array([[1., 0, 0, 0], [0, 2, 0, 0], [2, 0, 2, 0], [0, 2, 0, 2]])   # [T, D] what each token looks for
+K = np.array([[1., 0, 0, 0], [0, 2, 0, 0], [0, 0, 2, 0], [0, 2, 0, 0]])   # [T, D] what each token offers
+V = np.array([[1., 1, 0, 0], [0, 0, 1, 1], [1, 0, 1, 0], [0, 1, 0, 1]])   # [T, D] what it hands over
+np.set_printoptions(precision=2, suppress=True, linewidth=120)
+
+toy_scores = Q @ K.T / math.sqrt(4)                  # [T, D] @ [D, T] -> [T, T]: query t · key s / 2
+print("1. scores = Q Kᵀ / √D (row = query, column = key)\n", toy_scores)
+toy_mask = causal_mask(4, 4)                         # [T, T] True where s ≤ t
+toy_masked = np.where(toy_mask, toy_scores, -np.inf)
+print("2. masked: the future set to -inf\n", toy_masked)
+toy_weights = softmax(toy_masked)                    # [T, T] each row sums to 1
+print("3. weights = softmax of each row\n", toy_weights)
+toy_out = toy_weights @ V                            # [T, T] @ [T, D] -> [T, D]
+print("4. output = weights @ V: each row a weighted average of the value rows it may see\n", toy_out)
+
+assert np.allclose(toy_weights.sum(axis=1), 1) and (toy_weights[~toy_mask] == 0).all()
+assert (toy_out[0] == V[0]).all(), "the first token sees only itself: its output is its own value"
+assert np.isclose(toy_weights[1, 1], math.exp(2) / (math.exp(0) + math.exp(2)))   # row 1: scores 0, 2
+print("✓ row 0 = V[0] exactly; row 1's weight on 'sea' = e² / (e⁰ + e²) =", round(math.exp(2) / (1 + math.exp(2)), 4))
+
+# %% [markdown]
+# Read row 3 ("blue"): its query [0, 2, 0, 2] matches the keys of "sea" and "blue" (score 2 each)
+# and nothing else, so it splits its attention between them, and its output mixes their values.
+# `scaled_dot_product` — the function the model calls — gives the same numbers:
+
+# %%
+out_lib, w_lib = scaled_dot_product(Q[None, None], K[None, None], V[None, None], toy_mask[None])
+assert np.allclose(w_lib[0, 0], toy_weights) and np.allclose(out_lib[0, 0], toy_out)
+print("✓ scaled_dot_product gives the same weights and output")
+
+# %% [markdown]
+# ## Why decoder-only: the causal mask against a bidirectional one
+#
+# An encoder (BERT) lets every token see every other (a mask of all True): good for understanding
+# a finished text, useless for writing one, because position t's output would depend on the
+# tokens after it — which do not exist yet when t is generated. A decoder-only model (GPT, Llama,
+# DeepSeek) masks the future, so position t's output is final the moment t is known, and the same
+# forward pass both trains every position at once and generates one token at a time. In code:
+# change the LAST token and see which outputs move.
+
+# %%
+def attend(Q, K, V, mask):
+    w = softmax(np.where(mask, Q @ K.T / math.sqrt(Q.shape[1]), -np.inf))
+    return w @ V
+
+bidirectional = np.ones((4, 4), dtype=bool)
+K2, V2 = K.copy(), V.copy()
+K2[3], V2[3] = [3., 0, 0, 0], [0, 0, 0, 5]           # a different last token
+for name, m in (("causal", toy_mask), ("bidirectional", bidirectional)):
+    moved = np.abs(attend(Q, K2, V2, m) - attend(Q, K, V, m)).max(axis=1)   # [T] per position
+    print(f"{name:13s} mask: change per position after editing the last token: {moved}")
+assert (np.abs(attend(Q, K2, V2, toy_mask) - attend(Q, K, V, toy_mask))[:3] == 0).all()
+assert np.abs(attend(Q, K2, V2, bidirectional) - attend(Q, K, V, bidirectional))[0].max() > 0.1
+
+# %% [markdown]
+# Under the causal mask only the last position changes; under the bidirectional one every
+# position does — the first token's representation would depend on words not yet written.
+#
+# ## The same on a real model
+#
+# The explainer articles' example is Chinese (它 → 海水). SmolLM2 was trained mostly on English, and its
 # vocabulary cuts both words into byte fragments (notebook 01), so we use an English sentence,
 # whose pronoun "it" refers to "sea".
 
@@ -89,8 +162,11 @@ by_hand = softmax(masked)                                              # [T, T],
 
 _, sdp_weights = scaled_dot_product(q, k, v, mask[None])               # [1, H, T, T]
 _, model_weights = model(ids, return_weights=True)                     # per layer [H, T, T]
-print("by hand vs scaled_dot_product:", np.abs(by_hand - sdp_weights[0, head]).max())
-print("by hand vs the model's layer 0:", np.abs(by_hand - model_weights[0][head]).max())
+diff_sdp = np.abs(by_hand - sdp_weights[0, head]).max()
+diff_model = np.abs(by_hand - model_weights[0][head]).max()
+print("by hand vs scaled_dot_product:", diff_sdp)
+print("by hand vs the model's layer 0:", diff_model)
+assert diff_sdp < 1e-6 and diff_model < 1e-6, (diff_sdp, diff_model)
 np.set_printoptions(precision=2, suppress=True, linewidth=140)
 print("head 0 of layer 0, first 6 rows and columns:\n", by_hand[:6, :6])
 
@@ -129,22 +205,23 @@ plt.show()
 # ## Attention heat maps
 #
 # Every layer has its own heads, each with its own weights. A few of them, on the same
-# sentence (row = the query token, column = the key token it reads; the upper triangle is 0):
+# sentence (row = the query token, column = the key token it reads; the upper triangle is 0;
+# colour = weight, from 0 to 1 on every map):
 
 # %%
-layers = [0, c.n_layers // 2, c.n_layers - 1]
+layers = [0, c.n_layers - 1]
 heads = [0, 1, 2]
-fig, axes = plt.subplots(len(layers), len(heads), figsize=(12, 11))
+fig, axes = plt.subplots(len(layers), len(heads), figsize=(15, 10), constrained_layout=True)
 for r, layer in enumerate(layers):
     for col, hd in enumerate(heads):
         ax = axes[r, col]
-        ax.imshow(model_weights[layer][hd], cmap="viridis", vmin=0, vmax=1)
-        ax.set_title(f"layer {layer}, head {hd}", fontsize=9)
-        ax.set_xticks(range(T), pieces, rotation=90, fontsize=6)
-        ax.set_yticks(range(T), pieces, fontsize=6)
-        ax.set_xlabel("key (read)", fontsize=7)
-        ax.set_ylabel("query", fontsize=7)
-plt.tight_layout()
+        image = ax.imshow(model_weights[layer][hd], cmap="viridis", vmin=0, vmax=1)
+        ax.set_title(f"layer {layer}, head {hd}", fontsize=10)
+        ax.set_xticks(range(T), [piece.strip() or repr(piece) for piece in pieces], rotation=90, fontsize=8)
+        ax.set_yticks(range(T), [piece.strip() or repr(piece) for piece in pieces], fontsize=8)
+        ax.set_xlabel("key (read)", fontsize=9)
+        ax.set_ylabel("query", fontsize=9)
+fig.colorbar(image, ax=axes, shrink=0.6, label="attention weight")
 plt.show()
 
 # %% [markdown]
@@ -175,7 +252,8 @@ print(f"heads where it→sea > it→light: {(to_sea > to_light).sum()} of {to_se
 
 best_layer, best_head = order[0]
 fig, (a1, a2) = plt.subplots(1, 2, figsize=(13, 4.5))
-a1.imshow(W[best_layer, best_head], cmap="viridis")
+fig.colorbar(a1.imshow(W[best_layer, best_head], cmap="viridis", vmin=0, vmax=1), ax=a1,
+             label="attention weight")
 a1.set_xticks(range(T), pieces, rotation=90, fontsize=7)
 a1.set_yticks(range(T), pieces, fontsize=7)
 a1.set_xlabel("key (read)")
@@ -188,12 +266,32 @@ a2.set_title("the row of the query 'it' (positions after it are exactly 0)")
 plt.tight_layout()
 plt.show()
 
+# %%
+if model_name == "SmolLM2-135M-Instruct":      # the claims of the next paragraph, checked
+    uniform = 1 / (it + 1)
+    assert to_sea.max() > 3 * uniform, f"the best it→sea head gives only {to_sea.max():.3f}"
+    assert to_sea.mean() < 1.5 * to_light.mean(), (to_sea.mean(), to_light.mean())
+    sinks = (W[:, :, -1].argmax(axis=-1) == 0).mean()          # the last query's favourite is token 0
+    assert sinks > 0.3, f"only {sinks:.0%} of heads put the most weight on the first token"
+    later = W[best_layer, best_head, sea + 1:, sea]                  # what later queries give "sea"
+    share = float(np.mean(later > 1 / np.arange(sea + 2, T + 1)))   # above their uniform share
+    assert share > 0.5, f"the best head sends only {share:.0%} of later positions to 'sea'"
+    print(f"✓ best it→sea head {to_sea.max():.3f} > 3 × uniform ({3 * uniform:.3f}); average head "
+          f"it→sea {to_sea.mean():.3f} vs it→light {to_light.mean():.3f}; {sinks:.0%} of heads "
+          f"send the last query mostly to the first token; the best head gives 'sea' more than "
+          f"the uniform share at {share:.0%} of the later positions")
+else:
+    print("The pronoun demonstration needs SmolLM2 (python -m minillm download smollm2): the small "
+          "fallback model was trained on too little English for a head to link 'it' to 'sea', so "
+          "the next paragraph describes SmolLM2, not the numbers above.")
+
 # %% [markdown]
-# This is the seed's Q-K matching, measured: a handful of heads (listed above) route "it" to
-# "sea" far above the uniform share, while the *average* head does not prefer "sea" over "light"
-# at all. A model has no dedicated "pronoun resolver": some heads learned patterns that help
-# predict the next token (the strongest one here also points many other positions at "sea", the
-# subject of the sentence), and picking the best of a few hundred heads will always find
+# This is the articles' Q-K matching, measured (with SmolLM2): a handful of heads (listed above)
+# route "it" to "sea" far above the uniform share, while the *average* head does not prefer "sea"
+# over "light" at all. A model has no dedicated "pronoun resolver": some heads learned patterns
+# that help predict the next token (the strongest one here also points more than half of the
+# later positions at "sea", the subject of the sentence), and picking the best of a few hundred
+# heads will always find
 # *something* — read it as an illustration of Q-K matching, not as proof of understanding.
 #
 # ## Future weights are exactly 0
@@ -207,6 +305,7 @@ future_weights = W[:, :, future]                                       # [L, H, 
 print(f"{future_weights.size} future weights over {c.n_layers} layers × {c.n_heads} heads; "
       f"largest: {future_weights.max()!r}; all exactly zero: {bool((future_weights == 0).all())}")
 print("every row sums to 1 (largest deviation):", np.abs(W.sum(-1) - 1).max())
+assert (future_weights == 0).all() and np.abs(W.sum(-1) - 1).max() < 1e-5
 
 # %% [markdown]
 # Because the future weights are exactly 0, changing a *later* token cannot change anything
@@ -235,3 +334,84 @@ print("largest difference:", np.abs(full - blocked).max())
 computed = sum(min(QUERY_BLOCK, T_long - t0) * min(T_long, t0 + QUERY_BLOCK)
                for t0 in range(0, T_long, QUERY_BLOCK))
 print(f"scores computed: {computed:,} of {T_long * T_long:,} ({computed / T_long**2:.0%})")
+assert np.abs(full - blocked).max() < 1e-5 and computed / T_long**2 < 0.6
+
+# %% [markdown]
+# ## The rest of the block: norms, FFN, residual additions
+#
+# Attention is half of a block. The whole block (pre-norm, as GPT-2 and Llama both use) is
+#
+#     x = x + Attention(Norm₁(x))      positions exchange information (only with the past)
+#     x = x + FFN(Norm₂(x))            each position is transformed on its own
+#
+# The FFN is two matrix products with a non-linearity between them (GELU for GPT-2, SwiGLU for
+# Llama) applied to each position separately; the norms rescale each position's vector; the
+# additions are the *residual stream*: each sub-layer reads it and writes a correction into it.
+# Written out for every layer, then the final norm and the product with the embedding matrix
+# (tied) — the model's logits, rebuilt:
+
+# %%
+from minillm.model.attention import attention
+from minillm.model.ffn import ffn
+
+rope = (cos, sin) if c.position == "rope" else None
+x = embed(p.wte, ids[None], p.wpe, positions)                          # [1, T, C]
+stream = [np.linalg.norm(x[0, -1])]
+for bp in p.blocks:
+    a, _ = attention(norm(x, bp.norm1, c.norm, c.norm_eps), bp.attn, c, mask[None], rope=rope)
+    x = x + a                                                          # [1, T, C] residual add 1
+    x = x + ffn(norm(x, bp.norm2, c.norm, c.norm_eps), bp.ffn, c.ffn)  # [1, T, C] residual add 2
+    stream.append(np.linalg.norm(x[0, -1]))
+x = norm(x, p.norm_f, c.norm, c.norm_eps)                              # [1, T, C]
+head_matrix = p.wte.T if p.lm_head is None else p.lm_head              # [C, V]
+logits_by_hand = (x @ head_matrix)[0]                                  # [T, V]
+diff = np.abs(logits_by_hand - model(ids)).max()
+print(f"logits by hand vs model(ids): largest difference {diff:.2e} (logits up to "
+      f"{np.abs(logits_by_hand).max():.0f})")
+assert diff < 1e-3, diff
+print("size of the last position's vector in the residual stream, after each layer:",
+      np.round(stream, 1))
+
+# %% [markdown]
+# ## Exercises
+#
+# Write the function, run the cell: `check` prints the first case it gets wrong, or how many it
+# passed. Solutions: `solutions/03_attention.py`.
+#
+# **1. Softmax** of a 1-D array, without overflowing on logits like [1000, 999, 998].
+
+# %%
+from exercises import check
+
+def softmax_(x):
+    raise NotImplementedError    # your code here
+
+check("softmax", softmax_)
+
+# %% [markdown]
+# **2. The causal mask**: `causal_mask(T)` -> a [T, T] bool array, True where query t may see key s.
+
+# %%
+def causal_mask_(T):
+    raise NotImplementedError    # your code here
+
+check("causal_mask", causal_mask_)
+
+# %% [markdown]
+# **3. Attention for one head**: `q`, `k`, `v` are [T, D]; return softmax(q kᵀ / √D + mask) v.
+
+# %%
+def attention_head(q, k, v):
+    raise NotImplementedError    # your code here
+
+check("attention_head", attention_head)
+
+# %% [markdown]
+# **4. Layer norm**: `x` [N, C], weight `w` [C], bias `b` [C] -> (x − mean) / √(var + eps) · w + b,
+# each row on its own (the variance divides by C).
+
+# %%
+def layer_norm(x, w, b, eps):
+    raise NotImplementedError    # your code here
+
+check("layer_norm", layer_norm)

@@ -15,6 +15,9 @@
 # This notebook runs that loop by hand, one forward pass per token, and prints every step; checks
 # it against `minillm.generate`; then shows the *training-style* forward that predicts every
 # position of "I love coding" at once — and why generation cannot do the same.
+#
+# **Try this:** change `PROMPT` and `N_NEW`, the training text "I love coding", or the word put in
+# by `changed_ids`, and re-run.
 
 # %%
 import os
@@ -24,9 +27,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from minillm.functional import cross_entropy, softmax
-from minillm.generate import generate
+from minillm import generate, generate_simple
 from minillm.sampling import Sampler
-from nbhelpers import CountingModel, load_pretrained
+from nbhelpers import CountingModel, load_deepseek_v4, load_pretrained
 
 model, tok, model_name = load_pretrained()
 
@@ -41,7 +44,7 @@ model, tok, model_name = load_pretrained()
 # 4. **choose** a token (here greedy: the most probable one);
 # 5. **append** it to the context, and go back to 1.
 #
-# No KV cache here: as the seed says, every step recomputes the full context from scratch
+# No KV cache here: as the explainer articles say, every step recomputes the full context from scratch
 # (每一步都是对"当前完整上下文"的一次全量重算). Notebook 05 removes that waste.
 
 # %%
@@ -68,15 +71,20 @@ print(f"\n{counter.calls} forward passes for {N_NEW} tokens; they computed {coun
 print(repr(tok.decode(context)))
 
 # %% [markdown]
-# `minillm.generate` is the same loop (with a KV cache, so each step feeds only the newest
-# token). Same model, same greedy rule → the same tokens:
+# The library holds the same loop twice. `minillm.generate_simple` is exactly the five steps above
+# in a dozen lines (read it in `minillm/generate.py`); `minillm.generate` adds a KV cache (each
+# step feeds only the newest token), stop strings and streaming text. Same model, same greedy
+# rule → the same tokens:
 
 # %%
 prompt_ids = tok.encode(PROMPT)
+simple = list(generate_simple(model, prompt_ids, N_NEW, temperature=0))
 generated = [s.id for s in generate(model, prompt_ids, max_new_tokens=N_NEW, temperature=0)]
 print("hand-written loop:", context[len(prompt_ids):])
+print("generate_simple  :", simple)
 print("minillm.generate :", generated)
-print("identical:", generated == context[len(prompt_ids):])
+assert simple == generated == context[len(prompt_ids):], "the three loops should agree"
+print("identical: True")
 
 # %% [markdown]
 # ## The training-style forward: every position at once
@@ -106,6 +114,7 @@ per_position = -np.log(probs[np.arange(len(ids) - 1), ids[1:]])
 print(f"\n{counter.calls} forward pass; per-position losses {np.round(per_position, 3)}")
 print(f"their mean {per_position.mean():.6f}   model.loss {model.loss(np.array(ids)):.6f}   "
       f"cross_entropy {cross_entropy(logits, np.array(ids[1:])):.6f}")
+assert counter.calls == 1 and abs(per_position.mean() - model.loss(np.array(ids))) < 1e-4
 
 # %% [markdown]
 # (The probabilities are low — a bare "I love coding" with nothing before it is an unusual text
@@ -120,6 +129,7 @@ for t in range(len(ids) - 1):
     alone = model(np.array(ids[:t + 1]))[-1]                          # [V]: the prefix by itself
     print(f"prefix of {t + 1} token(s): largest |difference| from row {t} = "
           f"{np.abs(alone - logits[t]).max():.2e}")
+    assert np.abs(alone - logits[t]).max() < 1e-3
 
 # %% [markdown]
 # ## Why generation cannot be parallel
@@ -144,6 +154,7 @@ diff = np.abs(changed - original).max(axis=-1)                        # [T] per 
 print(f"token {k} changed from {tok.decode([text_ids[k]])!r} to {tok.decode([changed_ids[k]])!r}")
 for t, d in enumerate(diff):
     print(f"row {t:2d}: max |Δ logit| = {d:.3g}" + ("   ← rows before the change: exactly 0" if t == k - 1 else ""))
+assert (diff[:k] == 0).all() and (diff[k:] > 0).all(), "only the rows from the change on may move"
 
 fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 3.8))
 a1.bar(range(N_NEW), chosen_probs)
@@ -165,10 +176,38 @@ plt.show()
 # > 它解释了为何 AI 回答‘大海为何是蓝色’需要 19 步计算。
 # > *That is why answering "why is the sea blue" takes 19 steps of computation.*
 #
-# 19 is the sentence's length in DeepSeek's tokens (notebook 01). The number of sequential
+# 19 is the sentence's length in DeepSeek-V4's tokens (notebook 01). The number of sequential
 # forward passes is the number of tokens *in the generating model's vocabulary*:
 
 # %%
-SEED_SENTENCE = "海水会吸收较多红光，蓝光更容易被散射回来，所以大海常呈蓝色。"
-print(f"{model_name} would need {len(tok.encode(SEED_SENTENCE))} sequential forward passes to "
-      f"write the seed's sentence (DeepSeek: 19, quoted from the seed)")
+SENTENCE = "海水会吸收较多红光，蓝光更容易被散射回来，所以大海常呈蓝色。"
+deepseek, deepseek_name = load_deepseek_v4()
+print(f"{model_name} would need {len(tok.encode(SENTENCE))} sequential forward passes to write "
+      f"the articles' sentence; {deepseek_name}'s tokenizer: {len(deepseek.encode(SENTENCE))}")
+
+# %% [markdown]
+# ## Exercises
+#
+# Write the function, run the cell: `check` prints the first case it gets wrong, or how many it
+# passed. Solutions: `solutions/04_autoregressive.py`.
+#
+# **1. The greedy loop.** `next_logits(ids)` is a model: it takes the list of ids so far and
+# returns the logits [V] for the next token. Return the `n` new ids chosen greedily.
+
+# %%
+from exercises import check
+
+def greedy_loop(next_logits, prompt, n):
+    raise NotImplementedError    # your code here
+
+check("greedy_loop", greedy_loop)
+
+# %% [markdown]
+# **2. Training pairs.** For a sequence `ids`, return `(inputs, targets)`: the model reads
+# `inputs` in one forward, and row t of its logits is scored against `targets[t]`.
+
+# %%
+def shift_targets(ids):
+    raise NotImplementedError    # your code here
+
+check("shift_targets", shift_targets)

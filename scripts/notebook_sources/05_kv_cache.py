@@ -10,8 +10,13 @@
 # > O(n²) once + O(n) per step. The cache does not change the model's logic, only removes repeated
 # > work; attention's routing is unchanged.*
 #
-# Three measurements: the outputs are identical with and without the cache; the time per token
-# against the context length, cache vs recompute; and the memory the cache takes.
+# First a cache in ten lines — two Python lists — on a toy attention layer; then three
+# measurements on a real model: the outputs are identical with and without minillm's `KVCache`;
+# the time per token against the context length, cache vs recompute; and the memory the cache
+# takes.
+#
+# **Try this:** change the toy's `N_TOY` / `D`, the real `PROMPT` and `N_NEW`, or `LENGTHS`, and
+# re-run.
 
 # %%
 import os
@@ -23,8 +28,9 @@ import time
 import matplotlib.pyplot as plt
 import numpy as np
 
-from minillm import GPT, KVCache
-from minillm.generate import generate
+from minillm import GPT, KVCache, generate
+from minillm.functional import softmax
+from minillm.model.attention import causal_mask
 from minillm.io.gguf import read_gguf
 from minillm.io.gguf_model import gguf_config
 from nbhelpers import find_smollm2, load_shipped
@@ -33,7 +39,41 @@ model, tok = load_shipped("shakespeare")
 print(model.config)
 
 # %% [markdown]
-# ## Identical outputs
+# ## A cache in ten lines
+#
+# One attention layer of width D = 4 with random weights, and tokens arriving one at a time. When
+# token t arrives we compute only ITS query, key and value, append the key and the value to two
+# lists — the cache — and let its query attend over everything in them. The lists grow by one row
+# per token:
+
+# %%
+N_TOY, D = 6, 4
+rng = np.random.default_rng(0)
+Wq, Wk, Wv = (rng.normal(size=(D, D)) for _ in range(3))              # [D, D] each
+xs = rng.normal(size=(N_TOY, D))                                      # [N, D] the tokens' vectors
+
+K_list, V_list, outputs = [], [], []                                  # the cache: two lists
+for t, x in enumerate(xs):
+    K_list.append(x @ Wk)                                             # this token's key   [D]
+    V_list.append(x @ Wv)                                             # and value          [D]
+    K, V = np.array(K_list), np.array(V_list)                         # [t + 1, D] each
+    weights = softmax((x @ Wq) @ K.T / np.sqrt(D))                    # [t + 1] over the cache
+    outputs.append(weights @ V)                                       # [D]
+    print(f"token {t}: cache K {K.shape}, V {V.shape}; it attends over {len(weights)} positions")
+
+# Without a cache: the whole sequence at once, with the causal mask (notebook 03).
+scores = (xs @ Wq) @ (xs @ Wk).T / np.sqrt(D)                          # [N, N]
+full = softmax(np.where(causal_mask(N_TOY, N_TOY), scores, -np.inf)) @ (xs @ Wv)   # [N, D]
+print("largest difference, list cache vs full recompute:", np.abs(np.array(outputs) - full).max())
+assert np.allclose(outputs, full)
+
+# %% [markdown]
+# That is the whole idea. minillm's `KVCache` is the same with two engineering choices: one
+# preallocated array per layer (`[layers, batch, KV heads, capacity, D]`) written in place instead
+# of a list that is copied into an array at every step, and a `length` telling how many slots are
+# filled.
+#
+# ## Identical outputs, on a real model
 #
 # Position t's key and value depend only on tokens ≤ t (the causal mask), so once computed they
 # never change: keeping them is exact, not an approximation. Generate 40 tokens greedily with the
@@ -55,6 +95,7 @@ for n in range(N_NEW):
 
 recomputed = context[len(prompt):]
 print("same tokens:", cached == recomputed)
+assert cached == recomputed and max_gap < 1e-3, max_gap
 print(f"largest |logit difference|, cache vs recompute, over {N_NEW} steps: {max_gap:.2e} (float32 rounding)")
 print(repr(tok.decode(prompt + cached)))
 
@@ -121,13 +162,15 @@ a2.legend()
 plt.tight_layout()
 plt.show()
 print(f"generating 1024 tokens: recompute ≈ {totals['recompute'][-1]:.2f} s, cache ≈ {totals['cache'][-1]:.2f} s")
+assert recompute[-1] > 5 * with_cache[-1], "at n = 1024 recomputing should cost far more per token"
+assert recompute[-1] > 5 * recompute[0], "recomputing should grow with the context"
 
 # %% [markdown]
-# **The seed's complexity, made precise.** Without a cache, step n re-runs n positions: the
+# **The articles' complexity, made precise.** Without a cache, step n re-runs n positions: the
 # projections and the FFN cost O(n·C²) and attention O(n²·C) — per step. With a cache, step n
 # runs one position: O(C²) for the projections and O(n·C) to attend over n cached keys. Summed
 # over n steps that is O(n²·C² + n³·C) against O(n·C² + n²·C); the prompt is processed once
-# (the seed's "O(n²) 一次", the prefill). The measured slopes show it: recomputing grows at
+# (the articles' "O(n²) 一次", the prefill). The measured slopes show it: recomputing grows at
 # least linearly with n per token (towards 2 once the n² attention term dominates, at n ≳ 6·C
 # for this shape), while the cached step stays nearly flat until attending over the cache
 # itself — the O(n) term — becomes visible. Absolute times are machine-dependent; the ratios
@@ -152,3 +195,31 @@ for name, c in configs.items():
     per_token = full_cache.nbytes() // c.n_ctx
     print(f"{name:34s} L={c.n_layers:2d} K={c.n_kv_heads} D={c.d_head:3d}: {per_token:7,} bytes per "
           f"token; full window of {c.n_ctx:5,} tokens: {full_cache.nbytes() / 2**20:8.1f} MiB")
+
+# %% [markdown]
+# ## Exercises
+#
+# Write the function, run the cell: `check` prints the first case it gets wrong, or how many it
+# passed. Solutions: `solutions/05_kv_cache.py`.
+#
+# **1. Append to a KV cache.** `K`, `V` are the cached [S, D] keys and values (S may be 0),
+# `k_new`, `v_new` this step's [T, D]; return the new `(K, V)`, [S + T, D] each.
+
+# %%
+from exercises import check
+
+def kv_append(K, V, k_new, v_new):
+    raise NotImplementedError    # your code here
+
+check("kv_append", kv_append)
+
+# %% [markdown]
+# **2. The mask with a cache.** T new queries arrive after S − T cached positions: query t sits at
+# position S − T + t. Return the [T, S] bool mask (True = may see). One new token after two cached
+# ones sees all three: `mask(1, 3) = [[True, True, True]]`.
+
+# %%
+def cached_causal_mask(T, S):
+    raise NotImplementedError    # your code here
+
+check("cached_causal_mask", cached_causal_mask)

@@ -1,5 +1,5 @@
 # %% [markdown]
-# # 06 · Sampling: temperature, top-k, top-p
+# # 06 · Sampling: temperature, top-k, top-p, min-p
 #
 # > 输入文本 → 模型前向计算（全词表概率分布）→【Temperature】调整概率陡峭度 →【Top-K】限制候选上限 →
 # > 【Top-P】累计概率筛选 → 归一化概率 →【采样策略】选择 1 个 token → 输出拼入序列，重复
@@ -9,10 +9,14 @@
 # > append, repeat.*
 #
 # Every step of that pipeline is a module of `minillm.sampling`, composed in this order by
-# `Sampler`. This notebook puts exact numbers on the seed's examples: the temperature table
-# (whose figures are illustrative), the weighted draw, the size of the top-k / top-p candidate
-# pools on a real model's next-token distributions, the presets — and one place where the seed's
+# `Sampler`. This notebook puts exact numbers on the explainer articles' examples: the temperature
+# table (whose figures are illustrative), the weighted draw, the size of the top-k / top-p
+# candidate pools on a real model's next-token distributions, min-p (a filter the articles do not
+# mention, relative to the most likely token), the presets — and one place where the articles'
 # example code does not do what the pipeline diagram says.
+#
+# **Try this:** change the temperatures in `article_table`, the `PROMPTS`, the `MIN_P` value, or a
+# preset's numbers, and re-run.
 
 # %%
 import os
@@ -22,13 +26,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from minillm.functional import softmax
-from minillm.sampling import PRESETS, Sampler, apply_temperature, categorical, top_k, top_p
+from minillm.sampling import PRESETS, Sampler, apply_temperature, categorical, min_p, top_k, top_p
 from nbhelpers import load_pretrained
 
 np.set_printoptions(precision=4, suppress=True)
 
 # %% [markdown]
-# ## Temperature on the seed's distribution
+# ## Temperature on the articles' distribution
 #
 # > 原始概率: [0.5, 0.3, 0.15, 0.05]
 # > Temp = 0.5（更确定）→ [0.64, 0.24, 0.09, 0.03]
@@ -41,36 +45,39 @@ np.set_printoptions(precision=4, suppress=True)
 # divide by T, softmax. That is `apply_temperature` followed by `softmax`:
 
 # %%
-seed_p = np.array([0.5, 0.3, 0.15, 0.05])
-seed_table = {0.5: [0.64, 0.24, 0.09, 0.03], 1.0: [0.5, 0.3, 0.15, 0.05], 2.0: [0.33, 0.27, 0.22, 0.18]}
-logits = np.log(seed_p)                                               # [4]
-exact = {T: softmax(apply_temperature(logits, T)) for T in seed_table}
-for T, claimed in seed_table.items():
-    print(f"T = {T}: exact {exact[T]}   seed {np.array(claimed)}   "
+article_p = np.array([0.5, 0.3, 0.15, 0.05])
+article_table = {0.5: [0.64, 0.24, 0.09, 0.03], 1.0: [0.5, 0.3, 0.15, 0.05], 2.0: [0.33, 0.27, 0.22, 0.18]}
+logits = np.log(article_p)                                            # [4]
+exact = {T: softmax(apply_temperature(logits, T)) for T in article_table}
+for T, claimed in article_table.items():
+    print(f"T = {T}: exact {exact[T]}   articles {np.array(claimed)}   "
           f"largest gap {np.abs(exact[T] - claimed).max():.3f}")
+assert np.allclose(exact[0.5], article_p**2 / (article_p**2).sum())         # T = 0.5: p² renormalised
+assert np.allclose(exact[2.0], np.sqrt(article_p) / np.sqrt(article_p).sum())   # T = 2: √p renormalised
+assert np.allclose(exact[1.0], article_table[1.0]) and abs(exact[0.5][0] - 0.685) < 1e-3
 
 # %% [markdown]
-# The seed's T = 1 row is exact, but its T = 0.5 and T = 2 rows are **illustrations, not the
+# The articles' T = 1 row is exact, but its T = 0.5 and T = 2 rows are **illustrations, not the
 # formula**: at T = 0.5 each probability is squared and renormalised (p² / Σp²), so the top token
 # gets 0.685, not 0.64, and the last one 0.007, not 0.03; at T = 2 it is √p / Σ√p, so 0.379 and
-# 0.120, not 0.33 and 0.18. Which temperatures *would* produce the seed's rows?
+# 0.120, not 0.33 and 0.18. Which temperatures *would* produce the articles' rows?
 
 # %%
 grid = np.linspace(0.05, 5, 4951)
-for T, claimed in seed_table.items():
+for T, claimed in article_table.items():
     gaps = [np.abs(softmax(apply_temperature(logits, t)) - claimed).max() for t in grid]
     best = grid[int(np.argmin(gaps))]
-    print(f"seed's row labelled T = {T}: closest temperature {best:.2f} (largest gap there {min(gaps):.3f})")
+    print(f"the articles' row labelled T = {T}: closest temperature {best:.2f} (largest gap there {min(gaps):.3f})")
 
 labels = ["很 (very)", "真 (really)", "挺 (quite)", "非常 (extremely)"]
 fig, ax = plt.subplots(figsize=(9, 3.8))
 for j, T in enumerate([0.5, 1.0, 2.0]):
     ax.bar(np.arange(4) + (j - 1) * 0.27, exact[T], width=0.27, label=f"T = {T} (exact)")
-    ax.scatter(np.arange(4) + (j - 1) * 0.27, seed_table[T], color="black", marker="_", s=300,
-               zorder=3, label="seed's figure" if j == 0 else None)
+    ax.scatter(np.arange(4) + (j - 1) * 0.27, article_table[T], color="black", marker="_", s=300,
+               zorder=3, label="the articles' figure" if j == 0 else None)
 ax.set_xticks(range(4), ["very", "really", "quite", "extremely"])
 ax.set_ylabel("probability")
-ax.set_title("Temperature on p = [0.5, 0.3, 0.15, 0.05]: exact values vs the seed's")
+ax.set_title("Temperature on p = [0.5, 0.3, 0.15, 0.05]: exact values vs the articles'")
 ax.legend()
 plt.show()
 
@@ -86,10 +93,12 @@ plt.show()
 # %%
 N = 10_000
 rng = np.random.default_rng(0)
-draws = categorical(np.tile(seed_p, (N, 1)), rng)                     # [N] one draw per row
+draws = categorical(np.tile(article_p, (N, 1)), rng)                  # [N] one draw per row
 freq = np.bincount(draws, minlength=4) / N
-for label, p, f in zip(labels, seed_p, freq):
+for label, p, f in zip(labels, article_p, freq):
     print(f"{label:18s} p = {p:.2f}   observed {f:.4f}   (±{2 * np.sqrt(p * (1 - p) / N):.4f} at 2σ)")
+sigma = np.sqrt(article_p * (1 - article_p) / N)
+assert (np.abs(freq - article_p) < 4 * sigma).all(), "a draw frequency is off by more than 4σ"
 
 # %% [markdown]
 # ## Top-k and top-p pools on a real model
@@ -101,7 +110,7 @@ for label, p, f in zip(labels, seed_p, freq):
 # > shape. Top-k 50 keeps 50; top-p 0.9 then narrows them to 3–10.*
 #
 # Measured on real next-token distributions (a model with a ~50,000-token vocabulary, like the
-# seed's example, when SmolLM2 is present):
+# articles' example, when SmolLM2 is present):
 
 # %%
 model, tok, model_name = load_pretrained()
@@ -121,6 +130,12 @@ for prompt, z in zip(PROMPTS, dists):
           f"{pool(Sampler(top_p=0.9), z):5d};  top-k 50 then top-p 0.9 → "
           f"{pool(Sampler(top_k=50, top_p=0.9), z):2d};  top tokens "
           f"{[(tok.decode([i]), round(float(probs[i]), 3)) for i in best]}")
+nucleus = [pool(Sampler(top_p=0.9), z) for z in dists]
+if model_name == "SmolLM2-135M-Instruct":       # the claim below the plot, checked
+    assert min(nucleus) <= 20 and max(nucleus) >= 100, nucleus
+else:
+    print("(The pool sizes discussed below are SmolLM2's: python -m minillm download smollm2. The "
+          "small fallback model has a 2,048-token vocabulary and knows little of these prompts.)")
 
 # %%
 fig, ax = plt.subplots(figsize=(9, 4))
@@ -139,14 +154,43 @@ plt.show()
 # %% [markdown]
 # The pool size is a property of the distribution, not of p: a confident prediction needs a
 # few tokens to reach 90% of the mass, an open one ("Once upon a time, there was a …") can need
-# hundreds (the counts printed above) — the seed's "5–20" is one possible range, not a rule. That
-# is why top-k is kept as a hard cap next to top-p.
+# hundreds (the counts printed above) — the articles' "5–20" is one possible range, not a rule.
+# That is why top-k is kept as a hard cap next to top-p.
+#
+# ## Min-p: a threshold relative to the most likely token
+#
+# Top-p asks "how many tokens reach mass p?". Min-p (used by llama.cpp and Hugging Face; the
+# articles do not mention it) asks "which tokens are at least `MIN_P` times as likely as the most
+# likely one?": keep p_i ≥ min_p · p_max. On the articles' distribution with min-p 0.2 the
+# threshold is 0.2 · 0.5 = 0.1, so 很, 真 and 挺 stay and 非常 (0.05) goes. Its pool shrinks when
+# the model is confident (p_max large) and grows when it is not — without a cumulative sum:
+
+# %%
+MIN_P = 0.1
+kept_toy = np.flatnonzero(np.isfinite(min_p(np.log(article_p), 0.2)))
+print("min-p 0.2 on [0.5, 0.3, 0.15, 0.05] keeps", [labels[i] for i in kept_toy])
+assert kept_toy.tolist() == [0, 1, 2]
+for prompt, z in zip(PROMPTS, dists):
+    probs = softmax(z)
+    print(f"{prompt!r:36}: p_max {probs.max():.3f} → min-p {MIN_P} keeps "
+          f"{pool(Sampler(min_p=MIN_P), z):4d} tokens (top-p 0.9 keeps {pool(Sampler(top_p=0.9), z):5d})")
+order = np.argsort([softmax(z).max() for z in dists])                # least to most confident
+min_p_pools = [pool(Sampler(min_p=MIN_P), dists[i]) for i in order]
+print("min-p pools from the least to the most confident prediction:", min_p_pools)
+assert all(n <= 1 / (MIN_P * softmax(dists[i]).max()) for n, i in zip(min_p_pools, order))
+assert min_p_pools == sorted(min_p_pools, reverse=True), "more confident should mean a smaller pool"
+
+# %% [markdown]
+# The more confident the prediction, the smaller the pool (checked above on these four). And a
+# bound top-p does not have: every kept token has p_i ≥ min_p · p_max and the probabilities sum
+# to at most 1, so min-p keeps at most 1 / (min_p · p_max) tokens — 10 / p_max for min-p 0.1 —
+# while top-p on a flat distribution can keep thousands.
 #
 # ## The presets
 #
 # > 任务 Temperature Top-K Top-P：代码生成 0.2 50 0.9；事实问答 0.7 40 0.85；日常对话 0.8 50 0.9；创意写作 1.0 0 0.95
 #
-# `PRESETS` holds exactly the seed's table (code generation, factual QA, chat, creative writing;
+# `PRESETS` holds exactly the articles' table (code generation, factual QA, chat, creative writing;
 # top-k 0 = off). On the same four distributions, the pool each preset leaves and five tokens
 # drawn with seed 0:
 
@@ -159,20 +203,26 @@ for name, sampler in PRESETS.items():
         print(f"    {prompt!r:36} pool {pool(sampler, z):3d}   draws {picks}")
 
 # %% [markdown]
+# %%
+mean_pool = {name: np.mean([pool(sampler, z) for z in dists]) for name, sampler in PRESETS.items()}
+print({name: round(float(v), 1) for name, v in mean_pool.items()})
+assert mean_pool["code"] == min(mean_pool.values()) and mean_pool["creative"] == max(mean_pool.values())
+
+# %% [markdown]
 # Temperature is applied *before* top-p, so a low temperature (code: 0.2) sharpens the
 # distribution and the 0.9 nucleus shrinks to a handful of tokens; creative writing (T = 1, no
 # top-k, p = 0.95) keeps the widest pools.
 #
-# ## The seed's `sample_next_token`: top-p on probabilities not renormalised after top-k
+# ## The articles' `sample_next_token`: top-p on probabilities not renormalised after top-k
 #
-# The seed's code (PyTorch) computes `probs = softmax(logits / T)` over the whole vocabulary,
+# The articles' code (PyTorch) computes `probs = softmax(logits / T)` over the whole vocabulary,
 # takes the top-k of those *probabilities* and then runs the top-p cumulative sum over them
 # **without renormalising them first**; it renormalises only at the very end, before the draw.
 # Here it is, translated line by line to NumPy:
 
 # %%
-def seed_sample_next_token_pool(logits, temperature=1.0, top_k=50, top_p=0.9):
-    """The seed's steps 1-5, returning the candidate ids and their final probabilities."""
+def article_sample_next_token_pool(logits, temperature=1.0, top_k=50, top_p=0.9):
+    """The articles' steps 1-5, returning the candidate ids and their final probabilities."""
     logits = logits / temperature                                    # step 1
     probs = softmax(logits)                                          # step 2
     if top_k > 0:                                                    # step 3: torch.topk
@@ -190,16 +240,18 @@ def seed_sample_next_token_pool(logits, temperature=1.0, top_k=50, top_p=0.9):
 # The pipeline diagram (and Hugging Face's `TopKLogitsWarper` → `TopPLogitsWarper`, and minillm's
 # `Sampler`) applies top-p to the distribution *as it is after top-k*, i.e. renormalised over
 # the k survivors. The renormalised cumulative sums are larger, so top-p stops earlier: the
-# pipeline's pool is never larger than the seed's, and smaller whenever the k survivors hold
-# less than all the mass. The smallest example, on the seed's own distribution with top-k 2 and
-# top-p 0.6: the seed sums 0.5, 0.8 and keeps two tokens; renormalised, 0.5 / 0.8 = 0.625 ≥ 0.6
-# already, so the pipeline keeps one.
+# pipeline's pool is never larger than the articles', and smaller whenever the k survivors hold
+# less than all the mass. The smallest example, on the articles' own distribution with top-k 2
+# and top-p 0.6: their code sums 0.5, 0.8 and keeps two tokens; renormalised, 0.5 / 0.8 = 0.625
+# ≥ 0.6 already, so the pipeline keeps one.
 
 # %%
-toy = np.log(seed_p)
-seed_ids, _ = seed_sample_next_token_pool(toy, top_k=2, top_p=0.6)
+toy = np.log(article_p)
+article_ids, _ = article_sample_next_token_pool(toy, top_k=2, top_p=0.6)
 ours = np.flatnonzero(np.isfinite(top_p(top_k(toy, 2), 0.6)))
-print("seed's code keeps", [labels[i] for i in seed_ids], "   minillm / HF order keeps", [labels[i] for i in ours])
+print("the articles' code keeps", [labels[i] for i in article_ids], "   minillm / HF order keeps",
+      [labels[i] for i in ours])
+assert len(article_ids) == 2 and len(ours) == 1
 
 # %% [markdown]
 # On real distributions: every position of a paragraph gives a next-token distribution in one
@@ -215,16 +267,18 @@ sizes = {}
 for name, s in PRESETS.items():
     ours_n = np.array([pool(Sampler(temperature=s.temperature, top_k=s.top_k, top_p=s.top_p), z)
                        for z in all_logits])
-    seed_n = np.array([len(seed_sample_next_token_pool(z, s.temperature, s.top_k, s.top_p)[0])
-                       for z in all_logits])
-    sizes[name] = (ours_n, seed_n)
-    print(f"{name:8s} pools differ at {(ours_n != seed_n).sum():2d} of {len(ours_n)} positions; "
-          f"mean pool: minillm/HF {ours_n.mean():6.1f}, seed's code {seed_n.mean():6.1f}; "
-          f"seed's pool never smaller: {bool((seed_n >= ours_n).all())}")
+    article_n = np.array([len(article_sample_next_token_pool(z, s.temperature, s.top_k, s.top_p)[0])
+                          for z in all_logits])
+    sizes[name] = (ours_n, article_n)
+    print(f"{name:8s} pools differ at {(ours_n != article_n).sum():2d} of {len(ours_n)} positions; "
+          f"mean pool: minillm/HF {ours_n.mean():6.1f}, the articles' code {article_n.mean():6.1f}; "
+          f"their pool never smaller: {bool((article_n >= ours_n).all())}")
+    assert (article_n >= ours_n).all(), name
+assert sizes["creative"][1].mean() > 5 * sizes["creative"][0].mean(), "the top_k = 0 problem below"
 
 fig, ax = plt.subplots(figsize=(9, 3.8))
-ours_n, seed_n = sizes["qa"]
-ax.plot(seed_n, "o-", label="seed's sample_next_token (top-p on un-renormalised top-k)")
+ours_n, article_n = sizes["qa"]
+ax.plot(article_n, "o-", label="the articles' sample_next_token (top-p on un-renormalised top-k)")
 ax.plot(ours_n, "s-", label="minillm Sampler / HF order (renormalised after top-k)")
 ax.set_xlabel("position in the paragraph")
 ax.set_ylabel("candidate pool size")
@@ -233,12 +287,12 @@ ax.legend(fontsize=8)
 plt.show()
 
 # %% [markdown]
-# The 'creative' row shows a **second problem** in the seed's code: with `top_k = 0` it skips the
+# The 'creative' row shows a **second problem** in the articles' code: with `top_k = 0` it skips the
 # sort (`top_k_probs, top_k_indices = probs, torch.arange(len(probs))`), so its "top-p" keeps the
 # tokens with the *lowest ids* until their mass reaches p — thousands of arbitrary tokens, not the
 # nucleus. minillm's `top_p` always sorts by probability first.
 #
-# Where the pools differ otherwise, the seed's code keeps extra low-probability tokens (all k of them when
+# Where the pools differ otherwise, the articles' code keeps extra low-probability tokens (all k of them when
 # the top-k mass is below p, since the cumulative sum never reaches p). Its final renormalisation
 # (step 5) does not undo that: the extra tokens stay drawable. The fix is two lines — sort the
 # probabilities when `top_k = 0` too, and divide `top_k_probs` by its sum before the cumulative
@@ -246,3 +300,48 @@ plt.show()
 # order: temperature → top-k → renormalise → top-p → renormalise → draw. (llama.cpp differs again:
 # its default chain applies temperature *last*, after top-k and top-p; see
 # `minillm/sampling/pipeline.py`.)
+
+# %% [markdown]
+# ## Exercises
+#
+# Write the function, run the cell: `check` prints the first case it gets wrong, or how many it
+# passed. Solutions: `solutions/06_sampling.py`. The filters return logits with the removed tokens
+# set to `-np.inf` and the kept ones unchanged.
+#
+# **1. Temperature**: `temperature(logits, T)` -> the probabilities softmax(logits / T), T > 0.
+
+# %%
+from exercises import check
+
+def temperature(logits, T):
+    raise NotImplementedError    # your code here
+
+check("temperature", temperature)
+
+# %% [markdown]
+# **2. Top-k**: keep the k largest logits (on ties, the lower id), set the rest to -inf.
+
+# %%
+def top_k_(logits, k):
+    raise NotImplementedError    # your code here
+
+check("top_k", top_k_)
+
+# %% [markdown]
+# **3. Top-p**: keep the smallest set of most probable tokens whose probabilities sum to ≥ p.
+# (Watch the token that crosses p: it belongs to the set.)
+
+# %%
+def top_p_(logits, p):
+    raise NotImplementedError    # your code here
+
+check("top_p", top_p_)
+
+# %% [markdown]
+# **4. Min-p**: keep the tokens with p_i ≥ m · p_max.
+
+# %%
+def min_p_(logits, m):
+    raise NotImplementedError    # your code here
+
+check("min_p", min_p_)

@@ -13,9 +13,12 @@
 # > *The longer a chat goes on, the more the model "forgets" early information — not because
 # > memory fades, but because old content has been pushed out of the window.*
 #
-# This notebook does the seed's arithmetic with `minillm.budget`, makes a real model forget an
-# early fact by sliding its window past it, and counts what a short exchange really costs in
-# tokens.
+# This notebook does the explainer articles' arithmetic with `minillm.budget`, makes a real model
+# forget an early fact by sliding its window past it, and counts what a short exchange really
+# costs in tokens — with DeepSeek-V4's tokenizer, the one the articles used, when it is present.
+#
+# **Try this:** change the budget's `parts`, the made-up `NAME`, the `windows` tried, or the
+# prices `PRICE_IN` / `PRICE_OUT`, and re-run.
 
 # %%
 import os
@@ -26,15 +29,15 @@ import numpy as np
 
 from minillm.budget import context_budget, estimate_cost
 from minillm.chat import chatml_ids, render_chatml, stop_ids
-from minillm.generate import generate
+from minillm import generate
 from minillm.options import score_options
 from minillm.tokenizer import Tokenizer
-from nbhelpers import load_pretrained
+from nbhelpers import load_deepseek_v4, load_pretrained
 
 # %% [markdown]
-# ## The seed's 32K budget
+# ## The articles' 32K budget
 #
-# 32K = 32 × 1024 = 32,768 tokens. The seed gives only the total in use (24K = 24,576); how it
+# 32K = 32 × 1024 = 32,768 tokens. The articles give only the total in use (24K = 24,576); how it
 # splits between the parts below is an illustration, but the arithmetic is the budget helper's:
 
 # %%
@@ -44,6 +47,7 @@ parts = {"system instructions": 1_200, "conversation history": 15_000,
 b = context_budget(WINDOW, parts)
 print(f"window {b.window:,}; used {b.used:,} = {' + '.join(f'{n:,}' for n in b.counts.values())}; "
       f"left {b.left:,} tokens (= {b.left / 1024:g}K) for the new input and the answer")
+assert b.used == 24 * 1024 and b.left == 8 * 1024
 
 fig, ax = plt.subplots(figsize=(9, 1.8))
 left = 0
@@ -112,6 +116,13 @@ for W in windows:
     print(f"W = {W:3d}: window starts with {tok.decode(window_ids[:5])!r:34} → p({NAME!r}) = {p:.2e}")
 
 W, p = map(np.array, zip(*results))
+p_whole, p_lost = p[W == len(ids)][0], p[W < needed].max()
+if model_name == "SmolLM2-135M-Instruct":       # the claim of the paragraph below the plot
+    assert p_whole > 100 * p_lost, (p_whole, p_lost)
+    print(f"✓ p(name) with the whole text {p_whole:.2e}, at most {p_lost:.2e} once it left the window")
+else:
+    print("(The forgetting demonstration needs SmolLM2: the small fallback model does not recall "
+          "the name even with the whole text, so the curve above is flat noise.)")
 fig, ax = plt.subplots(figsize=(8, 3.8))
 ax.plot(W, p, "o-")
 ax.axvline(needed, color="C3", ls=":", label=f"W = {needed}: the name just fits")
@@ -133,7 +144,8 @@ for label, window_ids in (("whole text", ids), (f"last {needed - 2} tokens", ids
     print(f"{label:16s}: ...my friend is called{reply!r}")
 
 # %% [markdown]
-# Nothing decays: the weights are identical in every row. What changes is only which tokens are
+# Nothing decays: the weights are identical in every row (with SmolLM2; the small fallback model
+# never recalls the name in the first place). What changes is only which tokens are
 # in the window. Once the name has slid out, it is simply not in the input, and its probability
 # falls to what a guess gives a made-up word.
 #
@@ -146,32 +158,65 @@ for label, window_ids in (("whole text", ids), (f"last {needed - 2} tokens", ids
 # > tokens both cost, and a short answer can consume tens of times more tokens than its visible
 # > words, because of the hidden prompt or the reasoning.*
 #
-# The visible exchange: "Why is the sea blue?" and the seed's one-sentence answer. What the model
-# actually reads includes the chat template and the system prompt; in an application often also
-# tool definitions and retrieved text. Counted with SmolLM2's tokenizer, and with GPT-4's
-# (`cl100k`) for the visible parts; the prices are example figures (per 1,000 tokens, in any
+# The visible exchange: "Why is the sea blue?" and the articles' one-sentence answer. What the
+# model actually reads includes the chat template and the system prompt; in an application often
+# also tool definitions and retrieved text. Counted with the model's tokenizer, and with
+# DeepSeek-V4's (the articles': 19 tokens for the answer) and GPT-4's (`cl100k`) for the visible
+# parts; the prices are example figures (per 1,000 tokens, in any
 # currency), not a quote:
 
 # %%
 Q, A = "为什么大海是蓝色的？", "海水会吸收较多红光，蓝光更容易被散射回来，所以大海常呈蓝色。"
 PRICE_IN, PRICE_OUT = 0.5, 1.5                               # example prices per 1K tokens
 cl100k = Tokenizer.load("cl100k")
+deepseek, deepseek_name = load_deepseek_v4()
 hidden = chatml_ids(tok, [{"role": "user", "content": Q}]) if "<|im_start|>" in tok.special_tokens \
     else tok.encode(Q)
 print(render_chatml([{"role": "user", "content": Q}]) if "<|im_start|>" in tok.special_tokens else Q)
-rows = {"question, as typed": (tok.encode(Q), cl100k.encode(Q)),
-        "question, as the model reads it": (hidden, None),
-        "answer": (tok.encode(A), cl100k.encode(A))}
-for label, (ours, gpt4) in rows.items():
+rows = {"question, as typed": (tok.encode(Q), deepseek.encode(Q), cl100k.encode(Q)),
+        "question, as the model reads it": (hidden, None, None),
+        "answer": (tok.encode(A), deepseek.encode(A), cl100k.encode(A))}
+for label, (ours, ds, gpt4) in rows.items():
     print(f"{label:32s}: {len(ours):3d} tokens ({model_name})" +
-          (f", {len(gpt4):3d} tokens (cl100k)" if gpt4 is not None else ""))
+          (f", {len(ds):3d} ({deepseek_name}), {len(gpt4):3d} (cl100k)" if ds is not None else ""))
+if deepseek_name == "DeepSeek-V4":
+    assert len(deepseek.encode(A)) == 19, "the articles' 19 tokens"
+if "<|im_start|>" in tok.special_tokens:            # the claim below: the template multiplies the input
+    assert len(hidden) > 2 * len(tok.encode(Q)), (len(hidden), len(tok.encode(Q)))
+    print(f"the model reads {len(hidden) / len(tok.encode(Q)):.1f}× the tokens of the typed question")
 print(f"visible characters: question {len(Q)}, answer {len(A)}")
 cost = estimate_cost(hidden, tok.encode(A), PRICE_IN, PRICE_OUT)
 print(f"cost at {PRICE_IN}/1K in and {PRICE_OUT}/1K out: {cost:.4f} "
       f"({len(hidden)} in × {PRICE_IN / 1000:g} + {len(tok.encode(A))} out × {PRICE_OUT / 1000:g})")
 
 # %% [markdown]
-# The template and default system prompt multiply the input several times over before any tool
-# definitions or documents are added, and a model that "reasons" first (notebook 11) adds its
+# With SmolLM2 the template and its default system prompt more than double the input (checked
+# above) before any tool definitions or documents are added, and a model that "reasons" first (notebook 11) adds its
 # reasoning tokens to the billed output. Token counts — not characters or words — are the unit
 # of both the window and the bill, and they depend on the tokenizer (notebook 01).
+
+# %% [markdown]
+# ## Exercises
+#
+# Write the function, run the cell: `check` prints the first case it gets wrong, or how many it
+# passed. Solutions: `solutions/08_context_and_cost.py`.
+#
+# **1. The sliding window.** Return what a model with a window of `n_ctx` tokens can read of
+# `ids` (a list).
+
+# %%
+from exercises import check
+
+def sliding_window(ids, n_ctx):
+    raise NotImplementedError    # your code here
+
+check("sliding_window", sliding_window)
+
+# %% [markdown]
+# **2. The bill.** `n_in` input and `n_out` output tokens, prices per 1,000 tokens: the cost.
+
+# %%
+def estimate_cost_(n_in, n_out, price_in, price_out):
+    raise NotImplementedError    # your code here
+
+check("estimate_cost", estimate_cost_)

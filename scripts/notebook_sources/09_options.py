@@ -10,24 +10,29 @@
 # > thousands of tokens in the vocabulary the model can generate an option that does not exist
 # > (such as "E"); "only answer A/B/C/D" in the prompt is a soft constraint that cannot rule it out.*
 #
-# The seed then credits "decision models" (JEV, Drex) with a 3× speed-up; those are not available
-# here and that figure is not checked. What *can* be measured with minillm: answering by
-# generation vs scoring the options with `minillm.options.score_options`, which reads the
-# probability of every option from the model directly — forward passes counted, and where the
-# probability mass outside the options goes.
+# The explainer articles then credit "decision models" (JEV, Drex) with a 3× speed-up; those are
+# not available here and that figure is not checked. What *can* be measured with minillm:
+# answering by generation vs scoring the options with `minillm.options.score_options`, which reads
+# the probability of every option from the model directly — forward passes counted, where the
+# probability mass outside the options goes, and the hard constraint a prompt cannot give: a
+# sampler that may only draw the option letters (`allowed_ids`).
+#
+# **Try this:** change `QUESTION` and the options, or the preset used for sampling, and re-run.
 
 # %%
 import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # CI runs two notebooks at once on two cores
+
+import dataclasses
 
 import matplotlib.pyplot as plt
 import numpy as np
 
 from minillm.chat import stop_ids
 from minillm.functional import softmax
-from minillm.generate import generate
+from minillm import generate
 from minillm.options import score_options
-from minillm.sampling import PRESETS, categorical
+from minillm.sampling import PRESETS, Sampler, categorical
 from nbhelpers import CountingModel, chat_prompt, load_pretrained
 
 model, tok, model_name = load_pretrained()
@@ -39,6 +44,10 @@ LETTERS = ["A", "B", "C", "D"]
 FULL = ["A. London", "B. Paris", "C. Berlin", "D. Madrid"]
 prompt = chat_prompt(tok, QUESTION)
 print(f"prompt: {len(prompt)} tokens")
+if model_name != "SmolLM2-135M-Instruct":
+    print("(Answering the quiz needs SmolLM2: python -m minillm download smollm2. The small fallback "
+          "model knows no geography and has no chat format; the counts of forward passes and the "
+          "allowed_ids constraint below hold for any model.)")
 
 # %% [markdown]
 # ## 1. Answer by generating text
@@ -74,11 +83,13 @@ full = score_options(counter, tok, prompt, FULL)
 print(f"full text : {dict(zip(FULL, np.round(full.probs, 3).tolist()))} → {full.best!r}; "
       f"{full.forward_passes} forward passes (counted: {counter.calls}); generating the longest "
       f"option would take {full.generation_passes}")
+assert letters.forward_passes == 1
+assert full.forward_passes == 2 and letters.best in LETTERS and full.best in FULL
 
 # %% [markdown]
-# A 135 M-parameter model is not a good quiz-taker: the letter scores show its bias toward the
-# first option, while scoring the options' full text (which lets the model judge "Paris" itself)
-# can pick differently — both are printed above, measured. The point here is the mechanism: one or
+# A 135 M-parameter model is not a good quiz-taker: the letter scores and the full-text scores
+# (which let the model judge "Paris" itself) can pick differently — both are printed above,
+# measured. The point here is the mechanism: one or
 # two forward passes, and an answer that is always one of A–D.
 #
 # ## 3. Where generation can go: the whole vocabulary
@@ -94,6 +105,7 @@ on_letters = sum(first[v[0]] for v in letter_ids.values())
 top = np.argsort(-first)[:10]
 print(f"mass on A/B/C/D: {on_letters:.4f}; on the other {len(first) - 4:,} tokens: {1 - on_letters:.4f}")
 print(f"p('E') = {first[tok.encode('E')[0]]:.2e}   (nonzero: it can be generated)")
+assert on_letters < 1 and first[tok.encode("E")[0]] > 0
 print("ten most likely first tokens:", [(tok.decode([i]), round(float(first[i]), 4)) for i in top])
 
 # %% [markdown]
@@ -110,6 +122,8 @@ letter_set = {v[0] for v in letter_ids.values()}
 outside = np.mean([d not in letter_set for d in draws])
 print(f"'chat' preset: {outside:.1%} of 10,000 first tokens are not A/B/C/D; "
       f"distinct first tokens drawn: {len(set(draws.tolist()))}")
+if model_name == "SmolLM2-135M-Instruct":
+    assert outside > 0.01, "SmolLM2 should start some replies with something other than a letter"
 
 fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 3.8))
 a1.bar(np.arange(4) - 0.2, letters.probs, width=0.4, label="letters")
@@ -127,6 +141,36 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
+# ## 4. The hard constraint: `allowed_ids`
+#
+# "Only answer A/B/C/D" in the prompt changes the probabilities; it cannot make the other tokens
+# impossible. A sampler can: `Sampler(allowed_ids=...)` sets every other token's logit to −∞
+# before anything else (`minillm/sampling/bias.py`, vLLM's `allowed_token_ids`), so whatever the
+# temperature or seed, the first token is a letter. The same 'chat' preset, constrained:
+
+# %%
+letter_list = sorted(letter_set)
+constrained = dataclasses.replace(chat, allowed_ids=tuple(letter_list))
+last_logits = model(np.array(prompt), last_only=True)[-1]             # [V]
+c_probs = constrained.probs(last_logits)                              # [V] zero off the letters
+c_pool = np.flatnonzero(c_probs)
+c_draws = c_pool[categorical(np.tile(c_probs[c_pool], (10_000, 1)), np.random.default_rng(0))]
+c_outside = np.mean([d not in letter_set for d in c_draws])
+print(f"constrained 'chat' preset: {c_outside:.1%} of 10,000 first tokens are not A/B/C/D")
+reply_ids = [s.id for s in generate(model, prompt, 1, sampler=dataclasses.replace(constrained, temperature=0))]
+print("greedy under the constraint answers:", tok.decode(reply_ids))
+assert c_outside == 0 and set(np.flatnonzero(c_probs)) <= letter_set
+
+# With T = 1 and no other filter, the constrained distribution IS score_options' letter scores:
+plain = Sampler(allowed_ids=tuple(letter_list)).probs(last_logits)    # [V]
+by_letter = np.array([plain[letter_ids[L][0]] for L in LETTERS])
+print("allowed_ids at T = 1:", np.round(by_letter, 4), "  score_options:", np.round(letters.probs, 4))
+assert np.allclose(by_letter, letters.probs, atol=1e-5)
+
+# %% [markdown]
+# So the constraint and the scoring are the same computation seen from two sides: the
+# probabilities of the allowed continuations, renormalised among themselves.
+#
 # ## The count
 #
 # | | forward passes | answer always an option? |
@@ -135,13 +179,40 @@ plt.show()
 # | `score_options`, letters | 1 | yes, by construction |
 # | `score_options`, full option text | 2 (prompt, then all options batched) | yes |
 #
-# The seed's "30 forward passes for a 30-token answer" is exactly the generation row: one pass per
-# token. Scoring replaces that with one pass (two for multi-token options), whatever the answer
-# length, and restricts the output space to the options — which is what the seed's "decision
-# models" do with a dedicated output head. Here no new model is needed: any language model can be
+# The articles' "30 forward passes for a 30-token answer" is exactly the generation row: one pass
+# per token. Scoring replaces that with one pass (two for multi-token options), whatever the
+# answer length, and restricts the output space to the options — which is what the articles'
+# "decision models" do with a dedicated output head. Here no new model is needed: any language model can be
 # asked for the probabilities of a fixed set of continuations.
 
 # %%
 print(f"generation: {gen_calls} forward passes; scoring: {letters.forward_passes} (letters), "
       f"{full.forward_passes} (full text) → {gen_calls / letters.forward_passes:.0f}× fewer passes "
       f"than generating this reply")
+
+# %% [markdown]
+# ## Exercises
+#
+# Write the function, run the cell: `check` prints the first case it gets wrong, or how many it
+# passed. Solutions: `solutions/09_options.py`.
+#
+# **1. The allowed set.** Return the logits with every id not in `allowed` set to -inf (the
+# others unchanged).
+
+# %%
+from exercises import check
+
+def allow_only(logits, allowed):
+    raise NotImplementedError    # your code here
+
+check("allow_only", allow_only)
+
+# %% [markdown]
+# **2. Option probabilities.** The probability of each option id when only the options are
+# allowed — they must sum to 1.
+
+# %%
+def option_probs(logits, option_ids):
+    raise NotImplementedError    # your code here
+
+check("option_probs", option_probs)

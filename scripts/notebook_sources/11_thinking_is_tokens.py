@@ -16,13 +16,16 @@
 # think step by step. Both replies come out of the same call to `minillm.generate`, one token per
 # forward pass; the "reasoning" is ordinary tokens with ordinary probabilities, the reply ends
 # when the end-of-turn token wins, and every reasoning token takes room in the same context
-# window.
+# window. Then: why such text *looks* like thinking, and why products hide it.
+#
+# **Try this:** change `QUESTION`, the two `PROMPTS` or the `LIMITS`, and re-run.
 
 # %%
 import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # CI runs two notebooks at once on two cores
 
 import inspect
+import re
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -30,7 +33,7 @@ import numpy as np
 from minillm.budget import context_budget
 from minillm.chat import stop_ids
 from minillm.functional import softmax
-from minillm.generate import generate
+from minillm import generate
 from nbhelpers import CountingModel, chat_prompt, load_pretrained
 
 model, tok, model_name = load_pretrained()
@@ -62,6 +65,13 @@ for name, text in PROMPTS.items():
     print(f"── {name}: prompt {len(prompt)} tokens → reply {len(steps)} tokens, "
           f"{counter.calls} forward passes")
     print("   " + repr("".join(s.text for s in steps)))
+direct, stepwise = runs["direct"], runs["step by step"]
+assert len(stepwise["steps"]) > len(direct["steps"]), "the step-by-step reply should be longer"
+for run in runs.values():   # one forward per token; the end-of-turn token is generated too, not shown
+    assert run["calls"] in (len(run["steps"]), len(run["steps"]) + 1), "one forward pass per token"
+if not ENDS:
+    print(f"({model_name} has no chat format and no end-of-turn token: its replies run to the "
+          f"limit. The end-of-turn demonstration below needs SmolLM2: python -m minillm download smollm2)")
 
 # %% [markdown]
 # The step-by-step reply, token by token, with the probability the model gave each token when it
@@ -79,30 +89,36 @@ print("…" if len(steps) > 24 else "")
 # ## The reply ends when the end-of-turn token wins
 #
 # A single training-style forward pass over prompt + reply (notebook 04) gives, at every position
-# of the reply, the probability that the turn ends *there*. The model stops writing exactly when
-# that probability becomes the largest — "it has not ended its output yet" is the whole story.
+# of the reply, the probability that the turn ends *there* (red: the last position). The model
+# stops writing exactly when the end-of-turn token becomes the most likely one (checked) — "it has
+# not ended its output yet" is the whole story. Right: the probabilities of the tokens it chose,
+# reasoning or direct answer alike.
 
 # %%
-fig, (a1, a2) = plt.subplots(1, 2, figsize=(13, 4))
-for name, run in runs.items():
+fig, axes = plt.subplots(1, len(runs) + 1, figsize=(15, 3.8))
+for ax, (name, run) in zip(axes, runs.items()):
     ids = run["prompt"] + [s.id for s in run["steps"]]
     probs = softmax(model(np.array(ids)))[len(run["prompt"]) - 1:]   # [reply + 1, V]: before each reply token
     if ENDS:
         p_end = probs[:, list(ENDS)].sum(axis=-1)
-        a1.plot(p_end, marker=".", label=name)
+        ax.bar(range(len(p_end)), p_end, color=["C3" if k == len(p_end) - 1 else "C0" for k in range(len(p_end))])
+        ax.set_ylim(0, 1)
         print(f"{name:12s}: p(end of turn) at the last position {p_end[-1]:.3f}; "
               f"largest before it {p_end[:-1].max():.3f}")
-    logp = [s.logprob for s in run["steps"]]
-    a2.plot(np.exp(logp), marker=".", label=name)
-a1.set_xlabel("position in the reply (tokens)")
-a1.set_ylabel("p(end-of-turn token)")
-a1.set_title("probability that the reply ends here" if ENDS else "(this model has no end-of-turn token)")
-if ENDS:
-    a1.legend()
-a2.set_xlabel("position in the reply (tokens)")
-a2.set_ylabel("p(chosen token)")
-a2.set_title("every reply token is a draw from the same kind of distribution")
-a2.legend()
+        if len(run["steps"]) < LIMITS[name]:                     # it ended by itself: check the claim
+            assert int(np.argmax(probs[-1])) in ENDS, "the reply should end where end-of-turn wins"
+            assert all(int(np.argmax(row)) not in ENDS for row in probs[:-1])
+    ax.set_xlabel("position in the reply (tokens)")
+    ax.set_ylabel("p(end-of-turn token)")
+    ax.set_title(f"{name}: p(the reply ends here)" if ENDS else f"{name}: (no end-of-turn token)",
+                 fontsize=10)
+for name, run in runs.items():
+    axes[-1].hist(np.exp([s.logprob for s in run["steps"]]), bins=10, range=(0, 1), density=True,
+                  histtype="step", lw=2, label=f"{name} ({len(run['steps'])} tokens)")
+axes[-1].set_xlabel("p(chosen token)")
+axes[-1].set_ylabel("share of the reply's tokens (density)")
+axes[-1].set_title("reasoning or answer: the same kind of draws", fontsize=10)
+axes[-1].legend(fontsize=8)
 plt.tight_layout()
 plt.show()
 
@@ -127,14 +143,17 @@ for name, run in runs.items():
           f"{len(reply) / answer_tokens:.0f}× the {answer_tokens} token(s) of the bare answer '7', "
           f"{b.used / answer_tokens:.0f}× counting the prompt")
 
-fig, ax = plt.subplots(figsize=(8, 3.5))
-for name, run in runs.items():
+fig, ax = plt.subplots(figsize=(9, 2.6))
+for row, (name, run) in enumerate(runs.items()):
     P, R = len(run["prompt"]), len(run["steps"])
-    ax.plot(np.arange(R + 1), P + np.arange(R + 1), label=f"{name}: {P} + {R} tokens")
-ax.set_xlabel("generation step (one forward pass each)")
-ax.set_ylabel("tokens in the context window")
+    ax.barh(row, P, color="C0", label="prompt" if row == 0 else None)
+    ax.barh(row, R, left=P, color="C1", label="reply (reasoning included)" if row == 0 else None)
+    ax.text(P + R + 1, row, f"{P} + {R} = {P + R} tokens", va="center")
+ax.set_yticks(range(len(runs)), list(runs))
+ax.set_xlim(0, max(len(r["prompt"]) + len(r["steps"]) for r in runs.values()) * 1.35)
+ax.set_xlabel("tokens in the context window (one forward pass per reply token)")
 ax.set_title("The window fills with every generated token, reasoning or not")
-ax.legend()
+ax.legend(loc="lower right", fontsize=8)
 plt.show()
 
 # %% [markdown]
@@ -144,3 +163,87 @@ plt.show()
 # attend to; it is not a separate process, and it can be wrong (look at the text above). Products
 # that hide the chain of thought still generate those tokens and still pay for them: hiding is a
 # display decision, not a different computation.
+
+# %% [markdown]
+# ## Why it looks like thinking
+#
+# > "模型在思考"是一种错觉 — *"the model is thinking" is an illusion.*
+#
+# Worked solutions — "First, … Then, … So the answer is …" — are everywhere in the text a model is
+# trained on, and instruction-tuned models are trained further on exactly such replies. So after
+# "Let's think step by step." the most likely continuations *are* the openings of a derivation:
+# the look of reasoning is what the next-token distribution holds at that point. The first token
+# of each reply, and what else the model considered there:
+
+# %%
+OPENERS = ["Let", "To", "Step", "First", "1"]                     # how derivations start
+opener_mass = {}
+for name, run in runs.items():
+    first = softmax(model(np.array(run["prompt"]), last_only=True)[-1])   # [V] the reply's first token
+    top = np.argsort(-first)[:6]
+    print(f"{name:12s}: " + ", ".join(f"{tok.decode([int(i)])!r} {first[i]:.2f}" for i in top))
+    opener_mass[name] = sum(first[tok.encode(w)[0]] for w in OPENERS if len(tok.encode(w)) == 1)
+print("probability of a derivation opener", OPENERS, {k: round(float(v), 2) for k, v in opener_mass.items()})
+if model_name == "SmolLM2-135M-Instruct":
+    assert opener_mass["step by step"] > 2 * opener_mass["direct"], opener_mass
+
+# %% [markdown]
+# The written steps also *do* something, and that is why they can help: each step becomes context
+# that the following predictions attend to (notebook 03), so a result written down in step 2 is
+# there to be copied in step 3. No other channel exists — the model has no scratch memory besides
+# the tokens in its window.
+#
+# ## Why products hide it
+#
+# > 原因不是"怕你看不懂"，而是：推理文本不稳定；容易误导用户对正确性的判断；会泄露训练分布和系统策略。
+# > 隐藏 CoT 是产品与安全决策，不是模型能力变化。
+# >
+# > *Not "because you would not understand it", but: the reasoning text is unstable; it misleads
+# > users about how correct the answer is; it leaks the training distribution and the system's
+# > policies. Hiding the chain of thought is a product and safety decision, not a change in what
+# > the model can do.*
+#
+# Reasoning models (DeepSeek-R1 and its successors, OpenAI's o-series) write their reasoning
+# between markers such as `<think>` … `</think>` and then the answer. Applications usually show only
+# the answer (or a summary): the reasoning is long, often repetitive or wrong along the way (it is
+# a draft, as above), it can reveal the hidden system prompt, and a provider may not want it
+# copied to train other models. Hiding it is a filter on the *text shown* — the tokens were still
+# generated, still fill the window, and are still billed as output. With this notebook's
+# step-by-step reply as the "thinking":
+
+# %%
+thinking = "".join(s.text for s in runs["step by step"]["steps"])
+answer = "".join(s.text for s in runs["direct"]["steps"])
+full_reply = f"<think>{thinking}</think>{answer}"
+shown = re.sub(r"<think>.*?</think>", "", full_reply, flags=re.S)
+generated, displayed = len(tok.encode(full_reply)), len(tok.encode(shown))
+print(f"what the user sees: {shown!r}")
+print(f"tokens generated (and billed, and in the window): {generated}; tokens shown: {displayed}")
+assert displayed < generated and shown == answer
+
+# %% [markdown]
+# ## Exercises
+#
+# Write the function, run the cell: `check` prints the first case it gets wrong, or how many it
+# passed. Solutions: `solutions/11_thinking_is_tokens.py`.
+#
+# **1. Hide the thinking.** Return the reply without any `<think>…</think>` block (there may be
+# several, or none); keep everything else exactly.
+
+# %%
+from exercises import check
+
+def hide_thinking(reply):
+    raise NotImplementedError    # your code here
+
+check("hide_thinking", hide_thinking)
+
+# %% [markdown]
+# **2. Room for the answer.** A window of `n_ctx` tokens holds the prompt and the thinking: how
+# many tokens are left for the answer (never fewer than 0)?
+
+# %%
+def answer_room(n_ctx, prompt_tokens, thinking_tokens):
+    raise NotImplementedError    # your code here
+
+check("answer_room", answer_room)

@@ -1,0 +1,15 @@
+"""The exercises' contracts and judges, grouped like the notebooks (``exercises.check`` runs them).
+
+Each ``Exercise`` has a ``task`` (what to write), hand-picked ``cases`` that catch the usual
+mistakes, a hypothesis ``strategy`` for random cases, ``judge(fn, case)`` (None when ``fn`` is
+right, else a sentence) and ``show(case)`` (the case in words).
+"""
+from .core import Exercise
+from . import attention_cache, decoding, sampling, text_tokens, training
+
+EXERCISES: dict[str, Exercise] = {}
+for _module in (text_tokens, attention_cache, sampling, decoding, training):
+    for _exercise in _module.EXERCISES:
+        EXERCISES[_exercise.name] = _exercise
+
+__all__ = ["EXERCISES", "Exercise"]

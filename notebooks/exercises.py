@@ -1,0 +1,102 @@
+"""Exercises for the notebooks: ``check(name, your_function)`` tests your function and says, in
+plain words, the first case where it is wrong — or how many cases it passed.
+
+    from exercises import check
+    def my_softmax(x): ...
+    check("softmax", my_softmax)
+
+Each exercise states the contract (``describe(name)`` prints it), a few hand-picked cases that
+catch the usual mistakes (large logits, ties, the token that crosses p, …), then random cases
+drawn by hypothesis — the library's test suite states the same properties in tests/ — and, when
+one fails, the smallest failing case hypothesis can find. Solutions: notebooks/solutions/.
+The checks live in ``exercise_checks.py`` (one ``Exercise`` per name); this module runs them.
+"""
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+
+from exercise_checks import EXERCISES, Exercise
+
+
+class Result:
+    """What ``check`` found: ``passed`` (bool), ``cases`` run, and the ``message`` it printed."""
+
+    def __init__(self, name: str, passed: bool, cases: int, message: str):
+        self.name, self.passed, self.cases, self.message = name, passed, cases, message
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __repr__(self) -> str:
+        return self.message
+
+    def _ipython_display_(self) -> None:
+        """Nothing: ``check`` has printed the message already (a cell ending in check(...))."""
+
+
+class _NotWritten(Exception):
+    pass
+
+
+def _judge(exercise: Exercise, fn, case) -> str | None:
+    """Run ``fn`` on one case: None when right, else a sentence saying what went wrong."""
+    try:
+        with np.errstate(all="ignore"):          # overflow is reported as a wrong answer, not a warning
+            return exercise.judge(fn, case)
+    except NotImplementedError:
+        raise _NotWritten from None
+    except Exception as error:                  # the learner's bug, reported as such
+        return f"for {exercise.show(case)} your function raised {type(error).__name__}: {error}"
+
+
+def check(name: str, fn, max_examples: int | None = None, quiet: bool = False) -> Result:
+    """Test ``fn`` as the exercise ``name``; print and return the verdict (a ``Result``)."""
+    if name not in EXERCISES:
+        raise ValueError(f"no exercise named {name!r}; the exercises are: {', '.join(EXERCISES)}")
+    if not callable(fn):
+        raise TypeError(f"check({name!r}, fn): fn must be a function, got {type(fn).__name__}")
+    exercise = EXERCISES[name]
+    n = max_examples if max_examples is not None else min(settings.default.max_examples, 100)
+    try:
+        result = _run(exercise, fn, n)
+    except _NotWritten:
+        result = Result(name, False, 0, f"… {name}: not written yet (replace `raise "
+                                        f"NotImplementedError` with your code and run the cell again)")
+    if not quiet:
+        print(result.message)
+    return result
+
+
+def _run(exercise: Exercise, fn, n: int) -> Result:
+    for i, case in enumerate(exercise.cases):               # hand-picked cases first
+        message = _judge(exercise, fn, case)
+        if message:
+            return Result(exercise.name, False, i + 1, f"✗ {exercise.name}: {message}")
+    failures: list[str] = []
+    count = [0]
+
+    @settings(max_examples=n, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(exercise.strategy)
+    def random_cases(case):
+        count[0] += 1
+        message = _judge(exercise, fn, case)
+        if message:
+            failures.append(message)                        # the last one is the shrunk one
+            raise AssertionError(message)
+
+    try:
+        random_cases()
+    except AssertionError:
+        return Result(exercise.name, False, count[0], f"✗ {exercise.name}: {failures[-1]}")
+    total = len(exercise.cases) + count[0]
+    return Result(exercise.name, True, total, f"✓ {exercise.name}: passed {total} cases")
+
+
+def describe(name: str) -> None:
+    """Print what the exercise ``name`` asks for."""
+    print(f"{name}: {EXERCISES[name].task}")
+
+
+NAMES = list(EXERCISES)

@@ -1,0 +1,165 @@
+"""The notebooks' exercises: every solution in notebooks/solutions passes its check, a typical
+wrong answer fails it, and the library's own implementation passes the same check (the exercise
+states the library's contract). ``exercises.check`` runs as many random cases as the hypothesis
+profile allows (tests/conftest.py)."""
+import importlib.util
+import re
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from minillm import cross_entropy, estimate_cost, generate_simple, softmax
+from minillm.kv_cache import KVCache
+from minillm.model.attention import causal_mask, scaled_dot_product
+from minillm.model.embedding import embed
+from minillm.model.norm import layer_norm
+from minillm.sampling import allow_only, apply_temperature, min_p, top_k, top_p
+from minillm.tokenizer.bpe import NO_MERGE, merge_reference
+from minillm.train.grad_norm import layer_norm_backward
+from tests.conftest import REPO
+
+sys.path.insert(0, str(REPO / "notebooks"))
+from exercises import NAMES, check  # noqa: E402
+
+
+def load_solutions() -> dict:
+    found = {}
+    for path in sorted((REPO / "notebooks" / "solutions").glob("[0-9][0-9]_*.py")):
+        spec = importlib.util.spec_from_file_location(f"solutions_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        found.update({name: getattr(module, name) for name in NAMES if hasattr(module, name)})
+    return found
+
+
+SOLUTIONS = load_solutions()
+
+
+def naive_softmax(x):
+    return np.exp(x) / np.exp(x).sum()
+
+
+def off_by_one_top_p(z, p):                   # stops BEFORE the token that crosses p
+    probs, order = softmax(z), np.argsort(-z, kind="stable")
+    keep = np.cumsum(probs[order]) < p
+    keep[0] = True
+    return np.where(np.isin(np.arange(len(z)), order[keep]), z, -np.inf)
+
+
+def first_mergeable_pair(parts, ranks):        # ignores the ranks' order
+    for i, (a, b) in enumerate(zip(parts, parts[1:])):
+        if a + b in ranks:
+            return parts[:i] + [a + b] + parts[i + 2:]
+    return list(parts)
+
+
+def beam_per_row(scores, logprobs, beam_size):  # each beam's best token: not a beam search
+    best = [(b, int(np.argmax(lp)), float(scores[b] + lp.max())) for b, lp in enumerate(logprobs)]
+    return sorted(best, key=lambda c: -c[2])[:beam_size]
+
+
+WRONG = {
+    "bpe_merge_step": first_mergeable_pair,
+    "bpe_merge": lambda w, ranks: first_mergeable_pair([w[i:i + 1] for i in range(len(w))], ranks),
+    "embedding_lookup": lambda wte, ids: wte[:len(ids)],
+    "cosine_similarity": lambda a, b: float(a @ b),
+    "sliding_window": lambda ids, n: ids[:n],
+    "estimate_cost": lambda n_in, n_out, p_in, p_out: n_in * p_in + n_out * p_out,
+    "softmax": naive_softmax,
+    "causal_mask": lambda T: np.tril(np.ones((T, T), bool), k=1),
+    "attention_head": lambda q, k, v: np.apply_along_axis(naive_softmax, -1, q @ k.T / np.sqrt(q.shape[1])) @ v,
+    "layer_norm": lambda x, w, b, eps: (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, ddof=1, keepdims=True) + eps) * w + b,
+    "kv_append": lambda K, V, k, v: (np.concatenate([k, K]), np.concatenate([v, V])),
+    "cached_causal_mask": lambda T, S: np.tril(np.ones((T, S), bool)),
+    "temperature": lambda z, T: softmax(z * T),
+    "top_k": lambda z, k: np.where(z >= np.sort(z)[-k], z, -np.inf),
+    "top_p": off_by_one_top_p,
+    "min_p": lambda z, m: np.where(softmax(z) >= m, z, -np.inf),
+    "allow_only": lambda z, allowed: np.where(np.isin(np.arange(len(z)), allowed), z, 0.0),
+    "option_probs": lambda z, ids: softmax(z)[ids],
+    "greedy_loop": lambda f, prompt, n: [int(np.argmax(f(list(prompt)))) for _ in range(n)],
+    "shift_targets": lambda ids: (ids, ids),
+    "beam_step": beam_per_row,
+    "sequence_logprob": lambda lp, ids: float(np.mean([lp[t, i] for t, i in enumerate(ids)])),
+    "cross_entropy": lambda z, t: float(-z[np.arange(len(t)), t].mean()),
+    "layer_norm_backward": lambda dy, x, w, eps: dy * w / np.sqrt(x.var(-1, keepdims=True) + eps),
+    "hide_thinking": lambda text: re.sub(r"<think>.*</think>", "", text, flags=re.S),
+    "answer_room": lambda n_ctx, prompt, thinking: n_ctx - prompt - thinking,
+}
+
+
+def kv_append_with_the_library_cache(K, V, k_new, v_new):
+    S, T, D = len(K), len(k_new), K.shape[1]
+    config = types.SimpleNamespace(n_ctx=S + T, n_layers=1, n_kv_heads=1, d_head=D)
+    cache = KVCache(config, batch_size=1, capacity=S + T)
+    cache.store(0, K[None, None], V[None, None])                   # [1, 1, S, D]
+    cache.advance(S)
+    keys, values = cache.store(0, k_new[None, None], v_new[None, None])   # [1, 1, S + T, D]
+    return keys[0, 0], values[0, 0]
+
+
+def greedy_with_generate_simple(next_logits, prompt, n):
+    class Model:                                # the toy model with the interface GPT has
+        config = types.SimpleNamespace(vocab_size=len(next_logits(prompt)), n_ctx=64)
+        def __call__(self, ids):
+            return next_logits(list(ids))[None]                     # [1, V]: the last position
+    next_logits.calls.clear()
+    return list(generate_simple(Model(), prompt, n, temperature=0))
+
+
+LIBRARY = {
+    "bpe_merge": lambda w, ranks: merge_reference(w, lambda a, b: ranks.get(a + b, NO_MERGE)),
+    "embedding_lookup": lambda wte, ids: embed(wte, np.asarray(ids)[None])[0],
+    "estimate_cost": estimate_cost,
+    "softmax": softmax,
+    "causal_mask": lambda T: causal_mask(T, T),
+    "attention_head": lambda q, k, v: scaled_dot_product(
+        q[None, None], k[None, None], v[None, None], causal_mask(len(q), len(k))[None])[0][0, 0],
+    "layer_norm": layer_norm,
+    "kv_append": kv_append_with_the_library_cache,
+    "cached_causal_mask": causal_mask,
+    "temperature": lambda z, T: softmax(apply_temperature(z, T)),
+    "top_k": top_k, "top_p": top_p, "min_p": min_p, "allow_only": allow_only,
+    "option_probs": lambda z, ids: softmax(allow_only(z, ids))[ids],
+    "greedy_loop": greedy_with_generate_simple,
+    "cross_entropy": cross_entropy,
+    "layer_norm_backward": lambda dy, x, w, eps: layer_norm_backward(dy, x, w, eps)[0],
+}
+
+
+def test_there_are_at_least_15_exercises_each_with_a_solution_and_a_wrong_version():
+    assert len(NAMES) >= 15
+    assert sorted(SOLUTIONS) == sorted(NAMES) == sorted(WRONG)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_solution_passes(name):
+    result = check(name, SOLUTIONS[name], quiet=True)
+    assert result.passed, result.message
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_wrong_version_fails_with_a_counterexample(name):
+    result = check(name, WRONG[name], quiet=True)
+    assert not result.passed and result.message.startswith(f"✗ {name}: for "), result.message
+    assert re.search(r"\byour?\b", result.message), result.message
+
+
+@pytest.mark.parametrize("name", sorted(LIBRARY))
+def test_the_library_passes_its_own_exercise(name):
+    result = check(name, LIBRARY[name], quiet=True)
+    assert result.passed, result.message
+
+
+def test_an_unwritten_exercise_is_reported_not_raised():
+    def my_top_p(logits, p):
+        raise NotImplementedError
+    result = check("top_p", my_top_p, quiet=True)
+    assert not result.passed and "not written yet" in result.message
+
+
+def test_the_off_by_one_top_p_message_names_the_sizes():
+    message = check("top_p", off_by_one_top_p, quiet=True).message
+    assert re.search(r"you kept \d+ tokens?.*the smallest set with mass ≥ [\d.]+ has \d+", message), message
