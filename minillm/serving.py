@@ -13,13 +13,16 @@ its own validity row (``KVCache.valid``): a request placed at columns [L − P, 
 columns marked invalid, so it never attends to what the previous occupant left, and its positions
 count only its own valid columns (``GPT``'s padding rule) — each request computes what it would
 alone (greedy: the same tokens; tested). When the columns run out, each slot's valid columns are
-packed to the right (``compact``), which keeps their order and hence their positions.
+packed to the right (``compact``), which keeps their order and hence their positions. Only rows
+up to the last live one are computed; once the queue is empty, the last live request moves into
+the first free row, so the tail of a run computes as few rows as are still live.
 
 Example: ``serve(model, [ids_a, ids_b, ids_c], max_new_tokens=[50, 5, 20], batch_size=2,
 temperature=0)`` -> three lists of new ids; c starts as soon as b finishes.
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections import deque
 
@@ -70,18 +73,35 @@ class ContinuousBatcher:
         for b in range(len(self.slots)):
             while self.slots[b] is None and self.waiting:
                 self._admit(b, self.waiting.popleft())
+        if not self.waiting:
+            self._fill_holes()                                    # the tail: keep live rows first
         live = [b for b, s in enumerate(self.slots) if s is not None]
         if not live:
             return
         if self.cache.length == self.cache.capacity:
             self.compact()
-        B = len(self.slots)
+        B = live[-1] + 1                                          # rows past the last live one idle
         tokens = np.zeros((B, 1), dtype=np.int64)                 # [B, 1] free slots: a dummy 0
         tokens[live, 0] = [self.slots[b].new[-1] for b in live]
         mask = np.zeros((B, 1), dtype=bool)                       # [B, 1] dummies are padding
         mask[live] = True
-        logits = self.model(tokens, cache=self.cache, attention_mask=mask, last_only=True)[:, -1]
+        rows = first_rows(self.cache, B)
+        logits = self.model(tokens, cache=rows, attention_mask=mask, last_only=True)[:, -1]
+        self.cache.length = rows.length
         self._choose(live, logits[live])                          # [live, V]
+
+    def _fill_holes(self) -> None:
+        """Move the last live request into the first free slot below it (its K/V row copied)."""
+        c = self.cache
+        while True:
+            live = [b for b, s in enumerate(self.slots) if s is not None]
+            free = [b for b in range(len(self.slots)) if self.slots[b] is None]
+            if not live or not free or free[0] > live[-1]:
+                return
+            top, hole = live[-1], free[0]
+            c.k[:, hole], c.v[:, hole] = c.k[:, top], c.v[:, top]   # [L, K, N, D] one row
+            c.valid[hole], c.valid[top] = c.valid[top], False
+            self.slots[hole], self.slots[top] = self.slots[top], None
 
     def _admit(self, b: int, request: Request) -> None:
         """Prefill the prompt alone, copy its K/V into slot b's last P columns, draw token 1."""
@@ -142,6 +162,13 @@ class ContinuousBatcher:
             c.valid[b] = False
             c.valid[b, start:new_length] = True
         c.length = new_length
+
+
+def first_rows(cache: KVCache, n: int) -> KVCache:
+    """A KVCache whose rows are views of ``cache``'s first n: a forward over it writes there."""
+    rows = copy.copy(cache)
+    rows.k, rows.v, rows.valid = cache.k[:, :n], cache.v[:, :n], cache.valid[:n]
+    return rows
 
 
 def serve(model, prompts, max_new_tokens=100, batch_size: int = 8, capacity: int | None = None,

@@ -43,20 +43,21 @@ class DraftSource:
 class PromptLookup(DraftSource):
     """Propose the continuation of the latest n-gram's most recent earlier occurrence.
 
-    For n = max_ngram down to 1: g = seq[m-n:m]; the last j < m - n with seq[j:j+n] == g gives the
-    drafts seq[j+n : j+n+k] (never past m). No match for any n: no drafts (a plain step).
+    For n = max_ngram down to min_ngram: g = seq[m-n:m]; the last j < m - n with seq[j:j+n] == g
+    gives the drafts seq[j+n : j+n+k] (never past m). No match: no drafts (a plain step).
     Example: context "a b c d a b" with n = 2 finds "a b" at 0 and proposes "c d a b".
     HF takes the FIRST occurrence; we take the most recent one, which follows the text being
     copied right now when a passage repeats.
     """
 
-    def __init__(self, max_ngram: int = 3):
-        if isinstance(max_ngram, bool) or not isinstance(max_ngram, int) or max_ngram < 1:
-            raise ValueError(f"max_ngram must be an integer >= 1, got {max_ngram!r}")
-        self.max_ngram = max_ngram
+    def __init__(self, max_ngram: int = 3, min_ngram: int = 1):
+        if not all(isinstance(n, int) and not isinstance(n, bool) for n in (max_ngram, min_ngram)) \
+                or not 1 <= min_ngram <= max_ngram:
+            raise ValueError(f"need integers 1 <= min_ngram <= max_ngram, got {min_ngram!r}, {max_ngram!r}")
+        self.max_ngram, self.min_ngram = max_ngram, min_ngram
 
     def propose(self, seq: np.ndarray, m: int, k: int, choose) -> tuple[np.ndarray, None]:
-        for n in range(min(self.max_ngram, m - 1), 0, -1):
+        for n in range(min(self.max_ngram, m - 1), self.min_ngram - 1, -1):
             windows = sliding_window_view(seq[:m - 1], n)             # [m-n, n] every earlier n-gram
             hits = np.flatnonzero((windows == seq[m - n:m]).all(axis=1))   # [h] starts j, j+n < m
             if hits.size:
