@@ -25,6 +25,11 @@ one more token is drawn from p_k (the "bonus" token).
 p here is the sampler's final distribution (temperature, top-k, top-p, penalties, ...), and each
 position's penalties see the history including the drafts accepted before it.
 
+Back-off: a round whose guesses were all rejected paid for a wider forward for nothing, so the
+draft is not asked again for 1, then 2, 4 … 16 plain steps (reset by any accepted guess): free
+text, where guesses rarely hit, then runs at nearly plain speed. Which steps draft depends only on
+what happened before, so the result stays exact.
+
 Example: ``generate(model, ids, 100, draft="prompt", num_draft_tokens=5, temperature=0)``.
 """
 from __future__ import annotations
@@ -101,16 +106,20 @@ def _rounds(model, prompt, n_new, sampler, rng, stop_ids, stop_text, tokenizer, 
 
     if n_new and cache.length < P - 1:
         model(prompt[cache.length:P - 1][None], cache=cache, last_only=True)   # prefill all but the last
-    n = 0                                                          # tokens yielded so far
+    n = wait = backoff = 0                                         # tokens yielded so far
     while n < n_new:
         m = P + n                                                  # seq[:m] is the context
-        room = min(k, n_new - n - 1)                               # never draft past max_new_tokens
+        room = min(k, n_new - n - 1) if wait == 0 else 0           # never draft past max_new_tokens
+        wait = max(wait - 1, 0)
         drafts, q = source.propose(seq, m, room, choose) if room else (seq[:0], None)
         seq[m:m + len(drafts)] = drafts                            # [a] tentatively in the context
         fed = seq[cache.length:m + len(drafts)]                    # [1 + k'] last token + drafts
         logits = model(fed[None], cache=cache)[0, -len(drafts) - 1:]   # [k' + 1, V] ONE forward
         tokens = verify(lambda i: probs(logits[i], m + i), drafts, q, rng, greedy)
         a = len(tokens) - 1                                        # drafts accepted
+        if len(drafts):                                            # all wrong: rest 1, 2, 4 … 16
+            backoff = 0 if a else min(2 * backoff or 1, 16)        # plain steps before the next
+            wait = backoff                                         # guess (any hit resets it)
         cache.rollback(m + a)                                      # forget the rejected ones
         source.record(m, len(drafts), a)
         for i, token in enumerate(tokens):
