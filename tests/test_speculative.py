@@ -143,6 +143,12 @@ def test_prompt_lookup_proposes_the_latest_occurrence():
     drafts, q = PromptLookup(max_ngram=2).propose(seq, 10, 3, None)
     assert drafts.tolist() == [4, 5, 1] and q is None
     assert PromptLookup().propose(np.array([1, 2, 3]), 3, 3, None)[0].tolist() == []
+    only_bigrams = PromptLookup(max_ngram=2, min_ngram=2)              # "2" alone is no evidence
+    assert only_bigrams.propose(np.array([2, 7, 1, 2]), 4, 2, None)[0].tolist() == []
+    unigrams = PromptLookup(max_ngram=2, min_ngram=1)
+    assert unigrams.propose(np.array([2, 7, 1, 2]), 4, 2, None)[0].tolist() == [7, 1]
+    with pytest.raises(ValueError, match="min_ngram"):
+        PromptLookup(max_ngram=2, min_ngram=3)
 
 
 @pytest.mark.parametrize("kwargs, match", [
