@@ -4,8 +4,10 @@
     /work/venv/bin/python benchmarks/bench_decode.py --threads 1 --steps 16
 
 Prints, per BLAS thread count (medians of per-step times, all measured in this one run):
-  bandwidth     streaming-read bandwidth (GB/s): the best of a float32 reduction and a
-                matrix-vector product over a 768 MB array (bigger than any cache)
+  bandwidth     streaming-read bandwidth (GB/s): the best of three read-only float32 kernels
+                on 512 MB arrays (bigger than any cache) — a dot product of two of them, a
+                reduction, and a matrix-vector product — i.e. the best rate this machine
+                streams memory at, not the rate of one access pattern
   bound         the memory-bandwidth bound: bytes of weights read per token / bandwidth —
                 decoding one token must read every weight matrix once (wte twice over: it is
                 the LM head too, but only one row is gathered for the embedding)
@@ -55,20 +57,24 @@ def median_time(fn, repeats: int) -> float:
     return statistics.median(times)
 
 
-STREAM = None   # the 768 MB array bandwidth() reads, allocated once
+STREAMS = None   # the two 512 MB arrays bandwidth() reads, allocated once
 
 
 def bandwidth(repeats: int) -> float:
-    """Bytes per second actually streamed from memory: the faster of two read-only kernels, a
-    float32 reduction and x @ A with A [C, N] — the same product (x @ W, W stored [in, out]) that
-    reads every weight matrix during decoding."""
-    global STREAM
-    if STREAM is None:
-        STREAM = np.ones((768, 262144), dtype=np.float32)          # [C, N] 768 MB > any cache
+    """Bytes per second actually streamed from memory: the best of three read-only kernels —
+    a float32 dot product of two 512 MB arrays, a reduction of one, and x @ A with A [C, N] (the
+    product, x @ W with W stored [in, out], that reads every weight matrix during decoding)."""
+    global STREAMS
+    if STREAMS is None:
+        n = 512 * 2**20 // 4                                        # 512 MB of float32
+        STREAMS = (np.ones(n, dtype=np.float32), np.ones(n, dtype=np.float32))   # [N], [N]
+    a, b = STREAMS
+    A = a[:a.size // 768 * 768].reshape(768, -1)                    # [C, N/C]  a view
     x = np.ones((1, 768), dtype=np.float32)                         # [1, C]
-    best = min(median_time(lambda: np.add.reduce(STREAM.ravel()), repeats),
-               median_time(lambda: x @ STREAM, repeats))            # [1, C] @ [C, N] -> [1, N]
-    return STREAM.nbytes / best
+    rates = (2 * a.nbytes / median_time(lambda: np.dot(a, b), repeats),        # reads both
+             a.nbytes / median_time(lambda: np.add.reduce(a), repeats),
+             A.nbytes / median_time(lambda: x @ A, repeats))                   # [1, C] @ [C, N/C]
+    return max(rates)
 
 
 def weight_products(model, ids) -> float:

@@ -11,8 +11,8 @@ Prints (medians; every figure from this one run):
               the memory map = what each generated token would pay on top, and the bytes the
               quantised tensors take (what would stay resident instead of float32)
   per BLAS thread count, in interleaved rounds:
-    bandwidth   streaming-read GB/s (bench_decode.bandwidth: the faster of a float32 reduction
-                and a matrix-vector product over a 768 MB array)
+    bandwidth   streaming-read GB/s (bench_decode.bandwidth: the best of a float32 dot product
+                of two 512 MB arrays, a reduction and a matrix-vector product)
     bound       float32 weight bytes read per token / bandwidth (every matrix once; wte in full,
                 as the tied LM head) -> tokens/s
     decode      tokens/s with the KV cache after the 37-token chat prompt, and % of the bound

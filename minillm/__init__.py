@@ -15,6 +15,8 @@ from minillm.budget import Budget, context_budget, count_tokens, estimate_cost
 from minillm.io import load_safetensors, save_safetensors, read_gguf
 from minillm.generate import Step, generate, generate_simple
 from minillm.batch import generate_batch
+from minillm.speculative_drafts import DraftModel, DraftSource, PromptLookup, first_layers
+from minillm.serving import ContinuousBatcher, serve
 from minillm.beam import Hypothesis, beam_search
 from minillm.options import OptionScores, score_options
 from minillm.chat import DEFAULT_SYSTEM, Chat, chatml_ids, render_chatml
@@ -27,6 +29,7 @@ __all__ = [
     "Tokenizer", "StreamDecoder",
     "ModelConfig", "GPT", "GPTParams", "init_params", "KVCache",
     "generate", "generate_simple", "Step", "generate_batch", "beam_search", "Hypothesis",
+    "PromptLookup", "DraftModel", "DraftSource", "first_layers", "ContinuousBatcher", "serve",
     "score_options", "OptionScores", "Chat", "render_chatml", "chatml_ids", "DEFAULT_SYSTEM",
     "load_model", "TrainSettings", "loss_and_grads", "AdamW", "evaluate_text",
     "Sampler", "PRESETS",

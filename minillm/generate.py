@@ -80,7 +80,7 @@ def generate(model, prompt_ids, max_new_tokens: int = 100, *, temperature=None, 
              top_p=None, min_p=None, preset=None, sampler=None, seed=None, rng=None,
              stop_ids=(), stop_at_eos: bool = True, stop_strings=(), tokenizer=None,
              logprobs: bool = False, top_n: int = 0, sliding_window: int | None = None,
-             cache: KVCache | None = None) -> Iterator[Step]:
+             cache: KVCache | None = None, draft=None, num_draft_tokens: int = 5) -> Iterator[Step]:
     """Yield up to ``max_new_tokens`` ``Step``s continuing ``prompt_ids``.
 
     Sampling: ``preset`` ("chat", "code", "qa", "creative") and/or temperature/top_k/top_p/min_p
@@ -100,6 +100,9 @@ def generate(model, prompt_ids, max_new_tokens: int = 100, *, temperature=None, 
     the caller's promise) is reused — only the rest of the prompt is fed, so a chat does not
     re-read its whole history every turn. Afterwards it holds every token that was fed: a prefix
     of prompt + generated ids of length ``cache.length`` (the last token chosen is never fed).
+    Speculative decoding: ``draft`` ("prompt", a smaller GPT, or a DraftSource) guesses up to
+    ``num_draft_tokens`` tokens that one forward checks; the output is unchanged
+    (``minillm/speculative.py``).
     """
     prompt = check_prompt(model, prompt_ids)
     n_new, n_ctx = check_count(max_new_tokens, "max_new_tokens"), model.config.n_ctx
@@ -127,6 +130,10 @@ def generate(model, prompt_ids, max_new_tokens: int = 100, *, temperature=None, 
     if cache is None:
         capacity = n_ctx if keep is not None else len(prompt) + n_new   # checked <= n_ctx
         cache = KVCache(model.config, batch_size=1, capacity=capacity)
+    if draft is not None:                                      # same tokens, fewer forwards
+        from minillm.speculative import speculative_steps
+        return speculative_steps(model, prompt, n_new, sampler, rng, stops, stop_text, tokenizer,
+                                 logprobs, top_n, keep, cache, draft, num_draft_tokens)
     return _steps(model, prompt, n_new, sampler, rng, stops, stop_text, tokenizer,
                   logprobs, top_n, keep, cache)
 

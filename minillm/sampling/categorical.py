@@ -5,7 +5,7 @@ u ~ Uniform[0, 1) and return the token whose interval holds u · total,
 
     i = #{j : cdf_j <= u · total}      (``searchsorted(cdf, u · total, side="right")``).
 
-The seed's example: p = [0.5, 0.3, 0.15, 0.05] -> cdf = [0.5, 0.8, 0.95, 1.0]; u in [0, 0.5)
+The explainer articles' example: p = [0.5, 0.3, 0.15, 0.05] -> cdf = [0.5, 0.8, 0.95, 1.0]; u in [0, 0.5)
 gives token 0, [0.5, 0.8) token 1, [0.8, 0.95) token 2, [0.95, 1) token 3.
 
 subtle: the cumulative sum is taken in float64 and scaled by its own last entry (not assumed to be

@@ -1,10 +1,11 @@
 """Temperature: divide the logits by T before softmax, p_i = exp(z_i / T) / Σ_j exp(z_j / T).
 
 In probabilities this is p_i ∝ q_i^(1/T) where q = softmax(z): T < 1 sharpens the distribution,
-T > 1 flattens it, T = 1 changes nothing. Example from the seed text, q = [0.5, 0.3, 0.15, 0.05]:
-T = 0.5 gives [0.6849, 0.2466, 0.0616, 0.0068] and T = 2 gives [0.3790, 0.2936, 0.2076, 0.1199]
-(the seed's rounded [0.64, 0.24, 0.09, 0.03] and [0.33, 0.27, 0.22, 0.18] are illustrations, not
-this formula; tests/sampling/test_temperature.py checks the exact values).
+T > 1 flattens it, T = 1 changes nothing. Example from the explainer articles,
+q = [0.5, 0.3, 0.15, 0.05]: T = 0.5 gives [0.6849, 0.2466, 0.0616, 0.0068] and T = 2 gives
+[0.3790, 0.2936, 0.2076, 0.1199] (the articles' rounded [0.64, 0.24, 0.09, 0.03] and
+[0.33, 0.27, 0.22, 0.18] are illustrations, not this formula; tests/sampling/test_temperature.py
+checks the exact values).
 
 T = 0 is defined as greedy: the limit T -> 0+ puts all mass on the argmax, so we keep only the
 argmax (lowest id on ties, see ``greedy``) and mask the rest to -inf instead of dividing by zero.

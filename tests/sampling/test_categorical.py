@@ -61,7 +61,7 @@ def test_draws_fit_the_claimed_distribution(name):
         assert stat < chi2_critical(df), f"{name}: chi2 {stat:.1f} >= {chi2_critical(df):.1f}"
 
 
-def test_seed_intervals_pick_the_token_that_owns_u():
+def test_the_articles_intervals_pick_the_token_that_owns_u():
     """p = [0.5, 0.3, 0.15, 0.05]: u in [0, .5) -> 0, [.5, .8) -> 1, [.8, .95) -> 2, else 3."""
     p = np.array([0.5, 0.3, 0.15, 0.05])
     for seed in range(200):

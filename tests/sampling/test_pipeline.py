@@ -10,7 +10,7 @@ from minillm.sampling import PRESETS, Sampler, apply_temperature, min_p, top_k, 
 from tests.sampling.strategies import logits, probs64
 
 
-def test_presets_match_the_seed_table():
+def test_presets_match_the_explainer_articles_table():
     """任务 Temperature Top-K Top-P: 代码生成 0.2 50 0.9 · 事实问答 0.7 40 0.85 ·
     日常对话 0.8 50 0.9 · 创意写作 1.0 0 0.95 (top-k 0 = off)."""
     table = {"code": (0.2, 50, 0.9), "qa": (0.7, 40, 0.85), "chat": (0.8, 50, 0.9),

@@ -14,8 +14,8 @@ from tests.sampling.strategies import logits
     (1.0, [0.5, 0.3, 0.15, 0.05]),
     (2.0, [0.378996, 0.293569, 0.207585, 0.119849]),
 ])
-def test_article_example_matches_the_exact_formula(T, expected):
-    """p = [0.5, 0.3, 0.15, 0.05] (the article's example), p_i^(1/T) / Σ_j p_j^(1/T):
+def test_the_articles_example_matches_the_exact_formula(T, expected):
+    """p = [0.5, 0.3, 0.15, 0.05] (the explainer articles), p_i^(1/T) / Σ_j p_j^(1/T):
 
     T = 0.5: [0.25, 0.09, 0.0225, 0.0025] / 0.365 = [0.684932, 0.246575, 0.061644, 0.006849]
     T = 2:   [0.707107, 0.547723, 0.387298, 0.223607] / 1.865734

@@ -1,0 +1,141 @@
+"""Batched decoding: how many tokens per second B rows get from one read of the weights.
+
+    /work/venv/bin/python benchmarks/bench_batch.py             # GPT-2-124M shape and SmolLM2
+    /work/venv/bin/python benchmarks/bench_batch.py --quick     # fewer sizes, steps and requests
+
+Prints (medians of interleaved rounds, every figure a ratio to a baseline of the same run):
+  batch B       aggregate decode tokens/s with a B-row KV cache (B = 1, 2, 4, 8, 16, 32): one
+                forward of [B, 1] tokens per step, B tokens per step; the ratio to B = 1.
+                A step reads every weight once whatever B is, so until the products become
+                compute-bound the ratio can approach B — IF each product reads its matrix once
+                (``[B·T, C] @ W``), not once per row
+  continuous    32 requests of mixed prompt lengths and budgets (greedy): ``serve`` with 8 and
+                16 slots vs ``generate`` one request after another (time ratio; goal <= 0.25),
+                and static ``generate_batch`` groups of 8 (each group waits for its longest)
+Goals (issue 14): GPT-2-124M shape, 1 thread: B = 8 >= 5x the B = 1 tokens/s, B = 32 >= 12x.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+from bench_decode import CONFIG, blas_info  # noqa: E402
+
+from minillm import GPT, KVCache, generate, generate_batch, serve  # noqa: E402
+
+SMOLLM2 = HERE.parent.parent / "shared" / "data" / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024      # Linux: KiB
+
+
+def step_times(model, B: int, context: int, steps: int) -> list[float]:
+    """Seconds of each of ``steps`` greedy decode steps of a B-row batch after ``context`` tokens."""
+    V = model.config.vocab_size
+    cache = KVCache(model.config, batch_size=B, capacity=context + steps)
+    ids = np.random.default_rng(B).integers(0, V, (B, context))                 # [B, context]
+    logits = model(ids, cache=cache, last_only=True)                            # [B, 1, V]
+    times = []
+    for _ in range(steps):
+        token = np.argmax(logits[:, -1], axis=-1)[:, None]                      # [B, 1]
+        t = time.perf_counter()
+        logits = model(token, cache=cache, last_only=True)
+        times.append(time.perf_counter() - t)
+    return times
+
+
+def batch_sizes(model, sizes, steps: int, rounds: int) -> dict[int, float]:
+    """Median seconds per step for each B, the sizes interleaved in every round."""
+    r = {B: [] for B in sizes}
+    for _ in range(rounds):
+        for B in sizes:
+            r[B] += step_times(model, B, 16, steps)
+    return {B: statistics.median(t) for B, t in r.items()}
+
+
+def mixed_requests(model, n: int, max_prompt: int, max_new: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    prompts = [rng.integers(0, model.config.vocab_size, rng.integers(4, max_prompt + 1)).tolist()
+               for _ in range(n)]
+    budgets = rng.integers(2, max_new + 1, n).tolist()                          # uneven on purpose
+    return prompts, budgets
+
+
+def continuous(model, n: int, max_prompt: int, max_new: int) -> dict[str, float]:
+    """Seconds to finish every request: one by one, static groups of 8, and ``serve``."""
+    prompts, budgets = mixed_requests(model, n, max_prompt, max_new)
+    out = {}
+    t = time.perf_counter()
+    alone = [[s.id for s in generate(model, p, k, temperature=0)] for p, k in zip(prompts, budgets)]
+    out["one by one"] = time.perf_counter() - t
+    t = time.perf_counter()
+    for i in range(0, n, 8):
+        generate_batch(model, prompts[i:i + 8], max(budgets[i:i + 8]), temperature=0)
+    out["static groups of 8"] = time.perf_counter() - t
+    for slots in (8, 16):
+        t = time.perf_counter()
+        got = serve(model, prompts, budgets, batch_size=slots, temperature=0)
+        out[f"serve, {slots} slots"] = time.perf_counter() - t
+        if got != alone:                                          # greedy: identical, or say so
+            print(f"  note: serve with {slots} slots differs from one by one in "
+                  f"{sum(a != b for a, b in zip(got, alone))} of {n} requests (float rounding ties)")
+    out["tokens"] = sum(len(a) for a in alone)
+    return out
+
+
+def report(name: str, model, args) -> None:
+    print(f"\n== {name}: {model.num_parameters():,} parameters, "
+          f"{sum(a.nbytes for a in model.params.named().values()) / 1e6:.0f} MB float32")
+    sizes = [1, 8, 32] if args.quick else [1, 2, 4, 8, 16, 32]
+    step_times(model, 2, 16, 2)                                   # warm up
+    m = batch_sizes(model, sizes, args.steps, args.rounds)
+    for B in sizes:
+        print(f"batch {B:2d}       {B / m[B]:7.1f} tok/s aggregate  ({m[B] * 1e3:6.1f} ms/step)  "
+              f"{B * m[1] / m[B]:5.2f}x B = 1")
+    n, max_prompt, max_new = (16, 24, 16) if args.quick else (32, 64, 48)
+    c = continuous(model, n, max_prompt, max_new)
+    base = c.pop("one by one")
+    tokens = c.pop("tokens")
+    print(f"continuous     {n} requests, prompts 4-{max_prompt}, budgets 2-{max_new} "
+          f"({tokens} tokens): one by one {base:.1f} s")
+    for label, sec in c.items():
+        print(f"  {label:20s} {sec:6.1f} s = {sec / base:.2f}x one by one")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--steps", type=int, default=8, help="decode steps per size and round")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="B = 1, 8, 32; 16 short requests")
+    parser.add_argument("--skip-smollm2", action="store_true")
+    args = parser.parse_args()
+    if args.quick:
+        args.steps, args.rounds = min(args.steps, 4), min(args.rounds, 2)
+    from threadpoolctl import threadpool_limits
+    with threadpool_limits(args.threads):
+        print(f"BLAS: {blas_info()}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+        print("env: " + (" ".join(f"{k}={v}" for k, v in os.environ.items()
+                                  if k.startswith(("OPENBLAS", "OMP_", "MKL_"))) or "(none set)"))
+        report("GPT-2-124M shape (random weights)", GPT(CONFIG, seed=0), args)
+        if not args.skip_smollm2 and SMOLLM2.exists():
+            from minillm.io.gguf_model import load_gguf_model
+            report("SmolLM2-135M-Instruct (Q4_1 GGUF -> float32)", load_gguf_model(SMOLLM2)[0], args)
+        elif not args.skip_smollm2:
+            print(f"\n(SmolLM2 skipped: no file at {SMOLLM2})")
+    print(f"\npeak RSS       {peak_rss_mb():.0f} MB")
+
+
+if __name__ == "__main__":
+    main()

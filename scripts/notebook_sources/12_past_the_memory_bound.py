@@ -1,0 +1,189 @@
+# %% [markdown]
+# # 12 · Past the memory bound: batching and speculation
+#
+# Notebook 05 made each new token cost O(n) instead of O(n²). What is left is the cost of the
+# weights: to produce ONE token, the model multiplies one vector by every weight matrix, so
+# every weight is read from memory once — for two floating-point operations (a multiply and an
+# add). A processor does dozens of operations in the time memory delivers one float, so a
+# single stream of tokens waits for memory, not for arithmetic: **decoding is memory-bound**.
+#
+# Three measurements in this notebook, all small enough to run in seconds:
+# 1. bytes and flops per token, and a **roofline** from this machine's measured bandwidth and
+#    arithmetic speed: where one stream sits, and where B streams or k guesses sit;
+# 2. **batching**: B sequences share each read of the weights (`generate_batch`, `serve`);
+# 3. **speculative decoding**: cheap guesses checked k at a time in one forward, with output
+#    identical to plain greedy decoding (`generate(..., draft="prompt")`).
+
+# %%
+import os
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # CI runs two notebooks at once on two cores
+
+import time
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from minillm import GPT, KVCache, ModelConfig, PromptLookup, generate, serve
+from nbhelpers import load_shipped
+
+def median_time(fn, repeats=5):
+    fn()                                                              # warm-up, not timed
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return float(np.median(times))
+
+# %% [markdown]
+# ## 1. Bytes and flops per token
+#
+# A GPT-2-124M-shaped model: 12 blocks of d = 768, a vocabulary of 50,257. Per token, each
+# weight matrix W [in, out] is used once in `x @ W`: in·out multiply-adds = 2·in·out flops, and
+# in·out·4 bytes read (float32). Summed over the model: about **2 flops per parameter and 4
+# bytes per parameter** — an arithmetic intensity of 0.5 flop per byte.
+
+# %%
+gpt2 = ModelConfig(vocab_size=50257, n_ctx=1024, d_model=768, n_heads=12, n_layers=12)
+C, F, V, L = gpt2.d_model, gpt2.d_ff, gpt2.vocab_size, gpt2.n_layers
+per_block = 4 * C * C + 2 * C * F                    # wq, wk, wv, wo; w_up, w_down
+matrix_params = L * per_block + V * C                # + the LM head (wte, tied)
+print(f"weights read per token: {4 * matrix_params / 1e6:.0f} MB")
+print(f"flops per token:        {2 * matrix_params / 1e6:.0f} MFLOP")
+print(f"arithmetic intensity:   {2 * matrix_params / (4 * matrix_params):.2f} flop/byte")
+
+# %% [markdown]
+# ## 2. This machine's two limits
+#
+# Bandwidth: sum a 256 MB array (far bigger than any cache) — every byte read once. Arithmetic:
+# a 1024 × 1024 matrix product (2·1024³ flops on data that stays in cache). Small and quick, so
+# the figures are rough; `benchmarks/bench_decode.py` measures the bandwidth properly.
+
+# %%
+big = np.ones(64 * 2**20, dtype=np.float32)                               # [N] 256 MB
+bandwidth = big.nbytes / median_time(lambda: np.add.reduce(big), 3)      # bytes / s
+a = np.ones((1024, 1024), dtype=np.float32)
+flops = 2 * 1024**3 / median_time(lambda: a @ a, 3)                      # flop / s
+del big
+ridge = flops / bandwidth
+print(f"bandwidth {bandwidth / 1e9:.1f} GB/s, arithmetic {flops / 1e9:.0f} GFLOP/s (1 thread)")
+print(f"ridge point: {ridge:.0f} flop/byte — below it a kernel waits for memory")
+print(f"one stream's bound: {bandwidth / (4 * matrix_params):.1f} tokens/s for GPT-2-124M here")
+
+# %% [markdown]
+# ## The roofline
+#
+# The best speed a kernel can reach is min(arithmetic, bandwidth × intensity). One stream sits
+# at 0.5 flop/byte, far left of the ridge: it uses a small fraction of the arithmetic. Two ways
+# raise the intensity, because both do more work per weight read:
+# - **a batch of B sequences**: B tokens per read, intensity B/2;
+# - **speculation**: one forward scores k + 1 positions of ONE sequence, intensity (k+1)/2 — and
+#   the tokens it yields are those of the accepted guesses plus one.
+
+# %%
+intensity = np.logspace(-1, 3, 200)
+roof = np.minimum(flops, bandwidth * intensity)
+fig, ax = plt.subplots(figsize=(7, 4))
+ax.loglog(intensity, roof / 1e9, "k-", label="roofline (measured here)")
+for B, color in [(1, "C3"), (8, "C0"), (32, "C2")]:
+    x = B / 2
+    ax.plot(x, min(flops, bandwidth * x) / 1e9, "o", color=color,
+            label=f"{B} position(s) per weight read (intensity {x:g})")
+ax.axvline(ridge, color="grey", ls=":", label=f"ridge ≈ {ridge:.0f} flop/byte")
+ax.set_xlabel("arithmetic intensity (flop / byte of weights)")
+ax.set_ylabel("attainable GFLOP/s")
+ax.legend(fontsize=8)
+ax.set_title("Decoding: one stream is far left of the ridge")
+plt.show()
+
+# %% [markdown]
+# ## 3. Batching, measured
+#
+# A model whose weights do not fit in the caches (about 100 MB, random weights: speed does not
+# depend on their values). One decode step for B rows is one forward of [B, 1] tokens. If the
+# products read each matrix once per step, B rows cost about the same as one row until the
+# arithmetic catches up.
+#
+# subtle: how close B rows get to B× depends on the matrix-product routine. A product
+# `x [B, 1, C] @ W` with a batch dimension is computed by NumPy as B separate vector-matrix
+# products (each reading W); `x [B·T, C] @ W` as one matrix product (one read). And the BLAS
+# library's matrix product for few rows is not as lean as its vector product. Ratios, not
+# promises: the output below is this machine today.
+
+# %%
+cfg = ModelConfig(vocab_size=8192, n_ctx=64, d_model=512, n_heads=8, n_layers=8)
+mem_model = GPT(cfg, seed=0)
+print(f"{mem_model.num_parameters() / 1e6:.0f} M parameters = "
+      f"{4 * mem_model.num_parameters() / 1e6:.0f} MB float32")
+
+def step_time(B):
+    cache = KVCache(cfg, batch_size=B, capacity=24)
+    mem_model(np.ones((B, 8), dtype=np.int64), cache=cache, last_only=True)   # prefill 8 tokens
+    token = np.ones((B, 1), dtype=np.int64)                                     # [B, 1]
+    def one_step():
+        mem_model(token, cache=cache, last_only=True)
+        cache.rollback(8)
+    return median_time(one_step, 5)
+
+one = step_time(1)
+for B in (1, 4, 16):
+    t = step_time(B)
+    print(f"B = {B:2d}: {t * 1e3:6.1f} ms per step, {B / t:7.1f} tokens/s = {B * one / t:4.1f}x one stream")
+
+# %% [markdown]
+# ## Continuous batching
+#
+# Requests do not all want the same number of tokens. A static batch holds every row until its
+# longest member is done; `serve` retires a finished request between steps and lets a waiting
+# one take its slot. Counting forward passes (the unit of cost here) for 12 requests of uneven
+# lengths, 4 at a time:
+
+# %%
+model, tok = load_shipped("shakespeare")
+rng = np.random.default_rng(0)
+prompts = [tok.encode(t) for t in ["ROMEO:", "JULIET:\nO", "KING:", "First Citizen:\nWe"] * 3]
+budgets = [int(n) for n in rng.choice([4, 8, 40], size=len(prompts))]
+static_steps = sum(max(budgets[i:i + 4]) for i in range(0, len(prompts), 4))
+calls = {"n": 0}
+real_forward = type(model).__call__
+def counting(self, *args, **kwargs):
+    calls["n"] += 1
+    return real_forward(self, *args, **kwargs)
+type(model).__call__ = counting
+try:
+    out = serve(model, prompts, budgets, batch_size=4, temperature=0)
+finally:
+    type(model).__call__ = real_forward
+alone = [[s.id for s in generate(model, p, n, temperature=0)] for p, n in zip(prompts, budgets)]
+print("budgets:", budgets)
+print(f"static batches of 4: {static_steps} decode steps; serve: {calls['n']} forwards "
+      f"(including one prefill per request); one by one: {sum(budgets)} steps")
+print("every request got what it would alone:", out == alone)
+
+# %% [markdown]
+# ## 4. Speculative decoding: k guesses, one forward, the same text
+#
+# `draft="prompt"` guesses that the text continues as it did the last time its latest few
+# tokens appeared (prompt lookup). The model then scores all k guesses in ONE forward, keeps the
+# longest prefix it agrees with, and adds its own next token. Under greedy decoding every kept
+# token is exactly the one plain decoding would have produced — the guesses only change how many
+# forwards it takes. Repetitive text (copying, code, verse with refrains) is where guesses hit.
+
+# %%
+prompt = tok.encode("ROMEO:\nBut soft, what light through yonder window breaks?\n" * 2 + "ROMEO:\n")
+plain = [s.id for s in generate(model, prompt, 60, temperature=0)]
+lookup = PromptLookup()
+fast = [s.id for s in generate(model, prompt, 60, temperature=0, draft=lookup, num_draft_tokens=6)]
+print("identical to plain greedy:", fast == plain)
+print(f"{len(fast)} tokens in {lookup.rounds} target forwards instead of {len(plain)} "
+      f"({len(fast) / lookup.rounds:.2f} tokens per forward); "
+      f"{lookup.accepted} of {lookup.proposed} guesses accepted")
+print(repr(tok.decode(fast)))
+
+# %% [markdown]
+# With sampling (temperature > 0) a guess d is accepted with probability p(d) — for a drafting
+# model q, min(1, p(d)/q(d)) — and a rejection draws from what is left of p. The tokens then follow
+# the model's own distribution exactly (`minillm/speculative.py` writes out the proof; a
+# chi-square test checks it). Whether a forward over k + 1 positions costs about as little as one
+# position is a property of the machine — the roofline above says it should, while the products
+# stay memory-bound; `benchmarks/bench_speculative.py` measures it on SmolLM2.
