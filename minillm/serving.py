@@ -29,8 +29,8 @@ from collections import deque
 import numpy as np
 
 from minillm.batch import padded_inputs
-from minillm.generate_args import (check_count, check_prompt, check_stop_ids, make_rng,
-                                   make_sampler, uses_history)
+from minillm.generate_args import (check_count, check_prompt, make_rng, make_sampler, stop_set,
+                                   uses_history)
 from minillm.kv_cache import KVCache
 
 
@@ -46,9 +46,9 @@ class ContinuousBatcher:
     """A queue of requests served by a ``batch_size``-slot KV cache of ``capacity`` columns."""
 
     def __init__(self, model, batch_size: int = 8, capacity: int | None = None, *, stop_ids=(),
-                 seed=None, rng=None, **sampling):
+                 stop_at_eos: bool = True, seed=None, rng=None, **sampling):
         self.model, self.sampler = model, make_sampler(**sampling)
-        self.rng, self.stop_ids = make_rng(seed, rng), check_stop_ids(stop_ids)
+        self.rng, self.stop_ids = make_rng(seed, rng), stop_set(model, stop_ids, stop_at_eos)
         self.cache = KVCache(model.config, batch_size=batch_size, capacity=capacity)
         self.cache.valid[:] = False                               # [B, N] no slot holds anything
         self.slots: list[Request | None] = [None] * batch_size
@@ -179,8 +179,8 @@ def serve(model, prompts, max_new_tokens=100, batch_size: int = 8, capacity: int
           **kwargs) -> list[list[int]]:
     """Run every prompt through a ``ContinuousBatcher``; returns each one's new ids, in order.
 
-    ``max_new_tokens``: one int or one per prompt. ``kwargs``: stop_ids, seed/rng and the
-    sampling settings of ``generate``. ``capacity`` defaults to twice the longest
+    ``max_new_tokens``: one int or one per prompt. ``kwargs``: stop_ids, stop_at_eos, seed/rng
+    and the sampling settings, as in ``generate``. ``capacity`` defaults to twice the longest
     prompt + max_new_tokens (at most n_ctx): fewer columns, less attention per step.
     """
     budgets = [max_new_tokens] * len(prompts) if np.ndim(max_new_tokens) == 0 else list(max_new_tokens)

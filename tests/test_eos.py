@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 
-from minillm import ModelConfig, beam_search, generate, generate_batch
+from minillm import ModelConfig, beam_search, generate, generate_batch, serve
 from minillm.model import GPT
 from tests.conftest import FIXTURES
 from tests.model.strategies import random_model
@@ -86,6 +86,9 @@ def test_generate_stops_at_the_eos_ids_of_config_json(tmp_path):
     assert best.ids == free[:first + 1]                     # beams keep their EOS, as HF's do
     (best,) = beam_search(model, PROMPT, beam_size=1, max_new_tokens=20, stop_at_eos=False)
     assert best.ids == free
+    assert serve(model, [PROMPT], 20, temperature=0) == [free[:first]]      # continuous batching
+    assert serve(model, [PROMPT], 20, temperature=0, stop_at_eos=False) == [free]
+    assert ids_of(generate(model, PROMPT, 20, temperature=0, draft="prompt")) == free[:first]
 
 
 def test_generation_config_json_eos_ids_win_as_in_transformers(tmp_path):
