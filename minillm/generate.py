@@ -43,6 +43,8 @@ from minillm.generate_args import (check_count, check_prompt, make_rng, make_sam
 from minillm.kv_cache import KVCache
 from minillm.stop_strings import StopText
 
+MAX_WINDOW_TOKENS = 1 << 24   # new tokens in one sliding-window generation (a 128 MB history)
+
 
 @dataclasses.dataclass(frozen=True)
 class Step:
@@ -123,6 +125,9 @@ def generate(model, prompt_ids, max_new_tokens: int = 100, *, temperature=None, 
             raise ValueError(f"the cache holds {cache.length} of {cache.capacity} positions: it must "
                              f"hold fewer than the prompt's {len(prompt)} tokens and have room for "
                              f"prompt + max_new_tokens ({len(prompt) + n_new})")
+    if keep is not None and n_new > MAX_WINDOW_TOKENS:     # the history is kept: 8 bytes a token
+        raise ValueError(f"max_new_tokens with a sliding window is limited to "
+                         f"{MAX_WINDOW_TOKENS:,} (the token history is kept in memory), got {n_new:,}")
     if len(prompt) > n_ctx or (keep is None and len(prompt) + n_new > n_ctx):
         raise ValueError(f"prompt ({len(prompt)} tokens) + max_new_tokens ({n_new}) exceed the "
                          f"context window n_ctx={n_ctx}; shorten them or pass sliding_window="

@@ -294,3 +294,11 @@ def test_stop_string_complete_first_wins_however_the_text_is_cut():
     one, two = StopText(["a", "baa"]), StopText(["a", "baa"])
     assert one.push("baa") == "b"
     assert two.push("ba") + two.push("a") == "b"
+
+
+def test_huge_max_new_tokens_with_a_sliding_window_is_refused_before_allocating():
+    """Regression: max_new_tokens=10**12 with a sliding window allocated a 8 TB history
+    (MemoryError) instead of saying what is allowed."""
+    config = ModelConfig(vocab_size=16, n_ctx=8, d_model=8, n_heads=2, n_layers=1)
+    with pytest.raises(ValueError, match="limited to 16,777,216"):
+        generate(random_model(config, 0), [1, 2], 10**12, sliding_window=4)
