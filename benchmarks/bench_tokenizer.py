@@ -74,7 +74,7 @@ def bench_encode(repeats: int) -> None:
     for name in ("gpt2", "cl100k", "o200k"):
         tok = Tokenizer.load(name)
         t0 = time.process_time()
-        tok._pieces.build_batch()  # (built by itself after 30,000 new pieces: pieces.py)
+        tok._fast.build_batch()  # (built by itself after 30,000 new pieces: fast/pieces.py)
         print(f"  {name}: batched-BPE table built in {time.process_time() - t0:.2f} s, once")
         ref = tiktoken_encoding(name, tok)
         for label, text in texts.items():

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import regex
 
-from .stdlib_re import compile_stdlib, has_astral
-
 # tiktoken's spellings (possessive quantifiers `++` run faster in `regex` and are equivalent).
 # GPT-2 as released: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
@@ -83,32 +81,17 @@ class PreTokenizer:
             self._compiled = [regex.compile(p) for p in self.stages]
         except regex.error as exc:
             raise ValueError(f"invalid pre-tokenisation regex: {exc}") from None
-        # findall is the fast path; it is only safe for patterns without groups (findall would
-        # return the groups) and that never match the empty string: the named ones.
-        known = {p for stages in NAMED_PATTERNS.values() for p in stages}
-        self._fast = [p in known for p in self.stages]
-        # the same stages run by the stdlib `re`, ~2x faster on text without characters above
-        # U+FFFF (stdlib_re.py); None if a stage cannot be translated
-        stdlib = [compile_stdlib(p) for p in self.stages]
-        self._stdlib = None if None in stdlib else stdlib
 
     def split(self, text: str) -> list[str]:
         """Text -> pieces; `"".join(pieces) == text` always."""
         pieces = [text]
-        compiled = self._compiled
-        if self._stdlib is not None and not has_astral(text):
-            compiled = self._stdlib
-        for rx, fast in zip(compiled, self._fast):
-            pieces = [p for piece in pieces for p in _split_isolated(rx, piece, fast)]
+        for rx in self._compiled:
+            pieces = [p for piece in pieces for p in split_isolated(rx, piece)]
         return pieces
 
 
-def _split_isolated(rx, text: str, fast: bool = False) -> list[str]:  # rx: regex's or re's
+def split_isolated(rx, text: str) -> list[str]:  # rx: a `regex` (or `re`) pattern
     """Non-empty matches of `rx` and the non-empty gaps between them, in order."""
-    if fast:
-        found = rx.findall(text)
-        if sum(map(len, found)) == len(text):  # the usual case: every character matched
-            return found
     pieces, end = [], 0
     for m in rx.finditer(text):
         if m.start() > end:

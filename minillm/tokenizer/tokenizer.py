@@ -1,11 +1,12 @@
 """The Tokenizer: text <-> ids with byte-level BPE.
 
-    encode:  text -> [special-token split] -> pre-tokens (regex) -> UTF-8 bytes -> BPE parts -> ids
+    encode:  text -> [special-token split: special.py] -> pre-tokens (patterns.py) -> UTF-8 bytes
+             -> BPE parts (bpe.merge_reference) -> ids
     decode:  ids -> bytes of each token, concatenated -> UTF-8 text (errors="replace")
 
-Speed (pieces.py): the ids of each pre-token are cached, a long text's new pre-tokens are
-merged all at once in NumPy, long non-ASCII pre-tokens are cut where no merge can cross; the
-pre-tokenising regex runs on the stdlib `re` when it can (stdlib_re.py).
+The one seam between this reading path and the speed-ups is `_encode_text` (text without special
+tokens -> ids): `Tokenizer(..., fast=False)` runs the plain loop `_read_ids`; `fast=True` (the
+default) hands the text to fast/ (caches, cuts, batched BPE), which gives the same ids sooner.
 
     >>> tok = Tokenizer.load("gpt2")
     >>> tok.encode("Hello world")
@@ -23,8 +24,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import bpe, formats, hf
+from .fast import FastEncoder
 from .patterns import PreTokenizer
-from .pieces import PieceEncoder
 from .special import SpecialTokens
 
 MAX_ID = 1 << 24  # the largest token id accepted + 1
@@ -38,7 +39,8 @@ class Tokenizer:
     def __init__(self, encoder: dict[bytes, int], merges: dict[tuple[bytes, bytes], int] | None,
                  pattern=None, special_tokens: dict[str, int] | None = None, *,
                  whole_piece_lookup: bool = False, normalizer: str | None = None,
-                 bos_id: int | None = None, eos_id: int | None = None, unk_id: int | None = None):
+                 bos_id: int | None = None, eos_id: int | None = None, unk_id: int | None = None,
+                 fast: bool = True):
         if not isinstance(encoder, dict) or not encoder:
             raise ValueError("a tokenizer needs a non-empty {token bytes: id} vocabulary")
         if min(encoder.values()) < 0:
@@ -67,15 +69,17 @@ class Tokenizer:
             if value is not None and not (0 <= value < size):
                 raise ValueError(f"{name}={value} is outside the vocabulary [0, {size})")
         self.bos_id, self.eos_id, self.unk_id = bos_id, eos_id, unk_id
-        self._pieces = PieceEncoder(encoder, merges, whole_piece_lookup, unk_id)  # pieces.py
+        self._rank = bpe.rank_function(encoder, merges)
+        self._fast = FastEncoder(encoder, merges, self._pre, whole_piece_lookup, unk_id) \
+            if fast else None  # the seam (`_encode_text`); None: the reading path
 
     # ----- loading, saving, training --------------------------------------------------------
     @classmethod
-    def load(cls, path_or_name, pattern=None) -> "Tokenizer":
+    def load(cls, path_or_name, pattern=None, *, fast: bool = True) -> "Tokenizer":
         """"gpt2" / "r50k" / "cl100k" / "o200k" (vendored), or a path: a .tiktoken(.gz) file, a
         GPT-2 directory (encoder.json + vocab.bpe), a tokenizer.json(.gz) (Hugging Face or
         minillm's format). `pattern` overrides the pre-tokenisation pattern."""
-        return cls(**formats.read(path_or_name, pattern))
+        return cls(**formats.read(path_or_name, pattern), fast=fast)
 
     @classmethod
     def from_gguf_metadata(cls, meta: dict, pattern=None) -> "Tokenizer":
@@ -105,26 +109,39 @@ class Tokenizer:
             text.encode("utf-8")
         except UnicodeEncodeError:  # subtle: lone surrogates cannot be UTF-8; tiktoken's fix:
             text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")  # -> U+FFFD
-        return self._encode_pieces(text)
+        return self._encode_text(text)
+
+    def _encode_text(self, text: str) -> list[int]:
+        """Text without special tokens -> ids: the seam (module docstring)."""
+        return self._read_ids(text) if self._fast is None else self._fast.encode(text)
+
+    def _read_ids(self, text: str) -> list[int]:
+        """The reading path: split into pre-tokens, merge each one's bytes, map parts to ids."""
+        ids: list[int] = []
+        for piece in self._pre.split(text):
+            data = piece.encode("utf-8", errors="surrogateescape")  # surrogates: encode_bytes
+            if self.whole_piece_lookup and data in self._encoder:  # (tiktoken's rule)
+                ids.append(self._encoder[data])
+                continue
+            parts = bpe.merge_reference(data, self._rank)
+            ids.extend(bpe.token_ids(parts, self._encoder, self.unk_id))
+        return ids
 
     def merge_trace(self, piece: str) -> list:
         """Every BPE merge of ONE pre-token, in order: a list of ``bpe.MergeStep(pair, rank,
-        parts)``. For teaching: ``[(s.pair, s.rank) for s in tok.merge_trace("红光")]``.
+        parts)``. For teaching: ``for step in tok.merge_trace("红光"): print(step)``.
         (The whole-piece look-up of tiktoken-style vocabularies is not a merge and is not shown.)"""
         if not isinstance(piece, str):
             raise TypeError(f"merge_trace expects a str, got {type(piece).__name__}")
         steps: list = []
-        bpe.merge_reference(piece.encode("utf-8", errors="surrogateescape"), self._pieces.rank,
+        bpe.merge_reference(piece.encode("utf-8", errors="surrogateescape"), self._rank,
                             trace=steps)
         return steps
 
-    def _encode_pieces(self, text: str) -> list[int]:
-        """Pre-tokenise, then BPE each piece (through the cache: pieces.py)."""
-        return self._pieces.encode(self._pre.split(text))
-
     def _clear_caches(self) -> None:
-        """Forget the ids of text seen before (the benchmark's "cold" runs; pieces.py)."""
-        self._pieces.clear()
+        """Forget the ids of text seen before (the benchmark's "cold" runs; fast/pieces.py)."""
+        if self._fast is not None:
+            self._fast.clear()
 
     def encode_bytes(self, data: bytes) -> list[int]:
         """Arbitrary bytes -> ids, so that `decode_bytes(encode_bytes(b)) == b` for any bytes.
@@ -137,7 +154,7 @@ class Tokenizer:
             raise TypeError(f"encode_bytes expects bytes, got {type(data).__name__}")
         if self.normalizer:
             raise ValueError("encode_bytes is not defined for a tokenizer that normalises text")
-        return self._encode_pieces(bytes(data).decode("utf-8", errors="surrogateescape"))
+        return self._encode_text(bytes(data).decode("utf-8", errors="surrogateescape"))
 
     def encode(self, text: str, *, allowed_special=frozenset(),
                disallowed_special="all") -> list[int]:
@@ -157,7 +174,7 @@ class Tokenizer:
         return ids
 
     def encode_batch(self, texts, **kwargs) -> list[list[int]]:
-        """[text, ...] -> [ids, ...]; one thread, sharing the pre-token cache."""
+        """[text, ...] -> [ids, ...]; one thread, sharing the pre-token cache (fast/)."""
         if isinstance(texts, str):
             raise TypeError("encode_batch expects a list of str; use encode for one text")
         return [self.encode(t, **kwargs) for t in texts]
