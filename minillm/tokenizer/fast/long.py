@@ -33,10 +33,13 @@ LONG = 4096  # characters; longer pieces take this module's paths (shorter: piec
 DEAD = -2  # prv[j] of a part j merged into its left neighbour
 
 
-def byte_pair_ranks(rank: RankFn) -> np.ndarray:
-    """rank(a, b) of every pair of single bytes: a [256, 256] int64 table."""
+def byte_pair_codes(rank: RankFn) -> tuple[list[int], np.ndarray]:
+    """The ranks of the 65,536 pairs of single bytes, as (the distinct ranks, sorted; a 2-byte
+    code per pair: the index of its rank in that list, at `left * 256 + right`)."""
     singles = [bytes([b]) for b in range(256)]
-    return np.array([[rank(a, b) for b in singles] for a in singles], np.int64)  # [256, 256]
+    ranks = np.array([[rank(a, b) for b in singles] for a in singles], np.int64)  # [256, 256]
+    values, codes = np.unique(ranks, return_inverse=True)  # [R], [256 * 256]
+    return values.tolist(), codes.reshape(-1).astype(np.uint16)  # [R], [65536]
 
 
 def safe_chunks(piece: str, cuts: SafeCuts, size: int = LONG) -> Iterator[str]:
@@ -57,14 +60,14 @@ def safe_chunks(piece: str, cuts: SafeCuts, size: int = LONG) -> Iterator[str]:
         yield piece[start:]
 
 
-def merge_long(piece: bytes, rank: RankFn, pair_ranks: np.ndarray) -> Iterator[bytes]:
+def merge_long(piece: bytes, rank: RankFn, pair_codes) -> Iterator[bytes]:
     """merge.merge_heap's parts, in about 12 bytes per input byte (module docstring).
-    `pair_ranks`: `byte_pair_ranks(rank)`."""
+    `pair_codes`: `byte_pair_codes(rank)`."""
     n = len(piece)
+    buckets, dirty = _first_buckets(piece, *pair_codes), set()  # rank -> offsets (a stack)
     nxt, prv = array("i"), array("i")  # offset of the next / previous part (n: end, -1: start)
     nxt.frombytes(np.arange(1, n + 1, dtype=np.int32).tobytes())
     prv.frombytes(np.arange(-1, n - 1, dtype=np.int32).tobytes())
-    buckets, dirty = _first_buckets(piece, pair_ranks), set()  # rank -> offsets (a stack)
     heap = sorted(buckets)  # the ranks that have a bucket (a sorted list is a heap)
 
     def push(r: int, i: int) -> None:
@@ -106,16 +109,18 @@ def merge_long(piece: bytes, rank: RankFn, pair_ranks: np.ndarray) -> Iterator[b
         i = nxt[i]
 
 
-def _first_buckets(piece: bytes, pair_ranks: np.ndarray) -> dict[int, array]:
-    """The byte pairs of `piece` grouped by rank: rank -> offsets, leftmost last (a stack)."""
-    raw = np.frombuffer(piece, np.uint8)  # [n]
-    ranks = pair_ranks[raw[:-1], raw[1:]]  # [n - 1]
-    order = np.argsort(ranks, kind="stable")  # [n - 1] by rank, then offset
-    ranks = ranks[order]  # [n - 1] sorted
-    starts = np.flatnonzero(np.diff(ranks, prepend=-1))  # [R] where each rank's run begins
-    ends = [*starts[1:].tolist(), len(ranks)]
-    buckets = {}
-    for r, s, e in zip(ranks[starts].tolist(), starts.tolist(), ends):
-        if r != NO_MERGE:
-            buckets[r] = array("i", order[s:e][::-1].astype(np.int32).tobytes())
+def _first_buckets(piece: bytes, values: list[int], codes: np.ndarray) -> dict[int, array]:
+    """The byte pairs of `piece` grouped by rank: rank -> offsets, leftmost last (a stack).
+
+    subtle: memory. Each byte pair has a 2-byte code (`byte_pair_codes`), and one stable
+    argsort of the codes lists the offsets rank by rank, left to right: ~12 bytes per byte."""
+    raw = np.frombuffer(piece, np.uint8).astype(np.uint16)  # [n]
+    code = codes[raw[:-1] * 256 + raw[1:]]  # [n - 1] uint16
+    order = np.argsort(code, kind="stable")  # [n - 1] offsets, by rank then offset
+    ends = np.cumsum(np.bincount(code, minlength=len(values))).tolist()  # [R]
+    buckets, start = {}, 0
+    for r, end in zip(values, ends):
+        if end > start and r != NO_MERGE:
+            buckets[r] = array("i", order[start:end][::-1].astype(np.int32).tobytes())
+        start = end
     return buckets

@@ -50,7 +50,7 @@ class FastEncoder:
         self.safe_cuts: SafeCuts | None = None  # built on first use (segment.py)
         self.batch: BatchBPE | None | bool = None  # None: not built yet; False: not usable
         self.unbatched = 0  # new pieces merge.py has merged while the batch table was not built
-        self.pair_ranks = None  # long.byte_pair_ranks, built on first use
+        self.pair_codes = None  # long.byte_pair_codes, built on first use
 
     def encode(self, text: str) -> list[int]:
         """Text (no special tokens) -> the concatenated ids of its pre-tokens."""
@@ -58,9 +58,12 @@ class FastEncoder:
         if len(pieces) >= BATCH_MIN:
             self.cache_new_pieces(pieces)
         if len(text) > long.LONG and max(map(len, pieces)) > long.LONG:
-            ids = []  # subtle: a long piece is neither cached nor copied through a tuple
+            ids: list[int] = []  # subtle: a long piece is neither cached nor copied
             for piece in pieces:
-                ids.extend(self.long_ids(piece) if len(piece) > long.LONG else self.piece_ids[piece])
+                if len(piece) > long.LONG:
+                    self.add_long_ids(piece, ids)
+                else:
+                    ids.extend(self.piece_ids[piece])
             return ids
         return list(itertools.chain.from_iterable(map(self.piece_ids.__getitem__, pieces)))
 
@@ -102,25 +105,25 @@ class FastEncoder:
             self.safe_cuts = SafeCuts(itertools.chain(self.encoder, extra))
         return self.safe_cuts
 
-    def long_ids(self, piece: str) -> list[int]:
-        """A piece longer than `long.LONG` characters -> its ids, in linear memory (long.py)."""
-        data = piece.encode("utf-8", errors="surrogateescape")
-        if self.whole_piece_lookup and (i := self.encoder.get(data)) is not None:
-            return [i]
-        chunks = [piece] if piece.isascii() else long.safe_chunks(piece, self.cuts())
-        ids: list[int] = []
+    def add_long_ids(self, piece: str, ids: list[int]) -> None:
+        """Append the ids of a piece longer than `long.LONG` characters to `ids`, in linear
+        memory (long.py)."""
+        if self.whole_piece_lookup and (i := self.encoder.get(
+                piece.encode("utf-8", errors="surrogateescape"))) is not None:
+            ids.append(i)
+            return
+        chunks = [piece] if piece.isascii() else long.safe_chunks(piece, self.cuts(), long.LONG)
         for chunk in chunks:
             if len(chunk) <= long.LONG:  # (cut at safe boundaries: the segments hit the cache)
                 ids.extend(itertools.chain.from_iterable(
                     map(self.segment_ids.__getitem__, self.cuts().split(chunk))))
                 continue
-            if self.pair_ranks is None:
-                self.pair_ranks = long.byte_pair_ranks(self.rank)
+            if self.pair_codes is None:
+                self.pair_codes = long.byte_pair_codes(self.rank)
             parts = long.merge_long(chunk.encode("utf-8", errors="surrogateescape"), self.rank,
-                                    self.pair_ranks)
+                                    self.pair_codes)
             while block := list(itertools.islice(parts, 1 << 16)):
                 ids.extend(bpe.token_ids(block, self.encoder, self.unk_id))
-        return ids
 
     def bpe_ids(self, piece: str | bytes) -> tuple[int, ...]:
         """BPE of a piece or segment (no whole-piece look-up: that rule is for pre-tokens)."""
