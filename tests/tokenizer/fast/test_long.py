@@ -15,24 +15,39 @@ MAX_BYTES_PER_CHAR = 64  # the bound asked of encoding one long piece (it was ~2
 
 
 @st.composite
-def rank_functions(draw):
-    """rank(a, b) of a random vocabulary over a small alphabet, under either rule, with ranks in
-    any order (so a merge often makes a pair ranked below the one being merged)."""
-    tokens = draw(st.lists(st.binary(min_size=2, max_size=5).map(
-        lambda b: bytes(ALPHABET[x % len(ALPHABET)] for x in b)), max_size=40, unique=True))
-    ranks = draw(st.permutations(range(len(tokens))))
-    table = dict(zip(tokens, ranks))
+def ranked_pieces(draw):
+    """(rank function, piece): a random vocabulary over a small alphabet, under either rule,
+    with ranks in any order (so a merge often makes a pair ranked below the one being merged),
+    and a piece glued from its tokens and stray bytes (so long runs of merges happen)."""
+    alphabet = draw(st.sampled_from([b"a", b"ab", ALPHABET]))
+    if alphabet == b"a":  # runs, as in "aaaaaa" with aa and aaaa: pairs made by merges
+        tokens = [b"a" * k for k in sorted(draw(st.sets(st.integers(2, 8), min_size=1)))]
+    else:
+        tokens = draw(st.lists(st.binary(min_size=2, max_size=6).map(
+            lambda b: bytes(alphabet[x % len(alphabet)] for x in b)), min_size=1, max_size=60,
+            unique=True))
+    table = dict(zip(tokens, draw(st.permutations(range(len(tokens))))))
     if draw(st.booleans()):
-        return bpe.rank_function(table, None)
-    cut = draw(st.integers(1, 4))  # the `pairs` rule: each token listed as one split
-    return bpe.rank_function({}, {(t[:cut], t[cut:]): r for t, r in table.items() if t[cut:]})
+        rank = bpe.rank_function(table, None)
+    else:
+        cut = draw(st.integers(1, 4))  # the `pairs` rule: each token listed as one split
+        rank = bpe.rank_function({}, {(t[:cut], t[cut:]): r for t, r in table.items() if t[cut:]})
+    glue = st.sampled_from(tokens) | st.sampled_from([alphabet[:1], alphabet[1:2]])
+    return rank, b"".join(draw(st.lists(glue, max_size=80)))
 
 
-@given(rank_functions(), st.binary(max_size=300).map(
-    lambda b: bytes(ALPHABET[x % len(ALPHABET)] for x in b)))
-def test_merge_long_equals_merge_reference(rank, piece):
+@given(ranked_pieces())
+def test_merge_long_equals_merge_reference(rank_and_piece):
+    rank, piece = rank_and_piece
     parts = long.merge_long(piece, rank, long.byte_pair_codes(rank))
     assert list(parts) == bpe.merge_reference(piece, rank)
+
+
+def test_pairs_made_by_earlier_merges_merge_leftmost_first():
+    """aaaaaa: (a, a) merges three times, making two (aa, aa) pairs; the left one merges."""
+    rank = bpe.rank_function({b"aa": 0, b"aaaa": 1}, None)
+    parts = long.merge_long(b"a" * 6, rank, long.byte_pair_codes(rank))
+    assert list(parts) == bpe.merge_reference(b"a" * 6, rank) == [b"aaaa", b"aa"]
 
 
 def test_safe_chunks_end_at_safe_cuts():
