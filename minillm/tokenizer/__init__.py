@@ -11,7 +11,8 @@ pre-tokens), stdlib_re (the pre-tokenising regex on Python's built-in `re`).
     [15496, 995]
 """
 from .display import render_token
-from .patterns import CL100K_PATTERN, GPT2_PATTERN, NAMED_PATTERNS, O200K_PATTERN, PreTokenizer
+from .pattern_names import CL100K_PATTERN, GPT2_PATTERN, NAMED_PATTERNS, O200K_PATTERN
+from .patterns import PreTokenizer
 from .stream import StreamDecoder
 from .tokenizer import Tokenizer
 

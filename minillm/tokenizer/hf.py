@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from .patterns import GPT2_PATTERN, NAMED_PATTERNS
+from .pattern_names import GPT2_PATTERN, NAMED_PATTERNS
 
 
 def bytes_to_unicode() -> dict[int, str]:

@@ -10,7 +10,8 @@ Two speed-ups, each giving exactly the reading split's pieces:
 """
 from __future__ import annotations
 
-from ..patterns import NAMED_PATTERNS, PreTokenizer, split_isolated
+from ..pattern_names import NAMED_PATTERNS
+from ..patterns import PreTokenizer, split_isolated
 from .stdlib_re import compile_stdlib, has_astral
 
 
