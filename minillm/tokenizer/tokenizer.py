@@ -73,31 +73,6 @@ class Tokenizer:
         self._fast = FastEncoder(encoder, merges, self._pre, whole_piece_lookup, unk_id) \
             if fast else None  # the seam (`_encode_text`); None: the reading path
 
-    # ----- loading, saving, training --------------------------------------------------------
-    @classmethod
-    def load(cls, path_or_name, pattern=None, *, fast: bool = True) -> "Tokenizer":
-        """"gpt2" / "r50k" / "cl100k" / "o200k" (vendored), or a path: a .tiktoken(.gz) file, a
-        GPT-2 directory (encoder.json + vocab.bpe), a tokenizer.json(.gz) (Hugging Face or
-        minillm's format). `pattern` overrides the pre-tokenisation pattern."""
-        return cls(**formats.read(path_or_name, pattern), fast=fast)
-
-    @classmethod
-    def from_gguf_metadata(cls, meta: dict, pattern=None) -> "Tokenizer":
-        """Build from GGUF `tokenizer.ggml.*` metadata already parsed into a dict."""
-        return cls(**hf.read_gguf_metadata(meta, pattern))
-
-    @classmethod
-    def train(cls, text: str, vocab_size: int, pattern=None, special_tokens=(),
-              trainer: str = "fast") -> "Tokenizer":
-        """Learn merges on `text` (see train.py). `vocab_size` counts the 256 bytes, the merges
-        and the special tokens (ids after the merges)."""
-        from .train import train_tokenizer
-        return cls(**train_tokenizer(text, vocab_size, pattern, special_tokens, trainer))
-
-    def save(self, path) -> None:
-        """Write minillm's readable format to `path` and a vocabulary dump to `path`.vocab."""
-        formats.write_minillm(self, Path(path))
-
     # ----- encoding -------------------------------------------------------------------------
     def encode_ordinary(self, text: str) -> list[int]:
         """Text -> ids, treating special-token strings as ordinary text."""
@@ -212,3 +187,28 @@ class Tokenizer:
     def __repr__(self) -> str:
         return (f"Tokenizer(vocab_size={self.vocab_size}, specials={len(self.special_tokens)}, "
                 f"rule={'ranks' if self.merges is None else 'pairs'})")
+
+    # ----- loading, saving, training --------------------------------------------------------
+    @classmethod
+    def load(cls, path_or_name, pattern=None, *, fast: bool = True) -> "Tokenizer":
+        """"gpt2" / "r50k" / "cl100k" / "o200k" (vendored), or a path: a .tiktoken(.gz) file, a
+        GPT-2 directory (encoder.json + vocab.bpe), a tokenizer.json(.gz) (Hugging Face or
+        minillm's format). `pattern` overrides the pre-tokenisation pattern."""
+        return cls(**formats.read(path_or_name, pattern), fast=fast)
+
+    @classmethod
+    def from_gguf_metadata(cls, meta: dict, pattern=None) -> "Tokenizer":
+        """Build from GGUF `tokenizer.ggml.*` metadata already parsed into a dict."""
+        return cls(**hf.read_gguf_metadata(meta, pattern))
+
+    @classmethod
+    def train(cls, text: str, vocab_size: int, pattern=None, special_tokens=(),
+              trainer: str = "fast") -> "Tokenizer":
+        """Learn merges on `text` (see train.py). `vocab_size` counts the 256 bytes, the merges
+        and the special tokens (ids after the merges)."""
+        from .train import train_tokenizer
+        return cls(**train_tokenizer(text, vocab_size, pattern, special_tokens, trainer))
+
+    def save(self, path) -> None:
+        """Write minillm's readable format to `path` and a vocabulary dump to `path`.vocab."""
+        formats.write_minillm(self, Path(path))

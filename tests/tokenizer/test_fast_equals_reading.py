@@ -22,7 +22,8 @@ FRAGMENTS = ["海", "水", "海水", "红光", "的", "。", "か", "한", "👍
              "a", "b", "ab", "the", " ", "  ", "\n", "\t", "1", "23", "4567", "'s", "!", "é",
              "ок", *SPECIALS]
 MULTILINGUAL = [  # besides the tiktoken parity fixture's texts
-    "हिन्दी में एक वाक्य, और अंक ४२।", "ภาษาไทยไม่มีช่องว่างระหว่างคำ", "Tiếng Việt có dấu: đường phố",
+    "हिन्दी में एक वाक्य, और अंक ४२।", "ภาษาไทยไม่มีช่องว่างระหว่างคำ",
+    "Tiếng Việt có dấu: đường phố",
     "Ἐν ἀρχῇ ἦν ὁ λόγος", "Ünïcödé ﬁ ligatures ＦＵＬＬ ｗｉｄｔｈ １２３", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 𝟙𝟚𝟛 and 🧑🏾‍🚀",
     "東京特許許可局　全角スペース", "x" * 300 + "海" * 200, "1234567890" * 30,
 ]
@@ -60,9 +61,10 @@ texts = st.one_of(st.lists(st.sampled_from(FRAGMENTS), max_size=60).map("".join)
 @given(vocabularies(), st.lists(texts, min_size=1, max_size=4), st.booleans())
 def test_fast_equals_reading_on_random_vocabularies(vocabulary, batch, every_speed_path):
     fast, reading = Tokenizer(**vocabulary), Tokenizer(**vocabulary, fast=False)
-    with mock.patch.object(pieces, "BATCH_MIN", 1 if every_speed_path else pieces.BATCH_MIN), \
-            mock.patch.object(pieces, "BUILD_AFTER", 0 if every_speed_path else pieces.BUILD_AFTER), \
-            mock.patch.object(long, "LONG", 6 if every_speed_path else long.LONG):
+    batch_min, build_after, long_piece = (1, 0, 6) if every_speed_path else \
+        (pieces.BATCH_MIN, pieces.BUILD_AFTER, long.LONG)
+    with mock.patch.multiple(pieces, BATCH_MIN=batch_min, BUILD_AFTER=build_after), \
+            mock.patch.object(long, "LONG", long_piece):
         for text in batch:  # (several texts: the second one meets the caches of the first)
             assert fast.encode(text, allowed_special="all") == \
                 reading.encode(text, allowed_special="all")
@@ -79,7 +81,8 @@ def corpus() -> str:
         text = path.read_text(encoding="utf-8")
         for start in (len(text) // 3, 2 * len(text) // 3):  # away from the headers
             slices.append(text[start:start + per_file // 2])
-    return "\n".join([*slices, *MULTILINGUAL, *fixture_json("tokenizer/tiktoken_parity.json")["texts"]])
+    fixture = fixture_json("tokenizer/tiktoken_parity.json")["texts"]
+    return "\n".join([*slices, *MULTILINGUAL, *fixture])
 
 
 def real_tokenizer(name: str) -> Tokenizer:

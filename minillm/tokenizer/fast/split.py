@@ -1,4 +1,4 @@
-"""patterns.PreTokenizer's split, sooner: `findall`, and the stdlib `re` when it can run the pattern.
+"""patterns.PreTokenizer's split, sooner: `findall`, and the stdlib `re` when it can run it.
 
 Two speed-ups, each giving exactly the reading split's pieces:
 
