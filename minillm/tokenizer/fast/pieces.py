@@ -35,6 +35,10 @@ BATCH_MIN = 64  # new pieces in one text from which batched BPE (batch_bpe.py) b
 BUILD_AFTER = 30_000
 
 
+class LongPiece(Exception):
+    """A piece longer than `long.LONG` characters: `encode` handles it outside the cache."""
+
+
 class FastEncoder:
     """Ordinary text -> ids for one vocabulary (`encoder` {bytes: id}, `merges` or None: bpe.py)
     and pre-tokeniser: the same ids as the Tokenizer's reading path (`fast=False`)."""
@@ -57,15 +61,17 @@ class FastEncoder:
         pieces = self.split(text)
         if len(pieces) >= BATCH_MIN:
             self.cache_new_pieces(pieces)
-        if len(text) > long.LONG and max(map(len, pieces)) > long.LONG:
-            ids: list[int] = []  # subtle: a long piece is neither cached nor copied
-            for piece in pieces:
-                if len(piece) > long.LONG:
-                    self.add_long_ids(piece, ids)
-                else:
-                    ids.extend(self.piece_ids[piece])
-            return ids
-        return list(itertools.chain.from_iterable(map(self.piece_ids.__getitem__, pieces)))
+        try:
+            return list(itertools.chain.from_iterable(map(self.piece_ids.__getitem__, pieces)))
+        except LongPiece:  # subtle: raised by a cache miss only, so other texts pay nothing
+            pass
+        ids: list[int] = []  # a long piece is neither cached nor copied through a tuple
+        for piece in pieces:
+            if len(piece) > long.LONG:
+                self.add_long_ids(piece, ids)
+            else:
+                ids.extend(self.piece_ids[piece])
+        return ids
 
     def build_batch(self) -> None:
         """Build batched BPE's table now (0.2 s for GPT-2, 0.35 s cl100k, 0.9 s o200k)."""
@@ -86,6 +92,8 @@ class FastEncoder:
         subtle: the cut comes before the whole-piece look-up, which it makes unnecessary: a piece
         that is a token has no safe cut (that token spans each of its boundaries: segment.py).
         """
+        if len(piece) > long.LONG:
+            raise LongPiece(piece)
         if len(piece) > 1 and not piece.isascii():  # long runs of CJK: cut where BPE cannot merge
             segments = self.cuts().split(piece)
             if len(segments) > 1:
