@@ -15,9 +15,9 @@ default) hands the text to fast/ (caches, cuts, batched BPE), which gives the sa
     'Hello world'
 
 A vocabulary is `encoder` ({token bytes: id}; normally every single byte is a token, so any text
-can be encoded: see `_unknown` for the exceptions), a merge rule (`merges`: {(left, right): rank},
-or None for tiktoken's rule, where the rank of a pair is the id of the merged token: see bpe.py),
-a pre-tokenisation pattern and the special tokens.
+can be encoded: see bpe.token_ids for the exceptions), a merge rule (`merges`: {(left, right):
+rank}, or None for tiktoken's rule, where the rank of a pair is the id of the merged token: see
+bpe.py), a pre-tokenisation pattern and the special tokens.
 """
 from __future__ import annotations
 
