@@ -86,7 +86,7 @@ def bench_encode(repeats: int, reading: bool = False) -> None:
             runs = []  # (tiktoken, cold, warm) CPU seconds, measured back to back in each repeat
             for _ in range(repeats):
                 tt = cpu_time(lambda: ref.encode_ordinary(text)) if ref else float("nan")
-                cold = cpu_time(lambda: tok.encode_ordinary(text), tok._clear_caches)
+                cold = cpu_time(lambda: tok.encode_ordinary(text), tok._fast.clear)
                 warm = cpu_time(lambda: tok.encode_ordinary(text))  # the cold run filled the cache
                 runs.append((tt, cold, warm))
             tt, cold, warm = (statistics.median(r[k] for r in runs) for k in range(3))
@@ -97,7 +97,7 @@ def bench_encode(repeats: int, reading: bool = False) -> None:
             if reading:  # the reading path, once, on a tenth of the text (it is slower)
                 part = text[:len(text) // 10]
                 t_read = cpu_time(lambda: Tokenizer.load(name, fast=False).encode_ordinary(part))
-                t_cold = cpu_time(lambda: tok.encode_ordinary(part), tok._clear_caches)
+                t_cold = cpu_time(lambda: tok.encode_ordinary(part), tok._fast.clear)
                 print(f"  {'':17} reading path (fast=False), a tenth: {mb / 10 / t_read:.2f} MB/s; "
                       f"cold is {t_read / t_cold:.1f}x faster")
 

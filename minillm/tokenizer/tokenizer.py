@@ -9,10 +9,8 @@ tokens -> ids): `Tokenizer(..., fast=False)` runs the plain loop `_read_ids`; `f
 default) hands the text to fast/ (caches, cuts, batched BPE), which gives the same ids sooner.
 
     >>> tok = Tokenizer.load("gpt2")
-    >>> tok.encode("Hello world")
-    [15496, 995]
-    >>> tok.decode([15496, 995])
-    'Hello world'
+    >>> tok.encode("Hello world"), tok.decode([15496, 995])
+    ([15496, 995], 'Hello world')
 
 A vocabulary is `encoder` ({token bytes: id}; normally every single byte is a token, so any text
 can be encoded: see bpe.token_ids for the exceptions), a merge rule (`merges`: {(left, right):
@@ -103,20 +101,14 @@ class Tokenizer:
         return ids
 
     def merge_trace(self, piece: str) -> list:
-        """Every BPE merge of ONE pre-token, in order: a list of ``bpe.MergeStep(pair, rank,
-        parts)``. For teaching: ``for step in tok.merge_trace("红光"): print(step)``.
-        (The whole-piece look-up of tiktoken-style vocabularies is not a merge and is not shown.)"""
+        """Every BPE merge of ONE pre-token: ``bpe.MergeStep(pair, rank, parts)`` in order, e.g.
+        ``for step in tok.merge_trace("红光"): print(step)`` (no whole-piece look-up here)."""
         if not isinstance(piece, str):
             raise TypeError(f"merge_trace expects a str, got {type(piece).__name__}")
         steps: list = []
         bpe.merge_reference(piece.encode("utf-8", errors="surrogateescape"), self._rank,
                             trace=steps)
         return steps
-
-    def _clear_caches(self) -> None:
-        """Forget the ids of text seen before (the benchmark's "cold" runs; fast/pieces.py)."""
-        if self._fast is not None:
-            self._fast.clear()
 
     def encode_bytes(self, data: bytes) -> list[int]:
         """Arbitrary bytes -> ids, so that `decode_bytes(encode_bytes(b)) == b` for any bytes.

@@ -28,7 +28,7 @@ def test_encode_with_tiny_caches_equals_encode_with_big_ones(text):
     sizes = tok._fast.piece_ids.size, tok._fast.segment_ids.size
     tok._fast.piece_ids.size = tok._fast.segment_ids.size = 2
     try:
-        tok._clear_caches()
+        tok._fast.clear()
         assert tok.encode(text) == expected
     finally:
         tok._fast.piece_ids.size, tok._fast.segment_ids.size = sizes
