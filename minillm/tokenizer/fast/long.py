@@ -47,13 +47,13 @@ def safe_chunks(piece: str, cuts: SafeCuts, size: int = LONG) -> Iterator[str]:
     A stretch with no safe cut stays in one chunk."""
     start = 0
     while len(piece) - start > size:
-        lo = start + size  # look for the first safe cut at lo, lo + 1, ... (windows of `size`)
+        lo, width = start + size, 16  # the first safe cut at lo, lo + 1, ...: growing windows
         while lo < len(piece):
-            segments = cuts.split(piece[lo - 1:lo + size])  # boundaries lo .. lo + size - 1
+            segments = cuts.split(piece[lo - 1:lo + width])  # boundaries lo .. lo + width - 1
             if len(segments) > 1:
                 lo += len(segments[0]) - 1  # (a str result: every boundary is safe)
                 break
-            lo += size
+            lo, width = lo + width, min(2 * width, size)
         yield piece[start:lo]
         start = lo
     if start < len(piece):
