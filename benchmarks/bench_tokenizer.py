@@ -1,7 +1,7 @@
 """Tokenizer speed: encode MB/s next to tiktoken, and training time next to Hugging Face.
 
     /work/venv/bin/python benchmarks/bench_tokenizer.py [--repeats 5] [--skip-train]
-        [--skip-encode] [--naive-merges 48 | --naive-full]
+        [--skip-encode] [--naive-merges 48 | --naive-full] [--reading]
 
 Encoding: English (Shakespeare) and Chinese (Song ci) from the development data folder (or a
 synthetic stand-in when it is absent), single thread, median of `--repeats` runs, each
@@ -9,9 +9,10 @@ tokenizer's ids checked equal to tiktoken's. CPU time (time.process_time: robust
 machine). Each repeat times tiktoken, cold and warm back to back; the ratios (cold/tt = speed
 next to tiktoken, higher is better) are medians of the per-repeat ratios, so a slow spell of a
 shared machine hits both sides. "cold" clears minillm's caches of text seen before every run
-(the ids of pre-tokens and segments; tables derived from the vocabulary stay, as segment.py's
-per-character sets and batched BPE's pair table, built before the timed runs and its time
-printed); "warm" encodes text whose pre-tokens are already cached.
+(the ids of pre-tokens and segments; tables derived from the vocabulary stay, as
+tokenizer/fast/segment.py's per-character sets and batched BPE's pair table, built before the
+timed runs and its time printed); "warm" encodes text whose pre-tokens are already cached.
+`--reading` adds the reading path (`Tokenizer(fast=False)`) on a tenth of each text.
 
 Training: the first 1 MB of English to a 4,096-token vocabulary with the fast trainer, the naive
 trainer (only `--naive-merges` merges unless `--naive-full`; its per-merge time is reported) and
@@ -64,7 +65,7 @@ def tiktoken_encoding(name: str, tok: Tokenizer):
                              special_tokens=spec["special_tokens"])
 
 
-def bench_encode(repeats: int) -> None:
+def bench_encode(repeats: int, reading: bool = False) -> None:
     texts = {"English": corpus("shakespeare_7plays.txt", 1_000_000,
                                "To be, or not to be, that is the question. "),
              "Chinese": corpus("zh_songci.txt", 300_000, "海水会吸收较多红光，天空是蓝色的。")}
@@ -74,7 +75,7 @@ def bench_encode(repeats: int) -> None:
     for name in ("gpt2", "cl100k", "o200k"):
         tok = Tokenizer.load(name)
         t0 = time.process_time()
-        tok._pieces.build_batch()  # (built by itself after 30,000 new pieces: pieces.py)
+        tok._fast.build_batch()  # (built by itself after 30,000 new pieces: fast/pieces.py)
         print(f"  {name}: batched-BPE table built in {time.process_time() - t0:.2f} s, once")
         ref = tiktoken_encoding(name, tok)
         for label, text in texts.items():
@@ -85,7 +86,7 @@ def bench_encode(repeats: int) -> None:
             runs = []  # (tiktoken, cold, warm) CPU seconds, measured back to back in each repeat
             for _ in range(repeats):
                 tt = cpu_time(lambda: ref.encode_ordinary(text)) if ref else float("nan")
-                cold = cpu_time(lambda: tok.encode_ordinary(text), tok._clear_caches)
+                cold = cpu_time(lambda: tok.encode_ordinary(text), tok._fast.clear)
                 warm = cpu_time(lambda: tok.encode_ordinary(text))  # the cold run filled the cache
                 runs.append((tt, cold, warm))
             tt, cold, warm = (statistics.median(r[k] for r in runs) for k in range(3))
@@ -93,6 +94,12 @@ def bench_encode(repeats: int) -> None:
             warm_tt = statistics.median(r[0] / r[2] for r in runs)
             print(f"  {name:8} {label:8} {mb:5.2f} {mb / cold:7.2f} {mb / warm:7.2f} {mb / tt:9.2f} "
                   f"{cold_tt:8.2f} {warm_tt:8.2f}")
+            if reading:  # the reading path, once, on a tenth of the text (it is slower)
+                part = text[:len(text) // 10]
+                t_read = cpu_time(lambda: Tokenizer.load(name, fast=False).encode_ordinary(part))
+                t_cold = cpu_time(lambda: tok.encode_ordinary(part), tok._fast.clear)
+                print(f"  {'':17} reading path (fast=False), a tenth: {mb / 10 / t_read:.2f} MB/s; "
+                      f"cold is {t_read / t_cold:.1f}x faster")
 
 
 def bench_train(naive_merges: int, naive_full: bool) -> None:
@@ -139,12 +146,13 @@ def main() -> None:
     ap.add_argument("--skip-encode", action="store_true")
     ap.add_argument("--naive-merges", type=int, default=48)
     ap.add_argument("--naive-full", action="store_true")
+    ap.add_argument("--reading", action="store_true", help="also time Tokenizer(fast=False)")
     args = ap.parse_args()
     print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores; "
           f"load average {os.getloadavg()[0]:.1f} (pure Python: no BLAS involved; "
           f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')})")
     if not args.skip_encode:
-        bench_encode(args.repeats)
+        bench_encode(args.repeats, args.reading)
     if not args.skip_train:
         bench_train(args.naive_merges, args.naive_full)
 

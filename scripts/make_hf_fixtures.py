@@ -33,7 +33,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from minillm.tokenizer.patterns import LLAMA_CPP_IGNORE_MERGES, LLAMA_CPP_PRE  # noqa: E402
+from minillm.tokenizer.pattern_names import LLAMA_CPP_IGNORE_MERGES, LLAMA_CPP_PRE  # noqa: E402
 
 MODELS = ("shakespeare", "songci")
 LOGIT_POSITIONS = 8   # ids whose logits are stored (the fixture stays small)

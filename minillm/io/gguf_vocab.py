@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from minillm.io.gguf_write import ARRAY, BOOL, INT32, STRING, UINT32
 from minillm.tokenizer.hf import bytes_to_unicode
-from minillm.tokenizer.patterns import GPT2_PATTERN, LLAMA_CPP_IGNORE_MERGES, LLAMA_CPP_PRE
+from minillm.tokenizer.pattern_names import GPT2_PATTERN, LLAMA_CPP_IGNORE_MERGES, LLAMA_CPP_PRE
 
 # (pre-tokeniser stages, whole_piece_lookup) -> llama.cpp's `tokenizer.ggml.pre` name. Every
 # llama.cpp name maps its own stages (a GGUF read by minillm goes back out under its name); GPT-2's

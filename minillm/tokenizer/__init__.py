@@ -1,9 +1,15 @@
 """Byte-level BPE tokenization (GPT-2, cl100k, o200k, Hugging Face / GGUF byte-level BPE models).
 
-Read in this order: patterns (pre-tokenisation) -> bpe (the merge loop) -> special (special
-tokens) -> tokenizer (the class) -> train (learning merges) -> stream (decoding a stream of ids)
--> formats / hf (files) -> display (showing tokens). Speed-ups: memo (the caches), segment (long
-pre-tokens), stdlib_re (the pre-tokenising regex on Python's built-in `re`).
+The reading path, in order: patterns (split text into pre-tokens) -> bpe (merge the lowest-ranked
+adjacent pair until none is left: `merge_reference`, which can trace every merge) -> special
+(special tokens) -> tokenizer (the class: encode, decode). No cache, cut table or batching in
+them. Then: pattern_names (the regexes of real tokenizers), train (learning merges), stream
+(decoding a stream of ids), formats / hf (files), display (showing tokens).
+
+The speed-ups live in fast/ (split, stdlib_re, memo, pieces, merge, batch_bpe, segment, long;
+what each buys is in fast/__init__.py) and plug in through one seam, `Tokenizer._encode_text`.
+`Tokenizer(..., fast=False)` or `Tokenizer.load(..., fast=False)` runs the reading path alone and
+gives the same ids (tests/tokenizer/test_fast_equals_reading.py).
 
     >>> from minillm.tokenizer import Tokenizer
     >>> tok = Tokenizer.load("gpt2")          # also "cl100k", "o200k", or a path
@@ -11,7 +17,8 @@ pre-tokens), stdlib_re (the pre-tokenising regex on Python's built-in `re`).
     [15496, 995]
 """
 from .display import render_token
-from .patterns import CL100K_PATTERN, GPT2_PATTERN, NAMED_PATTERNS, O200K_PATTERN, PreTokenizer
+from .pattern_names import CL100K_PATTERN, GPT2_PATTERN, NAMED_PATTERNS, O200K_PATTERN
+from .patterns import PreTokenizer
 from .stream import StreamDecoder
 from .tokenizer import Tokenizer
 

@@ -1,4 +1,4 @@
-"""The byte-pair-encoding core: one pre-token's bytes -> the parts that BPE merges them into.
+"""Byte-pair encoding: one pre-token's bytes -> the parts BPE merges them into -> ids.
 
 Start from single bytes and repeatedly merge the adjacent pair with the lowest *rank* (the merge
 learned earliest) until no adjacent pair has a rank::
@@ -13,23 +13,17 @@ Two rules say what the rank of a pair is, and real vocabularies need both:
   only merged from the split the list names.
 
 Ties (the same rank at two places, as in `b"aaa"`) go to the leftmost pair, as in tiktoken,
-Hugging Face and llama.cpp: `b"aaa"` -> `[aa, a]`.
-
-`merge_reference` is the textbook loop (O(n^2) rank look-ups for n bytes); `merge_list` gives the
-same parts re-ranking only the pairs a merge changed; `merge_heap` does it in O(n log n) with a
-heap of candidate pairs over a linked list, which matters for long pre-tokens such as a run of
-Chinese characters (GPT-2's pattern keeps a whole clause of Han as one piece).
+Hugging Face and llama.cpp: `b"aaa"` -> `[aa, a]`. (fast/merge.py gives the same parts sooner.)
 """
 from __future__ import annotations
 
-import heapq
 import sys
 from typing import Callable, NamedTuple
 
+from .display import render_token
+
 NO_MERGE = sys.maxsize  # the rank of a pair that never merges
 RankFn = Callable[[bytes, bytes], int]
-HEAP_THRESHOLD = 40  # bytes; below this `merge_list` is as fast or faster in CPython
-SINGLE_BYTES = [bytes([b]) for b in range(256)]  # SINGLE_BYTES[0x68] == b"h"
 
 
 def rank_function(encoder: dict[bytes, int],
@@ -42,18 +36,17 @@ def rank_function(encoder: dict[bytes, int],
     return lambda a, b: get_pair((a, b), NO_MERGE)
 
 
-def merge(piece: bytes, rank: RankFn) -> list[bytes]:
-    """The BPE parts of `piece`; picks the list or the heap algorithm by length (same result)."""
-    if len(piece) < HEAP_THRESHOLD:
-        return merge_list(piece, rank)
-    return merge_heap(piece, rank)
-
-
 class MergeStep(NamedTuple):
-    """One merge of the reading loop: the pair that merged, its rank, and the parts after it."""
+    """One merge of the loop: the pair that merged, its rank, and the parts after it.
+    `str(step)` shows it with display.render_token: `<e6 b5> + <b7> -> 海 (rank 115): 海 | ...`."""
     pair: tuple[bytes, bytes]
     rank: int
     parts: tuple[bytes, ...]
+
+    def __str__(self) -> str:
+        a, b = self.pair
+        return (f"{render_token(a)} + {render_token(b)} -> {render_token(a + b)} "
+                f"(rank {self.rank}): {' | '.join(map(render_token, self.parts))}")
 
 
 def merge_reference(piece: bytes, rank: RankFn, trace: list | None = None) -> list[bytes]:
@@ -78,62 +71,15 @@ def merge_reference(piece: bytes, rank: RankFn, trace: list | None = None) -> li
     return parts
 
 
-def merge_list(piece: bytes, rank: RankFn) -> list[bytes]:
-    """`merge_reference`, but a merge re-ranks only the two pairs it changed (as tiktoken does).
+def token_ids(parts: list[bytes], encoder: dict[bytes, int], unk_id: int | None) -> list[int]:
+    """Parts -> their ids.
 
-    `ranks[i]` is the rank of `(parts[i], parts[i + 1])`; finding the lowest is a C-speed
-    `min` + `index` over the list, and only 2 new ranks are computed per merge. The start is
-    built by C loops: `map` over a table of the 256 one-byte strings, `map(rank, ...)`.
-    """
-    parts = list(map(SINGLE_BYTES.__getitem__, piece))  # b"hi" -> [b"h", b"i"]
-    ranks = list(map(rank, parts, parts[1:]))
-    best = min(ranks, default=NO_MERGE)
-    while best != NO_MERGE:
-        i = ranks.index(best)  # the leftmost of equal ranks
-        merged = parts[i] = parts[i] + parts.pop(i + 1)
-        del ranks[i]  # the merged pair; its neighbours' ranks change:
-        if i > 0:
-            ranks[i - 1] = rank(parts[i - 1], merged)
-        if i < len(ranks):
-            ranks[i] = rank(merged, parts[i + 1])
-        best = min(ranks, default=NO_MERGE)
-    return parts
-
-
-def merge_heap(piece: bytes, rank: RankFn) -> list[bytes]:
-    """Same parts as `merge_reference`, in O(n log n).
-
-    Parts live in a doubly linked list indexed by their first byte's offset; the heap holds
-    `(rank, offset of the left part)` for every adjacent pair, so popping gives the lowest rank
-    and, among equal ranks, the leftmost pair. Merging changes the two neighbouring pairs: push
-    them anew and leave the old entries in the heap.
-
-    subtle: old entries are not removed but recognised when popped: an entry is acted on only if
-    the pair now starting at that offset still has that rank. Every current pair always has an
-    entry with its true key, so a popped entry that passes this check is a lowest current pair.
-    """
-    n = len(piece)
-    parts: list[bytes | None] = [piece[i:i + 1] for i in range(n)]
-    nxt = list(range(1, n + 1))  # offset of the next part (n = end)
-    prv = list(range(-1, n - 1))  # offset of the previous part (-1 = start)
-    heap = [(r, i) for i in range(n - 1) if (r := rank(parts[i], parts[i + 1])) != NO_MERGE]
-    heapq.heapify(heap)
-    while heap:
-        r, i = heapq.heappop(heap)
-        j = nxt[i]
-        if parts[i] is None or j >= n or rank(parts[i], parts[j]) != r:
-            continue  # a stale entry: that pair has changed since it was pushed
-        parts[i] = parts[i] + parts[j]
-        parts[j] = None
-        nxt[i] = nxt[j]
-        if nxt[i] < n:
-            prv[nxt[i]] = i
-            if (r2 := rank(parts[i], parts[nxt[i]])) != NO_MERGE:
-                heapq.heappush(heap, (r2, i))
-        if prv[i] >= 0 and (r2 := rank(parts[prv[i]], parts[i])) != NO_MERGE:
-            heapq.heappush(heap, (r2, prv[i]))
-    out, i = [], 0
-    while i < n:
-        out.append(parts[i])
-        i = nxt[i]
-    return out
+    subtle: some vocabularies (SmolLM2's) lack a few single bytes (control characters, bytes
+    never valid in UTF-8). Hugging Face then emits its unk token; llama.cpp fails. We emit
+    `unk_id` when the vocabulary names one, else raise."""
+    ids = [encoder.get(part, unk_id) for part in parts]
+    if None in ids:
+        part = parts[ids.index(None)]
+        raise ValueError(f"byte(s) {part.hex(' ')} have no token in this vocabulary and it has "
+                         f"no unknown token")
+    return ids

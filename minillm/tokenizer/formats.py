@@ -32,7 +32,7 @@ from .display import render_token
 from .hf import read_gguf_metadata, read_gpt2_files, read_hf_json
 from .hf_write import write_hf
 from .locate import NAMED, locate  # noqa: F401  (NAMED: the vendored names, kept importable here)
-from .patterns import NAMED_PATTERNS
+from .pattern_names import NAMED_PATTERNS
 from .validate import check_patterns, check_vocabulary, shown
 
 TIKTOKEN_SPECIALS = {

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from .patterns import GPT2_PATTERN, LLAMA_CPP_IGNORE_MERGES, NAMED_PATTERNS
+from .pattern_names import GPT2_PATTERN, LLAMA_CPP_IGNORE_MERGES, NAMED_PATTERNS
 from .validate import check_vocabulary, shown
 
 

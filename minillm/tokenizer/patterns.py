@@ -11,119 +11,21 @@ with its regex, keeping both the matches and the text between them (Hugging Face
 `behavior="Isolated"`). One stage is what tiktoken does; Hugging Face / llama.cpp tokenizers such
 as SmolLM's first isolate every digit (`\\p{N}`) and then apply GPT-2's pattern.
 
+The patterns of real tokenizers are in pattern_names.py; GPT-2's (the default) is
+
+    's|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+
+
 subtle: tiktoken *drops* text that its pattern does not match, Hugging Face keeps it as a piece.
-The named patterns below match every character, so the two agree on them; for a custom pattern we
+The named patterns match every character, so the two agree on them; for a custom pattern we
 keep the gaps, so `decode(encode(s)) == s` holds for any pattern.
 """
 from __future__ import annotations
 
 import regex
 
-from .stdlib_re import compile_stdlib, has_astral
+from .pattern_names import NAMED_PATTERNS, resolve_pattern
 
-# tiktoken's spellings (possessive quantifiers `++` run faster in `regex` and are equivalent).
-# GPT-2 as released: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
-# cl100k (GPT-4; also Llama-3's "llama-bpe"): case-insensitive contractions, numbers in groups of
-# at most 3 digits, one leading non-letter glued to a word, newlines kept with punctuation.
-CL100K_PATTERN = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+"""
-                  r"""| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
-# o200k (GPT-4o): words split at case changes (camelCase -> camel, Case), contractions attached.
-O200K_PATTERN = "|".join([
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""\p{N}{1,3}""",
-    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-    r"""\s*[\r\n]+""",
-    r"""\s+(?!\S)""",
-    r"""\s+""",
-])
-# llama.cpp's pre-tokenisers, by their `tokenizer.ggml.pre` names (GGUF). The regexes are the
-# ones llama.cpp's src/llama-vocab.cpp runs for each name (its `regex_exprs`), stage by stage;
-# the only change: its capture groups `(...)` are written `(?:...)` (same matches; `findall`
-# then returns whole matches). Where llama.cpp rewrites a tokenizer.json regex for its own engine
-# (`(?i:'s|...)` -> `(?:'[sS]|...)`), this table keeps llama.cpp's spelling.
-# subtle: llama.cpp's GPT-2 regex has no final `|\s+`; a lone whitespace character it leaves
-# unmatched is kept as a piece of its own (as here), which is what `\s+` would have matched.
-LLAMA_CPP_GPT2 = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"
-LLAMA_CPP_LLAMA3 = (r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"
-                    r"|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
-                    r"|\s+(?!\S)|\s+")
-LLAMA_CPP_QWEN2 = (r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"
-                   r"|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
-                   r"|\s+(?!\S)|\s+")
-# DeepSeek-LLM's letters: the cased letters (upper, lower, title case) as code-point ranges
-_DEEPSEEK_LETTERS = (
-    "A-Za-z\u00b5\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u01ba\u01bc-\u01bf\u01c4-\u0293\u0295-\u02af"
-    "\u0370-\u0373\u0376\u0377\u037b-\u037d\u037f\u0386\u0388-\u038a\u038c\u038e-\u03a1"
-    "\u03a3-\u03f5\u03f7-\u0481\u048a-\u052f\u0531-\u0556\u10a0-\u10c5\u13a0-\u13f5"
-    "\u13f8-\u13fd\u1c90-\u1cba\u1cbd-\u1cbf\u1d00-\u1d2b\u1d6b-\u1d77\u1d79-\u1d9a"
-    "\u1e00-\u1f15\u1f18-\u1f1d\u1f20-\u1f45\u1f48-\u1f4d\u1f50-\u1f57\u1f59\u1f5b\u1f5d"
-    "\u1f5f-\u1f7d\u1f80-\u1fb4\u1fb6-\u1fbc\u1fbe\u1fc2-\u1fc4\u1fc6-\u1fcc\u1fd0-\u1fd3"
-    "\u1fd6-\u1fdb\u1fe0-\u1fec\u1ff2-\u1ff4\u1ff6-\u1ffc\u2102\u2107\u210a-\u2113\u2115"
-    "\u2119-\u211d\u2124\u2126\u2128\u212a-\u212d\u212f-\u2134\u2139\u213c-\u213f"
-    "\u2145-\u2149\u214e\u2183\u2184\u2c00-\u2c7b\u2c7e-\u2ce4\u2ceb-\u2cee\u2cf2\u2cf3"
-    "\ua640-\ua66d\ua680-\ua69b\ua722-\ua76f\ua771-\ua787\ua78b-\ua78e\uab70-\uabbf"
-    "\ufb00-\ufb06\ufb13-\ufb17\uff21-\uff3a\uff41-\uff5a\U00010400-\U0001044f"
-    "\U000104b0-\U000104d3\U000104d8-\U000104fb\U00010c80-\U00010cb2\U00010cc0-\U00010cf2"
-    "\U000118a0-\U000118df\U0001e900-\U0001e943")
-_CJK_HANGUL = "[\u4e00-\u9fa5\u0800-\u4e00\uac00-\ud7ff]+"     # 一-龥, U+0800-一, 가-U+D7FF
-_CJK_KANA = "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+"       # 一-龥, hiragana, katakana
-LLAMA_CPP_PRE: dict[str, tuple[str, ...]] = {
-    "default": (r"[\p{P}\$\+<=>\^~\|]+", LLAMA_CPP_GPT2, r"\p{N}+", r"[0-9][0-9][0-9]"),
-    "gpt-2": (LLAMA_CPP_GPT2,), "olmo": (LLAMA_CPP_GPT2,), "mpt": (LLAMA_CPP_GPT2,),
-    "phi-2": (LLAMA_CPP_GPT2,),
-    "llama-bpe": (LLAMA_CPP_LLAMA3,), "llama3": (LLAMA_CPP_LLAMA3,),
-    "llama-v3": (LLAMA_CPP_LLAMA3,), "dbrx": (LLAMA_CPP_LLAMA3,),
-    "smaug-bpe": (LLAMA_CPP_LLAMA3,), "chatglm-bpe": (LLAMA_CPP_LLAMA3,),
-    "glm4": (LLAMA_CPP_LLAMA3,),
-    "qwen2": (LLAMA_CPP_QWEN2,), "deepseek-r1-qwen": (LLAMA_CPP_QWEN2,),
-    "stablelm2": (LLAMA_CPP_QWEN2,), "megrez": (LLAMA_CPP_QWEN2,),
-    "deepseek-llm": ("[\r\n]", rf"\s?[{_DEEPSEEK_LETTERS}]+",
-                     "\\s?[!-/:-~\uff01-\uff0f\uff1a-\uff5e\u2018-\u201f\u3000-\u3002]+",
-                     r"\s+$", _CJK_HANGUL, r"\p{N}+"),
-    "deepseek-coder": ("[\r\n]", r"\s?\p{L}+", r"\s?\p{P}+", _CJK_HANGUL, r"\p{N}"),
-    "deepseek-v3": (r"\p{N}{1,3}", _CJK_KANA,
-                    r"""[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+"""
-                    r"|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+"
-                    r"|\s+(?!\S)|\s+"),
-    "falcon": (r"[\p{P}\$\+<=>\^~\|]+", LLAMA_CPP_GPT2, r"[0-9][0-9][0-9]"),
-    # digits one by one first, then GPT-2's regex
-    **{name: (r"\p{N}", LLAMA_CPP_GPT2) for name in (
-        "starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "minerva-7b")},
-    # Mistral's Tekken: llama.cpp spells "an upper-case letter" as "a letter that is not a-z"
-    "tekken": (r"[^\r\n\p{L}\p{N}]?(?:(?=[\p{L}])[^a-z])*(?:(?=[\p{L}])[^A-Z])+"
-               r"|[^\r\n\p{L}\p{N}]?(?:(?=[\p{L}])[^a-z])+(?:(?=[\p{L}])[^A-Z])*"
-               r"|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+",),
-}
-# the names for which llama.cpp looks a whole pre-token up first (its `ignore_merges`)
-LLAMA_CPP_IGNORE_MERGES = frozenset({"llama-bpe", "llama3", "llama-v3", "tekken"})
-
-# name -> stages: tiktoken's names (gpt2, r50k_base, ...) and llama.cpp's above.
-NAMED_PATTERNS: dict[str, tuple[str, ...]] = {
-    "gpt2": (GPT2_PATTERN,), "r50k": (GPT2_PATTERN,), "r50k_base": (GPT2_PATTERN,),
-    "p50k_base": (GPT2_PATTERN,),
-    "cl100k": (CL100K_PATTERN,), "cl100k_base": (CL100K_PATTERN,),
-    "o200k": (O200K_PATTERN,), "o200k_base": (O200K_PATTERN,),
-    "gpt-4o": (O200K_PATTERN,),   # llama.cpp's name; tiktoken's regex (llama.cpp emulates it)
-    **LLAMA_CPP_PRE,
-}
-
-
-def resolve_pattern(pattern: str | tuple[str, ...] | list[str] | None) -> tuple[str, ...]:
-    """A pattern name, a regex, or a sequence of regexes -> the tuple of stage regexes.
-
-    >>> resolve_pattern("cl100k") == (CL100K_PATTERN,)
-    True
-    """
-    if pattern is None:
-        return (GPT2_PATTERN,)
-    if isinstance(pattern, str):
-        return NAMED_PATTERNS.get(pattern, (pattern,))
-    if isinstance(pattern, (tuple, list)) and pattern and all(isinstance(p, str) for p in pattern):
-        return tuple(pattern)
-    raise TypeError(f"pattern must be a name ({', '.join(sorted(NAMED_PATTERNS))}), a regex "
-                    f"string or a non-empty list of regex strings, got {pattern!r}")
+KNOWN_STAGES = {p for stages in NAMED_PATTERNS.values() for p in stages}
 
 
 class PreTokenizer:
@@ -135,39 +37,40 @@ class PreTokenizer:
             self._compiled = [regex.compile(p) for p in self.stages]
         except regex.error as exc:
             raise ValueError(f"invalid pre-tokenisation regex: {exc}") from None
-        # findall is the fast path; it is only safe for patterns without groups (findall would
-        # return the groups) and that never match the empty string: the named ones.
-        known = {p for stages in NAMED_PATTERNS.values() for p in stages}
-        self._fast = [p in known for p in self.stages]
-        # the same stages run by the stdlib `re`, ~2x faster on text without characters above
-        # U+FFFF (stdlib_re.py); None if a stage cannot be translated
-        stdlib = [compile_stdlib(p) for p in self.stages]
-        self._stdlib = None if None in stdlib else stdlib
+        # subtle: a regex from a file may backtrack without bound (`(a+)+$`); unless every stage is
+        # one of the named patterns, splitting runs under a time limit (see `time_limit`)
+        self.timed = not set(self.stages) <= KNOWN_STAGES
 
     def split(self, text: str) -> list[str]:
         """Text -> pieces; `"".join(pieces) == text` always."""
+        timeout = time_limit(text) if self.timed else None
         pieces = [text]
-        compiled = self._compiled
-        if self._stdlib is not None and not has_astral(text):
-            compiled = self._stdlib
-        for rx, fast in zip(compiled, self._fast):
-            pieces = [p for piece in pieces for p in _split_isolated(rx, piece, fast)]
+        for rx in self._compiled:
+            pieces = [p for piece in pieces for p in split_isolated(rx, piece, timeout)]
         return pieces
 
 
-def _split_isolated(rx, text: str, fast: bool = False) -> list[str]:  # rx: regex's or re's
-    """Non-empty matches of `rx` and the non-empty gaps between them, in order."""
-    if fast:
-        found = rx.findall(text)
-        if sum(map(len, found)) == len(text):  # the usual case: every character matched
-            return found
+def time_limit(text: str) -> float:
+    """Seconds a file's regex may take on `text`: 1 s + 1 µs a character (real patterns split
+    10-50 characters per µs). Past it, `split_isolated` raises a ValueError."""
+    return 1.0 + 1e-6 * len(text)
+
+
+def split_isolated(rx, text: str, timeout: float | None = None) -> list[str]:
+    """Non-empty matches of `rx` (a `regex`, or `re`, pattern) and the non-empty gaps between
+    them, in order. `timeout` (seconds, `regex` only): a ValueError past it."""
     pieces, end = [], 0
-    for m in rx.finditer(text):
-        if m.start() > end:
-            pieces.append(text[end:m.start()])
-        if m.end() > m.start():
-            pieces.append(m.group())
-        end = m.end()
+    matches = rx.finditer(text) if timeout is None else rx.finditer(text, timeout=timeout)
+    try:
+        for m in matches:
+            if m.start() > end:
+                pieces.append(text[end:m.start()])
+            if m.end() > m.start():
+                pieces.append(m.group())
+            end = m.end()
+    except TimeoutError:
+        raise ValueError(f"the pre-tokenisation regex {rx.pattern[:80]!r} took over {timeout:.1f} "
+                         f"s on {len(text):,} characters (catastrophic backtracking?)") from None
     if end < len(text):
         pieces.append(text[end:])
     return pieces

@@ -21,7 +21,7 @@ from collections.abc import Collection
 
 import regex
 
-from .memo import Memo
+from .fast.memo import Memo
 
 
 def _alternation(strings) -> regex.Pattern:

@@ -1,29 +1,28 @@
 """The Tokenizer: text <-> ids with byte-level BPE.
 
-    encode:  text -> [special-token split] -> pre-tokens (regex) -> UTF-8 bytes -> BPE parts -> ids
+    encode:  text -> [special-token split: special.py] -> pre-tokens (patterns.py) -> UTF-8 bytes
+             -> BPE parts (bpe.merge_reference) -> ids
     decode:  ids -> bytes of each token, concatenated -> UTF-8 text (errors="replace")
 
-Speed (pieces.py): the ids of each pre-token are cached, a long text's new pre-tokens are
-merged all at once in NumPy, long non-ASCII pre-tokens are cut where no merge can cross; the
-pre-tokenising regex runs on the stdlib `re` when it can (stdlib_re.py).
+The one seam between this reading path and the speed-ups is `_encode_text` (text without special
+tokens -> ids): `Tokenizer(..., fast=False)` runs the plain loop `_read_ids`; `fast=True` (the
+default) hands the text to fast/ (caches, cuts, batched BPE), which gives the same ids sooner.
 
     >>> tok = Tokenizer.load("gpt2")
-    >>> tok.encode("Hello world")
-    [15496, 995]
-    >>> tok.decode([15496, 995])
-    'Hello world'
+    >>> tok.encode("Hello world"), tok.decode([15496, 995])
+    ([15496, 995], 'Hello world')
 
 A vocabulary is `encoder` ({token bytes: id}; normally every single byte is a token, so any text
-can be encoded: see `_unknown` for the exceptions), a merge rule (`merges`: {(left, right): rank},
-or None for tiktoken's rule, where the rank of a pair is the id of the merged token: see bpe.py),
-a pre-tokenisation pattern and the special tokens.
+can be encoded: see bpe.token_ids for the exceptions), a merge rule (`merges`: {(left, right):
+rank}, or None for tiktoken's rule, where the rank of a pair is the id of the merged token: see
+bpe.py), a pre-tokenisation pattern and the special tokens.
 """
 from __future__ import annotations
 
 
 from . import bpe, formats, hf
+from .fast import FastEncoder
 from .patterns import PreTokenizer
-from .pieces import PieceEncoder
 from .special import SpecialTokens
 
 MAX_ID = 1 << 24  # the largest token id accepted + 1
@@ -37,7 +36,8 @@ class Tokenizer:
     def __init__(self, encoder: dict[bytes, int], merges: dict[tuple[bytes, bytes], int] | None,
                  pattern=None, special_tokens: dict[str, int] | None = None, *,
                  whole_piece_lookup: bool = False, normalizer: str | None = None,
-                 bos_id: int | None = None, eos_id: int | None = None, unk_id: int | None = None):
+                 bos_id: int | None = None, eos_id: int | None = None, unk_id: int | None = None,
+                 fast: bool = True):
         if not isinstance(encoder, dict) or not encoder:
             raise ValueError("a tokenizer needs a non-empty {token bytes: id} vocabulary")
         if min(encoder.values()) < 0:
@@ -66,33 +66,9 @@ class Tokenizer:
             if value is not None and not (0 <= value < size):
                 raise ValueError(f"{name}={value} is outside the vocabulary [0, {size})")
         self.bos_id, self.eos_id, self.unk_id = bos_id, eos_id, unk_id
-        self._pieces = PieceEncoder(encoder, merges, whole_piece_lookup, unk_id)  # pieces.py
-
-    # ----- loading, saving, training --------------------------------------------------------
-    @classmethod
-    def load(cls, path_or_name, pattern=None) -> "Tokenizer":
-        """"gpt2" / "r50k" / "cl100k" / "o200k" (shipped), "smollm2" / "deepseek-v4" (downloaded),
-        a model folder, or a file: .tiktoken(.gz), tokenizer.json(.gz) (Hugging Face or minillm's
-        format), .gguf (see locate.py). `pattern` overrides the pre-tokenisation pattern."""
-        return cls(**formats.read(path_or_name, pattern))
-
-    @classmethod
-    def from_gguf_metadata(cls, meta: dict, pattern=None) -> "Tokenizer":
-        """Build from GGUF `tokenizer.ggml.*` metadata already parsed into a dict."""
-        return cls(**hf.read_gguf_metadata(meta, pattern))
-
-    @classmethod
-    def train(cls, text: str, vocab_size: int, pattern=None, special_tokens=(),
-              trainer: str = "fast") -> "Tokenizer":
-        """Learn merges on `text` (see train.py). `vocab_size` counts the 256 bytes, the merges
-        and the special tokens (ids after the merges)."""
-        from .train import train_tokenizer
-        return cls(**train_tokenizer(text, vocab_size, pattern, special_tokens, trainer))
-
-    def save(self, path, format: str | None = None, **options) -> None:
-        """tokenizer.json -> Hugging Face's format (+ tokenizer_config.json), other names (e.g.
-        tokenizer.minillm.json) -> minillm's readable one; and a dump, `path`.vocab (formats.py)."""
-        formats.write(self, path, format, **options)
+        self._rank = bpe.rank_function(encoder, merges)
+        self._fast = FastEncoder(encoder, merges, self._pre, whole_piece_lookup, unk_id) \
+            if fast else None  # the seam (`_encode_text`); None: the reading path
 
     # ----- encoding -------------------------------------------------------------------------
     def encode_ordinary(self, text: str) -> list[int]:
@@ -105,26 +81,33 @@ class Tokenizer:
             text.encode("utf-8")
         except UnicodeEncodeError:  # subtle: lone surrogates cannot be UTF-8; tiktoken's fix:
             text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")  # -> U+FFFD
-        return self._encode_pieces(text)
+        return self._encode_text(text)
+
+    def _encode_text(self, text: str) -> list[int]:
+        """Text without special tokens -> ids: the seam (module docstring)."""
+        return self._read_ids(text) if self._fast is None else self._fast.encode(text)
+
+    def _read_ids(self, text: str) -> list[int]:
+        """The reading path: split into pre-tokens, merge each one's bytes, map parts to ids."""
+        ids: list[int] = []
+        for piece in self._pre.split(text):
+            data = piece.encode("utf-8", errors="surrogateescape")  # surrogates: encode_bytes
+            if self.whole_piece_lookup and data in self._encoder:  # (tiktoken's rule)
+                ids.append(self._encoder[data])
+                continue
+            parts = bpe.merge_reference(data, self._rank)
+            ids.extend(bpe.token_ids(parts, self._encoder, self.unk_id))
+        return ids
 
     def merge_trace(self, piece: str) -> list:
-        """Every BPE merge of ONE pre-token, in order: a list of ``bpe.MergeStep(pair, rank,
-        parts)``. For teaching: ``[(s.pair, s.rank) for s in tok.merge_trace("红光")]``.
-        (The whole-piece look-up of tiktoken-style vocabularies is not a merge and is not shown.)"""
+        """Every BPE merge of ONE pre-token: ``bpe.MergeStep(pair, rank, parts)`` in order, e.g.
+        ``for step in tok.merge_trace("红光"): print(step)`` (no whole-piece look-up here)."""
         if not isinstance(piece, str):
             raise TypeError(f"merge_trace expects a str, got {type(piece).__name__}")
         steps: list = []
-        bpe.merge_reference(piece.encode("utf-8", errors="surrogateescape"), self._pieces.rank,
+        bpe.merge_reference(piece.encode("utf-8", errors="surrogateescape"), self._rank,
                             trace=steps)
         return steps
-
-    def _encode_pieces(self, text: str) -> list[int]:
-        """Pre-tokenise, then BPE each piece (through the cache: pieces.py)."""
-        return self._pieces.encode(self._pre.split(text))
-
-    def _clear_caches(self) -> None:
-        """Forget the ids of text seen before (the benchmark's "cold" runs; pieces.py)."""
-        self._pieces.clear()
 
     def encode_bytes(self, data: bytes) -> list[int]:
         """Arbitrary bytes -> ids, so that `decode_bytes(encode_bytes(b)) == b` for any bytes.
@@ -137,7 +120,7 @@ class Tokenizer:
             raise TypeError(f"encode_bytes expects bytes, got {type(data).__name__}")
         if self.normalizer:
             raise ValueError("encode_bytes is not defined for a tokenizer that normalises text")
-        return self._encode_pieces(bytes(data).decode("utf-8", errors="surrogateescape"))
+        return self._encode_text(bytes(data).decode("utf-8", errors="surrogateescape"))
 
     def encode(self, text: str, *, allowed_special=frozenset(),
                disallowed_special="all") -> list[int]:
@@ -157,7 +140,7 @@ class Tokenizer:
         return ids
 
     def encode_batch(self, texts, **kwargs) -> list[list[int]]:
-        """[text, ...] -> [ids, ...]; one thread, sharing the pre-token cache."""
+        """[text, ...] -> [ids, ...]; one thread, sharing the pre-token cache (fast/)."""
         if isinstance(texts, str):
             raise TypeError("encode_batch expects a list of str; use encode for one text")
         return [self.encode(t, **kwargs) for t in texts]
@@ -195,3 +178,30 @@ class Tokenizer:
     def __repr__(self) -> str:
         return (f"Tokenizer(vocab_size={self.vocab_size}, specials={len(self.special_tokens)}, "
                 f"rule={'ranks' if self.merges is None else 'pairs'})")
+
+    # ----- loading, saving, training --------------------------------------------------------
+    @classmethod
+    def load(cls, path_or_name, pattern=None, *, fast: bool = True) -> "Tokenizer":
+        """"gpt2" / "r50k" / "cl100k" / "o200k" (shipped), "smollm2" / "deepseek-v4" (downloaded),
+        a model folder, or a file: .tiktoken(.gz), tokenizer.json(.gz) (Hugging Face or minillm's
+        format), .gguf (see locate.py). `pattern` overrides the pre-tokenisation pattern;
+        `fast=False` encodes on the reading path alone (the same ids, slower)."""
+        return cls(**formats.read(path_or_name, pattern), fast=fast)
+
+    @classmethod
+    def from_gguf_metadata(cls, meta: dict, pattern=None) -> "Tokenizer":
+        """Build from GGUF `tokenizer.ggml.*` metadata already parsed into a dict."""
+        return cls(**hf.read_gguf_metadata(meta, pattern))
+
+    @classmethod
+    def train(cls, text: str, vocab_size: int, pattern=None, special_tokens=(),
+              trainer: str = "fast") -> "Tokenizer":
+        """Learn merges on `text` (see train.py). `vocab_size` counts the 256 bytes, the merges
+        and the special tokens (ids after the merges)."""
+        from .train import train_tokenizer
+        return cls(**train_tokenizer(text, vocab_size, pattern, special_tokens, trainer))
+
+    def save(self, path, format: str | None = None, **options) -> None:
+        """tokenizer.json -> Hugging Face's format (+ tokenizer_config.json), other names (e.g.
+        tokenizer.minillm.json) -> minillm's readable one; and a dump, `path`.vocab (formats.py)."""
+        formats.write(self, path, format, **options)

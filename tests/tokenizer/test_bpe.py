@@ -1,52 +1,38 @@
-"""The merge loop: the list and heap algorithms give the textbook reference's parts."""
-from hypothesis import given, strategies as st
-
+"""The textbook merge loop (bpe.py): ties, edge cases, and the trace of every merge."""
 from minillm.tokenizer import bpe
 from tests.tokenizer.helpers import named
-
-ALPHABET = b"ab c"
-
-
-@st.composite
-def rank_tables(draw):
-    """Random vocabularies over a small alphabet, so merges (and ties) are frequent."""
-    tokens = draw(st.lists(st.binary(min_size=2, max_size=4).map(
-        lambda b: bytes(ALPHABET[x % len(ALPHABET)] for x in b)), max_size=30, unique=True))
-    return {t: 256 + i for i, t in enumerate(tokens)}
-
-
-pieces = st.binary(max_size=200).map(lambda b: bytes(ALPHABET[x % len(ALPHABET)] for x in b))
-
-
-@given(rank_tables(), pieces, st.booleans())
-def test_list_and_heap_merges_equal_reference(table, piece, pair_rule):
-    if pair_rule:  # the `pairs` rule: rank by (left, right), from the table's splits at 1 byte
-        merges = {(t[:1], t[1:]): r for t, r in table.items()}
-        rank = bpe.rank_function(table, merges)
-    else:
-        rank = bpe.rank_function(table, None)
-    expected = bpe.merge_reference(piece, rank)
-    assert bpe.merge_list(piece, rank) == expected
-    assert bpe.merge_heap(piece, rank) == expected
-    assert b"".join(expected) == piece
 
 
 def test_ties_go_to_the_leftmost_pair():
     rank = bpe.rank_function({b"aa": 0}, None)
     assert bpe.merge_reference(b"aaa", rank) == [b"aa", b"a"]
-    assert bpe.merge_heap(b"aaa", rank) == [b"aa", b"a"]
-    assert bpe.merge_list(b"aaaaa", rank) == [b"aa", b"aa", b"a"]
-
-
-@given(st.text(alphabet="海水会吸收较多红光天空蓝色的", min_size=1, max_size=80))
-def test_heap_equals_list_on_long_chinese_pieces(text):
-    tok = named("gpt2")
-    piece = text.encode()
-    assert bpe.merge_heap(piece, tok._pieces.rank) == bpe.merge_list(piece, tok._pieces.rank)
+    assert bpe.merge_reference(b"aaaaa", rank) == [b"aa", b"aa", b"a"]
 
 
 def test_empty_and_one_byte_pieces():
     rank = bpe.rank_function({b"aa": 256}, None)
-    for merge in (bpe.merge_reference, bpe.merge_list, bpe.merge_heap):
-        assert merge(b"", rank) == []
-        assert merge(b"a", rank) == [b"a"]
+    assert bpe.merge_reference(b"", rank) == []
+    assert bpe.merge_reference(b"a", rank) == [b"a"]
+
+
+def test_trace_records_every_merge_in_order():
+    """merge_reference(trace=) for "hello" under the `pairs` rule: each step's pair, rank and
+    parts after it; the last step's parts are the result."""
+    merges = {(b"l", b"l"): 0, (b"h", b"e"): 1, (b"he", b"ll"): 2, (b"hell", b"o"): 3}
+    steps: list = []
+    parts = bpe.merge_reference(b"hello", bpe.rank_function({}, merges), trace=steps)
+    assert [(s.pair, s.rank) for s in steps] == [((b"l", b"l"), 0), ((b"h", b"e"), 1),
+                                                 ((b"he", b"ll"), 2), ((b"hell", b"o"), 3)]
+    assert steps[0].parts == (b"h", b"e", b"ll", b"o") and list(steps[-1].parts) == parts
+    assert str(steps[0]) == "l + l -> ll (rank 0): h | e | ll | o"
+
+
+def test_merge_trace_of_a_chinese_word_shows_partial_characters():
+    """GPT-2 merges 光 (e5 85 89) from its bytes and keeps 红 (e7 ba a2) as three byte tokens:
+    the trace renders partial characters as <e5 85>."""
+    tok = named("gpt2")
+    steps = tok.merge_trace("红光")
+    assert list(steps[-1].parts) == [tok.token_bytes(i) for i in tok.encode("红光")]
+    assert [str(s).split(" (")[0] for s in steps] == ["<e5> + <85> -> <e5 85>",
+                                                      "<e5 85> + <89> -> 光"]
+    assert str(steps[-1]).endswith(": <e7> | <ba> | <a2> | 光")

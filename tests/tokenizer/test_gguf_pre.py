@@ -10,7 +10,8 @@ import pytest
 
 from minillm.tokenizer import Tokenizer, formats
 from minillm.tokenizer.hf import read_gguf_metadata
-from minillm.tokenizer.patterns import LLAMA_CPP_IGNORE_MERGES, LLAMA_CPP_PRE, PreTokenizer
+from minillm.tokenizer.pattern_names import LLAMA_CPP_IGNORE_MERGES, LLAMA_CPP_PRE
+from minillm.tokenizer.patterns import PreTokenizer
 from tests.conftest import FIXTURES, REPO
 
 REFERENCE = json.loads((FIXTURES / "gguf_pre" / "reference.json").read_text(encoding="utf-8"))

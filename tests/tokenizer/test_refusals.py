@@ -164,3 +164,23 @@ def test_minillm_format_wrong_types_are_refused(tmp_path):
 def test_real_vocabularies_pass_validation():
     for name in ("gpt2", "cl100k", "o200k"):
         assert Tokenizer.load(name).vocab_size > 50_000
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_file_regex_that_backtracks_on_the_text_is_stopped_with_a_clear_error(monkeypatch, fast):
+    """Regression: a pattern from a file (`(a|aa)+$`-like) that slips past the load-time probes
+    backtracked without limit on the text it was given; now splitting runs under a time limit
+    (patterns.time_limit), on the reading path and on fast/'s split alike."""
+    from minillm.tokenizer import patterns
+    monkeypatch.setattr(patterns, "time_limit", lambda text: 0.2)
+    monkeypatch.setattr("minillm.tokenizer.fast.split.time_limit", lambda text: 0.2)
+    tok = Tokenizer({bytes([b]): b for b in range(256)}, None, pattern=r"(?:x|xx)+$", fast=fast)
+    assert tok.encode("xxxz") == list(b"xxxz")
+    with pytest.raises(ValueError, match="took over 0.2 s on 35 characters"):
+        tok.encode("x" * 34 + "z")
+
+
+def test_named_patterns_run_without_a_time_limit():
+    """The named patterns (tiktoken's, llama.cpp's) are known to be linear: no timeout overhead."""
+    assert not Tokenizer.load("gpt2")._pre.timed
+    assert Tokenizer({bytes([b]): b for b in range(256)}, None, pattern=r"\w+")._pre.timed

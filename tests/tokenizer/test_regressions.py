@@ -49,9 +49,9 @@ def test_absurd_token_id_raises_value_error_not_memory_error():
 
 @pytest.mark.parametrize("whole_piece_lookup", [False, True])
 def test_token_with_a_stray_continuation_byte_blocks_the_cut(whole_piece_lookup):
-    """Regression: the token 一海 + b"\\xb5" crosses 一|海, but its right
-    unit b"海\\xb5" is no prefix of 海, so segment.py took the cut, and the piece 一海\\xb5 (itself
-    a token) was encoded as two tokens."""
+    """Regression: the token 一海 + b"\\xb5" crosses 一|海, but its right unit b"海\\xb5" is
+    no prefix of 海, so fast/segment.py took the cut, and the piece 一海\\xb5 (itself a token)
+    was encoded as two tokens."""
     from minillm.tokenizer import bpe
     yi, hai = "一".encode(), "海".encode()
     token = yi + hai + b"\xb5"

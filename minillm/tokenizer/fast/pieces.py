@@ -1,7 +1,7 @@
-"""From pre-tokens to ids, fast: the cache and the three ways BPE runs.
+"""Ordinary text -> ids, fast: the pre-token cache and the ways BPE runs (fast/__init__.py).
 
-The Tokenizer (tokenizer.py) splits a text into pre-tokens; `PieceEncoder.encode(pieces)` turns
-them into ids. Pre-tokens repeat a lot (" the", " and", "."), so:
+`FastEncoder.encode(text)` splits the text (split.py) and turns the pre-tokens into ids.
+Pre-tokens repeat a lot (" the", " and", "."), so:
 
 - the ids of every pre-token are cached (memo.py: `CACHE_SIZE` entries) and the cache is read
   from C over the whole list (`map(cache.__getitem__, pieces)`): Python runs only on a miss;
@@ -9,7 +9,9 @@ them into ids. Pre-tokens repeat a lot (" the", " and", "."), so:
   (batch_bpe.py) before that read, so the misses are few;
 - a miss on a long non-ASCII pre-token (a clause of Chinese) is first cut where no merge can
   cross (segment.py), so that its segments hit the cache too;
-- whatever is left runs bpe.merge, one piece at a time (a heap for long pieces).
+- whatever is left runs merge.merge, one piece at a time (a heap for long pieces);
+- a piece longer than `long.LONG` characters is cut in chunks or merged in compact arrays
+  (long.py), never cached.
 
 Each way gives exactly bpe.merge_reference's parts (tested), so only the speed differs.
 """
@@ -17,25 +19,33 @@ from __future__ import annotations
 
 import itertools
 
-from . import bpe
+from .. import bpe
+from ..patterns import PreTokenizer
+from . import long, merge
 from .batch_bpe import BatchBPE
 from .memo import Memo
 from .segment import SafeCuts
+from .split import FastSplit
 
 CACHE_SIZE = 1 << 16  # pre-tokens whose ids are remembered (memo.py): words repeat a lot
 BATCH_MIN = 64  # new pieces in one text from which batched BPE (batch_bpe.py) beats bpe.merge
 # subtle: batched BPE saves ~5 µs per new piece, but its table costs 0.2-0.9 s to build (what
-# 35,000-130,000 pieces save), so it is built only once bpe.py has merged this many new pieces
+# 35,000-130,000 pieces save), so it is built only once merge.py has merged this many new pieces
 # (~4 MB of fresh English): a one-off short text or prompt never pays for it.
 BUILD_AFTER = 30_000
 
 
-class PieceEncoder:
-    """Pre-tokens -> ids for one vocabulary (`encoder` {bytes: id}, `merges` or None: bpe.py)."""
+class LongPiece(Exception):
+    """A piece longer than `long.LONG` characters: `encode` handles it outside the cache."""
+
+
+class FastEncoder:
+    """Ordinary text -> ids for one vocabulary (`encoder` {bytes: id}, `merges` or None: bpe.py)
+    and pre-tokeniser: the same ids as the Tokenizer's reading path (`fast=False`)."""
 
     def __init__(self, encoder: dict[bytes, int], merges: dict[tuple[bytes, bytes], int] | None,
-                 whole_piece_lookup: bool, unk_id: int | None):
-        self.encoder, self.merges = encoder, merges
+                 pre: PreTokenizer, whole_piece_lookup: bool, unk_id: int | None):
+        self.encoder, self.merges, self.split = encoder, merges, FastSplit(pre)
         # tiktoken (and HF's ignore_merges): a pre-token that is itself a token is that token
         self.whole_piece_lookup, self.unk_id = whole_piece_lookup, unk_id
         self.rank = bpe.rank_function(encoder, merges)
@@ -43,13 +53,25 @@ class PieceEncoder:
         self.segment_ids = Memo(self.bpe_ids, CACHE_SIZE)  # segment (segment.py) -> ids
         self.safe_cuts: SafeCuts | None = None  # built on first use (segment.py)
         self.batch: BatchBPE | None | bool = None  # None: not built yet; False: not usable
-        self.unbatched = 0  # new pieces bpe.py has merged while the batch table was not built
+        self.unbatched = 0  # new pieces merge.py has merged while the batch table was not built
+        self.pair_codes = None  # long.byte_pair_codes, built on first use
 
-    def encode(self, pieces: list[str]) -> list[int]:
-        """[pre-token, ...] -> the concatenated ids of all of them."""
+    def encode(self, text: str) -> list[int]:
+        """Text (no special tokens) -> the concatenated ids of its pre-tokens."""
+        pieces = self.split(text)
         if len(pieces) >= BATCH_MIN:
             self.cache_new_pieces(pieces)
-        return list(itertools.chain.from_iterable(map(self.piece_ids.__getitem__, pieces)))
+        try:
+            return list(itertools.chain.from_iterable(map(self.piece_ids.__getitem__, pieces)))
+        except LongPiece:  # subtle: raised by a cache miss only, so other texts pay nothing
+            pass
+        ids: list[int] = []  # a long piece is neither cached nor copied through a tuple
+        for piece in pieces:
+            if len(piece) > long.LONG:
+                self.add_long_ids(piece, ids)
+            else:
+                ids.extend(self.piece_ids[piece])
+        return ids
 
     def build_batch(self) -> None:
         """Build batched BPE's table now (0.2 s for GPT-2, 0.35 s cl100k, 0.9 s o200k)."""
@@ -70,11 +92,10 @@ class PieceEncoder:
         subtle: the cut comes before the whole-piece look-up, which it makes unnecessary: a piece
         that is a token has no safe cut (that token spans each of its boundaries: segment.py).
         """
+        if len(piece) > long.LONG:
+            raise LongPiece(piece)
         if len(piece) > 1 and not piece.isascii():  # long runs of CJK: cut where BPE cannot merge
-            if self.safe_cuts is None:
-                extra = (a + b for a, b in self.merges) if self.merges else ()
-                self.safe_cuts = SafeCuts(itertools.chain(self.encoder, extra))
-            segments = self.safe_cuts.split(piece)
+            segments = self.cuts().split(piece)
             if len(segments) > 1:
                 return tuple(itertools.chain.from_iterable(
                     map(self.segment_ids.__getitem__, segments)))
@@ -85,32 +106,48 @@ class PieceEncoder:
                 return (i,)
         return self.bpe_ids(data)
 
+    def cuts(self) -> SafeCuts:
+        """The safe cuts of this vocabulary (segment.py), built on first use."""
+        if self.safe_cuts is None:
+            extra = (a + b for a, b in self.merges) if self.merges else ()
+            self.safe_cuts = SafeCuts(itertools.chain(self.encoder, extra))
+        return self.safe_cuts
+
+    def add_long_ids(self, piece: str, ids: list[int]) -> None:
+        """Append the ids of a piece longer than `long.LONG` characters to `ids`, in linear
+        memory (long.py)."""
+        if self.whole_piece_lookup and (i := self.encoder.get(
+                piece.encode("utf-8", errors="surrogateescape"))) is not None:
+            ids.append(i)
+            return
+        chunks = [piece] if piece.isascii() else long.safe_chunks(piece, self.cuts(), long.LONG)
+        for chunk in chunks:
+            if len(chunk) <= long.LONG:  # (cut at safe boundaries: the segments hit the cache)
+                ids.extend(itertools.chain.from_iterable(
+                    map(self.segment_ids.__getitem__, self.cuts().split(chunk))))
+                continue
+            if self.pair_codes is None:
+                self.pair_codes = long.byte_pair_codes(self.rank)
+            parts = long.merge_long(chunk.encode("utf-8", errors="surrogateescape"), self.rank,
+                                    self.pair_codes)
+            while block := list(itertools.islice(parts, 1 << 16)):
+                ids.extend(bpe.token_ids(block, self.encoder, self.unk_id))
+
     def bpe_ids(self, piece: str | bytes) -> tuple[int, ...]:
         """BPE of a piece or segment (no whole-piece look-up: that rule is for pre-tokens)."""
         if isinstance(piece, str):
             piece = piece.encode("utf-8", errors="surrogateescape")
-        parts = bpe.merge(piece, self.rank)
+        parts = merge.merge(piece, self.rank)
         try:
             return tuple(map(self.encoder.__getitem__, parts))
-        except KeyError:
-            return tuple(self.unknown(p) for p in parts)
-
-    def unknown(self, part: bytes) -> int:
-        """subtle: some vocabularies (SmolLM2's) lack a few single bytes (control characters,
-        bytes never valid in UTF-8). Hugging Face then emits its unk token; llama.cpp fails. We
-        emit `unk_id` when the vocabulary names one, else raise."""
-        if part in self.encoder:
-            return self.encoder[part]
-        if self.unk_id is None:
-            raise ValueError(f"byte(s) {part.hex(' ')} have no token in this vocabulary and it has "
-                             f"no unknown token")
-        return self.unk_id
+        except KeyError:  # a part that is not a token (bpe.token_ids says what then)
+            return tuple(bpe.token_ids(parts, self.encoder, self.unk_id))
 
     def cache_new_pieces(self, pieces: list[str]) -> None:
         """Put the ids of new pieces in the cache: whole tokens (under `whole_piece_lookup`)
         directly, the rest by one batched BPE (batch_bpe.py). Left to `encode_piece`: non-ASCII
         pieces longer than a character (cut first: segment.py), pieces of one byte or of
-        HEAP_THRESHOLD bytes and more (bpe.py), pieces with a part that is not a token
+        HEAP_THRESHOLD bytes and more (merge.py), pieces with a part that is not a token
         (batch_bpe.py), new pieces beyond half the cache's size (they go through the cache's own
         bound), and all of them when there are fewer than BATCH_MIN or the batch table is not
         built yet (`BUILD_AFTER`)."""
@@ -125,7 +162,7 @@ class PieceEncoder:
                 b = piece.encode("utf-8", errors="surrogateescape")
                 if self.whole_piece_lookup and (i := self.encoder.get(b)) is not None:
                     cache[piece] = (i,)  # as in `encode_piece`
-                elif 1 < len(b) < bpe.HEAP_THRESHOLD:  # (a round per merge: not for long ones)
+                elif 1 < len(b) < merge.HEAP_THRESHOLD:  # (a round per merge: not for long ones)
                     new.append(piece)
                     data.append(b)
         if len(new) < BATCH_MIN:

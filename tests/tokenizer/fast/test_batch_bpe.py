@@ -1,9 +1,10 @@
-"""Batched BPE (batch_bpe.py) gives bpe.py's parts exactly, for both merge rules."""
+"""Batched BPE (fast/batch_bpe.py) gives bpe.merge_reference's parts, for both merge rules."""
 import pytest
 from hypothesis import given, strategies as st
 
-from minillm.tokenizer import Tokenizer, batch_bpe, bpe
-from minillm.tokenizer import pieces as piece_encoder
+from minillm.tokenizer import Tokenizer, bpe
+from minillm.tokenizer.fast import batch_bpe
+from minillm.tokenizer.fast import pieces as piece_encoder
 from tests.tokenizer.helpers import fixture_json, named, smollm2_from_json
 
 ALPHABET = b"ab c"
@@ -62,7 +63,7 @@ def test_batched_encode_matches_tiktoken_exactly(name, always_batch):
     tok = named(name)
     parity = fixture_json("tokenizer/tiktoken_parity.json")
     for text, ids in zip(parity["texts"], parity["ids"][name]):
-        tok._clear_caches()
+        tok._fast.clear()
         assert tok.encode_ordinary(text) == ids, text
 
 
@@ -71,7 +72,7 @@ def test_batched_encode_matches_hugging_face_exactly(always_batch):
     tok = smollm2_from_json()
     reference = fixture_json("tokenizer_smollm2/reference_ids.json")
     for text, ids in zip(reference["texts"], reference["ids"]):
-        tok._clear_caches()
+        tok._fast.clear()
         assert tok.encode(text, allowed_special="all") == ids, text
 
 
@@ -79,35 +80,35 @@ def test_long_text_batched_equals_unbatched():
     texts = fixture_json("tokenizer/tiktoken_parity.json")["texts"]
     text = "\n".join(texts) + "".join(f" word{i}" for i in range(300)) + " " * 100 + "x"
     batched, unbatched = Tokenizer.load("gpt2"), Tokenizer.load("gpt2")
-    batched._pieces.build_batch()
-    unbatched._pieces.batch = False
-    assert isinstance(batched._pieces.batch, batch_bpe.BatchBPE)
+    batched._fast.build_batch()
+    unbatched._fast.batch = False
+    assert isinstance(batched._fast.batch, batch_bpe.BatchBPE)
     assert batched.encode_ordinary(text) == unbatched.encode_ordinary(text)
 
 
 def test_pieces_with_bytes_that_are_not_tokens_take_the_python_path(monkeypatch):
-    """SmolLM2 lacks the token b"\\x04": such pieces' parts are extra symbols, left to bpe.py."""
+    """SmolLM2 lacks the token b"\\x04": such pieces' parts are extra symbols, left to merge.py."""
     tok, text = smollm2_from_json(), "ab\x04\x04\x04 \x04\x06\x13 fine words"
     monkeypatch.setattr(piece_encoder, "BATCH_MIN", 10 ** 9)
-    tok._clear_caches()
+    tok._fast.clear()
     expected = tok.encode_ordinary(text)
     monkeypatch.setattr(piece_encoder, "BATCH_MIN", 1)
-    tok._pieces.build_batch()
-    tok._clear_caches()
+    tok._fast.build_batch()
+    tok._fast.clear()
     assert tok.encode_ordinary(text) == expected and tok.unk_id in expected
-    assert isinstance(tok._pieces.batch, batch_bpe.BatchBPE)
+    assert isinstance(tok._fast.batch, batch_bpe.BatchBPE)
 
 
 def test_batched_encoding_keeps_the_cache_bound(always_batch):
     """Regression: batched BPE filled the cache past a smaller Memo size.
     It adds at most half the cache's size; the rest go through the Memo and its bound."""
     tok, reference = Tokenizer.load("gpt2"), Tokenizer.load("gpt2")
-    reference._pieces.batch = False
-    tok._pieces.build_batch()
-    tok._pieces.piece_ids.size = 200
+    reference._fast.batch = False
+    tok._fast.build_batch()
+    tok._fast.piece_ids.size = 200
     text = "".join(" zq" + "".join(chr(97 + i // 26**k % 26) for k in range(3)) for i in range(3000))
     assert tok.encode_ordinary(text) == reference.encode_ordinary(text)
-    assert len(tok._pieces.piece_ids) <= 200
+    assert len(tok._fast.piece_ids) <= 200
 
 
 def test_table_is_built_only_after_build_after_new_pieces(monkeypatch):
@@ -119,6 +120,6 @@ def test_table_is_built_only_after_build_after_new_pieces(monkeypatch):
     monkeypatch.setattr(piece_encoder, "BUILD_AFTER", 500)
     tok = Tokenizer.load("gpt2")
     tok.encode_ordinary(words(0))
-    assert tok._pieces.batch is None and tok._pieces.unbatched == 300
+    assert tok._fast.batch is None and tok._fast.unbatched == 300
     tok.encode_ordinary(words(300))
-    assert isinstance(tok._pieces.batch, batch_bpe.BatchBPE)
+    assert isinstance(tok._fast.batch, batch_bpe.BatchBPE)

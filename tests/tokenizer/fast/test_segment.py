@@ -1,11 +1,11 @@
-"""Cutting pre-tokens at safe boundaries never changes BPE's result (segment.py)."""
+"""Cutting pre-tokens at safe boundaries never changes BPE's result (fast/segment.py)."""
 import functools
 
 import pytest
 from hypothesis import given, strategies as st
 
-from minillm.tokenizer import bpe
-from minillm.tokenizer.segment import SafeCuts, char_units, is_char
+from minillm.tokenizer.fast import merge
+from minillm.tokenizer.fast.segment import SafeCuts, char_units, is_char
 from tests.tokenizer.helpers import named, smollm2_from_gguf
 
 # CJK, Cyrillic (o200k has tokens such as b"\xd0\xbe\xd0" that end mid-character), Latin, space
@@ -29,9 +29,9 @@ def test_char_units():
 def test_bpe_of_segments_equals_bpe_of_the_piece(name, piece):
     tok = smollm2_from_gguf() if name == "smollm2" else named(name)
     cuts = cuts_of(name)
-    whole = bpe.merge(piece.encode("utf-8", "surrogateescape"), tok._pieces.rank)
+    whole = merge.merge(piece.encode("utf-8", "surrogateescape"), tok._fast.rank)
     parts = [p for seg in cuts.split(piece)
-             for p in bpe.merge(seg.encode("utf-8", "surrogateescape"), tok._pieces.rank)]
+             for p in merge.merge(seg.encode("utf-8", "surrogateescape"), tok._fast.rank)]
     assert parts == whole
     assert "".join(cuts.split(piece)) == piece
     assert list(cuts.split(piece)) == list(cuts.split_exact(piece))
@@ -40,7 +40,7 @@ def test_bpe_of_segments_equals_bpe_of_the_piece(name, piece):
 def test_chinese_clause_is_cut_into_cacheable_segments():
     tok = named("gpt2")
     tok.encode("海水")  # builds the table
-    assert len(list(tok._pieces.safe_cuts.split("海水会吸收较多红光"))) > 3
+    assert len(list(tok._fast.safe_cuts.split("海水会吸收较多红光"))) > 3
 
 
 def reference_split(cuts: SafeCuts, piece: str) -> list[str]:
@@ -104,7 +104,7 @@ def test_every_pair_with_a_partial_character_blocks_its_cut(name):
 
 @pytest.mark.parametrize("name", ["gpt2", "cl100k", "o200k", "smollm2"])
 def test_no_token_is_ever_cut(name):
-    """pieces.py skips the whole-piece look-up when a piece has a safe cut: this is why.
+    """fast/pieces.py skips the whole-piece look-up when a piece has a safe cut: this is why.
     Every token of >= 2 characters, one of them not ASCII (invalid bytes as lone surrogates)."""
     tok = smollm2_from_gguf() if name == "smollm2" else named(name)
     cuts = cuts_of(name)

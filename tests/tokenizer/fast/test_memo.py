@@ -1,7 +1,7 @@
-"""The self-filling cache behind fast encoding (memo.py)."""
+"""The self-filling cache behind fast encoding (fast/memo.py)."""
 from hypothesis import given, strategies as st
 
-from minillm.tokenizer.memo import Memo
+from minillm.tokenizer.fast.memo import Memo
 from tests.tokenizer.helpers import named
 
 
@@ -25,10 +25,10 @@ def test_encode_with_tiny_caches_equals_encode_with_big_ones(text):
     """Regression guard: caches emptied in the middle of a C-level map must not lose ids."""
     tok = named("gpt2")
     expected = tok.encode(text)
-    sizes = tok._pieces.piece_ids.size, tok._pieces.segment_ids.size
-    tok._pieces.piece_ids.size = tok._pieces.segment_ids.size = 2
+    sizes = tok._fast.piece_ids.size, tok._fast.segment_ids.size
+    tok._fast.piece_ids.size = tok._fast.segment_ids.size = 2
     try:
-        tok._clear_caches()
+        tok._fast.clear()
         assert tok.encode(text) == expected
     finally:
-        tok._pieces.piece_ids.size, tok._pieces.segment_ids.size = sizes
+        tok._fast.piece_ids.size, tok._fast.segment_ids.size = sizes

@@ -1,13 +1,15 @@
-"""The stdlib-`re` pre-tokeniser (stdlib_re.py) splits exactly as the `regex` one does."""
+"""The stdlib-`re` pre-tokeniser (fast/stdlib_re.py, fast/split.py) splits as the `regex` one."""
 import re
 
 import pytest
 import regex
 from hypothesis import given, strategies as st
 
-from minillm.tokenizer.patterns import NAMED_PATTERNS, PreTokenizer, _split_isolated
-from minillm.tokenizer.stdlib_re import (PROPERTIES, class_body, compile_stdlib, has_astral,
-                                         translate)
+from minillm.tokenizer.fast.split import FastSplit
+from minillm.tokenizer.fast.stdlib_re import (PROPERTIES, class_body, compile_stdlib, has_astral,
+                                              translate)
+from minillm.tokenizer.pattern_names import NAMED_PATTERNS
+from minillm.tokenizer.patterns import PreTokenizer, split_isolated
 
 # Hugging Face's spellings (Llama-3, Qwen2 tokenizer.json), next to the named patterns
 HF_PATTERNS = [
@@ -32,7 +34,7 @@ def test_stdlib_re_splits_like_regex(pattern, text):
     if fast is None:  # only llama.cpp's stages with \p{P} / \p{S}, which `re` cannot spell
         assert regex.search(r"\\p\{[PS]\}", pattern), pattern
         return
-    assert _split_isolated(fast, text) == _split_isolated(regex.compile(pattern), text)
+    assert split_isolated(fast, text) == split_isolated(regex.compile(pattern), text)
 
 
 @pytest.mark.parametrize("name", PROPERTIES + ("s",))
@@ -46,10 +48,9 @@ def test_class_bodies_match_regex_on_every_bmp_character(name):
 @given(st.text(max_size=30))
 def test_pretokenizer_picks_an_engine_and_splits_the_same(name, text):
     # any text: with characters above U+FFFF it must go to `regex` (has_astral)
-    fast, slow = PreTokenizer(name), PreTokenizer(name)
-    slow._stdlib = None
+    fast, slow = FastSplit(PreTokenizer(name)), PreTokenizer(name)
     assert fast._stdlib is not None
-    assert fast.split(text) == slow.split(text)
+    assert fast(text) == slow.split(text)
     assert has_astral(text) == any(ord(c) > 0xFFFF for c in text)
 
 
@@ -57,6 +58,6 @@ def test_pretokenizer_picks_an_engine_and_splits_the_same(name, text):
                                      r"(?P<x>a)", r"[]a]", r"[a-z--b]", r"\X"])
 def test_untranslatable_patterns_fall_back_to_regex(pattern):
     assert translate(pattern) is None
-    tok = PreTokenizer(pattern)
-    assert tok._stdlib is None
-    assert "".join(tok.split("ab 12 海")) == "ab 12 海"
+    split = FastSplit(PreTokenizer(pattern))
+    assert split._stdlib is None
+    assert "".join(split("ab 12 海")) == "ab 12 海"
