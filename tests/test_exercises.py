@@ -11,11 +11,13 @@ import numpy as np
 import pytest
 
 from minillm import cross_entropy, estimate_cost, generate_simple, softmax
+from minillm.io.sizes import parameter_count
 from minillm.kv_cache import KVCache
 from minillm.model.attention import causal_mask, scaled_dot_product
 from minillm.model.embedding import embed
 from minillm.model.norm import layer_norm
 from minillm.sampling import allow_only, apply_temperature, min_p, top_k, top_p
+from minillm.speculative import verify
 from minillm.tokenizer.bpe import NO_MERGE, merge_reference
 from minillm.train.grad_norm import layer_norm_backward
 from tests.conftest import REPO
@@ -87,6 +89,10 @@ WRONG = {
     "layer_norm_backward": lambda dy, x, w, eps: dy * w / np.sqrt(x.var(-1, keepdims=True) + eps),
     "hide_thinking": lambda text: re.sub(r"<think>.*</think>", "", text, flags=re.S),
     "answer_room": lambda n_ctx, prompt, thinking: n_ctx - prompt - thinking,
+    "decode_bytes": lambda config, n: 4 * parameter_count(config),          # forgets the KV cache
+    "roofline": lambda intensity, peak, bandwidth: np.asarray(intensity) * bandwidth,
+    "accept_drafts": lambda drafts, logits: [d for i, d in enumerate(drafts)   # keeps every match,
+                                             if d == np.argmax(logits[i])],    # adds no token
 }
 
 
@@ -126,6 +132,9 @@ LIBRARY = {
     "greedy_loop": greedy_with_generate_simple,
     "cross_entropy": cross_entropy,
     "layer_norm_backward": lambda dy, x, w, eps: layer_norm_backward(dy, x, w, eps)[0],
+    "decode_bytes": lambda config, n: 4 * parameter_count(config) + KVCache(config, capacity=n).nbytes(),
+    "accept_drafts": lambda drafts, logits: verify(
+        lambda i: softmax(logits[i]), np.asarray(drafts, dtype=np.int64), None, None, greedy=True),
 }
 
 

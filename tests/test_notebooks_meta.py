@@ -73,21 +73,21 @@ def test_strip_clears_outputs():
     assert cell["outputs"] == [] and cell["execution_count"] is None and cell["metadata"] == {}
 
 
-# The course notebooks: each starts with "Try this" and ends with exercises checked by exercises.py.
-COURSE = [p for p in NOTEBOOKS if int(p.name[:2]) <= 11]
+# Every notebook is part of the course: it starts with "Try this" and ends with exercises checked
+# by exercises.py.
 
 
 def cells(path):
     return json.loads(path.read_text(encoding="utf-8"))["cells"]
 
 
-@pytest.mark.parametrize("path", COURSE, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_the_first_cell_names_the_knobs_to_turn(path):
     first = "".join(cells(path)[0]["source"])
     assert "**Try this:**" in first, f"{path.name}: the first cell should say what to change and re-run"
 
 
-@pytest.mark.parametrize("path", COURSE, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_the_notebook_ends_with_at_least_two_checked_exercises(path):
     import sys
     sys.path.insert(0, str(REPO / "notebooks"))

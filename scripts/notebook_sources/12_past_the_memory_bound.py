@@ -13,6 +13,10 @@
 # 2. **batching**: B sequences share each read of the weights (`generate_batch`, `serve`);
 # 3. **speculative decoding**: cheap guesses checked k at a time in one forward, with output
 #    identical to plain greedy decoding (`generate(..., draft="prompt")`).
+#
+# **Try this:** change the model shape `gpt2` in section 1, the `BATCH_SIZES` measured, the
+# request `BUDGETS` and `SLOTS` of continuous batching, or the `VERSE` and `NUM_DRAFT` guesses
+# of speculative decoding, and re-run.
 
 # %%
 import os
@@ -25,6 +29,11 @@ import numpy as np
 
 from minillm import GPT, KVCache, ModelConfig, PromptLookup, generate, serve
 from nbhelpers import load_shipped
+
+BATCH_SIZES = (1, 4, 16)           # rows per decode step in section 3
+BUDGETS, SLOTS = [4, 8, 40], 4      # tokens each request may want; requests served at once
+VERSE = "ROMEO:\nBut soft, what light through yonder window breaks?\n"
+NUM_DRAFT = 6                       # guesses checked per forward in section 4
 
 def median_time(fn, repeats=5):
     fn()                                                              # warm-up, not timed
@@ -126,7 +135,7 @@ def step_time(B):
     return median_time(one_step, 5)
 
 one = step_time(1)
-for B in (1, 4, 16):
+for B in BATCH_SIZES:
     t = step_time(B)
     print(f"B = {B:2d}: {t * 1e3:6.1f} ms per step, {B / t:7.1f} tokens/s = {B * one / t:4.1f}x one stream")
 
@@ -136,14 +145,14 @@ for B in (1, 4, 16):
 # Requests do not all want the same number of tokens. A static batch holds every row until its
 # longest member is done; `serve` retires a finished request between steps and lets a waiting
 # one take its slot. Counting forward passes (the unit of cost here) for 12 requests of uneven
-# lengths, 4 at a time:
+# lengths, `SLOTS` at a time:
 
 # %%
 model, tok = load_shipped("shakespeare")
 rng = np.random.default_rng(0)
 prompts = [tok.encode(t) for t in ["ROMEO:", "JULIET:\nO", "KING:", "First Citizen:\nWe"] * 3]
-budgets = [int(n) for n in rng.choice([4, 8, 40], size=len(prompts))]
-static_steps = sum(max(budgets[i:i + 4]) for i in range(0, len(prompts), 4))
+budgets = [int(n) for n in rng.choice(BUDGETS, size=len(prompts))]
+static_steps = sum(max(budgets[i:i + SLOTS]) for i in range(0, len(prompts), SLOTS))
 calls = {"n": 0}
 real_forward = type(model).__call__
 def counting(self, *args, **kwargs):
@@ -151,14 +160,15 @@ def counting(self, *args, **kwargs):
     return real_forward(self, *args, **kwargs)
 type(model).__call__ = counting
 try:
-    out = serve(model, prompts, budgets, batch_size=4, temperature=0)
+    out = serve(model, prompts, budgets, batch_size=SLOTS, temperature=0)
 finally:
     type(model).__call__ = real_forward
 alone = [[s.id for s in generate(model, p, n, temperature=0)] for p, n in zip(prompts, budgets)]
 print("budgets:", budgets)
-print(f"static batches of 4: {static_steps} decode steps; serve: {calls['n']} forwards "
+print(f"static batches of {SLOTS}: {static_steps} decode steps; serve: {calls['n']} forwards "
       f"(including one prefill per request); one by one: {sum(budgets)} steps")
 print("every request got what it would alone:", out == alone)
+assert out == alone
 
 # %% [markdown]
 # ## 4. Speculative decoding: k guesses, one forward, the same text
@@ -170,11 +180,12 @@ print("every request got what it would alone:", out == alone)
 # forwards it takes. Repetitive text (copying, code, verse with refrains) is where guesses hit.
 
 # %%
-prompt = tok.encode("ROMEO:\nBut soft, what light through yonder window breaks?\n" * 2 + "ROMEO:\n")
+prompt = tok.encode(VERSE * 2 + "ROMEO:\n")
 plain = [s.id for s in generate(model, prompt, 60, temperature=0)]
 lookup = PromptLookup()
-fast = [s.id for s in generate(model, prompt, 60, temperature=0, draft=lookup, num_draft_tokens=6)]
+fast = [s.id for s in generate(model, prompt, 60, temperature=0, draft=lookup, num_draft_tokens=NUM_DRAFT)]
 print("identical to plain greedy:", fast == plain)
+assert fast == plain
 print(f"{len(fast)} tokens in {lookup.rounds} target forwards instead of {len(plain)} "
       f"({len(fast) / lookup.rounds:.2f} tokens per forward); "
       f"{lookup.accepted} of {lookup.proposed} guesses accepted")
@@ -187,3 +198,47 @@ print(repr(tok.decode(fast)))
 # chi-square test checks it). Whether a forward over k + 1 positions costs about as little as one
 # position is a property of the machine — the roofline above says it should, while the products
 # stay memory-bound; `benchmarks/bench_speculative.py` measures it on SmolLM2.
+
+# %% [markdown]
+# ## Exercises
+#
+# Write the function, run the cell: `check` prints the first case it gets wrong, or how many it
+# passed. Solutions: `solutions/12_past_the_memory_bound.py`.
+#
+# **1. Bytes per decoded token.** Decoding one token at a context of `n` tokens reads every
+# weight once and, in attention, the cached keys and values of the `n` positions. Return the
+# bytes read, float32 (4 bytes a number): `parameter_count(config)` counts the weights; the cache
+# holds `config.n_kv_heads` heads of width `config.d_head` per layer (fewer than `n_heads` with
+# grouped-query attention). When does the cache outweigh the weights?
+
+# %%
+from exercises import check
+from minillm.io.sizes import parameter_count
+
+def decode_bytes(config, n):
+    raise NotImplementedError    # your code here
+
+check("decode_bytes", decode_bytes)
+
+# %% [markdown]
+# **2. The roofline.** A kernel doing `intensity` flops per byte it reads can go no faster than
+# memory delivers bytes (intensity × bandwidth) nor than the arithmetic runs (peak): return the
+# attainable FLOP/s. `intensity` may be a number or an array of them.
+
+# %%
+def roofline(intensity, peak, bandwidth):
+    raise NotImplementedError    # your code here
+
+check("roofline", roofline)
+
+# %% [markdown]
+# **3. Accepting drafts (greedy).** One forward scored the k `drafts`: `logits[i]` [V] is the
+# target's next-token scores after the context and the first i drafts (i = 0 … k). Return what the
+# round yields: the drafts up to the first one that is not the argmax of its row, then the
+# target's own argmax at that row — or, if all k agreed, the argmax of the last row (the bonus).
+
+# %%
+def accept_drafts(drafts, logits):
+    raise NotImplementedError    # your code here
+
+check("accept_drafts", accept_drafts)
