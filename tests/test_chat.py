@@ -26,7 +26,7 @@ from minillm.cli import download as dl
 from minillm.cli import main
 from minillm.generate import generate
 from minillm.loading import load_model
-from minillm.tokenizer.hf import bytes_to_unicode
+from minillm.tokenizer.byte_alphabet import bytes_to_unicode
 from minillm.tokenizer.tokenizer import Tokenizer
 from tests.conftest import REPO
 from tests.io import gguf_writer as w

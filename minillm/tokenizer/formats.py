@@ -7,7 +7,7 @@ GGUF metadata and minillm's own readable format. `read(path_or_name)` returns th
   both come from the file name (gpt2/r50k, cl100k, o200k) or `pattern=`.
 * a directory with `encoder.json` + `vocab.bpe` (GPT-2's release) or a tokenizer file.
 * `tokenizer.json` (or `.json.gz`): Hugging Face (see hf.py) or minillm's format (below).
-* `.gguf`: the `tokenizer.ggml.*` metadata (hf.py); the tensors are not read.
+* `.gguf`: the `tokenizer.ggml.*` metadata (gguf_meta.py); the tensors are not read.
 
 minillm's format is JSON meant to be read: the pattern, the special tokens, the merge rule, then
 one token per line (its bytes as text; bytes that are not UTF-8 appear as \\udcXX escapes) and one
@@ -29,7 +29,8 @@ from minillm.io.atomic import atomic_write_text
 from minillm.io.safetensors import no_duplicate_keys
 
 from .display import render_token
-from .hf import read_gguf_metadata, read_gpt2_files, read_hf_json
+from .gguf_meta import read_gguf_metadata
+from .hf import read_gpt2_files, read_hf_json
 from .hf_write import write_hf
 from .locate import NAMED, locate  # noqa: F401  (NAMED: the vendored names, kept importable here)
 from .pattern_names import NAMED_PATTERNS
