@@ -24,7 +24,7 @@ import zlib
 from pathlib import Path
 
 from minillm.io.atomic import atomic_write_text
-from minillm.io.safetensors import no_duplicate_keys
+from minillm.io.safetensors_header import no_duplicate_keys
 
 from .display import render_token
 from .gguf_meta import read_gguf_metadata
