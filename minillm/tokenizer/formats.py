@@ -6,7 +6,7 @@ GGUF metadata and minillm's own readable format. `read(path_or_name)` returns th
   rank is the id (the `ranks` rule of bpe.py). The file has no pattern and no special tokens:
   both come from the file name (gpt2/r50k, cl100k, o200k) or `pattern=`.
 * a directory with `encoder.json` + `vocab.bpe` (GPT-2's release) or a tokenizer file.
-* `tokenizer.json` (or `.json.gz`): Hugging Face (see hf.py) or minillm's format.
+* `tokenizer.json` (or `.json.gz`): Hugging Face (hf.py) or minillm's (minillm_format.py).
 * `.gguf`: the `tokenizer.ggml.*` metadata (gguf_meta.py); the tensors are not read.
 
 minillm's own readable format is in minillm_format.py: its file name is `*.minillm.json` (older
