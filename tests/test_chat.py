@@ -20,8 +20,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minillm import GPT, ModelConfig
-from minillm.chat import (DEFAULT_SYSTEM, Chat, chatml_ids, check_messages, render_chatml,
-                          stop_ids)
+from minillm.chat import Chat
+from minillm.chatml import DEFAULT_SYSTEM, chatml_ids, check_messages, render_chatml, stop_ids
 from minillm.cli import download as dl
 from minillm.cli import main
 from minillm.generate import generate
