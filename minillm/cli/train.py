@@ -59,7 +59,8 @@ def run(args) -> int:
     from minillm.train.data import split_text, token_array
     from minillm.io.atomic import atomic_write_text
     from minillm.train.checkpoint import SUFFIXES, remove_written
-    from minillm.train.loop import LOG_NAME, TrainSettings, evaluate_text, train
+    from minillm.train.evaluate import evaluate_text
+    from minillm.train.loop import LOG_NAME, TrainSettings, train
 
     out = Path(args.out)
     data = Path(args.data)
