@@ -106,7 +106,7 @@ def load(cls, path: str | Path):
     if generation.exists() and "minillm" not in d:
         d["eos_token_id"] = _read_json(generation).get("eos_token_id") or d.get("eos_token_id")
     try:
-        return from_hf_dict(cls, d)
+        return cls.from_hf_dict(d)
     except (ValueError, TypeError) as exc:
         raise ValueError(f"{path}: {exc}") from None
     except RecursionError:

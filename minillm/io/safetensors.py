@@ -9,8 +9,9 @@ The whole format, byte by byte::
 
 ``data_offsets = [begin, end]`` are byte positions *inside the data buffer* (which starts at 8 + N).
 Each tensor is C-order, little-endian, ``end - begin == prod(shape) * itemsize``; the tensors tile
-the buffer exactly (no holes, no overlaps): safetensors_header.py reads and checks the header.
-There is no pickle anywhere: a malicious file can at worst be rejected.
+the buffer exactly (no holes, no overlaps), so a file cannot hide anything between them
+(safetensors_header.py reads and checks the header). There is no pickle anywhere: a malicious
+file can at worst be rejected.
 
 Choices (the reference is the Rust ``safetensors`` crate, 0.8):
 - Reading: F16 and BF16 become float32 (BF16 is the top 16 bits of a float32, so a shift suffices);
