@@ -19,7 +19,8 @@ from minillm.speculative_drafts import DraftModel, DraftSource, PromptLookup, fi
 from minillm.serving import ContinuousBatcher, serve
 from minillm.beam import Hypothesis, beam_search
 from minillm.options import OptionScores, score_options
-from minillm.chat import DEFAULT_SYSTEM, Chat, chatml_ids, render_chatml
+from minillm.chat import Chat
+from minillm.chatml import DEFAULT_SYSTEM, chatml_ids, render_chatml
 from minillm.loading import load_model
 from minillm.train import AdamW, TrainSettings, evaluate_text, loss_and_grads
 

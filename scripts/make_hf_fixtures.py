@@ -100,7 +100,7 @@ def pre_tokenizer_references() -> dict:
 
 
 def enumerate_byte_alphabet() -> dict[int, str]:
-    from minillm.tokenizer.hf import bytes_to_unicode
+    from minillm.tokenizer.byte_alphabet import bytes_to_unicode
     return bytes_to_unicode()
 
 

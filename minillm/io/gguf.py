@@ -8,20 +8,18 @@ Layout (all integers little-endian; a *string* is a uint64 byte length + UTF-8 b
     zero padding up to a multiple of `general.alignment` (default 32)  <- data section starts here
     tensor bytes, each at data start + offset (offset a multiple of the alignment)
 
-A value type is one of UINT8 0, INT8 1, UINT16 2, INT16 3, UINT32 4, INT32 5, FLOAT32 6, BOOL 7,
-STRING 8, ARRAY 9 (element type u32 + count u64 + elements, arrays may nest), UINT64 10, INT64 11,
-FLOAT64 12. We return Python values: int, float, bool, str, list.
+Strings, counts and metadata values (int, float, bool, str, list) are read by gguf_values.py,
+which also holds the limits on counts and lengths.
 
 Shape convention (subtle): GGUF lists dims fastest-first, ``ne[0]`` is the row length. NumPy
 lists them slowest-first, so ``TensorInfo.shape = tuple(reversed(ne))``. An HF ``nn.Linear`` weight
 ``[out, in]`` is stored with ``ne = [in, out]`` and comes back here as NumPy ``[out, in]``.
 
-Validation: every read is bounds-checked; counts and lengths are checked against the bytes left;
-known value and ggml types only; tensor extents must lie inside the file, be aligned, and not
-overlap. Choices where references differ: ``general.alignment`` must be a power of two (as in
-llama.cpp; the spec also says a multiple of 8, which would reject 1, 2, 4); tensors may appear in
-any order and with gaps (the spec allows it; llama.cpp demands tight packing); arrays may nest
-at most ``MAX_NESTING`` deep (the spec sets no limit; this keeps recursion bounded).
+Validation: every read is bounds-checked (gguf_values.py); known ggml types only; tensor extents
+must lie inside the file, be aligned, and not overlap. Choices where references differ:
+``general.alignment`` must be a power of two (as in llama.cpp; the spec also says a multiple of
+8, which would reject 1, 2, 4); tensors may appear in any order and with gaps (the spec allows it;
+llama.cpp demands tight packing).
 """
 import math
 import os
@@ -31,16 +29,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from minillm.io.dequant import DEQUANTIZERS, dequantize
+from minillm.io.gguf_values import MAX_METADATA, MAX_TENSORS, Cursor
 
 MAGIC = b"GGUF"
 VERSIONS = (2, 3)
-MAX_NESTING = 8
-# Bounds from what real files need (a file may be many GB, so "the bytes left" bounds little):
-# the largest vocabularies have ~260k tokens and merges, chat templates ~20 KB, models ~3k tensors.
-MAX_STRING_BYTES = 1 << 22        # 4 MiB for one string
-MAX_ARRAY_LENGTH = 1 << 24        # 16,777,216 elements in one metadata array
-MAX_METADATA = 1 << 16            # 65,536 key/value pairs
-MAX_TENSORS = 1 << 16             # 65,536 tensors
 # ggml type id -> (name, values per block, bytes per block); from ggml.h / gguf-py 0.19
 GGML_TYPES = {0: ("F32", 1, 4), 1: ("F16", 1, 2), 2: ("Q4_0", 32, 18), 3: ("Q4_1", 32, 20),
               6: ("Q5_0", 32, 22), 7: ("Q5_1", 32, 24), 8: ("Q8_0", 32, 34), 9: ("Q8_1", 32, 40),
@@ -52,10 +44,6 @@ GGML_TYPES = {0: ("F32", 1, 4), 1: ("F16", 1, 2), 2: ("Q4_0", 32, 18), 3: ("Q4_1
               25: ("I16", 1, 2), 26: ("I32", 1, 4), 27: ("I64", 1, 8), 28: ("F64", 1, 8),
               29: ("IQ1_M", 256, 56), 30: ("BF16", 1, 2), 34: ("TQ1_0", 256, 54),
               35: ("TQ2_0", 256, 66), 39: ("MXFP4", 32, 17)}
-# metadata scalar type id -> NumPy dtype (BOOL read as u1, then checked to be 0 or 1)
-SCALARS = {0: "<u1", 1: "<i1", 2: "<u2", 3: "<i2", 4: "<u4", 5: "<i4", 6: "<f4", 7: "<u1",
-           10: "<u8", 11: "<i8", 12: "<f8"}
-STRING, ARRAY, BOOL = 8, 9, 7
 
 
 @dataclass(frozen=True)
@@ -70,69 +58,6 @@ class TensorInfo:
     @property
     def type_name(self):
         return GGML_TYPES[self.ggml_type][0]
-
-
-class _Cursor:
-    """Bounds-checked sequential reads from the mapped file."""
-
-    def __init__(self, buf):
-        self.buf, self.pos = buf, 0
-
-    def take(self, n, what):
-        if n > len(self.buf) - self.pos:
-            raise ValueError(f"truncated GGUF file: {what} needs {n} bytes at offset {self.pos}, "
-                             f"only {len(self.buf) - self.pos} left")
-        self.pos += n
-        return self.buf[self.pos - n:self.pos]
-
-    def u32(self, what):
-        return struct.unpack("<I", self.take(4, what))[0]
-
-    def u64(self, what):
-        return struct.unpack("<Q", self.take(8, what))[0]
-
-    def count(self, what, min_item_bytes, limit):  # a u64 count: bytes left, and a real bound
-        n = self.u64(what)
-        if n > limit:
-            raise ValueError(f"absurd {what} {n:,}: over minillm's limit of {limit:,} (real GGUF "
-                             f"files need far less)")
-        if n * min_item_bytes > len(self.buf) - self.pos:
-            raise ValueError(f"absurd {what} {n}: {len(self.buf) - self.pos} bytes left in file")
-        return n
-
-    def string(self, what):
-        raw = bytes(self.take(self.count(f"{what} length", 1, MAX_STRING_BYTES), what))
-        try:
-            return raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise ValueError(f"{what} at offset {self.pos - len(raw)} is not UTF-8: {e}") from None
-
-    def value(self, vtype, what, depth=0):
-        """One metadata value of type ``vtype`` as a Python value."""
-        if vtype == STRING:
-            return self.string(what)
-        if vtype in SCALARS:
-            return self.array(vtype, 1, what)[0]
-        if vtype != ARRAY:
-            raise ValueError(f"{what}: unknown value type {vtype}; allowed 0..12")
-        if depth >= MAX_NESTING:
-            raise ValueError(f"{what}: arrays nested deeper than {MAX_NESTING}")
-        etype = self.u32(f"{what} element type")
-        if etype not in SCALARS and etype not in (STRING, ARRAY):
-            raise ValueError(f"{what}: unknown array element type {etype}; allowed 0..12")
-        if etype in SCALARS:
-            return self.array(etype, self.count(f"{what} array length", 1, MAX_ARRAY_LENGTH), what)
-        n = self.count(f"{what} array length", 8 if etype == STRING else 12, MAX_ARRAY_LENGTH)
-        return [self.value(etype, f"{what}[{i}]", depth + 1) for i in range(n)]
-
-    def array(self, vtype, n, what):  # n numbers at once, vectorised
-        dtype = np.dtype(SCALARS[vtype])
-        values = np.frombuffer(self.take(n * dtype.itemsize, what), dtype=dtype)  # [n]
-        if vtype == BOOL:
-            if np.any(values > 1):
-                raise ValueError(f"{what}: a bool must be 0 or 1")
-            return values.astype(bool).tolist()
-        return values.tolist()  # Python ints / floats (float32 widened exactly)
 
 
 class GGUF:
@@ -152,7 +77,7 @@ class GGUF:
             raise ValueError(f"{path} is not a GGUF file: {os.path.getsize(path)} bytes, "
                              f"the header alone takes 24")
         self._map = np.memmap(path, dtype=np.uint8, mode="r")  # [file_size], read-only, lazy
-        cur = _Cursor(memoryview(self._map))
+        cur = Cursor(memoryview(self._map))
         if bytes(cur.take(4, "magic")) != MAGIC:
             raise ValueError(f"{path} is not a GGUF file (magic is not b'GGUF')")
         self.version = cur.u32("version")

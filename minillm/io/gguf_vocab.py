@@ -20,7 +20,7 @@ match that switch too.
 from __future__ import annotations
 
 from minillm.io.gguf_write import ARRAY, BOOL, INT32, STRING, UINT32
-from minillm.tokenizer.hf import bytes_to_unicode
+from minillm.tokenizer.byte_alphabet import bytes_to_unicode
 from minillm.tokenizer.pattern_names import GPT2_PATTERN, LLAMA_CPP_IGNORE_MERGES, LLAMA_CPP_PRE
 
 # (pre-tokeniser stages, whole_piece_lookup) -> llama.cpp's `tokenizer.ggml.pre` name. Every

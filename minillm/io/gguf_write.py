@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-# metadata value types (gguf.py reads the same numbers)
+# metadata value types (gguf_values.py reads the same numbers)
 UINT8, INT8, UINT16, INT16, UINT32, INT32, FLOAT32, BOOL, STRING, ARRAY, UINT64, INT64, FLOAT64 = \
     range(13)
 FORMATS = {UINT8: "<B", INT8: "<b", UINT16: "<H", INT16: "<h", UINT32: "<I", INT32: "<i",

@@ -9,8 +9,9 @@ The whole format, byte by byte::
 
 ``data_offsets = [begin, end]`` are byte positions *inside the data buffer* (which starts at 8 + N).
 Each tensor is C-order, little-endian, ``end - begin == prod(shape) * itemsize``; the tensors tile
-the buffer exactly (no holes, no overlaps), so a file cannot hide anything between them. There is
-no pickle anywhere: a malicious file can at worst be rejected.
+the buffer exactly (no holes, no overlaps), so a file cannot hide anything between them
+(safetensors_header.py reads and checks the header). There is no pickle anywhere: a malicious
+file can at worst be rejected.
 
 Choices (the reference is the Rust ``safetensors`` crate, 0.8):
 - Reading: F16 and BF16 become float32 (BF16 is the top 16 bits of a float32, so a shift suffices);
@@ -24,17 +25,16 @@ Choices (the reference is the Rust ``safetensors`` crate, 0.8):
   float32 tensor, or a set of names), rounding to nearest-even like ``torch``'s ``.bfloat16()``.
 """
 import json
-import math
 import os
 
 import numpy as np
 
 from minillm.io.atomic import atomic_open
+from minillm.io.safetensors_header import DTYPES, check_entries, read_header
 
-MAX_HEADER_BYTES = 100_000_000  # the reference's bound: a header larger than this is rejected
-# safetensors dtype -> NumPy dtype of the stored bytes (BF16 read as raw uint16 bits)
-DTYPES = {"F32": np.dtype("<f4"), "F16": np.dtype("<f2"), "BF16": np.dtype("<u2"),
-          "I32": np.dtype("<i4"), "I64": np.dtype("<i8")}
+# the names io/checkpoints.py imports from here (it reads tensors row by row with them)
+_read_header, _check_entries = read_header, check_entries
+
 # order of dtypes in the data buffer when writing (the reference's: larger first)
 _WRITE_ORDER = {"I64": 0, "F32": 1, "I32": 2, "BF16": 3, "F16": 4}
 _FROM_NUMPY = {np.dtype("float32"): "F32", np.dtype("float16"): "F16",
@@ -61,86 +61,6 @@ def float32_to_bf16(x):  # [...] float32 -> [...] uint16
     return np.where(np.isnan(x), np.uint32(0x7FC0), rounded).astype(np.uint16)  # [...] u16
 
 
-def no_duplicate_keys(pairs):
-    """JSON object hook: json.loads would silently keep the last of two equal keys."""
-    result = {}
-    for key, value in pairs:
-        if key in result:
-            raise ValueError(f"the JSON object repeats the key {key!r}")
-        result[key] = value
-    return result
-
-
-def _read_header(f, file_size):
-    """Parse and validate the length prefix and JSON header; return (header dict, data start)."""
-    prefix = f.read(8)
-    if len(prefix) < 8:
-        raise ValueError(f"not a safetensors file: {file_size} bytes, need at least 8")
-    n = int.from_bytes(prefix, "little")
-    if n > MAX_HEADER_BYTES:
-        raise ValueError(f"safetensors header length {n} exceeds the bound {MAX_HEADER_BYTES}")
-    if 8 + n > file_size:
-        raise ValueError(f"truncated safetensors file: header of {n} bytes but the file has "
-                         f"{file_size - 8} bytes after the length prefix")
-    try:
-        header = json.loads(f.read(n).decode("utf-8"), object_pairs_hook=no_duplicate_keys)
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ValueError(f"safetensors header is not valid UTF-8 JSON: {e}") from None
-    except RecursionError:
-        raise ValueError("safetensors header nests JSON too deeply") from None
-    except ValueError as e:                     # a repeated key (no_duplicate_keys)
-        raise ValueError(f"safetensors header: {e}") from None
-    if not isinstance(header, dict):
-        raise ValueError(f"safetensors header must be a JSON object, got {type(header).__name__}")
-    return header, 8 + n
-
-
-def _is_int(v):
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _check_entries(header, data_size):
-    """Validate every tensor entry; return [(name, dtype, shape, begin, end)] sorted by begin."""
-    meta = header.get("__metadata__", {})
-    if not isinstance(meta, dict) or not all(isinstance(k, str) and isinstance(v, str)
-                                             for k, v in meta.items()):
-        raise ValueError("safetensors __metadata__ must be an object of string -> string")
-    entries = []
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        if not isinstance(info, dict) or set(info) != {"dtype", "shape", "data_offsets"}:
-            raise ValueError(f"tensor {name!r}: entry must be an object with exactly the keys "
-                             f"dtype, shape, data_offsets; got {info!r}")
-        dtype, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
-        if dtype not in DTYPES:
-            raise ValueError(f"tensor {name!r}: unknown dtype {dtype!r}; allowed: {sorted(DTYPES)}")
-        if not isinstance(shape, list) or not all(_is_int(d) and d >= 0 for d in shape):
-            raise ValueError(f"tensor {name!r}: shape must be a list of ints >= 0, got {shape!r}")
-        if (not isinstance(offsets, list) or len(offsets) != 2 or not all(map(_is_int, offsets))
-                or not 0 <= offsets[0] <= offsets[1]):
-            raise ValueError(f"tensor {name!r}: data_offsets must be [begin, end] with "
-                             f"0 <= begin <= end, got {offsets!r}")
-        begin, end = offsets
-        nbytes = math.prod(shape) * DTYPES[dtype].itemsize
-        if end - begin != nbytes:
-            raise ValueError(f"tensor {name!r}: {end - begin} bytes at {offsets} but shape {shape} "
-                             f"of {dtype} needs {nbytes}")
-        entries.append((name, dtype, tuple(shape), begin, end))
-    entries.sort(key=lambda e: (e[3], e[4]))
-    position = 0  # subtle: tensors must tile [0, data_size) exactly: a gap or overlap is an error
-    for name, _, _, begin, end in entries:
-        if begin != position:
-            what = "overlaps the previous tensor" if begin < position else "leaves a gap"
-            raise ValueError(f"tensor {name!r}: data_offsets begin {begin} {what} "
-                             f"(expected {position}); tensors must tile the data buffer")
-        position = end
-    if position != data_size:
-        raise ValueError(f"safetensors data buffer is {data_size} bytes but the tensors cover "
-                         f"{position}" + (" (truncated file?)" if position > data_size else ""))
-    return entries
-
-
 def load_safetensors(path, mmap=True):
     """Read a .safetensors file -> {name: ndarray} (F16/BF16 -> float32; F32/I32/I64 as stored).
 
@@ -154,8 +74,8 @@ def load_safetensors(path, mmap=True):
     """
     file_size = os.path.getsize(path)
     with open(path, "rb") as f:
-        header, start = _read_header(f, file_size)
-        entries = _check_entries(header, file_size - start)
+        header, start = read_header(f, file_size)
+        entries = check_entries(header, file_size - start)
         if file_size == start:  # np.memmap refuses an empty map
             data = np.zeros(0, np.uint8)
         elif mmap:
@@ -176,16 +96,16 @@ def load_safetensors(path, mmap=True):
 def load_safetensors_metadata(path):
     """The ``__metadata__`` dict of string -> string of a .safetensors file ({} when absent)."""
     with open(path, "rb") as f:
-        header, start = _read_header(f, os.path.getsize(path))
-    _check_entries(header, os.path.getsize(path) - start)
+        header, start = read_header(f, os.path.getsize(path))
+    check_entries(header, os.path.getsize(path) - start)
     return dict(header.get("__metadata__", {}))
 
 
 def read_safetensors_shapes(path):
     """{name: shape} of every tensor, from the header alone (no tensor data is read)."""
     with open(path, "rb") as f:
-        header, start = _read_header(f, os.path.getsize(path))
-    return {name: shape for name, _, shape, _, _ in _check_entries(header, os.path.getsize(path) - start)}
+        header, start = read_header(f, os.path.getsize(path))
+    return {name: shape for name, _, shape, _, _ in check_entries(header, os.path.getsize(path) - start)}
 
 
 def save_safetensors(path, tensors, metadata=None, bf16=False):

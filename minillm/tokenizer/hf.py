@@ -1,71 +1,18 @@
-"""Reading byte-level BPE vocabularies written as text: GPT-2 `encoder.json` + `vocab.bpe`,
-Hugging Face `tokenizer.json`, and GGUF metadata (`tokenizer.ggml.*`).
+"""Reading byte-level BPE vocabularies written as text: GPT-2 `encoder.json` + `vocab.bpe` and
+Hugging Face `tokenizer.json` (with `tokenizer_config.json`); GGUF metadata: gguf_meta.py.
 
-All three write each token's bytes as a printable string with GPT-2's byte-to-unicode table:
-bytes that are printable Latin-1 characters stand for themselves, the other 68 bytes are shifted
-to U+0100.. (so a space, 0x20, is written "Ġ" = U+0120, and a newline "Ċ"). Merges are lines
-"left right" in rank order (the `pairs` rule of `bpe.py`).
-
-Each reader returns the keyword arguments of `Tokenizer(...)`.
+Both write each token's bytes with GPT-2's byte-to-unicode alphabet (byte_alphabet.py) and the
+merges as "left right" lines in rank order. Each reader returns the keyword arguments of
+`Tokenizer(...)`; `check_hf_features` refuses, by name, every tokenizer.json feature minillm does
+not implement before anything is built.
 """
 from __future__ import annotations
 
 import unicodedata
 
-from .pattern_names import GPT2_PATTERN, LLAMA_CPP_IGNORE_MERGES, NAMED_PATTERNS
-from .validate import check_vocabulary, shown
-
-
-def bytes_to_unicode() -> dict[int, str]:
-    """GPT-2's table: byte -> printable character. `{0x41: "A", 0x20: "Ġ", 0x0a: "Ċ", ...}`."""
-    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1),
-                 *range(ord("®"), ord("ÿ") + 1)]
-    table, shifted = {}, 0
-    for b in range(256):
-        if b in printable:
-            table[b] = chr(b)
-        else:
-            table[b] = chr(256 + shifted)
-            shifted += 1
-    return table
-
-
-_UNICODE_TO_BYTE = {ch: b for b, ch in bytes_to_unicode().items()}
-
-
-def token_string_to_bytes(s: str) -> bytes:
-    """"Ġworld" -> b" world"."""
-    try:
-        return bytes(_UNICODE_TO_BYTE[ch] for ch in s)
-    except KeyError as exc:
-        raise ValueError(f"token {s!r} is not in GPT-2's byte-to-unicode alphabet (character "
-                         f"{exc.args[0]!r}); is this a byte-level BPE vocabulary?") from None
-
-
-def parse_merges(lines, token_to_bytes=token_string_to_bytes) -> dict[tuple[bytes, bytes], int]:
-    """["Ġ t", "h e", ...] (or [["Ġ", "t"], ...]) -> {(b" ", b"t"): 0, (b"h", b"e"): 1, ...}."""
-    merges: dict[tuple[bytes, bytes], int] = {}
-    for rank, line in enumerate(lines):
-        pair = line.split(" ") if isinstance(line, str) else line
-        if not isinstance(pair, list) or len(pair) != 2 or not all(isinstance(p, str) and p for p in pair):
-            raise ValueError(f"merge {rank} must be 'left right' or [left, right], got {shown(line)}")
-        merges.setdefault((token_to_bytes(pair[0]), token_to_bytes(pair[1])), rank)
-    return merges
-
-
-def vocab_from_strings(vocab: dict[str, int], specials: dict[str, int]) -> dict[bytes, int]:
-    """{token string: id} -> {token bytes: id}, leaving out the special tokens."""
-    by_id = {i: text for text, i in specials.items()}
-    encoder: dict[bytes, int] = {}
-    for s, i in vocab.items():
-        if type(i) is not int or i < 0:
-            raise ValueError(f"token {s!r} has id {shown(i)}; ids must be integers >= 0")
-        if i not in by_id:
-            encoder.setdefault(token_string_to_bytes(s), i)
-        elif by_id[i] != s:  # subtle: the ordinary token would silently vanish under the special
-            raise ValueError(f"special token {by_id[i]!r} has id {i}, the id of the ordinary "
-                             f"token {s!r}")
-    return encoder
+from .byte_alphabet import parse_merges, vocab_from_strings
+from .pattern_names import GPT2_PATTERN
+from .validate import shown
 
 
 def read_gpt2_files(encoder_json: dict, vocab_bpe: str) -> dict:
@@ -231,53 +178,6 @@ def check_hf_features(data: dict, config: dict | None) -> None:
         tok = tok.get("content") if isinstance(tok, dict) else tok
         if not isinstance(tok, (str, type(None))):
             raise ValueError(f"tokenizer_config.json: {key} must be a string, got {shown(tok)}")
-
-
-# token_type: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte
-GGUF_SPECIAL_TYPES = (3, 4)
-
-
-def read_gguf_metadata(meta: dict, pattern=None) -> dict:
-    """GGUF `tokenizer.ggml.*` metadata (a plain dict) -> Tokenizer kwargs.
-
-    Control (3) and user-defined (4) tokens are special; their text is stored as is. The
-    pre-tokeniser is named by `tokenizer.ggml.pre` (llama.cpp's names and regexes, see
-    patterns.py; without the key llama.cpp uses "default", and so does this reader).
-    `tokenizer.ggml.unknown_token_id` stands for bytes missing from the vocabulary (as Hugging
-    Face's unk_token; llama.cpp itself fails on them).
-    """
-    model = meta.get("tokenizer.ggml.model")
-    if model != "gpt2":
-        raise ValueError(f'tokenizer.ggml.model is {shown(model)}; only "gpt2" (byte-level BPE) '
-                         f'is supported')
-    tokens, merges = meta.get("tokenizer.ggml.tokens"), meta.get("tokenizer.ggml.merges")
-    if not isinstance(tokens, list) or not isinstance(merges, list):
-        raise ValueError("GGUF metadata needs tokenizer.ggml.tokens and tokenizer.ggml.merges "
-                         "lists")
-    types = meta.get("tokenizer.ggml.token_type") or [1] * len(tokens)
-    if len(types) != len(tokens):
-        raise ValueError(f"{len(types)} token types for {len(tokens)} tokens")
-    pre = meta.get("tokenizer.ggml.pre", "default")
-    if not all(isinstance(t, str) for t in tokens) or not all(isinstance(m, str) for m in merges) \
-            or not all(type(t) is int for t in types) or not isinstance(pre, str):
-        raise ValueError("GGUF metadata: tokenizer.ggml.tokens and .merges must be lists of "
-                         "strings, .token_type a list of integers, .pre a string")
-    if pattern is None and pre not in NAMED_PATTERNS:
-        raise ValueError(f"unknown pre-tokeniser tokenizer.ggml.pre={pre!r}; pass pattern= "
-                         f"(known: {', '.join(sorted(NAMED_PATTERNS))})")
-    specials = {t: i for i, (t, ty) in enumerate(zip(tokens, types)) if ty in GGUF_SPECIAL_TYPES}
-    vocab = {}
-    for i, t in enumerate(tokens):
-        if vocab.setdefault(t, i) != i and t not in specials:
-            raise ValueError(f"GGUF metadata: token {t!r} is listed twice (ids {vocab[t]} and {i})")
-    bos, eos = meta.get("tokenizer.ggml.bos_token_id"), meta.get("tokenizer.ggml.eos_token_id")
-    kw = dict(encoder=vocab_from_strings(vocab, specials), merges=parse_merges(merges),
-              pattern=pattern if pattern is not None else NAMED_PATTERNS[pre],
-              special_tokens=specials, whole_piece_lookup=pre in LLAMA_CPP_IGNORE_MERGES,
-              bos_id=bos, eos_id=eos, unk_id=meta.get("tokenizer.ggml.unknown_token_id"))
-    check_vocabulary(kw["encoder"], kw["merges"], specials, "GGUF metadata",
-                     bos_id=bos, eos_id=eos, unk_id=kw["unk_id"])
-    return kw
 
 
 def normalize(text: str, form: str | None) -> str:

@@ -6,8 +6,9 @@ standard byte-level BPE one (GPT-2's, Llama-3's, Qwen2's):
 
     model          {"type": "BPE", "vocab": {"Ġworld": 995, ...}, "merges": ["Ġ w", ...],
                     "ignore_merges": whole_piece_lookup}
-                   tokens in GPT-2's byte-to-unicode alphabet (hf.py); merges "left right" in
-                   rank order (no token string holds a space: a space byte is written "Ġ")
+                   tokens in GPT-2's byte-to-unicode alphabet (byte_alphabet.py); merges
+                   "left right" in rank order (no token string holds a space: a space byte is
+                   written "Ġ")
     pre_tokenizer  Sequence[Split(stage 1, Isolated), ..., ByteLevel(use_regex=false)]: minillm's
                    pattern stages, each keeping matches and the text between them, then bytes
     decoder        ByteLevel (characters -> bytes -> UTF-8)
@@ -26,13 +27,13 @@ from pathlib import Path
 
 from minillm.io.atomic import atomic_write_text
 
-from .hf import bytes_to_unicode
+from .byte_alphabet import bytes_to_unicode
 
 _BYTE_TO_CHAR = bytes_to_unicode()
 
 
 def token_string(b: bytes) -> str:
-    """b" world" -> "Ġworld" (GPT-2's byte-to-unicode alphabet; the inverse of hf.py's)."""
+    """b" world" -> "Ġworld" (GPT-2's byte-to-unicode alphabet; the inverse of byte_alphabet.py's)."""
     return "".join(_BYTE_TO_CHAR[x] for x in b)
 
 

@@ -20,7 +20,7 @@ bpe.py), a pre-tokenisation pattern and the special tokens.
 from __future__ import annotations
 
 
-from . import bpe, formats, hf
+from . import bpe, formats, gguf_meta, hf
 from .fast import FastEncoder
 from .patterns import PreTokenizer
 from .special import SpecialTokens
@@ -191,7 +191,7 @@ class Tokenizer:
     @classmethod
     def from_gguf_metadata(cls, meta: dict, pattern=None) -> "Tokenizer":
         """Build from GGUF `tokenizer.ggml.*` metadata already parsed into a dict."""
-        return cls(**hf.read_gguf_metadata(meta, pattern))
+        return cls(**gguf_meta.read_gguf_metadata(meta, pattern))
 
     @classmethod
     def train(cls, text: str, vocab_size: int, pattern=None, special_tokens=(),

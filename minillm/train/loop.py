@@ -28,13 +28,13 @@ from pathlib import Path
 
 import numpy as np
 
-from minillm.functional import cross_entropy
 from minillm.io.checkpoints import load_hf_checkpoint
 from minillm.io.safetensors import load_safetensors, load_safetensors_metadata
 from minillm.model import GPT
 from minillm.train.checkpoint import (OPTIMIZER, check_log, find_checkpoint, read_manifest,
                                       truncate_log, write_checkpoint)
-from minillm.train.data import bits_per_char, eval_windows, random_batch, token_array
+from minillm.train.data import eval_windows, random_batch
+from minillm.train.evaluate import evaluate
 from minillm.train.grad_model import check_trainable, loss_and_grads
 from minillm.train.optim import AdamW, clip_grad_norm, lr_at
 
@@ -75,29 +75,6 @@ class TrainSettings:
             raise ValueError(f"grad_clip must be a finite number > 0, got {self.grad_clip!r}")
         if not 0 <= self.weight_decay < math.inf:
             raise ValueError(f"weight_decay must be a finite number >= 0, got {self.weight_decay!r}")
-
-
-def evaluate(model: GPT, inputs: np.ndarray, targets: np.ndarray, batch: int = 16) -> float:
-    """Mean next-token loss (nats) of ``model`` over windows inputs/targets [W, T], in batches."""
-    total = 0.0
-    for i in range(0, len(inputs), batch):
-        with np.errstate(over="ignore", invalid="ignore"):   # a diverged model: nan, said by train
-            logits = model(inputs[i:i + batch])                         # [b, T, V]
-            total += cross_entropy(logits, targets[i:i + batch]) * len(logits)
-    return total / len(inputs)
-
-
-def evaluate_text(model: GPT, tokenizer, text: str, max_windows: int | None = None) -> dict:
-    """Score ``text``: encode it, tile it with windows of n_ctx tokens, mean loss over them.
-
-    -> {"loss": nats per token, "bits_per_char", "tokens": scored, "windows"}. Bits per character
-    use the text's own characters per token, so they compare across tokenizers.
-    """
-    ids = token_array(tokenizer.encode_ordinary(text), model.config.vocab_size)   # [N]
-    x, y = eval_windows(ids, model.config.n_ctx, max_windows)                     # [W, T] each
-    loss = evaluate(model, x, y)
-    return {"loss": loss, "bits_per_char": bits_per_char(loss, len(ids), len(text)),
-            "tokens": int(x.size), "windows": len(x)}
 
 
 def train(model: GPT, train_ids: np.ndarray, val_ids: np.ndarray, out: str | Path,

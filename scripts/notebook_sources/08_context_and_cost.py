@@ -28,7 +28,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from minillm.budget import context_budget, estimate_cost
-from minillm.chat import chatml_ids, render_chatml, stop_ids
+from minillm.chatml import chatml_ids, render_chatml, stop_ids
 from minillm import generate
 from minillm.options import score_options
 from minillm.tokenizer import Tokenizer

@@ -28,7 +28,7 @@ import dataclasses
 import matplotlib.pyplot as plt
 import numpy as np
 
-from minillm.chat import stop_ids
+from minillm.chatml import stop_ids
 from minillm.functional import softmax
 from minillm import generate
 from minillm.options import score_options

@@ -31,7 +31,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from minillm.budget import context_budget
-from minillm.chat import stop_ids
+from minillm.chatml import stop_ids
 from minillm.functional import softmax
 from minillm import generate
 from nbhelpers import CountingModel, chat_prompt, load_pretrained

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from minillm.tokenizer import Tokenizer, formats
-from minillm.tokenizer.hf import read_gguf_metadata
+from minillm.tokenizer.gguf_meta import read_gguf_metadata
 from minillm.tokenizer.pattern_names import LLAMA_CPP_IGNORE_MERGES, LLAMA_CPP_PRE
 from minillm.tokenizer.patterns import PreTokenizer
 from tests.conftest import FIXTURES, REPO

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from minillm.tokenizer import Tokenizer
-from minillm.tokenizer.hf import bytes_to_unicode, read_gguf_metadata
+from minillm.tokenizer.byte_alphabet import bytes_to_unicode
+from minillm.tokenizer.gguf_meta import read_gguf_metadata
 
 TABLE = bytes_to_unicode()
 

@@ -6,7 +6,8 @@ import numpy as np
 
 from minillm.cli import main
 from minillm.loading import load_model
-from minillm.train.loop import LOG_NAME, evaluate_text
+from minillm.train.evaluate import evaluate_text
+from minillm.train.loop import LOG_NAME
 
 LINES = ["To be, or not to be, that is the question:", "Whether 'tis nobler in the mind to suffer",
          "The slings and arrows of outrageous fortune,", "Or to take arms against a sea of troubles"]

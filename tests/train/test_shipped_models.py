@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from minillm.loading import load_model
-from minillm.train.loop import LOG_NAME, evaluate_text
+from minillm.train.evaluate import evaluate_text
+from minillm.train.loop import LOG_NAME
 from tests.conftest import REPO
 
 MODELS = {"shakespeare": "ROMEO:", "songci": "春风"}

@@ -1,0 +1,187 @@
+"""Hugging Face ``config.json`` in and out for ModelConfig (config.py): which keys each model
+family uses, the JSON types they must have, and the variants minillm refuses.
+
+    GPT-2          n_embd, n_head, n_layer, n_positions, n_inner, layer_norm_epsilon
+    Llama / Qwen2  hidden_size, num_attention_heads, num_key_value_heads, num_hidden_layers,
+    / Mistral      intermediate_size, max_position_embeddings, rms_norm_eps, rope_theta
+
+A file written by minillm also carries a ``"minillm"`` object, every ModelConfig field, so it reads
+back exactly. ``ModelConfig.from_hf_dict`` / ``to_hf_dict`` / ``load`` / ``save`` call the functions
+here (``cls`` / ``config`` is the ModelConfig class / instance):
+
+    >>> ModelConfig.from_hf_dict({"model_type": "gpt2", "n_layer": 2}).n_layers
+    2
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import numbers
+import reprlib
+from pathlib import Path
+
+MAX_CONFIG_BYTES = 1 << 20   # real config.json files are 1-10 KB
+
+
+def from_hf_dict(cls, d: dict):
+    """Read a Hugging Face ``config.json`` dict (GPT-2, Llama, Qwen2 or minillm's own)."""
+    if "minillm" in d:                     # written by to_hf_dict: exact round trip
+        fields = {f.name for f in dataclasses.fields(cls)}
+        required = {f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING}
+        if not isinstance(d["minillm"], dict) or not required <= set(d["minillm"]) <= fields:
+            raise ValueError(f"config.json 'minillm' must be an object with the fields "
+                             f"{sorted(fields)} (at least {sorted(required)})")
+        return cls(**d["minillm"])
+    _check_json_types(d)
+    model_type = d.get("model_type", "gpt2")
+    if model_type == "gpt2":
+        _reject(d, activation_function=("gelu_new", "gelu_pytorch_tanh"),
+                scale_attn_weights=(True,), scale_attn_by_inverse_layer_idx=(False,))
+        n_embd = d.get("n_embd", 768)
+        return cls(vocab_size=d.get("vocab_size", 50257), n_ctx=d.get("n_positions", 1024),
+                   d_model=n_embd, n_heads=d.get("n_head", 12), n_layers=d.get("n_layer", 12),
+                   d_ff=d.get("n_inner") or 4 * n_embd, norm_eps=d.get("layer_norm_epsilon", 1e-5),
+                   arch="gpt2", tie_embeddings=d.get("tie_word_embeddings", True),
+                   bos_id=d.get("bos_token_id"), eos_ids=as_ids(d.get("eos_token_id")))
+    if model_type in ("llama", "qwen2", "mistral"):
+        missing = [k for k in ("vocab_size", "hidden_size", "num_attention_heads",
+                               "num_hidden_layers", "intermediate_size") if k not in d]
+        if missing:
+            raise ValueError(f"a {model_type} config.json needs {missing}, which are missing")
+        # transformers ≥ 5 nests theta in "rope_parameters"; older files have "rope_theta".
+        rope = d.get("rope_parameters") or {}
+        if d.get("rope_scaling") or rope.get("rope_type", "default") != "default":
+            raise ValueError(f"RoPE scaling {d.get('rope_scaling') or rope!r} is not supported")
+        _reject(d, hidden_act=("silu",), use_sliding_window=(False,),
+                head_dim=(None, d["hidden_size"] // d["num_attention_heads"]))
+        qwen = model_type == "qwen2"
+        n_ctx = d.get("max_position_embeddings", 2048)
+        if model_type == "mistral" and d.get("sliding_window"):
+            # subtle: Mistral attends only to the last ``sliding_window`` positions. minillm's
+            # attention is full, which is the same thing while n_ctx <= the window: cap n_ctx.
+            n_ctx = min(n_ctx, d["sliding_window"])
+        return cls(vocab_size=d["vocab_size"], n_ctx=n_ctx,
+                   d_model=d["hidden_size"], n_heads=d["num_attention_heads"],
+                   n_layers=d["num_hidden_layers"], d_ff=d["intermediate_size"],
+                   n_kv_heads=d.get("num_key_value_heads") or d["num_attention_heads"],
+                   norm_eps=d.get("rms_norm_eps", 1e-6), arch="llama",
+                   attn_bias=bool(d.get("attention_bias", qwen)), mlp_bias=bool(d.get("mlp_bias", False)),
+                   rope_theta=float(rope.get("rope_theta", d.get("rope_theta", 10000.0))),
+                   tie_embeddings=d.get("tie_word_embeddings", False),
+                   bos_id=d.get("bos_token_id"), eos_ids=as_ids(d.get("eos_token_id")))
+    raise ValueError(f"unsupported model_type {model_type!r}: minillm reads gpt2, llama, qwen2, mistral")
+
+
+def to_hf_dict(config) -> dict:
+    """A ``config.json`` dict that Hugging Face can read, plus minillm's own exact copy."""
+    if config.arch == "gpt2":
+        d = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"],
+             "vocab_size": config.vocab_size, "n_positions": config.n_ctx, "n_ctx": config.n_ctx,
+             "n_embd": config.d_model, "n_head": config.n_heads, "n_layer": config.n_layers,
+             "n_inner": config.d_ff, "layer_norm_epsilon": config.norm_eps,
+             "activation_function": "gelu_new", "tie_word_embeddings": config.tie_embeddings}
+    else:
+        d = {"model_type": "llama", "architectures": ["LlamaForCausalLM"],
+             "vocab_size": config.vocab_size, "max_position_embeddings": config.n_ctx,
+             "hidden_size": config.d_model, "num_attention_heads": config.n_heads,
+             "num_hidden_layers": config.n_layers, "intermediate_size": config.d_ff,
+             "num_key_value_heads": config.n_kv_heads, "rms_norm_eps": config.norm_eps,
+             "rope_theta": config.rope_theta, "attention_bias": config.attn_bias,
+             "mlp_bias": config.mlp_bias, "hidden_act": "silu",
+             "tie_word_embeddings": config.tie_embeddings}
+    eos = list(config.eos_ids) if len(config.eos_ids) > 1 else config.eos_id    # HF: an int or a list
+    d.update({"bos_token_id": config.bos_id, "eos_token_id": eos,
+              "minillm": dataclasses.asdict(config)})
+    return d
+
+
+def load(cls, path: str | Path):
+    """Read ``config.json`` (a file, or the directory that holds it). As in transformers, the
+    EOS ids of a ``generation_config.json`` beside it win when it gives them (Llama-3-Instruct:
+    [128001, 128009] there, 128001 in config.json)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "config.json"
+    d, generation = _read_json(path), path.parent / "generation_config.json"
+    if generation.exists() and "minillm" not in d:
+        d["eos_token_id"] = _read_json(generation).get("eos_token_id") or d.get("eos_token_id")
+    try:
+        return cls.from_hf_dict(d)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: nested too deeply") from None
+
+
+def save(config, path: str | Path) -> None:
+    """Write ``config.json`` (into a directory, or to the file named)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "config.json"
+    from minillm.io.atomic import atomic_write_text
+    atomic_write_text(path, json.dumps(to_hf_dict(config), indent=2) + "\n")
+
+
+# config.json keys -> the JSON type they must have (checked before any arithmetic with them)
+_SIZES = ("vocab_size", "n_positions", "n_embd", "n_head", "n_layer", "hidden_size",
+          "num_attention_heads", "num_hidden_layers", "intermediate_size", "num_key_value_heads",
+          "max_position_embeddings", "sliding_window", "head_dim", "n_inner")
+_NULLABLE = ("n_inner", "sliding_window", "head_dim", "num_key_value_heads")
+_NUMBERS = ("layer_norm_epsilon", "rms_norm_eps", "rope_theta")
+_BOOLS = ("tie_word_embeddings", "attention_bias", "mlp_bias", "use_sliding_window",
+          "scale_attn_weights", "scale_attn_by_inverse_layer_idx")
+
+
+def _check_json_types(d: dict) -> None:
+    """A config.json field of the wrong JSON type is a ValueError naming it (not a TypeError or
+    ZeroDivisionError deep inside): sizes are ints > 0, epsilons and theta numbers, switches
+    true/false, token ids ints >= 0 (or a list of them for eos_token_id)."""
+    def bad(key, allowed):
+        raise ValueError(f"config.json: {key} must be {allowed}, got {reprlib.repr(d[key])}")
+    for key in _SIZES:                 # null means "the default" only where HF writes it so
+        if key in d and (d[key] is not None or key not in _NULLABLE) \
+                and (type(d[key]) is not int or d[key] <= 0):
+            bad(key, "an integer > 0")
+    for key in _NUMBERS:
+        if key in d and (isinstance(d[key], bool) or not isinstance(d[key], numbers.Real)):
+            bad(key, "a number")
+    for key in _BOOLS:
+        if d.get(key) is not None and not isinstance(d[key], bool):
+            bad(key, "true or false")
+    for key in ("bos_token_id", "eos_token_id"):
+        ids = d.get(key) if isinstance(d.get(key), list) and key == "eos_token_id" else [d.get(key)]
+        if not all(i is None or (type(i) is int and i >= 0) for i in ids):
+            bad(key, "an integer id >= 0" + (" or a list of them" if key[0] == "e" else ""))
+    for key in ("rope_parameters", "rope_scaling"):
+        if d.get(key) is not None and not isinstance(d[key], dict):
+            bad(key, "an object")
+    if not isinstance(d.get("model_type", "gpt2"), str):
+        bad("model_type", "a string")
+
+
+def _reject(d: dict, **allowed) -> None:
+    """Raise when a config.json setting asks for a variant minillm does not implement."""
+    for key, values in allowed.items():
+        if key in d and d[key] not in values:
+            raise ValueError(f"config.json has {key}={d[key]!r}; minillm supports {values}")
+
+
+def _read_json(path: Path) -> dict:
+    """A small JSON object from ``path`` (config.json, generation_config.json), or a ValueError."""
+    if path.stat().st_size > MAX_CONFIG_BYTES:
+        raise ValueError(f"{path} is {path.stat().st_size:,} bytes; a config file is limited "
+                         f"to {MAX_CONFIG_BYTES:,}")
+    try:
+        d = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: JSON nested too deeply") from None
+    if not isinstance(d, dict):
+        raise ValueError(f"{path} must hold a JSON object")
+    return d
+
+
+def as_ids(value) -> tuple:
+    """HF's ``eos_token_id``: None, one id or a list of ids -> a tuple of ids."""
+    return () if value is None else tuple(value) if isinstance(value, (list, tuple)) else (value,)

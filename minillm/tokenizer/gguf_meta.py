@@ -1,0 +1,57 @@
+"""GGUF's tokenizer metadata (`tokenizer.ggml.*`, read by io/gguf.py) -> Tokenizer kwargs.
+
+The tokens are written in GPT-2's byte-to-unicode alphabet (byte_alphabet.py), the merges as
+"left right" lines, `token_type` marks the special tokens and `pre` names the pre-tokeniser by
+llama.cpp's names (pattern_names.py). Writing them back: io/gguf_vocab.py.
+"""
+from __future__ import annotations
+
+from .byte_alphabet import parse_merges, vocab_from_strings
+from .pattern_names import LLAMA_CPP_IGNORE_MERGES, NAMED_PATTERNS
+from .validate import check_vocabulary, shown
+
+# token_type: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte
+GGUF_SPECIAL_TYPES = (3, 4)
+
+
+def read_gguf_metadata(meta: dict, pattern=None) -> dict:
+    """GGUF `tokenizer.ggml.*` metadata (a plain dict) -> Tokenizer kwargs.
+
+    Control (3) and user-defined (4) tokens are special; their text is stored as is. The
+    pre-tokeniser is named by `tokenizer.ggml.pre` (llama.cpp's names and regexes, see
+    patterns.py; without the key llama.cpp uses "default", and so does this reader).
+    `tokenizer.ggml.unknown_token_id` stands for bytes missing from the vocabulary (as Hugging
+    Face's unk_token; llama.cpp itself fails on them).
+    """
+    model = meta.get("tokenizer.ggml.model")
+    if model != "gpt2":
+        raise ValueError(f'tokenizer.ggml.model is {shown(model)}; only "gpt2" (byte-level BPE) '
+                         f'is supported')
+    tokens, merges = meta.get("tokenizer.ggml.tokens"), meta.get("tokenizer.ggml.merges")
+    if not isinstance(tokens, list) or not isinstance(merges, list):
+        raise ValueError("GGUF metadata needs tokenizer.ggml.tokens and tokenizer.ggml.merges "
+                         "lists")
+    types = meta.get("tokenizer.ggml.token_type") or [1] * len(tokens)
+    if len(types) != len(tokens):
+        raise ValueError(f"{len(types)} token types for {len(tokens)} tokens")
+    pre = meta.get("tokenizer.ggml.pre", "default")
+    if not all(isinstance(t, str) for t in tokens) or not all(isinstance(m, str) for m in merges) \
+            or not all(type(t) is int for t in types) or not isinstance(pre, str):
+        raise ValueError("GGUF metadata: tokenizer.ggml.tokens and .merges must be lists of "
+                         "strings, .token_type a list of integers, .pre a string")
+    if pattern is None and pre not in NAMED_PATTERNS:
+        raise ValueError(f"unknown pre-tokeniser tokenizer.ggml.pre={pre!r}; pass pattern= "
+                         f"(known: {', '.join(sorted(NAMED_PATTERNS))})")
+    specials = {t: i for i, (t, ty) in enumerate(zip(tokens, types)) if ty in GGUF_SPECIAL_TYPES}
+    vocab = {}
+    for i, t in enumerate(tokens):
+        if vocab.setdefault(t, i) != i and t not in specials:
+            raise ValueError(f"GGUF metadata: token {t!r} is listed twice (ids {vocab[t]} and {i})")
+    bos, eos = meta.get("tokenizer.ggml.bos_token_id"), meta.get("tokenizer.ggml.eos_token_id")
+    kw = dict(encoder=vocab_from_strings(vocab, specials), merges=parse_merges(merges),
+              pattern=pattern if pattern is not None else NAMED_PATTERNS[pre],
+              special_tokens=specials, whole_piece_lookup=pre in LLAMA_CPP_IGNORE_MERGES,
+              bos_id=bos, eos_id=eos, unk_id=meta.get("tokenizer.ggml.unknown_token_id"))
+    check_vocabulary(kw["encoder"], kw["merges"], specials, "GGUF metadata",
+                     bos_id=bos, eos_id=eos, unk_id=kw["unk_id"])
+    return kw
