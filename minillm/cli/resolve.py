@@ -22,12 +22,17 @@ def shipped_models() -> list[str]:
     return [f"weights/{name}" for name in SHIPPED_MODELS]
 
 
+def downloadable_models() -> list[str]:
+    """The names `download` fetches that are models (deepseek-v4 is a tokenizer only)."""
+    from minillm.cli.download import MODELS
+    return sorted(name for name, spec in MODELS.items() if spec.filename.endswith(".gguf"))
+
+
 def accepted(option: str) -> str:
     """What ``option`` accepts, for error messages and ``--help``."""
-    from minillm.cli.download import MODELS
     from minillm.tokenizer.formats import NAMED
     models = (f"a checkpoint folder (config.json + model.safetensors), a .gguf file, a downloaded "
-              f"model's name ({', '.join(sorted(MODELS))}: `python -m minillm download NAME`)"
+              f"model's name ({', '.join(downloadable_models())}: `python -m minillm download NAME`)"
               + (f" or a folder of the repository ({', '.join(shipped_models())})"
                  if shipped_models() else ""))
     if option == "--tokenizer":
@@ -38,10 +43,11 @@ def accepted(option: str) -> str:
 
 def help_text(option: str) -> str:
     """The short form of ``accepted`` for ``--help``; errors list everything."""
-    from minillm.cli.download import MODELS
     if option == "--tokenizer":
-        return "a vocabulary (gpt2, r50k, cl100k, o200k), a tokenizer file, or anything --model takes"
-    return f"a checkpoint folder, a .gguf file, or a downloaded model's name ({', '.join(MODELS)})"
+        return ("a vocabulary (gpt2, r50k, cl100k, o200k), a downloaded tokenizer (deepseek-v4), "
+                "a tokenizer file, or anything --model takes")
+    return (f"a checkpoint folder, a .gguf file, or a downloaded model's name "
+            f"({', '.join(downloadable_models())})")
 
 
 def resolve_model_path(name: str, option: str = "--model") -> Path:
