@@ -17,6 +17,15 @@ is the weights plus one tensor, not the weights twice.
 The layout is ``param_shapes(config)``'s order (wte, then block by block, then the final norm,
 wpe and lm_head). ``GPT(config, params)`` uses the arrays it is given AS GIVEN, arena or not;
 ``GPT(config, seed=…)`` and every loader hand it an arena.
+
+The tied embedding is stored as the LM head reads it. With tied embeddings wte [V, C] is both the
+lookup table (one row per token) and the head (logits = x @ wteᵀ, every entry read per token).
+The arena keeps its C·V numbers in [C, V] order and hands out ``params.wte`` as the transposed
+view ``head.T``: still [V, C] with the same values and name, so loaders, checkpoints, the
+optimiser and the tests see no difference, but ``wte.T`` is now a contiguous [C, V] matrix and
+``x @ wte.T`` streams it like every block matrix. Stored [V, C], the same product ran at about
+half the rate (OpenBLAS's transposed matrix-vector kernel; benchmarks/README.md, "Single
+stream"). The lookup ``wte[ids]`` then gathers C strided values per token: negligible.
 """
 from __future__ import annotations
 
@@ -35,7 +44,11 @@ def empty_arena(config: ModelConfig) -> GPTParams:
     views, start = {}, 0
     for name, shape in shapes.items():
         n = math.prod(shape)
-        views[name] = block[start:start + n].reshape(shape)    # [n] -> the tensor's shape (a view)
+        flat = block[start:start + n]                          # [n] this tensor's numbers
+        if name == "wte" and config.tie_embeddings:            # stored as the LM head reads it:
+            views[name] = flat.reshape(shape[::-1]).T          # [C, V] -> transposed view [V, C]
+        else:
+            views[name] = flat.reshape(shape)                  # [n] -> the tensor's shape (a view)
         start += n
     return GPTParams.from_named(views, config)
 

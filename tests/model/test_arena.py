@@ -5,7 +5,7 @@ from hypothesis import given, strategies as st
 
 from minillm import GPT
 from minillm.model.arena import empty_arena, in_arena, to_arena
-from minillm.model.params import init_params, param_shapes
+from minillm.model.params import GPTParams, init_params, param_shapes
 from tests.conftest import FIXTURES
 from tests.model.strategies import tiny_configs
 
@@ -65,3 +65,22 @@ def test_wrong_params_are_clear_errors():
         GPT(config, params)
     with pytest.raises(ValueError, match="missing"):
         to_arena({"wte": params.wte}, config)
+
+
+@given(tiny_configs(), st.integers(0, 100))
+def test_tied_wte_is_stored_as_the_contiguous_lm_head(config, seed):
+    """With tied embeddings the arena stores wte [V, C] as its transpose, so the LM head
+    ``wte.T`` [C, V] is one contiguous matrix (streamed at the block matrices' rate); the name,
+    shape and values seen through ``named()`` are unchanged, and the lookup still reads rows."""
+    params = init_params(config, np.random.default_rng(seed))
+    wte = params.wte
+    assert wte.shape == (config.vocab_size, config.d_model)
+    assert wte.T.flags.c_contiguous == config.tie_embeddings
+    assert wte.flags.c_contiguous == (not config.tie_embeddings)
+    packed = to_arena(params, config)
+    np.testing.assert_array_equal(packed.wte, wte)
+    assert packed.wte.T.flags.c_contiguous == config.tie_embeddings
+    plain = GPTParams.from_named({k: np.ascontiguousarray(v) for k, v in params.named().items()},
+                                 config)                            # every tensor [in, out] as named
+    ids = np.arange(5) % config.vocab_size
+    np.testing.assert_allclose(GPT(config, packed)(ids), GPT(config, plain)(ids), rtol=1e-5, atol=1e-6)
