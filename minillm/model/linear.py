@@ -21,3 +21,18 @@ def linear(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> np.ndar
     if b is not None:
         y += b                                      # [M, N] + [N]  (in place: y is fresh)
     return y.reshape(*x.shape[:-1], w.shape[-1])    # [M, N] -> [..., N]
+
+
+def split_columns(y: np.ndarray, biases, widths) -> list[np.ndarray]:
+    """y [..., N₁ + N₂ + …] -> [y₁ [..., N₁], y₂ [..., N₂], …] (views), each plus its bias if
+    not None: the outputs of one product by side-by-side matrices [C, N₁ | N₂ | …]
+    (``model/arena.py``), as the separate ``linear(x, w_i, b_i)`` would give them.
+    ``widths`` lists every width but the last.
+
+    Example: split_columns(np.arange(5.0), (None, np.ones(3)), (2,)) -> [[0, 1], [3, 4, 5]].
+    """
+    parts = np.split(y, np.cumsum(widths), axis=-1)     # [..., N_i] views of y
+    for part, b in zip(parts, biases):
+        if b is not None:
+            part += b                                   # [..., N_i] + [N_i] (in place: y is fresh)
+    return parts
