@@ -184,8 +184,10 @@ def init_params(config: ModelConfig, rng: np.random.Generator, std: float = 0.02
     def normal(w, s=std):                            # float32 draws into w: no float64 copy
         if w.flags.c_contiguous:
             rng.standard_normal(out=w, dtype=np.float32)
-        else:   # subtle: a view laid out for decoding (arena.py) would be filled in ITS memory
-            w[...] = rng.standard_normal(w.shape, dtype=np.float32)   # order: same seed, other model
+        else:   # subtle: drawing straight into a view laid out for decoding (arena.py) would fill
+            rows = max(1, (1 << 18) // w.shape[-1])  # it in ITS memory order (same seed, another
+            for r in range(0, len(w), rows):         # model): row blocks of ~1 MB, in row order
+                w[r:r + rows] = rng.standard_normal(w[r:r + rows].shape, dtype=np.float32)
         w *= np.float32(s)
 
     for w in params.named().values():
