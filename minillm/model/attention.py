@@ -123,8 +123,8 @@ def attention(x: np.ndarray, p, config, mask: np.ndarray, rope=None, cache=None,
         k = linear(x, p.wk, p.bk)                   # [B, T, C] @ [C, K·D] (+ [K·D]) -> [B, T, K·D]
         v = linear(x, p.wv, p.bv)                   # [B, T, C] @ [C, K·D] (+ [K·D]) -> [B, T, K·D]
     else:                                           # the same three products as ONE (arena.py)
-        q, k, v = split_columns(linear(x, p.wqkv), (p.bq, p.bk, p.bv),
-                                (p.wq.shape[1], p.wk.shape[1]))   # [B, T, H·D + 2·K·D] -> three
+        q, k, v = split_columns(linear(x, p.wqkv), (p.wq.shape[1], p.wk.shape[1], p.wv.shape[1]),
+                                (p.bq, p.bk, p.bv))     # [B, T, H·D + 2·K·D] -> the three above
     q = split_heads(q, config.n_heads)              # [B, H, T, D]
     k = split_heads(k, config.n_kv_heads)           # [B, K, T, D]
     v = split_heads(v, config.n_kv_heads)           # [B, K, T, D]

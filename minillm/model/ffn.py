@@ -82,7 +82,8 @@ def swiglu(x: np.ndarray, p) -> np.ndarray:
     if p.w_gate_up is None:
         gate, up = linear(x, p.w_gate), linear(x, p.w_up)       # [B, T, C] @ [C, F] -> [B, T, F] each
     else:                                                       # the same two products as ONE (arena.py)
-        gate, up = split_columns(linear(x, p.w_gate_up), (None, None), (p.w_gate.shape[1],))
+        gate, up = split_columns(linear(x, p.w_gate_up), (p.w_gate.shape[1], p.w_up.shape[1]),
+                                 (None, None))                  # [B, T, 2F] -> [B, T, F] each
     gate = silu_fast(gate)                              # [B, T, F]
     gate *= up                                          # [B, T, F] ⊙ [B, T, F]
     return linear(gate, p.w_down)                       # [B, T, F] @ [F, C] -> [B, T, C]

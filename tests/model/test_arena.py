@@ -105,3 +105,32 @@ def test_a_seed_draws_the_same_weights_whatever_the_arena_layout(config, seed):
                 np.testing.assert_array_equal(w, draws)
     draws = rng.standard_normal(params.wte.shape, dtype=np.float32) * np.float32(0.02)
     np.testing.assert_array_equal(params.wte, draws)
+
+
+@given(tiny_configs(), st.integers(0, 100))
+def test_side_by_side_matrices_are_the_parameters_columns(config, seed):
+    """The arena joins wq|wk|wv (and w_gate|w_up for SwiGLU) into one matrix whose column blocks
+    ARE the parameters (editing one edits the other), and named() does not list the joined ones."""
+    params = init_params(config, np.random.default_rng(seed))
+    for b in params.blocks:
+        a, f = b.attn, b.ffn
+        np.testing.assert_array_equal(a.wqkv, np.concatenate([a.wq, a.wk, a.wv], axis=1))
+        assert np.shares_memory(a.wqkv, a.wk)
+        if f.w_gate is None:
+            assert f.w_gate_up is None                            # GPT-2: w_up stands alone
+        else:
+            np.testing.assert_array_equal(f.w_gate_up, np.concatenate([f.w_gate, f.w_up], axis=1))
+        a.wv[0, 0] = 5.0
+X
+    assert not any("wqkv" in n or "gate_up" in n for n in params.named())
+
+
+def test_split_columns_gives_each_product_with_its_bias():
+    from minillm.model.linear import linear, split_columns
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    ws = [rng.standard_normal((4, n)).astype(np.float32) for n in (5, 2, 2)]
+    bs = [rng.standard_normal(5).astype(np.float32), None, rng.standard_normal(2).astype(np.float32)]
+    parts = split_columns(linear(x, np.concatenate(ws, axis=1)), (5, 2, 2), bs)
+    for part, w, b in zip(parts, ws, bs):
+        np.testing.assert_allclose(part, linear(x, w, b), rtol=1e-6, atol=1e-6)
