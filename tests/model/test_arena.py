@@ -121,7 +121,7 @@ def test_side_by_side_matrices_are_the_parameters_columns(config, seed):
         else:
             np.testing.assert_array_equal(f.w_gate_up, np.concatenate([f.w_gate, f.w_up], axis=1))
         a.wv[0, 0] = 5.0
-X
+        assert a.wqkv[0, a.wq.shape[1] + a.wk.shape[1]] == 5.0    # wv's first column in wqkv
     assert not any("wqkv" in n or "gate_up" in n for n in params.named())
 
 
