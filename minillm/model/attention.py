@@ -128,8 +128,9 @@ def attention(x: np.ndarray, p, config, mask: np.ndarray, rope=None, cache=None,
     q = split_heads(q, config.n_heads)              # [B, H, T, D]
     k = split_heads(k, config.n_kv_heads)           # [B, K, T, D]
     v = split_heads(v, config.n_kv_heads)           # [B, K, T, D]
-    if rope is not None:                            # position enters by rotating q and k
-        q, k = apply_rope(q, *rope), apply_rope(k, *rope)
+    if rope is not None:                            # position enters by rotating q and k,
+        qk = apply_rope(np.concatenate([q, k], axis=1), *rope)    # [B, H + K, T, D] in one call
+        q, k = qk[:, :config.n_heads], qk[:, config.n_heads:]    # [B, H, T, D], [B, K, T, D]
     if cache is not None:                           # earlier positions' k, v plus these
         k, v = cache.store(layer, k, v)             # [B, K, S, D] with S = cached + T
     if return_weights or q.shape[2] <= QUERY_BLOCK:
