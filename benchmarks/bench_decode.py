@@ -40,6 +40,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from minillm import GPT, KVCache, ModelConfig  # noqa: E402
+from minillm.model.params import init_params  # noqa: E402
 
 CONFIG = ModelConfig(vocab_size=50257, n_ctx=1024, d_model=768, n_heads=12, n_layers=12)
 clock = time.perf_counter   # --clock cpu: time.process_time, the CPU time of this process —
@@ -260,7 +261,7 @@ def main() -> None:
     print("env: " + (" ".join(f"{k}={v}" for k, v in os.environ.items()
                               if k.startswith(("OPENBLAS", "OMP_", "MKL_"))) or "(no OPENBLAS_*/OMP_* set)"))
     t = time.perf_counter()
-    model = GPT(CONFIG, seed=0)
+    model = GPT(CONFIG, init_params(CONFIG, np.random.default_rng(0), layout="decode"))
     print(f"model: GPT-2 124M shape, {model.num_parameters():,} parameters (random init "
           f"{time.perf_counter() - t:.1f} s); weights read per token "
           f"{weight_bytes_per_token(model) / 1e6:.0f} MB")

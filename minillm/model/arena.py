@@ -15,10 +15,12 @@ arena from the shapes first and convert each tensor straight into its place, so 
 is the weights plus one tensor, not the weights twice.
 
 ``GPT(config, params)`` uses the arrays it is given AS GIVEN, arena or not;
-``GPT(config, seed=…)`` and every loader hand it an arena.
+``GPT(config, seed=…)`` and every loader hand it an arena. The loaders use the "decode" layout
+below; ``init_params`` (and so ``GPT(config, seed=…)``, a model to be trained) the "plain" one.
 
-The layout is ``param_shapes(config)``'s order (wte, then block by block, then the final norm,
-wpe and lm_head), with two changes, both for the speed of one-token decoding:
+The "plain" layout is ``param_shapes(config)``'s order (wte, then block by block, then the
+final norm, wpe and lm_head), every tensor C-contiguous. The "decode" layout makes two changes,
+both for the speed of one-token decoding:
 
 - Matrices that multiply the same input sit side by side, as the column blocks of one matrix:
   a block's wq | wk | wv as one [C, H·D + 2·K·D] and w_gate | w_up as one [C, 2F]. Each
@@ -35,7 +37,9 @@ wpe and lm_head), with two changes, both for the speed of one-token decoding:
   product ran at about half the rate (OpenBLAS's transposed matrix-vector kernel;
   benchmarks/README.md, "Single stream"). The lookup ``wte[ids]`` gathers C strided values.
 
-subtle: the joined matrices are views of the same numbers, so editing wq in place (loading,
+subtle: in the "decode" layout wte and the joined parameters are views that are not
+C-contiguous, so ``w.reshape(-1)`` is a COPY there (edits to it change nothing); use the
+"plain" layout to poke parameters through flat views. The joined matrices are views of the same numbers, so editing wq in place (loading,
 training) edits ``wqkv``; REPLACING ``params.blocks[i].attn.wq`` by another array would not:
 set ``wqkv`` to None then (the model falls back to three products).
 """
@@ -54,8 +58,20 @@ from minillm.model.params import GPTParams, check_names_and_shapes, param_shapes
 SIDE_BY_SIDE = {"attn": (("wq", "wk", "wv"), "wqkv"), "ffn": (("w_gate", "w_up"), "w_gate_up")}
 
 
-def empty_arena(config: ModelConfig) -> GPTParams:
-    """Parameters whose every tensor is a view into one new, uninitialised float32 block."""
+LAYOUTS = ("decode", "plain")
+
+
+def empty_arena(config: ModelConfig, layout: str = "decode") -> GPTParams:
+    """Parameters whose every tensor is a view into one new, uninitialised float32 block.
+
+    layout "decode" (the loaders'): joined products and the tied head stored [C, V], as above.
+    "plain": every tensor one C-contiguous block in param_shapes order, so ``named()[k]`` and
+    its ``reshape(-1)`` are views of the parameters (what ``init_params`` gives a model to be
+    trained, or poked entry by entry as a finite-difference check does).
+    """
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    decode = layout == "decode"
     shapes = param_shapes(config)
     block = np.empty(sum(math.prod(s) for s in shapes.values()), dtype=np.float32)   # [N] all weights
     views, joined, start = {}, {}, 0
@@ -64,7 +80,7 @@ def empty_arena(config: ModelConfig) -> GPTParams:
             continue
         n = math.prod(shape)
         flat = block[start:start + n]                          # [n] this tensor's numbers
-        group = _side_by_side_group(name, shapes)
+        group = _side_by_side_group(name, shapes) if decode else None
         if group:                                              # [C, N₁] [C, N₂] … as one [C, ΣN]
             prefix, members = group
             width = sum(shapes[m][1] for m in members)
@@ -74,7 +90,7 @@ def empty_arena(config: ModelConfig) -> GPTParams:
                 views[m] = whole[:, col:col + shapes[m][1]]    # [C, N_m] columns (a view)
                 col += shapes[m][1]
             joined[prefix] = whole
-        elif name == "wte" and config.tie_embeddings:          # stored as the LM head reads it:
+        elif name == "wte" and config.tie_embeddings and decode:   # stored as the head reads it:
             views[name] = flat.reshape(shape[::-1]).T          # [C, V] -> transposed view [V, C]
         else:
             views[name] = flat.reshape(shape)                  # [n] -> the tensor's shape (a view)
@@ -97,12 +113,14 @@ def _side_by_side_group(name: str, shapes: dict) -> tuple[str, list[str]] | None
     return (prefix, members) if all(m in shapes for m in members) else None
 
 
-def to_arena(params: GPTParams | dict[str, np.ndarray], config: ModelConfig) -> GPTParams:
-    """Float32 copies of ``params`` (a GPTParams or its ``named()`` dict) in one new arena.
-    Wrong names or shapes raise ValueError. Editing the originals afterwards changes nothing."""
+def to_arena(params: GPTParams | dict[str, np.ndarray], config: ModelConfig,
+             layout: str = "decode") -> GPTParams:
+    """Float32 copies of ``params`` (a GPTParams or its ``named()`` dict) in one new arena
+    (``layout`` as for ``empty_arena``). Wrong names or shapes raise ValueError. Editing the
+    originals afterwards changes nothing."""
     named = params.named() if isinstance(params, GPTParams) else params
     check_names_and_shapes(named, config)
-    packed = empty_arena(config)
+    packed = empty_arena(config, layout)
     for name, view in packed.named().items():
         view[...] = named[name]                               # copy (and cast to float32)
     return packed

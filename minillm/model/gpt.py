@@ -34,8 +34,9 @@ class GPT:
     ``GPT.from_pretrained(path)`` loads a Hugging Face checkpoint directory.
 
     ``GPT(config, params)`` uses ``params`` AS GIVEN: the model reads those very arrays, so
-    editing them afterwards changes the model. For decode speed give it a parameter arena (what
-    the loaders and ``seed=`` make; ``minillm.model.arena.to_arena(params, config)`` packs any).
+    editing them afterwards changes the model. For decode speed give it a parameter arena in the
+    "decode" layout (what the loaders make; ``minillm.model.arena.to_arena(params, config)``
+    packs any); ``seed=`` makes a "plain" one, laid out for training (``model/arena.py``).
 
     Example: ``logits = GPT(config)(np.array([1, 2, 3]))`` -> [3, V] float32.
     """

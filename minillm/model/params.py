@@ -168,17 +168,20 @@ def _flatten(obj, prefix: str, out: dict) -> None:
             _flatten(getattr(obj, name), f"{prefix}.{name}" if prefix else name, out)
 
 
-def init_params(config: ModelConfig, rng: np.random.Generator, std: float = 0.02) -> GPTParams:
+def init_params(config: ModelConfig, rng: np.random.Generator, std: float = 0.02,
+                layout: str = "plain") -> GPTParams:
     """Random parameters in GPT-2's scheme: weights ~ N(0, 0.02²), the two projections that write
     into the residual stream (``wo``, ``w_down``) scaled by 1/√(2L) so the stream's variance does
     not grow with depth; biases 0; norm gains 1. Drawn straight into a fresh parameter arena
-    (``arena.empty_arena``): no second copy is ever made.
+    (``arena.empty_arena``): no second copy is ever made. ``layout`` "plain" (every tensor
+    C-contiguous: training, flat views) or "decode" (faster one-token decoding); the same seed
+    gives the same values in both.
 
     Example: ``GPT(config, init_params(config, np.random.default_rng(0)))`` — the same seed gives
     the same model (``GPT(config, seed=0)`` does exactly this).
     """
     from minillm.model.arena import empty_arena      # (arena builds on this module)
-    params = empty_arena(config)
+    params = empty_arena(config, layout)            # "plain": flat views work; "decode": faster decoding
     resid_std = std / math.sqrt(2 * config.n_layers)
 
     def normal(w, s=std):                            # float32 draws into w: no float64 copy

@@ -75,7 +75,7 @@ def test_tied_wte_is_stored_as_the_contiguous_lm_head(config, seed):
     """With tied embeddings the arena stores wte [V, C] as its transpose, so the LM head
     ``wte.T`` [C, V] is one contiguous matrix (streamed at the block matrices' rate); the name,
     shape and values seen through ``named()`` are unchanged, and the lookup still reads rows."""
-    params = init_params(config, np.random.default_rng(seed))
+    params = init_params(config, np.random.default_rng(seed), layout="decode")
     wte = params.wte
     assert wte.shape == (config.vocab_size, config.d_model)
     assert wte.T.flags.c_contiguous == config.tie_embeddings
@@ -89,13 +89,13 @@ def test_tied_wte_is_stored_as_the_contiguous_lm_head(config, seed):
     np.testing.assert_allclose(GPT(config, packed)(ids), GPT(config, plain)(ids), rtol=1e-5, atol=1e-6)
 
 
-@given(tiny_configs(), st.integers(0, 100))
-def test_a_seed_draws_the_same_weights_whatever_the_arena_layout(config, seed):
+@given(tiny_configs(), st.integers(0, 100), st.sampled_from(["plain", "decode"]))
+def test_a_seed_draws_the_same_weights_whatever_the_arena_layout(config, seed, layout):
     """Regression: drawing straight into the tied wte (stored transposed) filled it in memory
     order, so the same seed gave another model. Each matrix gets the seed's draws in its own
     [in, out] row order, in init_params' documented order (blocks' wq wk wv wo w_up w_down
     w_gate, then wte, wpe, lm_head)."""
-    params, rng = init_params(config, np.random.default_rng(seed)), np.random.default_rng(seed)
+    params, rng = init_params(config, np.random.default_rng(seed), layout=layout), np.random.default_rng(seed)
     resid = 0.02 / np.sqrt(2 * config.n_layers)
     for b in params.blocks:
         for w, s in ((b.attn.wq, 0.02), (b.attn.wk, 0.02), (b.attn.wv, 0.02), (b.attn.wo, resid),
@@ -109,9 +109,9 @@ def test_a_seed_draws_the_same_weights_whatever_the_arena_layout(config, seed):
 
 @given(tiny_configs(), st.integers(0, 100))
 def test_side_by_side_matrices_are_the_parameters_columns(config, seed):
-    """The arena joins wq|wk|wv (and w_gate|w_up for SwiGLU) into one matrix whose column blocks
-    ARE the parameters (editing one edits the other), and named() does not list the joined ones."""
-    params = init_params(config, np.random.default_rng(seed))
+    """The decode layout joins wq|wk|wv (and w_gate|w_up for SwiGLU) into one matrix whose column
+    blocks ARE the parameters (editing one edits the other); named() does not list the joined ones."""
+    params = init_params(config, np.random.default_rng(seed), layout="decode")
     for b in params.blocks:
         a, f = b.attn, b.ffn
         np.testing.assert_array_equal(a.wqkv, np.concatenate([a.wq, a.wk, a.wv], axis=1))
@@ -134,3 +134,20 @@ def test_split_columns_gives_each_product_with_its_bias():
     parts = split_columns(linear(x, np.concatenate(ws, axis=1)), (5, 2, 2), bs)
     for part, w, b in zip(parts, ws, bs):
         np.testing.assert_allclose(part, linear(x, w, b), rtol=1e-6, atol=1e-6)
+
+
+@given(tiny_configs(), st.integers(0, 100))
+def test_plain_layout_params_have_flat_views(config, seed):
+    """Regression: with every arena in the decode layout, a finite-difference check that edits
+    ``named()[k].reshape(-1)[i]`` (notebook 10) edited a copy. Seeded models (init_params'
+    default, GPT(config, seed=…)) use the plain layout: every tensor C-contiguous, no joins."""
+    model = GPT(config, seed=seed)
+    for name, a in model.params.named().items():
+        assert a.flags.c_contiguous, name
+        assert np.shares_memory(a.reshape(-1), a)
+    assert all(b.attn.wqkv is None and b.ffn.w_gate_up is None for b in model.params.blocks)
+    ids = np.arange(4) % config.vocab_size
+    fast = GPT(config, to_arena(model.params, config, layout="decode"))
+    np.testing.assert_allclose(fast(ids), model(ids), rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="layout"):
+        empty_arena(config, "fast")
