@@ -39,9 +39,10 @@ both for the speed of one-token decoding:
 
 subtle: in the "decode" layout wte and the joined parameters are views that are not
 C-contiguous, so ``w.reshape(-1)`` is a COPY there (edits to it change nothing); use the
-"plain" layout to poke parameters through flat views. The joined matrices are views of the same numbers, so editing wq in place (loading,
-training) edits ``wqkv``; REPLACING ``params.blocks[i].attn.wq`` by another array would not:
-set ``wqkv`` to None then (the model falls back to three products).
+"plain" layout to poke parameters through flat views. The joined matrices share the
+parameters' numbers, so editing wq in place (loading, training) edits ``wqkv``; REPLACING
+``params.blocks[i].attn.wq`` by another array would not: set ``wqkv`` to None then (the model
+falls back to three products).
 """
 from __future__ import annotations
 
