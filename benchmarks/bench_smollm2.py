@@ -18,7 +18,10 @@ Prints (medians; every figure from this one run):
     decode      tokens/s with the KV cache after the 37-token chat prompt, and % of the bound
     matmuls     the token's matrix products alone (x @ W for each weight, same shapes): the BLAS
                 floor; decode - matmuls = attention, norms, RoPE, SwiGLU and Python overhead
-    generate    tokens/s through ``minillm.generate`` (preset "chat"), sampling included
+    generate    tokens/s through ``minillm.generate`` (preset "chat"), sampling and prompt included
+    per token   ms per generated token through ``generate`` greedy (temperature 0) and with preset "chat", the
+                prompt's cost cancelled ((time for n + 1 tokens − time for 1) / n); goal:
+                chat within 5 % of greedy
 Goal (issue 6): decode >= 50 % of the bound.
 """
 from __future__ import annotations
@@ -64,13 +67,17 @@ def decode_times(model, prompt, steps: int) -> list[float]:
 
 
 def matmuls_only(model) -> None:
-    """The products of one decode step, nothing else: x [1, C] @ every weight."""
+    """The products of one decode step as the model makes them, nothing else: x [1, C] @ every
+    weight (wq|wk|wv and w_gate|w_up as one product each when the arena joins them)."""
     p, C = model.params, model.config.d_model
     x, h = np.ones((1, C), np.float32), np.ones((1, model.config.d_ff), np.float32)
     for b in p.blocks:
         a, f = b.attn, b.ffn
-        x @ a.wq, x @ a.wk, x @ a.wv, x @ a.wo                         # [1, C] @ [C, ·]
-        x @ f.w_gate, x @ f.w_up, h @ f.w_down                          # [1, C] @ [C, F], [1, F] @ [F, C]
+        qkv = [a.wqkv] if a.wqkv is not None else [a.wq, a.wk, a.wv]
+        gate_up = [f.w_gate_up] if f.w_gate_up is not None else [f.w_gate, f.w_up]
+        for w in (*qkv, a.wo, *gate_up):
+            x @ w                                                       # [1, C] @ [C, ·]
+        h @ f.w_down                                                    # [1, F] @ [F, C]
     x @ p.wte.T                                                         # [1, C] @ [C, V]
 
 
@@ -83,6 +90,17 @@ def generate_rate(model, prompt, steps: int) -> float:
     t = time.perf_counter()
     n = sum(1 for _ in generate(model, prompt, steps, preset="chat", seed=0))
     return n / (time.perf_counter() - t)
+
+
+def generate_step(model, prompt, steps: int, **how) -> float:
+    """Seconds per token through ``generate`` once the prompt is in: (time for steps + 1 tokens
+    − time for 1 token) / steps, so the prefill cancels out. EOS is ignored: always ``steps``."""
+    def run(n):
+        t = time.perf_counter()
+        for _ in generate(model, prompt, n, seed=0, stop_at_eos=False, **how):
+            pass
+        return time.perf_counter() - t
+    return (run(steps + 1) - run(1)) / steps
 
 
 def main() -> None:
@@ -112,7 +130,7 @@ def main() -> None:
           f"{deq * 1e3:.0f} ms = the extra cost of EVERY token if weights were decoded on use")
     prompt = chatml_ids(tok, [{"role": "user", "content": "What is the capital of France?"}])
     for threads in args.threads:
-        r = {"bw": [], "dec": [], "mm": [], "gen": []}
+        r = {"bw": [], "dec": [], "mm": [], "gen": [], "greedy": [], "chat": []}
         with threadpool_limits(threads):
             decode_times(model, prompt, 2)                              # warm up
             for _ in range(args.rounds):
@@ -120,6 +138,8 @@ def main() -> None:
                 r["dec"] += decode_times(model, prompt, args.steps)
                 r["mm"].append(median_time(lambda: matmuls_only(model), args.steps))
                 r["gen"].append(generate_rate(model, prompt, args.steps))
+                r["greedy"].append(generate_step(model, prompt, args.steps, temperature=0))
+                r["chat"].append(generate_step(model, prompt, args.steps, preset="chat"))
         m = {k: statistics.median(v) for k, v in r.items()}
         bound = weight_bytes_per_token(model) / m["bw"]                 # seconds per token
         print(f"\n== {threads} thread(s)   (load average now {os.getloadavg()[0]:.1f})")
@@ -130,6 +150,8 @@ def main() -> None:
         print(f"matmuls only   {1 / m['mm']:6.1f} tok/s  ({m['mm'] * 1e3:.1f} ms)  "
               f"the rest of the step: {(m['dec'] - m['mm']) * 1e3:.1f} ms")
         print(f"generate       {m['gen']:6.1f} tok/s  (preset chat, sampling included)")
+        print(f"per token      greedy {m['greedy'] * 1e3:.1f} ms, chat {m['chat'] * 1e3:.1f} ms "
+              f"through generate, prompt excluded: chat/greedy = {m['chat'] / m['greedy']:.3f} (goal <= 1.05)")
     print(f"\npeak RSS       {peak_rss_mb():.0f} MB (includes the 768 MB bandwidth array)")
 
 

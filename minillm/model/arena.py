@@ -14,9 +14,35 @@ It also keeps loading lean: the loaders (``io/checkpoints.py``, ``io/gguf_model.
 arena from the shapes first and convert each tensor straight into its place, so the peak memory
 is the weights plus one tensor, not the weights twice.
 
-The layout is ``param_shapes(config)``'s order (wte, then block by block, then the final norm,
-wpe and lm_head). ``GPT(config, params)`` uses the arrays it is given AS GIVEN, arena or not;
-``GPT(config, seed=…)`` and every loader hand it an arena.
+``GPT(config, params)`` uses the arrays it is given AS GIVEN, arena or not;
+``GPT(config, seed=…)`` and every loader hand it an arena. The loaders use the "decode" layout
+below; ``init_params`` (and so ``GPT(config, seed=…)``, a model to be trained) the "plain" one.
+
+The "plain" layout is ``param_shapes(config)``'s order (wte, then block by block, then the
+final norm, wpe and lm_head), every tensor C-contiguous. The "decode" layout makes two changes,
+both for the speed of one-token decoding:
+
+- Matrices that multiply the same input sit side by side, as the column blocks of one matrix:
+  a block's wq | wk | wv as one [C, H·D + 2·K·D] and w_gate | w_up as one [C, 2F]. Each
+  parameter is still its own [C, N] view (a column slice); the joined matrix is kept in the
+  block's params too (``wqkv``, ``w_gate_up``, not parameters: ``named()`` skips them), and the
+  model reads it in ONE product. A matrix-vector product pays a fixed start-up per call (small
+  ones stream at ~10-15 GB/s where large ones reach ~23); a 30-layer Llama makes 90 fewer calls.
+- The tied embedding is stored as the LM head reads it. With tied embeddings wte [V, C] is both
+  the lookup table (one row per token) and the head (logits = x @ wteᵀ, every entry read per
+  token). The arena keeps its C·V numbers in [C, V] order and hands out ``params.wte`` as the
+  transposed view ``head.T``: still [V, C] with the same values and name, so loaders,
+  checkpoints, the optimiser and the tests see no difference, but ``wte.T`` is a contiguous
+  [C, V] matrix and ``x @ wte.T`` streams it like every block matrix. Stored [V, C], the same
+  product ran at about half the rate (OpenBLAS's transposed matrix-vector kernel;
+  benchmarks/README.md, "Single stream"). The lookup ``wte[ids]`` gathers C strided values.
+
+subtle: in the "decode" layout wte and the joined parameters are views that are not
+C-contiguous, so ``w.reshape(-1)`` is a COPY there (edits to it change nothing); use the
+"plain" layout to poke parameters through flat views. The joined matrices share the
+parameters' numbers, so editing wq in place (loading, training) edits ``wqkv``; REPLACING
+``params.blocks[i].attn.wq`` by another array would not: set ``wqkv`` to None then (the model
+falls back to three products).
 """
 from __future__ import annotations
 
@@ -28,24 +54,74 @@ from minillm.config import ModelConfig
 from minillm.model.params import GPTParams, check_names_and_shapes, param_shapes
 
 
-def empty_arena(config: ModelConfig) -> GPTParams:
-    """Parameters whose every tensor is a view into one new, uninitialised float32 block."""
+# Parameters one product can read together, laid out side by side as the column blocks of one
+# [C, N₁ + N₂ + …] matrix, kept in the block's params under the joined field's name.
+SIDE_BY_SIDE = {"attn": (("wq", "wk", "wv"), "wqkv"), "ffn": (("w_gate", "w_up"), "w_gate_up")}
+
+
+LAYOUTS = ("decode", "plain")
+
+
+def empty_arena(config: ModelConfig, layout: str = "decode") -> GPTParams:
+    """Parameters whose every tensor is a view into one new, uninitialised float32 block.
+
+    layout "decode" (the loaders'): joined products and the tied head stored [C, V], as above.
+    "plain": every tensor one C-contiguous block in param_shapes order, so ``named()[k]`` and
+    its ``reshape(-1)`` are views of the parameters (what ``init_params`` gives a model to be
+    trained, or poked entry by entry as a finite-difference check does).
+    """
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    decode = layout == "decode"
     shapes = param_shapes(config)
     block = np.empty(sum(math.prod(s) for s in shapes.values()), dtype=np.float32)   # [N] all weights
-    views, start = {}, 0
+    views, joined, start = {}, {}, 0
     for name, shape in shapes.items():
+        if name in views:                                      # carved with its side-by-side group
+            continue
         n = math.prod(shape)
-        views[name] = block[start:start + n].reshape(shape)    # [n] -> the tensor's shape (a view)
+        flat = block[start:start + n]                          # [n] this tensor's numbers
+        group = _side_by_side_group(name, shapes) if decode else None
+        if group:                                              # [C, N₁] [C, N₂] … as one [C, ΣN]
+            prefix, members = group
+            width = sum(shapes[m][1] for m in members)
+            whole = block[start:start + shape[0] * width].reshape(shape[0], width)   # [C, ΣN]
+            n, col = whole.size, 0
+            for m in members:
+                views[m] = whole[:, col:col + shapes[m][1]]    # [C, N_m] columns (a view)
+                col += shapes[m][1]
+            joined[prefix] = whole
+        elif name == "wte" and config.tie_embeddings and decode:   # stored as the head reads it:
+            views[name] = flat.reshape(shape[::-1]).T          # [C, V] -> transposed view [V, C]
+        else:
+            views[name] = flat.reshape(shape)                  # [n] -> the tensor's shape (a view)
         start += n
-    return GPTParams.from_named(views, config)
+    params = GPTParams.from_named(views, config)
+    for prefix, whole in joined.items():                       # "blocks.3.attn" -> blocks[3].attn
+        _, layer, sub = prefix.split(".")
+        setattr(getattr(params.blocks[int(layer)], sub), SIDE_BY_SIDE[sub][1], whole)
+    return params
 
 
-def to_arena(params: GPTParams | dict[str, np.ndarray], config: ModelConfig) -> GPTParams:
-    """Float32 copies of ``params`` (a GPTParams or its ``named()`` dict) in one new arena.
-    Wrong names or shapes raise ValueError. Editing the originals afterwards changes nothing."""
+def _side_by_side_group(name: str, shapes: dict) -> tuple[str, list[str]] | None:
+    """("blocks.3.attn", [its wq, wk, wv names]) when ``name`` is one of a SIDE_BY_SIDE group
+    whose members this config all has (GPT-2 has no w_gate: its w_up stands alone), else None."""
+    prefix, _, leaf = name.rpartition(".")
+    group = SIDE_BY_SIDE.get(prefix.rpartition(".")[2]) if prefix.startswith("blocks.") else None
+    if group is None or leaf not in group[0]:
+        return None
+    members = [f"{prefix}.{m}" for m in group[0]]
+    return (prefix, members) if all(m in shapes for m in members) else None
+
+
+def to_arena(params: GPTParams | dict[str, np.ndarray], config: ModelConfig,
+             layout: str = "decode") -> GPTParams:
+    """Float32 copies of ``params`` (a GPTParams or its ``named()`` dict) in one new arena
+    (``layout`` as for ``empty_arena``). Wrong names or shapes raise ValueError. Editing the
+    originals afterwards changes nothing."""
     named = params.named() if isinstance(params, GPTParams) else params
     check_names_and_shapes(named, config)
-    packed = empty_arena(config)
+    packed = empty_arena(config, layout)
     for name, view in packed.named().items():
         view[...] = named[name]                               # copy (and cast to float32)
     return packed

@@ -33,7 +33,7 @@ import math
 import numpy as np
 
 from minillm.functional import softmax
-from minillm.model.linear import linear
+from minillm.model.linear import linear, split_columns
 from minillm.model.rope import apply_rope
 
 
@@ -118,14 +118,19 @@ def attention(x: np.ndarray, p, config, mask: np.ndarray, rope=None, cache=None,
     ``return_weights=False`` returns None for the weights and may use ``query_blocks`` (faster;
     it relies on ``mask`` being causal, which ``GPT.__call__`` checks).
     """
-    q = linear(x, p.wq, p.bq)                       # [B, T, C] @ [C, H·D] (+ [H·D]) -> [B, T, H·D]
-    k = linear(x, p.wk, p.bk)                       # [B, T, C] @ [C, K·D] (+ [K·D]) -> [B, T, K·D]
-    v = linear(x, p.wv, p.bv)                       # [B, T, C] @ [C, K·D] (+ [K·D]) -> [B, T, K·D]
+    if p.wqkv is None:
+        q = linear(x, p.wq, p.bq)                   # [B, T, C] @ [C, H·D] (+ [H·D]) -> [B, T, H·D]
+        k = linear(x, p.wk, p.bk)                   # [B, T, C] @ [C, K·D] (+ [K·D]) -> [B, T, K·D]
+        v = linear(x, p.wv, p.bv)                   # [B, T, C] @ [C, K·D] (+ [K·D]) -> [B, T, K·D]
+    else:                                           # the same three products as ONE (arena.py)
+        q, k, v = split_columns(linear(x, p.wqkv), (p.wq.shape[1], p.wk.shape[1], p.wv.shape[1]),
+                                (p.bq, p.bk, p.bv))     # [B, T, H·D + 2·K·D] -> the three above
     q = split_heads(q, config.n_heads)              # [B, H, T, D]
     k = split_heads(k, config.n_kv_heads)           # [B, K, T, D]
     v = split_heads(v, config.n_kv_heads)           # [B, K, T, D]
-    if rope is not None:                            # position enters by rotating q and k
-        q, k = apply_rope(q, *rope), apply_rope(k, *rope)
+    if rope is not None:                            # position enters by rotating q and k,
+        qk = apply_rope(np.concatenate([q, k], axis=1), *rope)    # [B, H + K, T, D] in one call
+        q, k = qk[:, :config.n_heads], qk[:, config.n_heads:]    # [B, H, T, D], [B, K, T, D]
     if cache is not None:                           # earlier positions' k, v plus these
         k, v = cache.store(layer, k, v)             # [B, K, S, D] with S = cached + T
     if return_weights or q.shape[2] <= QUERY_BLOCK:

@@ -17,11 +17,21 @@ Where the arrays live (one contiguous block, for speed) is ``arena.py``'s busine
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
 from minillm.config import ModelConfig
+
+
+# Metadata of the fields that are not parameters but one matrix made of several (``wqkv``,
+# ``w_gate_up``): the arena lays those parameters side by side so one product reads them all.
+# ``named()``, ``from_named`` and checkpoints never see these fields.
+JOINED = {"joined": True}
+
+
+def joined_field():
+    return field(default=None, repr=False, compare=False, metadata=JOINED)
 
 
 @dataclass
@@ -40,6 +50,7 @@ class AttentionParams:
     bk: np.ndarray | None = None         # [K·D]
     bv: np.ndarray | None = None         # [K·D]
     bo: np.ndarray | None = None         # [C]
+    wqkv: np.ndarray | None = joined_field()   # [C, H·D + 2·K·D]: wq | wk | wv (arena.py)
 
 
 @dataclass
@@ -49,6 +60,7 @@ class FFNParams:
     w_gate: np.ndarray | None = None     # [C, F] (SwiGLU only)
     b_up: np.ndarray | None = None       # [F]
     b_down: np.ndarray | None = None     # [C]
+    w_gate_up: np.ndarray | None = joined_field()   # [C, 2F]: w_gate | w_up (arena.py)
 
 
 @dataclass
@@ -85,8 +97,8 @@ class GPTParams:
         blocks = []
         for i in range(config.n_layers):
             b = f"blocks.{i}"
-            attn = AttentionParams(*(named.get(f"{b}.attn.{f.name}") for f in fields(AttentionParams)))
-            ffn = FFNParams(*(named.get(f"{b}.ffn.{f.name}") for f in fields(FFNParams)))
+            attn = AttentionParams(**{f: named.get(f"{b}.attn.{f}") for f in field_names(AttentionParams)})
+            ffn = FFNParams(**{f: named.get(f"{b}.ffn.{f}") for f in field_names(FFNParams)})
             blocks.append(BlockParams(norm(f"{b}.norm1"), attn, norm(f"{b}.norm2"), ffn))
         return cls(wte=named["wte"], blocks=blocks, norm_f=norm("norm_f"), wpe=named.get("wpe"),
                    lm_head=named.get("lm_head"))
@@ -140,6 +152,11 @@ def check_names_and_shapes(named: dict, config: ModelConfig) -> None:
             raise ValueError(f"{name} has shape {tuple(named[name].shape)}, the config needs {shape}")
 
 
+def field_names(cls) -> list[str]:
+    """The parameter fields of a params dataclass (without the joined views)."""
+    return [f.name for f in fields(cls) if not f.metadata.get("joined")]
+
+
 def _flatten(obj, prefix: str, out: dict) -> None:
     if isinstance(obj, np.ndarray):
         out[prefix] = obj
@@ -147,25 +164,33 @@ def _flatten(obj, prefix: str, out: dict) -> None:
         for i, item in enumerate(obj):
             _flatten(item, f"{prefix}.{i}", out)
     elif obj is not None:
-        for f in fields(obj):
-            _flatten(getattr(obj, f.name), f"{prefix}.{f.name}" if prefix else f.name, out)
+        for name in field_names(type(obj)):
+            _flatten(getattr(obj, name), f"{prefix}.{name}" if prefix else name, out)
 
 
-def init_params(config: ModelConfig, rng: np.random.Generator, std: float = 0.02) -> GPTParams:
+def init_params(config: ModelConfig, rng: np.random.Generator, std: float = 0.02,
+                layout: str = "plain") -> GPTParams:
     """Random parameters in GPT-2's scheme: weights ~ N(0, 0.02²), the two projections that write
     into the residual stream (``wo``, ``w_down``) scaled by 1/√(2L) so the stream's variance does
     not grow with depth; biases 0; norm gains 1. Drawn straight into a fresh parameter arena
-    (``arena.empty_arena``): no second copy is ever made.
+    (``arena.empty_arena``): no second copy is ever made. ``layout`` "plain" (every tensor
+    C-contiguous: training, flat views) or "decode" (faster one-token decoding); the same seed
+    gives the same values in both.
 
     Example: ``GPT(config, init_params(config, np.random.default_rng(0)))`` — the same seed gives
     the same model (``GPT(config, seed=0)`` does exactly this).
     """
     from minillm.model.arena import empty_arena      # (arena builds on this module)
-    params = empty_arena(config)
+    params = empty_arena(config, layout)            # "plain": flat views work; "decode": faster decoding
     resid_std = std / math.sqrt(2 * config.n_layers)
 
     def normal(w, s=std):                            # float32 draws into w: no float64 copy
-        rng.standard_normal(out=w, dtype=np.float32)
+        if w.flags.c_contiguous:
+            rng.standard_normal(out=w, dtype=np.float32)
+        else:   # subtle: drawing straight into a view laid out for decoding (arena.py) would fill
+            rows = max(1, (1 << 18) // w.shape[-1])  # it in ITS memory order (same seed, another
+            for r in range(0, len(w), rows):         # model): row blocks of ~1 MB, in row order
+                w[r:r + rows] = rng.standard_normal(w[r:r + rows].shape, dtype=np.float32)
         w *= np.float32(s)
 
     for w in params.named().values():

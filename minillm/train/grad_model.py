@@ -139,7 +139,8 @@ def backward(dlogits: np.ndarray, cache: tuple, params, config) -> dict:
     grads: dict[str, np.ndarray] = {}
     xf2 = xf.reshape(-1, C)                                             # [N, C]
     if params.lm_head is None:                                          # tied: logits = xf wteᵀ
-        dwte = dlogits.T @ xf2                                          # [V, N] @ [N, C] -> [V, C]
+        dwte = (xf2.T @ dlogits).T                                      # ([C, N] @ [N, V])ᵀ -> [V, C]
+        # (computed as the head [C, V] and seen transposed: the layout the arena gives wte)
         dxf = dlogits @ params.wte                                      # [N, V] @ [V, C] -> [N, C]
     else:
         dwte = np.zeros_like(params.wte)                                # [V, C]

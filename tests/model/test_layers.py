@@ -10,7 +10,7 @@ from minillm.batch import padded_inputs
 from minillm.model.attention import causal_mask, query_blocks, scaled_dot_product
 from minillm.model.ffn import gelu_tanh, gelu_tanh_fast, silu, silu_fast
 from minillm.model.linear import linear
-from minillm.model.norm import layer_norm, layer_norm_fast, rms_norm, rms_norm_fast
+from minillm.model.norm import layer_norm, layer_norm_fast, mean_last, rms_norm, rms_norm_fast
 from tests.model.strategies import random_model, tiny_configs
 
 
@@ -133,6 +133,15 @@ def test_fast_forms_equal_the_one_line_formulas(xs):
     spread = 2.0**-20 * np.abs(x).max() / np.sqrt(x.astype(np.float64).var() + 1e-5)
     np.testing.assert_allclose(layer_norm_fast(x, w, b, 1e-5), layer_norm(x, w, b, 1e-5),
                                rtol=1e-5, atol=1e-5 + spread)
+
+
+@given(st.lists(finite, min_size=1, max_size=60), st.integers(1, 3))
+def test_mean_last_is_np_mean_exactly(xs, rows):
+    """The norms' mean without np.mean's wrapper: the same float32 sum and division, bit for bit."""
+    x = np.tile(np.array(xs, dtype=np.float32), (rows, 1))[:, None]       # [rows, 1, C]
+    got = mean_last(x)
+    assert got.dtype == np.float32 and got.shape == (rows, 1, 1)
+    np.testing.assert_array_equal(got, x.mean(axis=-1, keepdims=True))
 
 
 @given(st.lists(finite, min_size=2, max_size=50))
