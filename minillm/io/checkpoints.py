@@ -26,8 +26,9 @@ from pathlib import Path
 import numpy as np
 
 from minillm.config import ModelConfig
-from minillm.io.safetensors import (DTYPES, _check_entries, _read_header, bf16_to_float32,
-                                    read_safetensors_shapes, save_safetensors)
+from minillm.io.safetensors import (DTYPES, bf16_to_float32, read_safetensors_shapes,
+                                    save_safetensors)
+from minillm.io.safetensors_header import check_entries, read_header
 from minillm.io.sizes import check_sizes
 from minillm.model.arena import empty_arena
 from minillm.model.params import GPTParams
@@ -106,8 +107,8 @@ def load_arena(file: str | Path, config: ModelConfig) -> GPTParams:
     sources = _sources(config)
     file_size = os.path.getsize(file)
     with open(file, "rb") as f:
-        header, data_start = _read_header(f, file_size)
-        entries = {e[0]: e for e in _check_entries(header, file_size - data_start)}
+        header, data_start = read_header(f, file_size)
+        entries = {e[0]: e for e in check_entries(header, file_size - data_start)}
         if config.arch == "gpt2":   # the optional prefix of GPT2LMHeadModel; the causal-mask buffers go
             entries = {k.removeprefix("transformer."): e for k, e in entries.items()
                        if not k.endswith((".attn.bias", ".attn.masked_bias"))}

@@ -123,6 +123,9 @@ def encode_tensor(x: np.ndarray, ggml_type: int) -> np.ndarray:
     raise ValueError(f"ggml type {ggml_type} cannot be written; allowed: F32 (0), F16 (1), Q8_0 (8)")
 
 
+_SMALLEST_INVERTIBLE = 1 / float(np.finfo(np.float32).max)   # 1/d stays finite above it
+
+
 def quantize_q8_0(x: np.ndarray) -> np.ndarray:
     """float32 [..., 32k] -> Q8_0 blocks as raw bytes [nb · 34]: float16 d, then 32 int8 q.
 
@@ -136,7 +139,9 @@ def quantize_q8_0(x: np.ndarray) -> np.ndarray:
         raise ValueError(f"Q8_0 needs rows of a multiple of 32 values, got {x.shape[-1]}")
     blocks = np.asarray(x, np.float32).reshape(-1, 32)                          # [nb, 32]
     d = np.abs(blocks).max(axis=1) / np.float32(127)                            # [nb] float32
-    inv = np.divide(1, d, out=np.zeros_like(d), where=d != 0)                   # [nb]
+    # subtle: below ~2.9e-39, 1/d overflows float32 (llama.cpp then casts inf to int8, undefined);
+    # such a d is 0 once stored as float16, so q = 0 decodes to the same zeros
+    inv = np.divide(1, d, out=np.zeros_like(d), where=d > _SMALLEST_INVERTIBLE)  # [nb]
     q = _round_half_away(blocks * inv[:, None]).astype(np.int8)                 # [nb, 32] in ±127
     half = d.astype(np.float16)                                                 # [nb]
     return np.concatenate([half[:, None].view(np.uint8), q.view(np.uint8)], axis=1).reshape(-1)

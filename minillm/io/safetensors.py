@@ -32,8 +32,6 @@ import numpy as np
 from minillm.io.atomic import atomic_open
 from minillm.io.safetensors_header import DTYPES, check_entries, read_header
 
-# the names io/checkpoints.py imports from here (it reads tensors row by row with them)
-_read_header, _check_entries = read_header, check_entries
 
 # order of dtypes in the data buffer when writing (the reference's: larger first)
 _WRITE_ORDER = {"I64": 0, "F32": 1, "I32": 2, "BF16": 3, "F16": 4}

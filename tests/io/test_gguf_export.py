@@ -232,3 +232,10 @@ def test_a_gpt2_file_without_a_shape_key_is_a_clear_error(shakespeare, tmp_path)
     write_gguf(tmp_path / "broken.gguf", meta, tensors)
     with pytest.raises(ValueError, match="lacks gpt2.context_length"):
         load_model(tmp_path / "broken.gguf")
+
+
+def test_q8_0_of_a_block_near_the_float32_minimum_is_zeros_without_overflow():
+    """Regression (found by hypothesis): a block of values around 1e-38 made d subnormal, 1 / d
+    overflowed float32 (a RuntimeWarning, an error in the suite) and q came from inf."""
+    x = np.full(32, 1e-38, np.float32)
+    np.testing.assert_array_equal(dequantize(quantize_q8_0(x), Q8_0, x.shape), 0)
