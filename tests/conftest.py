@@ -38,9 +38,12 @@ SHARED_DATA = Path(os.environ.get("MINILLM_SHARED_DATA", REPO.parent / "shared" 
 
 # Development files that `python -m minillm download NAME` also fetches: where it puts them,
 # relative to minillm.cli.download.models_dir() ($MINILLM_HOME/models or ~/.cache/minillm/models).
-DOWNLOADED = {"models/SmolLM2-135M-Instruct.Q4_1.gguf": "SmolLM2-135M-Instruct.Q4_1.gguf",
-              "tokenizers/deepseek_v4/tokenizer.json": "deepseek-v4/tokenizer.json",
-              "tokenizers/deepseek_v4/tokenizer_config.json": "deepseek-v4/tokenizer_config.json"}
+# relative path -> (the download's name, where it puts the file)
+DOWNLOADED = {
+    "models/SmolLM2-135M-Instruct.Q4_1.gguf": ("smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
+    "tokenizers/deepseek_v4/tokenizer.json": ("deepseek-v4", "deepseek-v4/tokenizer.json"),
+    "tokenizers/deepseek_v4/tokenizer_config.json": ("deepseek-v4",
+                                                     "deepseek-v4/tokenizer_config.json")}
 
 
 def shared_file(relative: str) -> Path:
@@ -51,12 +54,12 @@ def shared_file(relative: str) -> Path:
     from minillm.cli.download import models_dir
     candidates = [SHARED_DATA / relative]
     if relative in DOWNLOADED:
-        candidates.append(models_dir() / DOWNLOADED[relative])
+        candidates.append(models_dir() / DOWNLOADED[relative][1])
     for path in candidates:
         if path.exists():
             return path
-    download = (f", or run `python -m minillm download` to put it at {candidates[1]}"
-                if len(candidates) > 1 else "")
+    download = (f", or run `python -m minillm download {DOWNLOADED[relative][0]}` to put it at "
+                f"{candidates[1]}" if relative in DOWNLOADED else "")
     pytest.skip(f"optional file {candidates[0]} is absent (it lives in the development data "
                 f"folder; set MINILLM_SHARED_DATA to its location{download})")
 
