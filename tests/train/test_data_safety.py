@@ -53,8 +53,8 @@ def test_resume_with_no_checkpoint_fails_instead_of_restarting(tmp_path):
     assert not (tmp_path / LOG_NAME).exists()
 
 
-def test_resume_from_a_half_rotated_checkpoint_is_bit_exact(tmp_path):
-    """A kill between 'rename checkpoint -> checkpoint.old' and 'rename .tmp -> checkpoint'."""
+def full_run_and_one_stopped_at_step_9(tmp_path):
+    """-> (the uninterrupted run's result, the folder of a run interrupted at step 9)."""
     full = train(tiny(), TEXT_IDS, TEXT_IDS, tmp_path / "full", SETTINGS, **QUIET)
     run = tmp_path / "run"
 
@@ -63,6 +63,12 @@ def test_resume_from_a_half_rotated_checkpoint_is_bit_exact(tmp_path):
             raise KeyboardInterrupt
     with pytest.raises(KeyboardInterrupt):
         train(tiny(), TEXT_IDS, TEXT_IDS, run, SETTINGS, progress=stop_at_9)
+    return full, run
+
+
+def test_resume_from_a_half_rotated_checkpoint_is_bit_exact(tmp_path):
+    """A kill between 'rename checkpoint -> checkpoint.old' and 'rename .tmp -> checkpoint'."""
+    full, run = full_run_and_one_stopped_at_step_9(tmp_path)
     (run / "checkpoint").rename(run / "checkpoint.old")         # the crash left only .old
     resumed = train(tiny(seed=3), TEXT_IDS, TEXT_IDS, run, SETTINGS, resume=True, **QUIET)
     for name, a in full.params.named().items():
@@ -172,14 +178,7 @@ def test_checkpoint_rotation_leaves_one_verified_checkpoint(tmp_path):
 
 def test_resume_after_a_kill_mid_log_line(tmp_path):
     """kill -9 while a log line was half written: that line is dropped, the run resumes."""
-    full = train(tiny(), TEXT_IDS, TEXT_IDS, tmp_path / "full", SETTINGS, **QUIET)
-    run = tmp_path / "run"
-
-    def stop_at_9(line):
-        if line.split()[1].startswith("9/"):
-            raise KeyboardInterrupt
-    with pytest.raises(KeyboardInterrupt):
-        train(tiny(), TEXT_IDS, TEXT_IDS, run, SETTINGS, progress=stop_at_9)
+    full, run = full_run_and_one_stopped_at_step_9(tmp_path)
     with open(run / LOG_NAME, "a") as f:
         f.write('{"step": 9, "lo')
     resumed = train(tiny(seed=3), TEXT_IDS, TEXT_IDS, run, SETTINGS, resume=True, **QUIET)
