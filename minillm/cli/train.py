@@ -3,7 +3,8 @@
     python -m minillm train --data corpus.txt --out weights/NAME [--vocab-size 2048 --layers 4
         --d-model 128 --heads 4 --context 128 --steps 3000 --batch 16 --seed 0]
 
-Writes into OUT: tokenizer.json (+ .vocab dump), config.json + model.safetensors (loadable by
+Writes into OUT: tokenizer.json + tokenizer_config.json (Hugging Face's format; + a .vocab dump),
+config.json + model.safetensors (loadable by
 ``minillm generate --model OUT``), train_log.jsonl, val_sample.txt (the first ~40 KB of the
 held-out text) and eval.json (final losses in nats per token and bits per character).
 While training, OUT/checkpoint/ holds the latest checkpoint; ``--resume`` continues from it
@@ -91,7 +92,7 @@ def run(args) -> int:
         tok = Tokenizer.load(tok_path)
     else:       # the tokenizer learns from the training part only: validation stays unseen
         tok = Tokenizer.train(train_text, args.vocab_size, pattern=_stages(args.pattern))
-        tok.save(tok_path)
+        tok.save(tok_path, model_max_length=args.context)   # HF format: AutoTokenizer reads it
     train_ids = token_array(tok.encode_ordinary(train_text), tok.vocab_size)
     val_ids = token_array(tok.encode_ordinary(val_text), tok.vocab_size)
     say(f"tokenizer: {tok.vocab_size} tokens; train {len(train_ids):,} tokens "

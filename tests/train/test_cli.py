@@ -30,6 +30,8 @@ def test_train_command_writes_a_loadable_model(tmp_path, capsys):
     assert not (out / "checkpoint").exists()
     model, tok = load_model(out)
     assert tok is not None and model.config.vocab_size == tok.vocab_size == 300
+    hf = json.loads((out / "tokenizer_config.json").read_text())   # Hugging Face's layout
+    assert hf["model_max_length"] == model.config.n_ctx == 16
     report = json.loads((out / "eval.json").read_text())
     sample = (out / "val_sample.txt").read_text(encoding="utf-8")
     assert text.endswith(sample)                          # the held-out tail of the corpus
