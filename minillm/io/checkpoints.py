@@ -142,7 +142,16 @@ def load_arena(file: str | Path, config: ModelConfig) -> GPTParams:
 
 
 def named_to_hf(named: dict[str, np.ndarray], config: ModelConfig) -> dict[str, np.ndarray]:
-    """minillm flat names -> HF state dict (what ``load_arena`` reads back)."""
+    """minillm flat names -> HF state dict (what ``load_arena`` reads back). A config whose
+    parameters HF's names cannot all carry (a Llama with LayerNorm biases or learned positions,
+    a GPT-2 without Q, K, V biases) is a ValueError: the file would not load."""
+    unnamed = sorted(set(named) - set(_sources(config)))
+    if unnamed:
+        raise ValueError(f"Hugging Face's {config.arch} checkpoints have no name for {unnamed[:3]}"
+                         f"{'…' if len(unnamed) > 3 else ''}: this config cannot be saved as one")
+    if config.arch == "gpt2" and not config.attn_bias:
+        raise ValueError("Hugging Face's gpt2 checkpoints always hold Q, K, V biases (c_attn.bias):"
+                         " a config with attn_bias=False cannot be saved as one")
     out = {}
     for name, (hf, transpose) in _table(config).items():
         if name in named:
@@ -187,9 +196,10 @@ def check_checkpoint_sizes(path: Path, config: ModelConfig) -> None:
 
 def save_hf_checkpoint(path: str | Path, config: ModelConfig, params: GPTParams) -> None:
     """Write ``config.json`` + ``model.safetensors`` into the directory ``path`` (created)."""
+    tensors = named_to_hf(params.named(), config)     # first: a config HF cannot name writes nothing
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     config.save(path / "config.json")
-    save_safetensors(path / "model.safetensors", named_to_hf(params.named(), config),
+    save_safetensors(path / "model.safetensors", tensors,
                      metadata={"format": "pt", "written_by": "minillm"})
 
