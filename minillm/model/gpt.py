@@ -87,8 +87,8 @@ class GPT:
             cache.advance(T)
         if last_only:
             x = x[:, -1:]                                               # [B, 1, C]
-        x = norm(x, p.norm_f, c.norm, c.norm_eps)                       # [B, T, C]
-        head = p.wte.T if p.lm_head is None else p.lm_head              # [C, V] (contiguous: arena.py)
+        x = norm(x, p.norm_f, c.norm, c.norm_eps)                       # [B, T, C] (T = 1: last_only)
+        head = p.wte.T if p.lm_head is None else p.lm_head              # [C, V] (contiguous: decode layout)
         logits = linear(x, head)                                        # [B, T, C] @ [C, V] -> [B, T, V]
         if squeeze:
             logits = logits[0]                                          # [T, V]
