@@ -113,8 +113,8 @@ class GPT:
         ids = np.asarray(ids)
         if ids.dtype.kind not in "iu":
             raise TypeError(f"token ids must be integers, got dtype {ids.dtype}")
-        if ids.ndim not in (1, 2) or ids.shape[-1] == 0:
-            raise ValueError(f"token ids must have shape [T] or [B, T] with T ≥ 1, got {ids.shape}")
+        if ids.ndim not in (1, 2) or ids.size == 0:
+            raise ValueError(f"token ids must have shape [T] or [B, T] with B, T ≥ 1, got {ids.shape}")
         if ids.min() < 0 or ids.max() >= self.config.vocab_size:
             raise ValueError(f"token ids must be in [0, {self.config.vocab_size}); got "
                              f"min {ids.min()}, max {ids.max()}")

@@ -58,3 +58,10 @@ def small():
 def test_bad_positions_or_mask_are_clear_errors(small, kwargs, message):
     with pytest.raises(ValueError, match=message):
         small(np.array([[1, 2, 3]]), **kwargs)
+
+
+@pytest.mark.parametrize("ids", [np.zeros((0, 3), int), np.zeros((2, 0), int), np.zeros(0, int)])
+def test_an_empty_batch_was_a_numpy_reduction_error(small, ids):
+    for call in (small, small.loss):
+        with pytest.raises(ValueError, match="token ids must have shape"):
+            call(ids)
