@@ -55,6 +55,7 @@ _LLAMA_BLOCK = {"norm1.weight": ("model.layers.{i}.input_layernorm.weight", Fals
                 "ffn.w_down": ("model.layers.{i}.mlp.down_proj.weight", True)}
 _LLAMA_TOP = {"wte": ("model.embed_tokens.weight", False), "norm_f.weight": ("model.norm.weight", False)}
 _LM_HEAD = ("lm_head.weight", True)          # [V, C] in both formats; minillm keeps [C, V]
+_GPT2_BUFFERS = (".attn.bias", ".attn.masked_bias")   # older GPT-2 files' causal masks: not weights
 
 
 def _table(config: ModelConfig) -> dict[str, tuple[str, bool]]:
@@ -111,7 +112,7 @@ def load_arena(file: str | Path, config: ModelConfig) -> GPTParams:
         entries = {e[0]: e for e in check_entries(header, file_size - data_start)}
         if config.arch == "gpt2":   # the optional prefix of GPT2LMHeadModel; the causal-mask buffers go
             entries = {k.removeprefix("transformer."): e for k, e in entries.items()
-                       if not k.endswith((".attn.bias", ".attn.masked_bias"))}
+                       if not k.endswith(_GPT2_BUFFERS)}
         for name, out in params.named().items():
             hf, transpose, cols = sources[name]
             if hf not in entries:
@@ -182,7 +183,7 @@ def check_checkpoint_sizes(path: Path, config: ModelConfig) -> None:
     """config.json against model.safetensors' header: the same number of parameters (sizes.py)."""
     def not_a_parameter(name):
         name = name.removeprefix("transformer.")
-        return (config.arch == "gpt2" and name.endswith((".attn.bias", ".attn.masked_bias"))) \
+        return (config.arch == "gpt2" and name.endswith(_GPT2_BUFFERS)) \
             or (config.tie_embeddings and name == _LM_HEAD[0])
     shapes = read_safetensors_shapes(path / "model.safetensors")
     check_sizes(config, shapes, f"{path / 'config.json'} and model.safetensors",
