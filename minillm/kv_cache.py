@@ -68,14 +68,14 @@ class KVCache:
         n = self.length
         self.k[:, :, :, :n] = self.k[:, rows, :, :n]             # [L, B, K, n, D] gathered rows
         self.v[:, :, :, :n] = self.v[:, rows, :, :n]             # [L, B, K, n, D]
-        self.valid[:, :n] = self.valid[rows, :n]
+        self.valid[:, :n] = self.valid[rows, :n]                 # [B, n]
 
     def rollback(self, length: int) -> None:
         """Forget everything after the first ``length`` positions (their slots get overwritten)."""
         if not _is_int(length) or not 0 <= length <= self.length:
             raise ValueError(f"can roll back only to a length in [0, {self.length}], got {length!r}")
         self.length = int(length)
-        self.valid[:, self.length:] = True
+        self.valid[:, self.length:] = True                       # [B, N − length] free again
 
     def nbytes(self) -> int:
         """Memory the cache reserves: 2 · L · B · K · N · D · 4 bytes."""
