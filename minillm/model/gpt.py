@@ -62,7 +62,8 @@ class GPT:
         positions: [B, T] (or [T]) int, each token's position (default: cache.length + 0 … T − 1).
         mask: [B, T, S] bool (or [1, T, S], or [T, S] for 1-D ids), True where query t may see
             key s (default: ``causal_mask(T, S)``). It must be causal: no query sees a later key.
-            ``minillm.batch.padded_inputs`` builds positions and mask for left-padded rows.
+            ``minillm.batch.padded_inputs`` builds positions and mask for left-padded rows; a
+            cache holding padding needs both (the defaults would count the padding).
         return_weights: also return each layer's attention weights, a list of [B, H, T, S].
             (Without it, long inputs take attention.query_blocks: the same logits up to float32
             rounding.)
@@ -134,6 +135,10 @@ class GPT:
         """The defaults, or the caller's positions [B, T] and mask [B or 1, T, S], checked."""
         start = 0 if cache is None else cache.length
         S = start + T
+        if (positions is None or mask is None) and cache is not None \
+                and not cache.valid[:, :start].all():   # the defaults would count the padding
+            raise ValueError("this cache holds padding: pass positions= and mask= "
+                             "(minillm.batch.padded_inputs builds them)")
         if positions is None:
             positions = np.broadcast_to(np.arange(start, S), (B, T))    # [B, T]
         else:
@@ -145,9 +150,6 @@ class GPT:
                 raise ValueError(f"positions must be in [0, n_ctx={self.config.n_ctx})")
             positions = np.broadcast_to(positions, (B, T))              # [B, T]
         if mask is None:
-            if cache is not None and not cache.valid[:, :start].all():
-                raise ValueError("this cache holds padding: pass positions= and mask= "
-                                 "(minillm.batch.padded_inputs builds them)")
             return positions, causal_mask(T, S)[None]                   # [1, T, S] lower-triangular
         mask = np.asarray(mask)
         if mask.dtype != bool or mask.shape[-2:] != (T, S) or mask.ndim not in (2, 3) \
