@@ -139,4 +139,4 @@ def attention(x: np.ndarray, p, config, mask: np.ndarray, rope=None, cache=None,
     else:
         out, weights = query_blocks(q, k, v, mask, QUERY_BLOCK), None   # [B, H, T, D] (±rounding)
     out = linear(merge_heads(out), p.wo, p.bo)      # [B, T, H·D] @ [H·D, C] (+ [C]) -> [B, T, C]
-    return out, weights
+    return out, (weights if return_weights else None)
