@@ -78,6 +78,8 @@ class GrowingTable:
     def __getitem__(self, positions):
         idx = np.asarray(positions)
         if idx.size:
+            if idx.min() < 0:   # subtle: -1 would pick the last row computed SO FAR, not N − 1
+                raise IndexError(f"positions must be >= 0, got {int(idx.min())}")
             self._angles.grow(int(idx.max()) + 1)
         return self._angles.tables[self._which][idx]                     # [..., D/2]
 

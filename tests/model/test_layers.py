@@ -186,3 +186,11 @@ def test_attention_without_return_weights_returned_them_for_short_inputs(T):
     out, weights = attention(x, p, config, causal_mask(T, T)[None], return_weights=False)
     assert out.shape == (1, T, 8) and weights is None
     assert attention(x, p, config, causal_mask(T, T)[None])[1].shape == (1, 2, T, T)
+
+
+def test_growing_rope_table_gave_a_wrong_row_for_a_negative_position():
+    from minillm.model.rope import rope_tables
+    cos, _ = rope_tables(1000, 8, 10000.0, grow=True)
+    cos[np.array([3])]                                   # only the first rows exist so far
+    with pytest.raises(IndexError, match=">= 0"):
+        cos[np.array([0, -1])]
