@@ -33,7 +33,7 @@ import math
 import numpy as np
 
 from minillm.functional import softmax
-from minillm.model.linear import linear, split_columns
+from minillm.model.linear import joined_still, linear, split_columns
 from minillm.model.rope import apply_rope
 
 
@@ -119,7 +119,7 @@ def attention(x: np.ndarray, p, config, mask: np.ndarray, rope=None, cache=None,
     ``return_weights=False`` returns None for the weights and may use ``query_blocks`` (faster;
     it relies on ``mask`` being causal, which ``GPT.__call__`` checks).
     """
-    if p.wqkv is None:
+    if not joined_still(p.wqkv, (p.wq, p.wk, p.wv)):
         q = linear(x, p.wq, p.bq)                   # [B, T, C] @ [C, H·D] (+ [H·D]) -> [B, T, H·D]
         k = linear(x, p.wk, p.bk)                   # [B, T, C] @ [C, K·D] (+ [K·D]) -> [B, T, K·D]
         v = linear(x, p.wv, p.bv)                   # [B, T, C] @ [C, K·D] (+ [K·D]) -> [B, T, K·D]
