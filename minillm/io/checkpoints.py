@@ -203,4 +203,3 @@ def save_hf_checkpoint(path: str | Path, config: ModelConfig, params: GPTParams)
     config.save(path / "config.json")
     save_safetensors(path / "model.safetensors", tensors,
                      metadata={"format": "pt", "written_by": "minillm"})
-

@@ -60,8 +60,8 @@ class GPT:
 
         cache: a ``KVCache``; the ids continue what it holds: S = cache.length + T keys.
         positions: [B, T] (or [T]) int, each token's position (default: cache.length + 0 … T − 1).
-        mask: [B, T, S] bool (or [1, T, S], or [T, S] for 1-D ids), True where query t may see
-            key s (default: ``causal_mask(T, S)``). It must be causal: no query sees a later key.
+        mask: [B, T, S] bool (or [1, T, S] or [T, S]: one for every row), True where query t may
+            see key s (default: ``causal_mask(T, S)``). It must be causal: no query sees a later key.
             ``minillm.batch.padded_inputs`` builds positions and mask for left-padded rows; a
             cache holding padding needs both (the defaults would count the padding).
         return_weights: also return each layer's attention weights, a list of [B, H, T, S].
