@@ -156,12 +156,14 @@ def named_to_hf(named: dict[str, np.ndarray], config: ModelConfig) -> dict[str, 
     out = {}
     for name, (hf, transpose) in _table(config).items():
         if name in named:
-            out[hf] = np.ascontiguousarray(named[name].T if transpose else named[name])
+            a = named[name].T if transpose else named[name]          # [in, out] -> [out, in]
+            out[hf] = np.ascontiguousarray(a)                        # (the decode layout's views)
     if config.arch == "gpt2":
         for i in range(config.n_layers):   # fuse Q, K, V back into Conv1D c_attn
             out[f"h.{i}.attn.c_attn.weight"] = np.concatenate(
                 [named[f"blocks.{i}.attn.w{x}"] for x in "qkv"], axis=1)      # 3 × [C, C] -> [C, 3C]
-            out[f"h.{i}.attn.c_attn.bias"] = np.concatenate([named[f"blocks.{i}.attn.b{x}"] for x in "qkv"])
+            out[f"h.{i}.attn.c_attn.bias"] = np.concatenate(
+                [named[f"blocks.{i}.attn.b{x}"] for x in "qkv"])                 # 3 × [C] -> [3C]
         out = {(k if k == _LM_HEAD[0] else "transformer." + k): v for k, v in out.items()}
     return out
 

@@ -120,7 +120,7 @@ class GPT:
             raise ValueError(f"token ids must be in [0, {self.config.vocab_size}); got "
                              f"min {ids.min()}, max {ids.max()}")
         squeeze = ids.ndim == 1
-        ids = ids[None] if squeeze else ids
+        ids = ids[None] if squeeze else ids                             # [B, T]
         start = 0 if cache is None else cache.length
         if start + ids.shape[1] > self.config.n_ctx + targets:
             raise ValueError(f"{start + ids.shape[1]} positions exceed the context window "

@@ -66,7 +66,8 @@ class _Angles:
             raise IndexError(f"position {need - 1} is past the RoPE table's {self.limit} positions")
         size = min(self.limit, max(need, 2 * have))                     # doubling: O(N) in all
         new = _cos_sin(have, size, self.d_head, self.theta)             # [size - have, D/2] each
-        self.tables = tuple(np.concatenate([old, add]) for old, add in zip(self.tables, new))
+        self.tables = tuple(np.concatenate([old, add])                  # [size, D/2] each
+                            for old, add in zip(self.tables, new))
 
 
 class GrowingTable:
