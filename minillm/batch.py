@@ -70,7 +70,7 @@ def shared_prefix_cache(model, prompt: np.ndarray, batch_size: int, capacity: in
     cache = KVCache(model.config, batch_size=batch_size, capacity=capacity)
     P = len(prompt)
     cache.k[:, :, :, :P] = one.k                                   # [L, 1, K, P, D] -> [L, B, K, P, D]
-    cache.v[:, :, :, :P] = one.v
+    cache.v[:, :, :, :P] = one.v                                   # [L, 1, K, P, D] -> [L, B, K, P, D]
     cache.advance(P)
     return cache, logits
 
@@ -99,7 +99,7 @@ def generate_batch(model, prompts, max_new_tokens: int = 100, *, seed=None, rng=
     if n_new == 0:
         return [[] for _ in range(B)]
     seq = np.zeros((B, S + n_new), dtype=np.int64)                 # [B, S + N] preallocated: prompts, then new ids
-    seq[:, :S] = ids
+    seq[:, :S] = ids                                               # [B, S]
     prompt_lens = np.array([len(r) for r in rows])                 # [B]
     lengths = np.full(B, n_new)                                    # [B] where each row stopped
     penalised = uses_history(sampler)
@@ -113,9 +113,9 @@ def generate_batch(model, prompts, max_new_tokens: int = 100, *, seed=None, rng=
         seen = [seq[b, S - prompt_lens[b]:S + n] for b in range(B)] if penalised else None
         token = np.asarray(sampler.sample(logits, rng, history=seen, prompt_len=prompt_lens))  # [B]
         hit = np.isin(token, stops) & ~done                       # [B] rows ending now
-        lengths[hit] = n
-        done |= hit
-        seq[:, S + n] = token
+        lengths[hit] = n                                           # [B]
+        done |= hit                                                # [B]
+        seq[:, S + n] = token                                      # [B]
         if done.all() or n == n_new - 1:
             break
         positions, attend = padded_inputs(cache.valid[:, :S + n + 1], 1)   # [B, 1], [B, 1, S + n + 1]

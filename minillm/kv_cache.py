@@ -23,10 +23,11 @@ import numpy as np
 class KVCache:
     def __init__(self, config, batch_size: int = 1, capacity: int | None = None):
         capacity = config.n_ctx if capacity is None else capacity
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        if not _is_int(batch_size) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-        if isinstance(capacity, bool) or not isinstance(capacity, int) or not 1 <= capacity <= config.n_ctx:
+        if not _is_int(capacity) or not 1 <= capacity <= config.n_ctx:
             raise ValueError(f"capacity must be an integer in [1, n_ctx={config.n_ctx}], got {capacity!r}")
+        batch_size, capacity = int(batch_size), int(capacity)
         shape = (config.n_layers, batch_size, config.n_kv_heads, capacity, config.d_head)
         self.k = np.zeros(shape, dtype=np.float32)     # [L, B, K, N, D]  zeros: pages untouched until used
         self.v = np.zeros(shape, dtype=np.float32)     # [L, B, K, N, D]
@@ -67,15 +68,20 @@ class KVCache:
         n = self.length
         self.k[:, :, :, :n] = self.k[:, rows, :, :n]             # [L, B, K, n, D] gathered rows
         self.v[:, :, :, :n] = self.v[:, rows, :, :n]             # [L, B, K, n, D]
-        self.valid[:, :n] = self.valid[rows, :n]
+        self.valid[:, :n] = self.valid[rows, :n]                 # [B, n]
 
     def rollback(self, length: int) -> None:
         """Forget everything after the first ``length`` positions (their slots get overwritten)."""
-        if not isinstance(length, (int, np.integer)) or not 0 <= length <= self.length:
+        if not _is_int(length) or not 0 <= length <= self.length:
             raise ValueError(f"can roll back only to a length in [0, {self.length}], got {length!r}")
         self.length = int(length)
-        self.valid[:, self.length:] = True
+        self.valid[:, self.length:] = True                       # [B, N − length] free again
 
     def nbytes(self) -> int:
         """Memory the cache reserves: 2 · L · B · K · N · D · 4 bytes."""
         return self.k.nbytes + self.v.nbytes
+
+
+def _is_int(x) -> bool:
+    """A Python or NumPy integer, not a bool (``len(ids) + n`` may well be an ``np.int64``)."""
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)

@@ -98,3 +98,15 @@ def test_cache_errors_are_clear():
         cache.rollback(5)
     with pytest.raises(ValueError, match="capacity"):
         KVCache(config, capacity=9)
+
+
+def test_numpy_integer_sizes_were_refused_as_not_integers():
+    from minillm.config import ModelConfig
+    config = ModelConfig(vocab_size=10, n_ctx=8, d_model=8, n_heads=2, n_layers=1)
+    cache = KVCache(config, batch_size=np.int64(2), capacity=np.int32(5))
+    assert (cache.batch_size, cache.capacity) == (2, 5)
+    for bad in (True, np.bool_(True), 2.0):
+        with pytest.raises(ValueError, match="capacity"):
+            KVCache(config, capacity=bad)
+        with pytest.raises(ValueError, match="roll back"):
+            cache.rollback(bad)

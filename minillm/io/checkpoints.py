@@ -55,6 +55,7 @@ _LLAMA_BLOCK = {"norm1.weight": ("model.layers.{i}.input_layernorm.weight", Fals
                 "ffn.w_down": ("model.layers.{i}.mlp.down_proj.weight", True)}
 _LLAMA_TOP = {"wte": ("model.embed_tokens.weight", False), "norm_f.weight": ("model.norm.weight", False)}
 _LM_HEAD = ("lm_head.weight", True)          # [V, C] in both formats; minillm keeps [C, V]
+_GPT2_BUFFERS = (".attn.bias", ".attn.masked_bias")   # older GPT-2 files' causal masks: not weights
 
 
 def _table(config: ModelConfig) -> dict[str, tuple[str, bool]]:
@@ -111,7 +112,7 @@ def load_arena(file: str | Path, config: ModelConfig) -> GPTParams:
         entries = {e[0]: e for e in check_entries(header, file_size - data_start)}
         if config.arch == "gpt2":   # the optional prefix of GPT2LMHeadModel; the causal-mask buffers go
             entries = {k.removeprefix("transformer."): e for k, e in entries.items()
-                       if not k.endswith((".attn.bias", ".attn.masked_bias"))}
+                       if not k.endswith(_GPT2_BUFFERS)}
         for name, out in params.named().items():
             hf, transpose, cols = sources[name]
             if hf not in entries:
@@ -142,16 +143,27 @@ def load_arena(file: str | Path, config: ModelConfig) -> GPTParams:
 
 
 def named_to_hf(named: dict[str, np.ndarray], config: ModelConfig) -> dict[str, np.ndarray]:
-    """minillm flat names -> HF state dict (what ``load_arena`` reads back)."""
+    """minillm flat names -> HF state dict (what ``load_arena`` reads back). A config whose
+    parameters HF's names cannot all carry (a Llama with LayerNorm biases or learned positions,
+    a GPT-2 without Q, K, V biases) is a ValueError: the file would not load."""
+    unnamed = sorted(set(named) - set(_sources(config)))
+    if unnamed:
+        raise ValueError(f"Hugging Face's {config.arch} checkpoints have no name for {unnamed[:3]}"
+                         f"{'…' if len(unnamed) > 3 else ''}: this config cannot be saved as one")
+    if config.arch == "gpt2" and not config.attn_bias:
+        raise ValueError("Hugging Face's gpt2 checkpoints always hold Q, K, V biases (c_attn.bias):"
+                         " a config with attn_bias=False cannot be saved as one")
     out = {}
     for name, (hf, transpose) in _table(config).items():
         if name in named:
-            out[hf] = np.ascontiguousarray(named[name].T if transpose else named[name])
+            a = named[name].T if transpose else named[name]          # [in, out] -> [out, in]
+            out[hf] = np.ascontiguousarray(a)                        # (the decode layout's views)
     if config.arch == "gpt2":
         for i in range(config.n_layers):   # fuse Q, K, V back into Conv1D c_attn
             out[f"h.{i}.attn.c_attn.weight"] = np.concatenate(
                 [named[f"blocks.{i}.attn.w{x}"] for x in "qkv"], axis=1)      # 3 × [C, C] -> [C, 3C]
-            out[f"h.{i}.attn.c_attn.bias"] = np.concatenate([named[f"blocks.{i}.attn.b{x}"] for x in "qkv"])
+            out[f"h.{i}.attn.c_attn.bias"] = np.concatenate(
+                [named[f"blocks.{i}.attn.b{x}"] for x in "qkv"])                 # 3 × [C] -> [3C]
         out = {(k if k == _LM_HEAD[0] else "transformer." + k): v for k, v in out.items()}
     return out
 
@@ -173,7 +185,7 @@ def check_checkpoint_sizes(path: Path, config: ModelConfig) -> None:
     """config.json against model.safetensors' header: the same number of parameters (sizes.py)."""
     def not_a_parameter(name):
         name = name.removeprefix("transformer.")
-        return (config.arch == "gpt2" and name.endswith((".attn.bias", ".attn.masked_bias"))) \
+        return (config.arch == "gpt2" and name.endswith(_GPT2_BUFFERS)) \
             or (config.tie_embeddings and name == _LM_HEAD[0])
     shapes = read_safetensors_shapes(path / "model.safetensors")
     check_sizes(config, shapes, f"{path / 'config.json'} and model.safetensors",
@@ -187,9 +199,9 @@ def check_checkpoint_sizes(path: Path, config: ModelConfig) -> None:
 
 def save_hf_checkpoint(path: str | Path, config: ModelConfig, params: GPTParams) -> None:
     """Write ``config.json`` + ``model.safetensors`` into the directory ``path`` (created)."""
+    tensors = named_to_hf(params.named(), config)     # first: a config HF cannot name writes nothing
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     config.save(path / "config.json")
-    save_safetensors(path / "model.safetensors", named_to_hf(params.named(), config),
+    save_safetensors(path / "model.safetensors", tensors,
                      metadata={"format": "pt", "written_by": "minillm"})
-

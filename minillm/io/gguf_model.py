@@ -16,11 +16,11 @@ GGUF keeps the config in ``{arch}.*`` metadata keys and the tokenizer in ``token
 Every weight is dequantised ONCE, at load, to float32 (see ``dequant.py``), straight into its
 place in a parameter arena (``model/arena.py``) one tensor at a time, so loading peaks at the
 float32 weights plus one tensor. Why not keep it quantised (97 MB) and decode a matrix each time
-it is used? Each token reads every weight, and NumPy's fast path is BLAS on float32: decoding all
-of SmolLM2-135M's tensors takes 0.5-1.0 s, a whole float32 decode step ~0.16 s, so decoding on
-use would make every token 4-7x slower (``benchmarks/bench_smollm2.py``; figures in
-benchmarks/README.md). The price is memory:
-134.5 M parameters x 4 bytes = 538 MB of float32 weights instead of 97 MB of quantised ones.
+it is used? Each token reads every weight, and NumPy's fast path is BLAS on float32: in one run
+decoding all of SmolLM2-135M's tensors took 590 ms and a whole float32 decode step 40-60 ms, so
+decoding on use would make every token ~10-15x slower (``benchmarks/bench_smollm2.py``; figures
+in benchmarks/README.md). The price is memory: 134.5 M parameters x 4 bytes = 538 MB of float32
+weights instead of 97 MB of quantised ones.
 
 The one real trap, the Q/K row permutation
 ------------------------------------------

@@ -41,8 +41,8 @@ subtle: in the "decode" layout wte and the joined parameters are views that are 
 C-contiguous, so ``w.reshape(-1)`` is a COPY there (edits to it change nothing); use the
 "plain" layout to poke parameters through flat views. The joined matrices share the
 parameters' numbers, so editing wq in place (loading, training) edits ``wqkv``; REPLACING
-``params.blocks[i].attn.wq`` by another array would not: set ``wqkv`` to None then (the model
-falls back to three products).
+``params.blocks[i].attn.wq`` by another array leaves ``wqkv`` behind, and the model, seeing wq
+no longer inside it (``linear.joined_still``), falls back to three products.
 """
 from __future__ import annotations
 

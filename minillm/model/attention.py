@@ -33,7 +33,7 @@ import math
 import numpy as np
 
 from minillm.functional import softmax
-from minillm.model.linear import linear, split_columns
+from minillm.model.linear import joined_still, linear, split_columns
 from minillm.model.rope import apply_rope
 
 
@@ -112,13 +112,14 @@ def attention(x: np.ndarray, p, config, mask: np.ndarray, rope=None, cache=None,
               return_weights: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
     """One attention sub-layer: x [B, T, C] -> output [B, T, C] and weights [B, H, T, S].
 
-    ``p`` holds wq, wk, wv, wo and optional biases; ``rope`` is (cos, sin) [B, 1, T, D/2] for
+    ``p`` holds wq, wk, wv, wo, optional biases and, in the decode layout, ``wqkv`` (wq | wk | wv
+    side by side: one product instead of three); ``rope`` is (cos, sin) [B, 1, T, D/2] for
     rotary models (None for learned positions); ``cache`` (a KVCache) supplies the earlier keys and
     values and stores this call's. ``mask`` [B or 1, T, S]: which keys each query may see.
     ``return_weights=False`` returns None for the weights and may use ``query_blocks`` (faster;
     it relies on ``mask`` being causal, which ``GPT.__call__`` checks).
     """
-    if p.wqkv is None:
+    if not joined_still(p.wqkv, (p.wq, p.wk, p.wv)):
         q = linear(x, p.wq, p.bq)                   # [B, T, C] @ [C, H·D] (+ [H·D]) -> [B, T, H·D]
         k = linear(x, p.wk, p.bk)                   # [B, T, C] @ [C, K·D] (+ [K·D]) -> [B, T, K·D]
         v = linear(x, p.wv, p.bv)                   # [B, T, C] @ [C, K·D] (+ [K·D]) -> [B, T, K·D]
@@ -138,4 +139,4 @@ def attention(x: np.ndarray, p, config, mask: np.ndarray, rope=None, cache=None,
     else:
         out, weights = query_blocks(q, k, v, mask, QUERY_BLOCK), None   # [B, H, T, D] (±rounding)
     out = linear(merge_heads(out), p.wo, p.bo)      # [B, T, H·D] @ [H·D, C] (+ [C]) -> [B, T, C]
-    return out, weights
+    return out, (weights if return_weights else None)

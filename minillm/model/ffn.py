@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from minillm.model.linear import linear, split_columns
+from minillm.model.linear import joined_still, linear, split_columns
 
 # subtle: a Python float, not np.sqrt(2 / np.pi): a NumPy float64 scalar would promote the float32
 # activations to float64 under NumPy 2 and make the whole FFN ~20x slower.
@@ -79,7 +79,7 @@ def gelu_mlp(x: np.ndarray, p) -> np.ndarray:
 def swiglu(x: np.ndarray, p) -> np.ndarray:
     """x [B, T, C] -> [B, T, C] with FFNParams p (w_gate, w_up [C, F], w_down [F, C]):
     (SiLU(x W_gate) ⊙ (x W_up)) W_down, the product ⊙ taken in place on the gate."""
-    if p.w_gate_up is None:
+    if not joined_still(p.w_gate_up, (p.w_gate, p.w_up)):
         gate, up = linear(x, p.w_gate), linear(x, p.w_up)       # [B, T, C] @ [C, F] -> [B, T, F] each
     else:                                                       # the same two products as ONE (arena.py)
         gate, up = split_columns(linear(x, p.w_gate_up), (p.w_gate.shape[1], p.w_up.shape[1]),

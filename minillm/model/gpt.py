@@ -60,9 +60,10 @@ class GPT:
 
         cache: a ``KVCache``; the ids continue what it holds: S = cache.length + T keys.
         positions: [B, T] (or [T]) int, each token's position (default: cache.length + 0 … T − 1).
-        mask: [B, T, S] bool (or [1, T, S], or [T, S] for 1-D ids), True where query t may see
-            key s (default: ``causal_mask(T, S)``). It must be causal: no query sees a later key.
-            ``minillm.batch.padded_inputs`` builds positions and mask for left-padded rows.
+        mask: [B, T, S] bool (or [1, T, S] or [T, S]: one for every row), True where query t may
+            see key s (default: ``causal_mask(T, S)``). It must be causal: no query sees a later key.
+            ``minillm.batch.padded_inputs`` builds positions and mask for left-padded rows; a
+            cache holding padding needs both (the defaults would count the padding).
         return_weights: also return each layer's attention weights, a list of [B, H, T, S].
             (Without it, long inputs take attention.query_blocks: the same logits up to float32
             rounding.)
@@ -87,8 +88,8 @@ class GPT:
             cache.advance(T)
         if last_only:
             x = x[:, -1:]                                               # [B, 1, C]
-        x = norm(x, p.norm_f, c.norm, c.norm_eps)                       # [B, T, C]
-        head = p.wte.T if p.lm_head is None else p.lm_head              # [C, V] (contiguous: arena.py)
+        x = norm(x, p.norm_f, c.norm, c.norm_eps)                       # [B, T, C] (T = 1: last_only)
+        head = p.wte.T if p.lm_head is None else p.lm_head              # [C, V] (contiguous: decode layout)
         logits = linear(x, head)                                        # [B, T, C] @ [C, V] -> [B, T, V]
         if squeeze:
             logits = logits[0]                                          # [T, V]
@@ -113,13 +114,13 @@ class GPT:
         ids = np.asarray(ids)
         if ids.dtype.kind not in "iu":
             raise TypeError(f"token ids must be integers, got dtype {ids.dtype}")
-        if ids.ndim not in (1, 2) or ids.shape[-1] == 0:
-            raise ValueError(f"token ids must have shape [T] or [B, T] with T ≥ 1, got {ids.shape}")
+        if ids.ndim not in (1, 2) or ids.size == 0:
+            raise ValueError(f"token ids must have shape [T] or [B, T] with B, T ≥ 1, got {ids.shape}")
         if ids.min() < 0 or ids.max() >= self.config.vocab_size:
             raise ValueError(f"token ids must be in [0, {self.config.vocab_size}); got "
                              f"min {ids.min()}, max {ids.max()}")
         squeeze = ids.ndim == 1
-        ids = ids[None] if squeeze else ids
+        ids = ids[None] if squeeze else ids                             # [B, T]
         start = 0 if cache is None else cache.length
         if start + ids.shape[1] > self.config.n_ctx + targets:
             raise ValueError(f"{start + ids.shape[1]} positions exceed the context window "
@@ -134,6 +135,10 @@ class GPT:
         """The defaults, or the caller's positions [B, T] and mask [B or 1, T, S], checked."""
         start = 0 if cache is None else cache.length
         S = start + T
+        if (positions is None or mask is None) and cache is not None \
+                and not cache.valid[:, :start].all():   # the defaults would count the padding
+            raise ValueError("this cache holds padding: pass positions= and mask= "
+                             "(minillm.batch.padded_inputs builds them)")
         if positions is None:
             positions = np.broadcast_to(np.arange(start, S), (B, T))    # [B, T]
         else:
@@ -145,9 +150,6 @@ class GPT:
                 raise ValueError(f"positions must be in [0, n_ctx={self.config.n_ctx})")
             positions = np.broadcast_to(positions, (B, T))              # [B, T]
         if mask is None:
-            if cache is not None and not cache.valid[:, :start].all():
-                raise ValueError("this cache holds padding: pass positions= and mask= "
-                                 "(minillm.batch.padded_inputs builds them)")
             return positions, causal_mask(T, S)[None]                   # [1, T, S] lower-triangular
         mask = np.asarray(mask)
         if mask.dtype != bool or mask.shape[-2:] != (T, S) or mask.ndim not in (2, 3) \

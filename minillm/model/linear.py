@@ -23,6 +23,15 @@ def linear(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> np.ndar
     return y.reshape(*x.shape[:-1], w.shape[-1])    # [M, N] -> [..., N]
 
 
+def joined_still(whole: np.ndarray | None, parts) -> bool:
+    """Are the matrices ``parts`` still column blocks of ``whole`` (as ``model/arena.py`` lays
+    them out)? False when ``whole`` is None, or when a part was REPLACED since by an array that
+    is not a view of the same block (edits in place keep it true): one product by ``whole``
+    would then use the old numbers. (It checks the owner, not the place in it: under 1 µs.)"""
+    owner = None if whole is None else (whole if whole.base is None else whole.base)
+    return owner is not None and all(w.base is owner for w in parts)
+
+
 def split_columns(y: np.ndarray, widths, biases) -> list[np.ndarray]:
     """y [..., N₁ + N₂ + …] -> [y₁ [..., N₁], y₂ [..., N₂], …] (views), each plus its bias if
     not None: the outputs of one product by side-by-side matrices [C, N₁ | N₂ | …]

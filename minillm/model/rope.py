@@ -66,7 +66,8 @@ class _Angles:
             raise IndexError(f"position {need - 1} is past the RoPE table's {self.limit} positions")
         size = min(self.limit, max(need, 2 * have))                     # doubling: O(N) in all
         new = _cos_sin(have, size, self.d_head, self.theta)             # [size - have, D/2] each
-        self.tables = tuple(np.concatenate([old, add]) for old, add in zip(self.tables, new))
+        self.tables = tuple(np.concatenate([old, add])                  # [size, D/2] each
+                            for old, add in zip(self.tables, new))
 
 
 class GrowingTable:
@@ -78,6 +79,8 @@ class GrowingTable:
     def __getitem__(self, positions):
         idx = np.asarray(positions)
         if idx.size:
+            if idx.min() < 0:   # subtle: -1 would pick the last row computed SO FAR, not N − 1
+                raise IndexError(f"positions must be >= 0, got {int(idx.min())}")
             self._angles.grow(int(idx.max()) + 1)
         return self._angles.tables[self._which][idx]                     # [..., D/2]
 

@@ -82,3 +82,15 @@ def test_a_gguf_tensor_of_an_undecodable_type_is_named(tmp_path, monkeypatch):
     monkeypatch.setattr("minillm.io.gguf_model.DEQUANTIZERS", {})
     with pytest.raises(ValueError, match="'token_embd.weight' is F32, which minillm cannot"):
         load_gguf_model(path)
+
+
+@pytest.mark.parametrize("kw, name", [(dict(arch="llama", norm="layernorm"), "norm1.bias"),
+                                      (dict(arch="llama", position="learned"), "wpe"),
+                                      (dict(arch="gpt2", attn_bias=False), "c_attn.bias")])
+def test_save_pretrained_of_a_config_hf_cannot_name_raised_keyerror_or_wrote_an_unloadable_file(
+        tmp_path, kw, name):
+    from minillm.config import ModelConfig
+    config = ModelConfig(vocab_size=20, n_ctx=8, d_model=8, n_heads=2, n_layers=1, d_ff=16, **kw)
+    with pytest.raises(ValueError, match=name):
+        GPT(config, seed=0).save_pretrained(tmp_path / "out")
+    assert not (tmp_path / "out").exists()              # nothing half-written

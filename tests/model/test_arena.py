@@ -151,3 +151,16 @@ def test_plain_layout_params_have_flat_views(config, seed):
     np.testing.assert_allclose(fast(ids), model(ids), rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="layout"):
         empty_arena(config, "fast")
+
+
+def test_replacing_a_joined_parameter_in_the_decode_layout_was_silently_ignored():
+    from minillm.config import ModelConfig
+    config = ModelConfig(arch="llama", vocab_size=30, n_ctx=16, d_model=16, n_heads=4,
+                         n_kv_heads=2, n_layers=1, d_ff=24)
+    decode = init_params(config, np.random.default_rng(0), layout="decode")
+    plain = init_params(config, np.random.default_rng(0))
+    rng, ids = np.random.default_rng(1), np.arange(10)
+    a, f = decode.blocks[0].attn, decode.blocks[0].ffn
+    a.wk = plain.blocks[0].attn.wk = rng.standard_normal(a.wk.shape, dtype=np.float32)  # new arrays
+    f.w_up = plain.blocks[0].ffn.w_up = rng.standard_normal(f.w_up.shape, dtype=np.float32)
+    np.testing.assert_allclose(GPT(config, decode)(ids), GPT(config, plain)(ids), rtol=1e-5, atol=1e-6)

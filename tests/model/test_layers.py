@@ -174,3 +174,23 @@ def test_layers_never_modify_their_input(layer):
     before = x.copy()
     layer(x)
     np.testing.assert_array_equal(x, before)
+
+
+@pytest.mark.parametrize("T", [3, 70])        # below and above attention.QUERY_BLOCK
+def test_attention_without_return_weights_returned_them_for_short_inputs(T):
+    from minillm.config import ModelConfig
+    from minillm.model.attention import attention
+    config = ModelConfig(vocab_size=20, n_ctx=80, d_model=8, n_heads=2, n_layers=1)
+    p = GPT(config, seed=0).params.blocks[0].attn
+    x = np.random.default_rng(0).standard_normal((1, T, 8), dtype=np.float32)   # [1, T, C]
+    out, weights = attention(x, p, config, causal_mask(T, T)[None], return_weights=False)
+    assert out.shape == (1, T, 8) and weights is None
+    assert attention(x, p, config, causal_mask(T, T)[None])[1].shape == (1, 2, T, T)
+
+
+def test_growing_rope_table_gave_a_wrong_row_for_a_negative_position():
+    from minillm.model.rope import rope_tables
+    cos, _ = rope_tables(1000, 8, 10000.0, grow=True)
+    cos[np.array([3])]                                   # only the first rows exist so far
+    with pytest.raises(IndexError, match=">= 0"):
+        cos[np.array([0, -1])]

@@ -58,3 +58,22 @@ def small():
 def test_bad_positions_or_mask_are_clear_errors(small, kwargs, message):
     with pytest.raises(ValueError, match=message):
         small(np.array([[1, 2, 3]]), **kwargs)
+
+
+@pytest.mark.parametrize("ids", [np.zeros((0, 3), int), np.zeros((2, 0), int), np.zeros(0, int)])
+def test_an_empty_batch_was_a_numpy_reduction_error(small, ids):
+    for call in (small, small.loss):
+        with pytest.raises(ValueError, match="token ids must have shape"):
+            call(ids)
+
+
+def test_a_padded_cache_with_a_mask_but_default_positions_was_silently_wrong(small):
+    cache = KVCache(small.config, batch_size=2, capacity=6)
+    cache.valid[0, :2] = False                                  # row 0: two padding slots
+    positions, mask = padded_inputs(cache.valid[:, :4], 4)
+    small(np.array([[0, 0, 1, 2], [3, 4, 5, 6]]), cache=cache, positions=positions, mask=mask)
+    positions, mask = padded_inputs(cache.valid[:, :5], 1)
+    for kwargs in (dict(mask=mask), dict(positions=positions), {}):
+        with pytest.raises(ValueError, match="holds padding"):
+            small(np.array([[7], [8]]), cache=cache, **kwargs)
+    assert small(np.array([[7], [8]]), cache=cache, positions=positions, mask=mask).shape == (2, 1, 20)
