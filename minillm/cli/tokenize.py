@@ -1,8 +1,8 @@
 """`minillm tokenize TEXT`: show where the token boundaries fall.
 
     $ python -m minillm tokenize "海水会吸收较多红光"
-    <e6 b5> | <b7> | 水 | ...
-    ids: [38184, 115, 36365, ...]
+    <e6 b5> | <b7> | <e6 b0> | <b4> | ...
+    ids: [38184, 115, 36365, 112, ...]
     20 tokens
 
     $ python -m minillm tokenize --model smollm2 "海水会吸收较多红光"     # a model's own tokenizer
