@@ -99,6 +99,18 @@ def test_generate_help_names_each_default(capsys):
     assert "(default: 1.0)" in out                                 # --length-penalty
 
 
+def test_train_help_showed_no_default_for_options_without_help():
+    """argparse prints no help line, hence no default, for an option without help=: --layers,
+    --steps … of train showed none. Every option with a default now names it."""
+    import argparse
+    from minillm.cli import build_parser
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    for command, parser in sub.choices.items():
+        for action in parser._actions:
+            if action.default not in (None, False, argparse.SUPPRESS) and action.option_strings:
+                assert action.help, f"{command} {action.option_strings[0]} has no help"
+
+
 def test_version(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["--version"])
