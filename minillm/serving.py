@@ -117,7 +117,7 @@ class ContinuousBatcher:
         logits = self.model(request.prompt[None], cache=one, last_only=True)[:, -1]   # [1, V]
         if c.length < P:                                          # make room: shift every slot right
             shift, L = P - c.length, c.length
-            c.k[:, :, :, shift:shift + L] = c.k[:, :, :, :L].copy()     # [L, B, K, L, D]
+            c.k[:, :, :, shift:shift + L] = c.k[:, :, :, :L].copy()     # [layers, B, K, L, D]
             c.v[:, :, :, shift:shift + L] = c.v[:, :, :, :L].copy()
             c.valid[:, shift:shift + L] = c.valid[:, :L].copy()
             c.valid[:, :shift] = False

@@ -86,6 +86,8 @@ def speculative_steps(model, prompt, n_new, sampler, rng, stop_ids, stop_text, t
 
 def _rounds(model, prompt, n_new, sampler, rng, stop_ids, stop_text, tokenizer, logprobs, top_n,
             cache, source, k) -> Iterator[Step]:
+    """Rounds of: draft up to k tokens, ONE target forward over [last, d₁ … d_k'], verify, yield
+    the 1 … k' + 1 tokens kept; stops and the cache afterwards as in ``generate``'s ``_steps``."""
     P = len(prompt)
     seq = np.empty(P + n_new + k, dtype=np.int64)                  # [P + N + k] context, then drafts
     seq[:P] = prompt

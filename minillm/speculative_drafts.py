@@ -27,7 +27,8 @@ from minillm.kv_cache import KVCache
 
 
 class DraftSource:
-    """Counts what was proposed and accepted (acceptance rate = accepted / proposed)."""
+    """Counts what was proposed and accepted (acceptance rate = accepted / proposed) and
+    ``rounds``: the target's forwards after the prompt, one per round, drafting or not."""
     proposed = accepted = rounds = 0
 
     def start(self, target, capacity: int) -> None:
