@@ -149,10 +149,7 @@ def _steps(model, prompt, n_new, sampler, rng, stops, stop_text, tokenizer, logp
     P = len(prompt)
     context = np.empty(P + n_new, dtype=np.int64)             # [P + N] preallocated, filled as we go
     context[:P] = prompt
-    decoder = None
-    if tokenizer is not None:
-        from minillm.tokenizer.stream import StreamDecoder
-        decoder = StreamDecoder(tokenizer)
+    decoder = stream_decoder(tokenizer)
     penalised = uses_history(sampler)
     if n_new == 0:
         return
@@ -162,8 +159,7 @@ def _steps(model, prompt, n_new, sampler, rng, stops, stop_text, tokenizer, logp
         seen = context[:P + n] if penalised else None         # [P + n] view, for penalties only
         token = int(sampler.sample(logits, rng, history=seen, prompt_len=P))  # 3.-4. p, choose
         if token in stops:
-            tail = stop_text.flush() + (decoder.flush() if decoder is not None else "")
-            if tail:
+            if tail := held_text(stop_text, decoder):
                 yield Step(None, tail)                        # held text, released
             return
         end = P + n + 1
@@ -176,6 +172,20 @@ def _steps(model, prompt, n_new, sampler, rng, stops, stop_text, tokenizer, logp
         if cache.length == cache.capacity:                    # only with a sliding window:
             cache.rollback(0)                                 # forget, re-read the last ``keep``
             fresh = context[end - keep:end]                   # [keep]
+
+
+def stream_decoder(tokenizer):
+    """A ``StreamDecoder`` turning the tokens into text as they come, or None without a tokenizer."""
+    if tokenizer is None:
+        return None
+    from minillm.tokenizer.stream import StreamDecoder
+    return StreamDecoder(tokenizer)
+
+
+def held_text(stop_text, decoder) -> str:
+    """A stop id ended the text: what was held back (a possible stop-string start, an
+    unfinished UTF-8 character) is released."""
+    return stop_text.flush() + (decoder.flush() if decoder is not None else "")
 
 
 def _step(token, logits, decoder, stop_text, last, logprobs, top_n) -> Step:
