@@ -128,7 +128,10 @@ def generate(model, prompt_ids, max_new_tokens: int = 100, *, temperature=None, 
     if keep is not None and n_new > MAX_WINDOW_TOKENS:     # the history is kept: 8 bytes a token
         raise ValueError(f"max_new_tokens with a sliding window is limited to "
                          f"{MAX_WINDOW_TOKENS:,} (the token history is kept in memory), got {n_new:,}")
-    if len(prompt) > n_ctx or (keep is None and len(prompt) + n_new > n_ctx):
+    if len(prompt) > n_ctx:                                  # no window can help: it slides later
+        raise ValueError(f"the prompt ({len(prompt)} tokens) is longer than the context window "
+                         f"n_ctx={n_ctx}; shorten it")
+    if keep is None and len(prompt) + n_new > n_ctx:
         raise ValueError(f"prompt ({len(prompt)} tokens) + max_new_tokens ({n_new}) exceed the "
                          f"context window n_ctx={n_ctx}; shorten them or pass sliding_window="
                          f"{n_ctx // 2} (CLI: --sliding-window)")
