@@ -31,7 +31,9 @@ def add_tokenizer_arguments(parser) -> None:
 
 def tokenizer_from(args):
     """The tokenizer the options name: --tokenizer, else --model's, else gpt2."""
-    return load_tokenizer(args.tokenizer or args.model or DEFAULT_TOKENIZER)
+    if args.tokenizer is None and args.model is not None:
+        return load_tokenizer(args.model, "--model")
+    return load_tokenizer(args.tokenizer or DEFAULT_TOKENIZER)
 
 
 def encode(tok, text: str, allow_special: bool) -> list[int]:

@@ -197,6 +197,20 @@ def test_an_unknown_name_gets_a_list_of_what_is_accepted(capsys, command):
     assert "a .gguf file" in err and "smollm2" in err and "no model at" not in err
 
 
+@pytest.mark.parametrize("command", ["tokenize", "count"])
+def test_tokenize_model_error_named_the_tokenizer_option(capsys, command):
+    """``tokenize --model gpt3`` said "--tokenizer gpt3: …" and listed what --tokenizer takes."""
+    text = ["Hi"] if command == "tokenize" else []
+    code, _, err = run_cli(capsys, command, "--model", "gpt3", *text)
+    assert code == 2 and "--model gpt3: not a folder" in err and "--tokenizer" not in err
+
+
+def test_tokenizer_error_did_not_list_the_downloadable_tokenizer(capsys):
+    """The list of what --tokenizer takes left out deepseek-v4, which --help names."""
+    code, _, err = run_cli(capsys, "tokenize", "--tokenizer", "gpt3", "Hi")
+    assert code == 2 and "a downloaded tokenizer (deepseek-v4)" in err
+
+
 def test_model_gpt2_says_it_is_a_vocabulary(capsys):
     code, _, err = run_cli(capsys, "generate", "--model", "gpt2", "Hi")
     assert code == 2 and "use --tokenizer gpt2" in err
