@@ -93,11 +93,11 @@ def generate(model, prompt_ids, max_new_tokens: int = 100, *, temperature=None, 
     yielded. ``stop_strings`` (needs ``tokenizer``) end it when the text contains one, which is
     trimmed, across token boundaries.
     Context: prompt + max_new_tokens must fit in n_ctx (else ValueError), unless
-    ``sliding_window`` is a token count k (e.g. n_ctx // 2): when the window is full, everything
-    but the last k tokens — the start of the prompt included — is FORGOTTEN and those k are re-run
-    from an empty cache. Positions restart at 0 for them (learned and RoPE positions alike, so
-    the model sees a text that begins mid-sentence), and each slide costs one k-token prefill
-    every n_ctx - k new tokens.
+    ``sliding_window`` is a token count k (e.g. n_ctx // 2; the prompt alone must still fit in
+    n_ctx): when the window is full, everything but the last k tokens — the start of the prompt
+    included — is FORGOTTEN and those k are re-run from an empty cache. Positions restart at 0
+    for them (learned and RoPE positions alike, so the model sees a text that begins
+    mid-sentence), and each slide costs one k-token prefill every n_ctx - k new tokens.
     Continuing: ``cache`` (a 1-row KVCache holding the forward of ``prompt_ids[:cache.length]``,
     the caller's promise) is reused — only the rest of the prompt is fed, so a chat does not
     re-read its whole history every turn. Afterwards it holds every token that was fed: a prefix
