@@ -93,11 +93,11 @@ def generate(model, prompt_ids, max_new_tokens: int = 100, *, temperature=None, 
     yielded. ``stop_strings`` (needs ``tokenizer``) end it when the text contains one, which is
     trimmed, across token boundaries.
     Context: prompt + max_new_tokens must fit in n_ctx (else ValueError), unless
-    ``sliding_window`` is a token count k (e.g. n_ctx // 2): when the window is full, everything
-    but the last k tokens — the start of the prompt included — is FORGOTTEN and those k are re-run
-    from an empty cache. Positions restart at 0 for them (learned and RoPE positions alike, so
-    the model sees a text that begins mid-sentence), and each slide costs one k-token prefill
-    every n_ctx - k new tokens.
+    ``sliding_window`` is a token count k (e.g. n_ctx // 2; the prompt alone must still fit in
+    n_ctx): when the window is full, everything but the last k tokens — the start of the prompt
+    included — is FORGOTTEN and those k are re-run from an empty cache. Positions restart at 0
+    for them (learned and RoPE positions alike, so the model sees a text that begins
+    mid-sentence), and each slide costs one k-token prefill every n_ctx - k new tokens.
     Continuing: ``cache`` (a 1-row KVCache holding the forward of ``prompt_ids[:cache.length]``,
     the caller's promise) is reused — only the rest of the prompt is fed, so a chat does not
     re-read its whole history every turn. Afterwards it holds every token that was fed: a prefix
@@ -128,7 +128,10 @@ def generate(model, prompt_ids, max_new_tokens: int = 100, *, temperature=None, 
     if keep is not None and n_new > MAX_WINDOW_TOKENS:     # the history is kept: 8 bytes a token
         raise ValueError(f"max_new_tokens with a sliding window is limited to "
                          f"{MAX_WINDOW_TOKENS:,} (the token history is kept in memory), got {n_new:,}")
-    if len(prompt) > n_ctx or (keep is None and len(prompt) + n_new > n_ctx):
+    if len(prompt) > n_ctx:                                  # no window can help: it slides later
+        raise ValueError(f"the prompt ({len(prompt)} tokens) is longer than the context window "
+                         f"n_ctx={n_ctx}; shorten it")
+    if keep is None and len(prompt) + n_new > n_ctx:
         raise ValueError(f"prompt ({len(prompt)} tokens) + max_new_tokens ({n_new}) exceed the "
                          f"context window n_ctx={n_ctx}; shorten them or pass sliding_window="
                          f"{n_ctx // 2} (CLI: --sliding-window)")
@@ -149,10 +152,7 @@ def _steps(model, prompt, n_new, sampler, rng, stops, stop_text, tokenizer, logp
     P = len(prompt)
     context = np.empty(P + n_new, dtype=np.int64)             # [P + N] preallocated, filled as we go
     context[:P] = prompt
-    decoder = None
-    if tokenizer is not None:
-        from minillm.tokenizer.stream import StreamDecoder
-        decoder = StreamDecoder(tokenizer)
+    decoder = stream_decoder(tokenizer)
     penalised = uses_history(sampler)
     if n_new == 0:
         return
@@ -162,8 +162,7 @@ def _steps(model, prompt, n_new, sampler, rng, stops, stop_text, tokenizer, logp
         seen = context[:P + n] if penalised else None         # [P + n] view, for penalties only
         token = int(sampler.sample(logits, rng, history=seen, prompt_len=P))  # 3.-4. p, choose
         if token in stops:
-            tail = stop_text.flush() + (decoder.flush() if decoder is not None else "")
-            if tail:
+            if tail := held_text(stop_text, decoder):
                 yield Step(None, tail)                        # held text, released
             return
         end = P + n + 1
@@ -176,6 +175,20 @@ def _steps(model, prompt, n_new, sampler, rng, stops, stop_text, tokenizer, logp
         if cache.length == cache.capacity:                    # only with a sliding window:
             cache.rollback(0)                                 # forget, re-read the last ``keep``
             fresh = context[end - keep:end]                   # [keep]
+
+
+def stream_decoder(tokenizer):
+    """A ``StreamDecoder`` turning the tokens into text as they come, or None without a tokenizer."""
+    if tokenizer is None:
+        return None
+    from minillm.tokenizer.stream import StreamDecoder
+    return StreamDecoder(tokenizer)
+
+
+def held_text(stop_text, decoder) -> str:
+    """A stop id ended the text: what was held back (a possible stop-string start, an
+    unfinished UTF-8 character) is released."""
+    return stop_text.flush() + (decoder.flush() if decoder is not None else "")
 
 
 def _step(token, logits, decoder, stop_text, last, logprobs, top_n) -> Step:

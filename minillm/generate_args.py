@@ -1,14 +1,16 @@
 """The arguments every way of generating shares, checked once: sampler, generator, prompt, stops.
 
-``generate``, ``generate_batch``, ``beam_search``, ``score_options`` and ``Chat`` take the same
-kinds of argument; each is turned here into the one form the loops use, or rejected with a
-ValueError/TypeError that says what is allowed:
+``generate``, ``generate_batch``, ``serve``, ``beam_search``, ``score_options`` and ``Chat`` take
+the same kinds of argument; each is turned here into the one form the loops use, or rejected with
+a ValueError/TypeError that says what is allowed:
 
     make_sampler(preset=..., temperature=..., ...)    -> a Sampler
     make_rng(seed, rng)                                -> the one np.random.Generator
     check_prompt(model, ids)                           -> int64 [P], every id in the vocabulary
     stop_set(model, stop_ids, stop_at_eos)             -> frozenset of ids that end a text
     window_keep(sliding_window, n_ctx)                 -> how many tokens a slide keeps, or None
+    check_count(value, name)                           -> an int >= 0 (max_new_tokens, top_n …)
+    uses_history(sampler)                              -> does it read the history (penalties)?
 """
 from __future__ import annotations
 

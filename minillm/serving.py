@@ -117,7 +117,7 @@ class ContinuousBatcher:
         logits = self.model(request.prompt[None], cache=one, last_only=True)[:, -1]   # [1, V]
         if c.length < P:                                          # make room: shift every slot right
             shift, L = P - c.length, c.length
-            c.k[:, :, :, shift:shift + L] = c.k[:, :, :, :L].copy()     # [L, B, K, L, D]
+            c.k[:, :, :, shift:shift + L] = c.k[:, :, :, :L].copy()     # [layers, B, K, L, D]
             c.v[:, :, :, shift:shift + L] = c.v[:, :, :, :L].copy()
             c.valid[:, shift:shift + L] = c.valid[:, :L].copy()
             c.valid[:, :shift] = False
@@ -131,13 +131,14 @@ class ContinuousBatcher:
         self._choose([b], logits)
 
     def _choose(self, rows: list[int], logits: np.ndarray) -> None:
-        """Sample one token per row, retiring a request at a stop id or at its token budget."""
+        """Sample one token per row of ``logits`` [R, V] (R = len(rows)), retiring a request at a
+        stop id or at its token budget."""
         history, prompt_len = None, 0
         if uses_history(self.sampler):                            # penalties: each row's own tokens
             history = [np.concatenate([self.slots[b].prompt, self.slots[b].new]).astype(np.int64)
-                       for b in rows]
-            prompt_len = np.array([len(self.slots[b].prompt) for b in rows])
-        picks = self.sampler.sample(logits, self.rng, history=history, prompt_len=prompt_len)
+                       for b in rows]                             # R x [P_b + n_b]
+            prompt_len = np.array([len(self.slots[b].prompt) for b in rows])   # [R]
+        picks = self.sampler.sample(logits, self.rng, history=history, prompt_len=prompt_len)  # [R]
         for b, token in zip(rows, np.atleast_1d(picks).tolist()):
             request = self.slots[b]
             if token in self.stop_ids:

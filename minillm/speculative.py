@@ -38,7 +38,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from minillm.generate import Step, _step
+from minillm.generate import Step, _step, held_text, stream_decoder
 from minillm.generate_args import check_count, uses_history
 from minillm.sampling import categorical
 from minillm.speculative_drafts import make_draft
@@ -86,13 +86,12 @@ def speculative_steps(model, prompt, n_new, sampler, rng, stop_ids, stop_text, t
 
 def _rounds(model, prompt, n_new, sampler, rng, stop_ids, stop_text, tokenizer, logprobs, top_n,
             cache, source, k) -> Iterator[Step]:
+    """Rounds of: draft up to k tokens, ONE target forward over [last, d₁ … d_k'], verify, yield
+    the 1 … k' + 1 tokens kept; stops and the cache afterwards as in ``generate``'s ``_steps``."""
     P = len(prompt)
     seq = np.empty(P + n_new + k, dtype=np.int64)                  # [P + N + k] context, then drafts
     seq[:P] = prompt
-    decoder = None
-    if tokenizer is not None:
-        from minillm.tokenizer.stream import StreamDecoder
-        decoder = StreamDecoder(tokenizer)
+    decoder = stream_decoder(tokenizer)
     greedy, penalised = sampler.temperature == 0, uses_history(sampler)
 
     def probs(logits, n):                      # the sampler's distribution after seq[:n]
@@ -126,8 +125,7 @@ def _rounds(model, prompt, n_new, sampler, rng, stop_ids, stop_text, tokenizer, 
         for i, token in enumerate(tokens):
             if token in stop_ids:
                 cache.rollback(min(cache.length, m + i))           # as plain decoding: fed < stop
-                tail = stop_text.flush() + (decoder.flush() if decoder is not None else "")
-                if tail:
+                if tail := held_text(stop_text, decoder):
                     yield Step(None, tail)                         # held text, released
                 return
             seq[m + i] = token

@@ -27,7 +27,8 @@ from minillm.kv_cache import KVCache
 
 
 class DraftSource:
-    """Counts what was proposed and accepted (acceptance rate = accepted / proposed)."""
+    """Counts what was proposed and accepted (acceptance rate = accepted / proposed) and
+    ``rounds``: the target's forwards after the prompt, one per round, drafting or not."""
     proposed = accepted = rounds = 0
 
     def start(self, target, capacity: int) -> None:
@@ -92,7 +93,8 @@ class DraftModel(DraftSource):
             seq[m + i], q = choose(logits, m + i)                     # tentative: the target decides
             qs.append(q)
             if i < k - 1:
-                logits = self.model(seq[m + i:m + i + 1][None], cache=self.cache, last_only=True)[0, -1]
+                step = seq[m + i:m + i + 1][None]                  # [1, 1] the draft just chosen
+                logits = self.model(step, cache=self.cache, last_only=True)[0, -1]   # [V]
         drafts = seq[m:m + k].copy()                                  # [k]
         return drafts, (None if qs[0] is None else np.stack(qs))      # [k, V] or None
 

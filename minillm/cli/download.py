@@ -49,7 +49,7 @@ MODELS = {
 def add_arguments(parser) -> None:
     parser.add_argument("name", choices=sorted(MODELS),
                         help="smollm2: SmolLM2-135M-Instruct (93 MB); deepseek-v4: the DeepSeek-V4 "
-                             "tokenizer only (2 MB)")
+                             "tokenizer only (6 MB)")
     parser.add_argument("--cache-dir", default=None,
                         help="where models go (default: $MINILLM_HOME/models or ~/.cache/minillm/models)")
 

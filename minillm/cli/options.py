@@ -9,7 +9,6 @@ import argparse
 import re
 import time
 
-from minillm.cli.resolve import resolve_model_path  # noqa: F401  (the name commands import)
 from minillm.sampling import PRESETS
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", "'": "'", '"': '"'}

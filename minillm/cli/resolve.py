@@ -3,8 +3,9 @@
     --model NAME        a checkpoint folder (config.json + model.safetensors), a .gguf file, a
                         downloaded model's name (``smollm2``), or a folder of minillm's repository
                         (``weights/shakespeare``, found from any working directory of a clone)
-    --tokenizer NAME    a vocabulary name (gpt2, r50k, cl100k, o200k), a tokenizer file, or
-                        anything --model takes (then the tokenizer that model carries)
+    --tokenizer NAME    a vocabulary name (gpt2, r50k, cl100k, o200k), a downloaded tokenizer
+                        (``deepseek-v4``), a tokenizer file, or anything --model takes (then the
+                        tokenizer that model carries)
 
 A name that is none of these gets one message listing what is accepted.
 """
@@ -22,10 +23,12 @@ def shipped_models() -> list[str]:
     return [f"weights/{name}" for name in SHIPPED_MODELS]
 
 
-def downloadable_models() -> list[str]:
-    """The names `download` fetches that are models (deepseek-v4 is a tokenizer only)."""
+def downloadable_models(tokenizers: bool = False) -> list[str]:
+    """The names `download` fetches that are models (a .gguf file), or with ``tokenizers=True``
+    those that are a tokenizer only (deepseek-v4)."""
     from minillm.cli.download import MODELS
-    return sorted(name for name, spec in MODELS.items() if spec.filename.endswith(".gguf"))
+    return sorted(name for name, spec in MODELS.items()
+                  if spec.filename.endswith(".gguf") != tokenizers)
 
 
 def accepted(option: str) -> str:
@@ -37,6 +40,7 @@ def accepted(option: str) -> str:
                  if shipped_models() else ""))
     if option == "--tokenizer":
         return (f"a vocabulary name ({', '.join(sorted(n for n in NAMED if '_' not in n))}), a "
+                f"downloaded tokenizer ({', '.join(downloadable_models(tokenizers=True))}), a "
                 f"tokenizer file, or {models}")
     return models
 
@@ -44,8 +48,9 @@ def accepted(option: str) -> str:
 def help_text(option: str) -> str:
     """The short form of ``accepted`` for ``--help``; errors list everything."""
     if option == "--tokenizer":
-        return ("a vocabulary (gpt2, r50k, cl100k, o200k), a downloaded tokenizer (deepseek-v4), "
-                "a tokenizer file, or anything --model takes")
+        return (f"a vocabulary (gpt2, r50k, cl100k, o200k), a downloaded tokenizer "
+                f"({', '.join(downloadable_models(tokenizers=True))}), a tokenizer file, or "
+                f"anything --model takes")
     return (f"a checkpoint folder, a .gguf file, or a downloaded model's name "
             f"({', '.join(downloadable_models())})")
 
@@ -67,13 +72,14 @@ def resolve_model_path(name: str, option: str = "--model") -> Path:
                             f"{option} takes {accepted(option)}")
 
 
-def load_tokenizer(name: str):
-    """``--tokenizer NAME`` -> Tokenizer (see the module docstring)."""
+def load_tokenizer(name: str, option: str = "--tokenizer"):
+    """``--tokenizer NAME`` -> Tokenizer (see the module docstring); ``option``: the one errors
+    name (``tokenize --model NAME`` reads the model's tokenizer)."""
     from minillm.tokenizer import Tokenizer
     from minillm.tokenizer.formats import NAMED
     if name in NAMED:
         return Tokenizer.load(name)
-    path = resolve_model_path(name, "--tokenizer")
+    path = resolve_model_path(name, option)
     if path.suffix == ".gguf":                      # the metadata only: no weights are read
         from minillm.io.gguf import read_gguf
         return Tokenizer.from_gguf_metadata(read_gguf(str(path)).metadata)

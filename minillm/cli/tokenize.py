@@ -1,8 +1,8 @@
 """`minillm tokenize TEXT`: show where the token boundaries fall.
 
     $ python -m minillm tokenize "海水会吸收较多红光"
-    <e6 b5> | <b7> | 水 | ...
-    ids: [38184, 115, 36365, ...]
+    <e6 b5> | <b7> | <e6 b0> | <b4> | ...
+    ids: [38184, 115, 36365, 112, ...]
     20 tokens
 
     $ python -m minillm tokenize --model smollm2 "海水会吸收较多红光"     # a model's own tokenizer
@@ -31,7 +31,9 @@ def add_tokenizer_arguments(parser) -> None:
 
 def tokenizer_from(args):
     """The tokenizer the options name: --tokenizer, else --model's, else gpt2."""
-    return load_tokenizer(args.tokenizer or args.model or DEFAULT_TOKENIZER)
+    if args.tokenizer is None and args.model is not None:
+        return load_tokenizer(args.model, "--model")
+    return load_tokenizer(args.tokenizer or DEFAULT_TOKENIZER)
 
 
 def encode(tok, text: str, allow_special: bool) -> list[int]:

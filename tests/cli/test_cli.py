@@ -99,6 +99,18 @@ def test_generate_help_names_each_default(capsys):
     assert "(default: 1.0)" in out                                 # --length-penalty
 
 
+def test_train_help_showed_no_default_for_options_without_help():
+    """argparse prints no help line, hence no default, for an option without help=: --layers,
+    --steps … of train showed none. Every option with a default now names it."""
+    import argparse
+    from minillm.cli import build_parser
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    for command, parser in sub.choices.items():
+        for action in parser._actions:
+            if action.default not in (None, False, argparse.SUPPRESS) and action.option_strings:
+                assert action.help, f"{command} {action.option_strings[0]} has no help"
+
+
 def test_version(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["--version"])
@@ -183,6 +195,20 @@ def test_an_unknown_name_gets_a_list_of_what_is_accepted(capsys, command):
     code, _, err = run_cli(capsys, *argv)
     assert code == 2 and "gpt3: not a folder, a file or a known download" in err
     assert "a .gguf file" in err and "smollm2" in err and "no model at" not in err
+
+
+@pytest.mark.parametrize("command", ["tokenize", "count"])
+def test_tokenize_model_error_named_the_tokenizer_option(capsys, command):
+    """``tokenize --model gpt3`` said "--tokenizer gpt3: …" and listed what --tokenizer takes."""
+    text = ["Hi"] if command == "tokenize" else []
+    code, _, err = run_cli(capsys, command, "--model", "gpt3", *text)
+    assert code == 2 and "--model gpt3: not a folder" in err and "--tokenizer" not in err
+
+
+def test_tokenizer_error_did_not_list_the_downloadable_tokenizer(capsys):
+    """The list of what --tokenizer takes left out deepseek-v4, which --help names."""
+    code, _, err = run_cli(capsys, "tokenize", "--tokenizer", "gpt3", "Hi")
+    assert code == 2 and "a downloaded tokenizer (deepseek-v4)" in err
 
 
 def test_model_gpt2_says_it_is_a_vocabulary(capsys):
