@@ -35,7 +35,8 @@ def use_one_blas_thread() -> None:
         os.environ[name] = "1"
     if "numpy" not in sys.modules:              # BLAS not loaded yet: the variables suffice
         return
-    argv = [sys.executable, "-m", "minillm", *sys.argv[1:]]
+    argv = [sys.executable, *sys.orig_argv[1:]]   # as started: `-m minillm …` or the script,
+    # with the interpreter's own flags (-X utf8, …) kept
     sys.stdout.flush()
     sys.stderr.flush()
     if os.name == "nt":                         # no exec on Windows: run it and pass the code on

@@ -37,6 +37,13 @@ def fsync_dir(path: str | Path) -> None:
         os.close(fd)
 
 
+def _umask() -> int:
+    """The process's umask (read by setting it, then restoring it: there is no getter)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | Path, mode: str = "wb", encoding: str | None = None):
     """Open a temporary file beside ``path``; on a clean exit fsync it and rename it to ``path``.
@@ -49,6 +56,10 @@ def atomic_open(path: str | Path, mode: str = "wb", encoding: str | None = None)
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        # subtle: mkstemp makes the file private (0o600); a saved model should get the mode any
+        # new file gets (0o666 less the umask), as `open(path, "w")` would have given it
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, mode, encoding=(encoding or "utf-8") if mode == "w" else None) as f:
             yield f
             f.flush()

@@ -122,9 +122,10 @@ def test_one_blas_thread_is_set_and_the_program_restarted_once(monkeypatch):
     monkeypatch.setattr(os, "execv", lambda exe, argv: calls.append(argv))
     for name in THREAD_VARIABLES:
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(sys, "argv", ["minillm", "count", "x.txt"])
+    started = ["-X", "utf8", "-m", "minillm", "count", "x.txt"]     # interpreter flags, then ours
+    monkeypatch.setattr(sys, "orig_argv", ["python3", *started])
     use_one_blas_thread()                                          # numpy is loaded: restart
-    assert calls == [[sys.executable, "-m", "minillm", "count", "x.txt"]]
+    assert calls == [[sys.executable, *started]]
     assert all(os.environ[name] == "1" for name in THREAD_VARIABLES)
     use_one_blas_thread()                                          # now set: no second restart
     assert len(calls) == 1
