@@ -150,6 +150,11 @@ def named_to_hf(named: dict[str, np.ndarray], config: ModelConfig) -> dict[str, 
     if unnamed:
         raise ValueError(f"Hugging Face's {config.arch} checkpoints have no name for {unnamed[:3]}"
                          f"{'…' if len(unnamed) > 3 else ''}: this config cannot be saved as one")
+    family = {"gpt2": ("layernorm", "gelu_mlp", "learned"), "llama": ("rmsnorm", "swiglu", "rope")}
+    if (config.norm, config.ffn, config.position) != family[config.arch]:
+        raise ValueError(f"Hugging Face's {config.arch} models use {'/'.join(family[config.arch])}; "
+                         f"this config has {config.norm}/{config.ffn}/{config.position}, which its "
+                         f"config.json cannot say (transformers would run another model)")
     if config.arch == "gpt2" and not config.attn_bias:
         raise ValueError("Hugging Face's gpt2 checkpoints always hold Q, K, V biases (c_attn.bias):"
                          " a config with attn_bias=False cannot be saved as one")

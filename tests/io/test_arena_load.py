@@ -86,7 +86,9 @@ def test_a_gguf_tensor_of_an_undecodable_type_is_named(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("kw, name", [(dict(arch="llama", norm="layernorm"), "norm1.bias"),
                                       (dict(arch="llama", position="learned"), "wpe"),
-                                      (dict(arch="gpt2", attn_bias=False), "c_attn.bias")])
+                                      (dict(arch="gpt2", attn_bias=False), "c_attn.bias"),
+                                      (dict(arch="llama", ffn="gelu_mlp"), "rmsnorm/swiglu/rope"),
+                                      (dict(arch="gpt2", position="rope"), "gelu_mlp/learned")])
 def test_save_pretrained_of_a_config_hf_cannot_name_raised_keyerror_or_wrote_an_unloadable_file(
         tmp_path, kw, name):
     from minillm.config import ModelConfig
