@@ -32,7 +32,7 @@ from .hf import read_gpt2_files, read_hf_json
 from .hf_write import write_hf
 from .locate import NAMED, locate  # noqa: F401  (NAMED: the vendored names, kept importable here)
 from .minillm_format import FORMAT_NAME, read_minillm, write_minillm
-from .pattern_names import NAMED_PATTERNS
+from .pattern_names import KNOWN_STAGES, NAMED_PATTERNS
 from .validate import check_patterns, check_vocabulary, shown
 
 TIKTOKEN_SPECIALS = {
@@ -127,9 +127,9 @@ def validated(kw: dict, source: str, from_file: bool = True) -> dict:
                      **{k: kw.get(k) for k in ("bos_id", "eos_id", "unk_id")})
     stages = kw["pattern"]
     stages = [stages] if isinstance(stages, str) else stages
-    known = {s for named in NAMED_PATTERNS.values() for s in named}
     if from_file and stages is not None:
-        check_patterns([s for s in stages if s not in known and s not in NAMED_PATTERNS], source)
+        check_patterns([s for s in stages if s not in KNOWN_STAGES and s not in NAMED_PATTERNS],
+                       source)
     return kw
 
 

@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import regex
 
-from .pattern_names import NAMED_PATTERNS, resolve_pattern
-
-KNOWN_STAGES = {p for stages in NAMED_PATTERNS.values() for p in stages}
+from .pattern_names import KNOWN_STAGES, resolve_pattern
 
 
 class PreTokenizer:
