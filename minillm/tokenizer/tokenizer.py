@@ -19,13 +19,11 @@ bpe.py), a pre-tokenisation pattern and the special tokens.
 """
 from __future__ import annotations
 
-
 from . import bpe, formats, gguf_meta, hf
 from .fast import FastEncoder
 from .patterns import PreTokenizer
 from .special import SpecialTokens
-
-MAX_ID = 1 << 24  # the largest token id accepted + 1
+from .validate import MAX_ID  # the largest token id accepted + 1
 
 
 class Tokenizer:
