@@ -28,7 +28,7 @@ from .segment import SafeCuts
 from .split import FastSplit
 
 CACHE_SIZE = 1 << 16  # pre-tokens whose ids are remembered (memo.py): words repeat a lot
-BATCH_MIN = 64  # new pieces in one text from which batched BPE (batch_bpe.py) beats bpe.merge
+BATCH_MIN = 64  # new pieces in one text from which batched BPE (batch_bpe.py) beats merge.merge
 # subtle: batched BPE saves ~5 µs per new piece, but its table costs 0.2-0.9 s to build (what
 # 35,000-130,000 pieces save), so it is built only once merge.py has merged this many new pieces
 # (~4 MB of fresh English): a one-off short text or prompt never pays for it.

@@ -16,7 +16,7 @@ to `regex`.
 Only a whitelisted subset of syntax is translated: literals, escaped punctuation, `\\r \\n \\t
 \\f \\v`, `\\s \\S`, `\\p{L N Lu Ll Lt Lm Lo M}`, flat classes, `(...)`, `(?:`, `(?=`, `(?!`,
 `(?i:` (without properties inside), quantifiers (possessive ones need Python >= 3.11), `| ^ $`.
-Anything else gives None, and `regex` runs the pattern. tests/tokenizer/test_stdlib_re.py checks
+Anything else gives None, and `regex` runs the pattern. tests/tokenizer/fast/test_stdlib_re.py checks
 that both engines split random text the same way.
 """
 from __future__ import annotations
