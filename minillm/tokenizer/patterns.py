@@ -48,6 +48,16 @@ class PreTokenizer:
         return pieces
 
 
+def without_lone_surrogates(text: str) -> str:
+    """`text` with each lone surrogate (which UTF-8 cannot encode) replaced by U+FFFD, as
+    tiktoken does: `"a\\ud800b"` -> `"a\\ufffdb"`."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
 SECONDS_PER_CHAR = 1e-5  # 10 µs; a file's real pattern takes up to ~0.8 µs a character
 
 

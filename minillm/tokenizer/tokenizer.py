@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from . import bpe, formats, gguf_meta, hf
 from .fast import FastEncoder
-from .patterns import PreTokenizer
+from .patterns import PreTokenizer, without_lone_surrogates
 from .special import SpecialTokens
 from .validate import MAX_ID  # the largest token id accepted + 1
 
@@ -75,11 +75,8 @@ class Tokenizer:
             raise TypeError(f"encode expects a str, got {type(text).__name__}")
         if self.normalizer:
             text = hf.normalize(text, self.normalizer)
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:  # subtle: lone surrogates cannot be UTF-8; tiktoken's fix:
-            text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")  # -> U+FFFD
-        return self._encode_text(text)
+        # subtle: lone surrogates cannot be UTF-8 (encode_bytes carries invalid bytes so)
+        return self._encode_text(without_lone_surrogates(text))
 
     def _encode_text(self, text: str) -> list[int]:
         """Text without special tokens -> ids: the seam (module docstring)."""

@@ -62,3 +62,14 @@ def test_token_with_a_stray_continuation_byte_blocks_the_cut(whole_piece_lookup)
     reference = bpe.merge_reference(token, bpe.rank_function(encoder, None))
     expected = [encoder[token]] if whole_piece_lookup else [encoder[p] for p in reference]
     assert tok.encode_bytes(token) == expected
+
+
+def test_train_crashed_with_unicode_encode_error_on_a_lone_surrogate():
+    """Regression: `Tokenizer.train` encoded pre-tokens as strict UTF-8 and raised
+    UnicodeEncodeError on a lone surrogate, which `encode` accepts (as U+FFFD, like tiktoken).
+    Training now sees the text as encode does."""
+    text = "ab\ud800ab \ud800\ud800 ab"
+    tok = Tokenizer.train(text, 262)
+    assert tok.encode(text) == tok.encode(text.replace("\ud800", "\ufffd"))
+    assert tok.decode(tok.encode(text)) == text.replace("\ud800", "\ufffd")
+    assert "\ufffd".encode() in {tok.token_bytes(i) for i in range(256, tok.vocab_size)}
