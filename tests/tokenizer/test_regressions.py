@@ -73,3 +73,13 @@ def test_train_crashed_with_unicode_encode_error_on_a_lone_surrogate():
     assert tok.encode(text) == tok.encode(text.replace("\ud800", "\ufffd"))
     assert tok.decode(tok.encode(text)) == text.replace("\ud800", "\ufffd")
     assert "\ufffd".encode() in {tok.token_bytes(i) for i in range(256, tok.vocab_size)}
+
+
+def test_decode_of_a_2d_array_raised_numpys_truth_value_error():
+    """Regression: decoding a [1, T] array (a batch row not taken out) raised NumPy's "truth
+    value of an array ... is ambiguous" instead of naming the id that is not an integer."""
+    import numpy as np
+    tok = Tokenizer.load("gpt2")
+    with pytest.raises(ValueError, match=r"cannot decode id array\(\[15496,\s+995\]\)"):
+        tok.decode(np.array([[15496, 995]]))
+    assert tok.decode(np.array([15496, 995])) == "Hello world"
