@@ -83,3 +83,20 @@ def test_decode_of_a_2d_array_raised_numpys_truth_value_error():
     with pytest.raises(ValueError, match=r"cannot decode id array\(\[15496,\s+995\]\)"):
         tok.decode(np.array([[15496, 995]]))
     assert tok.decode(np.array([15496, 995])) == "Hello world"
+
+
+def test_hf_byte_level_without_regex_and_no_split_raised_a_pattern_type_error(tmp_path):
+    """Regression: a tokenizer.json whose pre_tokenizer is ByteLevel(use_regex=false) alone (the
+    whole text is one pre-token) gave no stages, and loading it raised "pattern must be a name
+    ... got ()". It now loads and merges across spaces, as Hugging Face does."""
+    from minillm.tokenizer.byte_alphabet import bytes_to_unicode
+    alphabet = bytes_to_unicode()
+    vocab = {alphabet[b]: b for b in range(256)} | {"bĠ": 256, "abĠ": 257}
+    data = {"model": {"type": "BPE", "vocab": vocab, "merges": ["b Ġ", "a bĠ"]},
+            "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "use_regex": False},
+            "decoder": {"type": "ByteLevel"}, "added_tokens": []}
+    (tmp_path / "tokenizer.json").write_text(json.dumps(data), encoding="utf-8")
+    for fast in (True, False):
+        tok = Tokenizer.load(tmp_path / "tokenizer.json", fast=fast)
+        assert tok.encode("ab ab") == [257, 97, 98]
+        assert tok.encode("") == [] and tok.decode(tok.encode("a\nb ")) == "a\nb "
