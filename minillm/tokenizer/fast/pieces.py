@@ -6,7 +6,8 @@ Pre-tokens repeat a lot (" the", " and", "."), so:
 - the ids of every pre-token are cached (memo.py: `CACHE_SIZE` entries) and the cache is read
   from C over the whole list (`map(cache.__getitem__, pieces)`): Python runs only on a miss;
 - the new pre-tokens of a long text (at least `BATCH_MIN`) are merged all at once in NumPy
-  (batch_bpe.py) before that read, so the misses are few;
+  (batch_bpe.py) before that read, so the misses are few (once `BUILD_AFTER` new pieces have
+  been merged one by one: its table is costly to build);
 - a miss on a long non-ASCII pre-token (a clause of Chinese) is first cut where no merge can
   cross (segment.py), so that its segments hit the cache too;
 - whatever is left runs merge.merge, one piece at a time (a heap for long pieces);
