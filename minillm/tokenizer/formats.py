@@ -107,8 +107,9 @@ def read(path_or_name, pattern=None) -> dict:
     """A vendored name or a path -> Tokenizer kwargs (see the module docstring), validated
     (validate.py): a vocabulary that cannot be honoured is a ValueError naming the file."""
     source = str(path_or_name)
+    path = locate(path_or_name)  # (its TypeError is about the argument, not the file)
     try:
-        kw = _read(path_or_name, pattern)
+        kw = _read(path, pattern)
         return validated(kw, source, from_file=pattern is None)
     except (KeyError, TypeError, AttributeError, IndexError) as exc:   # a field of the wrong type
         raise ValueError(f"{source}: malformed tokenizer file ({type(exc).__name__}: "
@@ -144,9 +145,8 @@ def _load_json(path: Path):
         raise ValueError(f"{path}: JSON nested too deeply") from None
 
 
-def _read(path_or_name, pattern=None) -> dict:
-    """A vendored or downloaded name, a folder or a file -> Tokenizer kwargs (see locate.py)."""
-    path = locate(path_or_name)
+def _read(path: Path, pattern=None) -> dict:
+    """A tokenizer file (`locate`'s answer) -> Tokenizer kwargs."""
     if path.name == "encoder.json":
         kw = read_gpt2_files(_load_json(path), _read_text(path.with_name("vocab.bpe")))
         return {**kw, "pattern": pattern or kw["pattern"]}

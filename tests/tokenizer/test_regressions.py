@@ -100,3 +100,11 @@ def test_hf_byte_level_without_regex_and_no_split_raised_a_pattern_type_error(tm
         tok = Tokenizer.load(tmp_path / "tokenizer.json", fast=fast)
         assert tok.encode("ab ab") == [257, 97, 98]
         assert tok.encode("") == [] and tok.decode(tok.encode("a\nb ")) == "a\nb "
+
+
+@pytest.mark.parametrize("bad", [123, None, b"gpt2"])
+def test_load_of_a_non_path_said_malformed_tokenizer_file(bad):
+    """Regression: `Tokenizer.load(123)` wrapped locate's TypeError ("expected a tokenizer name
+    or a path") into a ValueError "123: malformed tokenizer file"."""
+    with pytest.raises(TypeError, match="expected a tokenizer name or a path"):
+        Tokenizer.load(bad)
