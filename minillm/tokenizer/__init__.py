@@ -4,8 +4,9 @@ The reading path, in order: patterns (split text into pre-tokens) -> bpe (merge 
 adjacent pair until none is left: `merge_reference`, which can trace every merge) -> special
 (special tokens) -> tokenizer (the class: encode, decode). No cache, cut table or batching in
 them. Then: pattern_names (the regexes of real tokenizers), train (learning merges), stream
-(decoding a stream of ids), formats / byte_alphabet / hf / gguf_meta / minillm_format (files),
-display (showing tokens).
+(decoding a stream of ids), formats / byte_alphabet / hf / gguf_meta / minillm_format (reading
+files), hf_write (writing Hugging Face's), locate (which name means which file), validate
+(refusing what cannot be honoured), display (showing tokens).
 
 The speed-ups live in fast/ (split, stdlib_re, memo, pieces, merge, batch_bpe, segment, long;
 what each buys is in fast/__init__.py) and plug in through one seam, `Tokenizer._encode_text`.

@@ -38,7 +38,8 @@ def rank_function(encoder: dict[bytes, int],
 
 class MergeStep(NamedTuple):
     """One merge of the loop: the pair that merged, its rank, and the parts after it.
-    `str(step)` shows it with display.render_token: `<e6 b5> + <b7> -> 海 (rank 115): 海 | ...`."""
+    `str(step)` shows it with display.render_token; GPT-2's first merge of 海 (e6 b5 b7):
+    `<e6> + <b5> -> <e6 b5> (rank 38184): <e6 b5> | <b7>`."""
     pair: tuple[bytes, bytes]
     rank: int
     parts: tuple[bytes, ...]

@@ -32,7 +32,7 @@ from .hf import read_gpt2_files, read_hf_json
 from .hf_write import write_hf
 from .locate import NAMED, locate  # noqa: F401  (NAMED: the vendored names, kept importable here)
 from .minillm_format import FORMAT_NAME, read_minillm, write_minillm
-from .pattern_names import NAMED_PATTERNS
+from .pattern_names import KNOWN_STAGES, NAMED_PATTERNS
 from .validate import check_patterns, check_vocabulary, shown
 
 TIKTOKEN_SPECIALS = {
@@ -107,8 +107,9 @@ def read(path_or_name, pattern=None) -> dict:
     """A vendored name or a path -> Tokenizer kwargs (see the module docstring), validated
     (validate.py): a vocabulary that cannot be honoured is a ValueError naming the file."""
     source = str(path_or_name)
+    path = locate(path_or_name)  # (its TypeError is about the argument, not the file)
     try:
-        kw = _read(path_or_name, pattern)
+        kw = _read(path, pattern)
         return validated(kw, source, from_file=pattern is None)
     except (KeyError, TypeError, AttributeError, IndexError) as exc:   # a field of the wrong type
         raise ValueError(f"{source}: malformed tokenizer file ({type(exc).__name__}: "
@@ -127,9 +128,9 @@ def validated(kw: dict, source: str, from_file: bool = True) -> dict:
                      **{k: kw.get(k) for k in ("bos_id", "eos_id", "unk_id")})
     stages = kw["pattern"]
     stages = [stages] if isinstance(stages, str) else stages
-    known = {s for named in NAMED_PATTERNS.values() for s in named}
     if from_file and stages is not None:
-        check_patterns([s for s in stages if s not in known and s not in NAMED_PATTERNS], source)
+        check_patterns([s for s in stages if s not in KNOWN_STAGES and s not in NAMED_PATTERNS],
+                       source)
     return kw
 
 
@@ -144,9 +145,8 @@ def _load_json(path: Path):
         raise ValueError(f"{path}: JSON nested too deeply") from None
 
 
-def _read(path_or_name, pattern=None) -> dict:
-    """A vendored or downloaded name, a folder or a file -> Tokenizer kwargs (see locate.py)."""
-    path = locate(path_or_name)
+def _read(path: Path, pattern=None) -> dict:
+    """A tokenizer file (`locate`'s answer) -> Tokenizer kwargs."""
     if path.name == "encoder.json":
         kw = read_gpt2_files(_load_json(path), _read_text(path.with_name("vocab.bpe")))
         return {**kw, "pattern": pattern or kw["pattern"]}

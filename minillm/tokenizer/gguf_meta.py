@@ -19,7 +19,7 @@ def read_gguf_metadata(meta: dict, pattern=None) -> dict:
 
     Control (3) and user-defined (4) tokens are special; their text is stored as is. The
     pre-tokeniser is named by `tokenizer.ggml.pre` (llama.cpp's names and regexes, see
-    patterns.py; without the key llama.cpp uses "default", and so does this reader).
+    pattern_names.py; without the key llama.cpp uses "default", and so does this reader).
     `tokenizer.ggml.unknown_token_id` stands for bytes missing from the vocabulary (as Hugging
     Face's unk_token; llama.cpp itself fails on them).
     """

@@ -14,6 +14,8 @@ from .byte_alphabet import parse_merges, vocab_from_strings
 from .pattern_names import GPT2_PATTERN
 from .validate import shown
 
+WHOLE_TEXT = r"(?s:.+)"  # the stage that keeps the whole text as one piece
+
 
 def read_gpt2_files(encoder_json: dict, vocab_bpe: str) -> dict:
     """GPT-2's original release. `<|endoftext|>` (50256) is an entry of encoder.json: a special."""
@@ -84,7 +86,8 @@ def read_hf_json(data: dict, config: dict | None = None) -> dict:
         specials = {t["content"]: t["id"] for t in data.get("added_tokens", [])}
     except (KeyError, TypeError):
         raise ValueError("tokenizer.json added_tokens must be objects with content and id") from None
-    stages = _pre_tokenizer_stages(data.get("pre_tokenizer"))
+    # subtle: ByteLevel(use_regex=false) alone splits nothing: the whole text is one pre-token
+    stages = _pre_tokenizer_stages(data.get("pre_tokenizer")) or [WHOLE_TEXT]
     if not _has_byte_level(data.get("pre_tokenizer")):
         raise ValueError("tokenizer.json: the pre_tokenizer has no ByteLevel step, so its "
                          "vocabulary is not byte-level; minillm implements byte-level BPE only")

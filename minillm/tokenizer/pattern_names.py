@@ -92,6 +92,8 @@ NAMED_PATTERNS: dict[str, tuple[str, ...]] = {
     "gpt-4o": (O200K_PATTERN,),   # llama.cpp's name; tiktoken's regex (llama.cpp emulates it)
     **LLAMA_CPP_PRE,
 }
+# every stage regex of the table: known to run in linear time (no time limit, patterns.py)
+KNOWN_STAGES = frozenset(p for stages in NAMED_PATTERNS.values() for p in stages)
 
 
 def resolve_pattern(pattern: str | tuple[str, ...] | list[str] | None) -> tuple[str, ...]:

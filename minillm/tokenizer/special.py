@@ -17,11 +17,10 @@ matches.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection
 
 import regex
-
-from .fast.memo import Memo
 
 
 def _alternation(strings) -> regex.Pattern:
@@ -40,7 +39,7 @@ class SpecialTokens:
                                  f"got {s!r}: {i!r}")
         self.tokens = dict(tokens)
         # subtle: bounded, since callers may pass any set of strings as disallowed_special
-        self._regex = Memo(_alternation, size=64).__getitem__  # frozenset of strings -> regex
+        self._regex = functools.lru_cache(maxsize=64)(_alternation)  # frozenset -> regex
 
     def resolve(self, allowed_special, disallowed_special) -> tuple[frozenset, frozenset]:
         """The `allowed_special` / `disallowed_special` arguments -> (allowed, disallowed) sets."""

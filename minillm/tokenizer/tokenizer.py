@@ -19,13 +19,13 @@ bpe.py), a pre-tokenisation pattern and the special tokens.
 """
 from __future__ import annotations
 
+import operator
 
 from . import bpe, formats, gguf_meta, hf
 from .fast import FastEncoder
-from .patterns import PreTokenizer
+from .patterns import PreTokenizer, without_lone_surrogates
 from .special import SpecialTokens
-
-MAX_ID = 1 << 24  # the largest token id accepted + 1
+from .validate import MAX_ID  # the largest token id accepted + 1
 
 
 class Tokenizer:
@@ -77,11 +77,8 @@ class Tokenizer:
             raise TypeError(f"encode expects a str, got {type(text).__name__}")
         if self.normalizer:
             text = hf.normalize(text, self.normalizer)
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:  # subtle: lone surrogates cannot be UTF-8; tiktoken's fix:
-            text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")  # -> U+FFFD
-        return self._encode_text(text)
+        # subtle: lone surrogates cannot be UTF-8 (encode_bytes carries invalid bytes so)
+        return self._encode_text(without_lone_surrogates(text))
 
     def _encode_text(self, text: str) -> list[int]:
         """Text without special tokens -> ids: the seam (module docstring)."""
@@ -165,8 +162,7 @@ class Tokenizer:
                 return b"".join(parts)
         except (IndexError, TypeError):
             pass
-        bad = next((i for i in ids if not (isinstance(i, int) or hasattr(i, "__index__"))
-                    or not 0 <= i < len(table) or table[i] is None), None)
+        bad = next((i for i in ids if not _names_a_token(i, table)), None)
         raise ValueError(f"cannot decode id {bad!r}: ids must be ints in [0, {len(table)}) that "
                          f"name a token")
 
@@ -205,3 +201,12 @@ class Tokenizer:
         """tokenizer.json -> Hugging Face's format (+ tokenizer_config.json), other names (e.g.
         tokenizer.minillm.json) -> minillm's readable one; and a dump, `path`.vocab (formats.py)."""
         formats.write(self, path, format, **options)
+
+
+def _names_a_token(token_id, table: list) -> bool:
+    """Is `token_id` an integer (int, NumPy integer) with a token in `table`?"""
+    try:
+        i = operator.index(token_id)  # (a 1-D array, a float or a str is not an integer)
+    except TypeError:
+        return False
+    return 0 <= i < len(table) and table[i] is not None

@@ -24,7 +24,7 @@ import heapq
 from collections import Counter
 
 from .fast.split import FastSplit
-from .patterns import PreTokenizer
+from .patterns import PreTokenizer, without_lone_surrogates
 from .special import SpecialTokens
 
 Pair = tuple[int, int]
@@ -152,10 +152,11 @@ def train_tokenizer(text: str, vocab_size: int, pattern=None, special_tokens=(),
         raise ValueError(f"vocab_size must be an int >= 256 (the bytes) + {len(special_tokens)} "
                          f"(the special tokens), got {vocab_size!r}")
     pre = PreTokenizer(pattern)
-    texts = [text]
+    texts = [without_lone_surrogates(text)]  # (U+FFFD, as encode sees them)
     if special_tokens:  # special tokens are never learned from: cut them out of the text
         splitter = SpecialTokens({s: 0 for s in special_tokens})
-        texts = [seg for seg, sid in splitter.split(text, frozenset(special_tokens)) if sid is None]
+        texts = [seg for seg, sid in splitter.split(texts[0], frozenset(special_tokens))
+                 if sid is None]
     split = FastSplit(pre)                       # the same pieces as pre.split, sooner (fast/)
     words = word_counts(p for t in texts for p in split(t))
     n_merges = vocab_size - 256 - len(special_tokens)

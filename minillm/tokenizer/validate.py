@@ -23,18 +23,17 @@ import reprlib
 
 import regex
 
-MAX_ID = 1 << 24             # the largest token id accepted + 1 (as Tokenizer's MAX_ID)
+MAX_ID = 1 << 24             # the largest token id accepted + 1 (files and Tokenizer(...))
 _REPR = reprlib.Repr()       # (keyword arguments only from Python 3.12)
 _REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlist, _REPR.maxdict = 3, 60, 60, 4, 4
+PROBE_TIMEOUT_S = 0.25       # per probe; a real split pattern runs these in microseconds
+PROBE_LENGTHS = (40, 4_000)  # exponential blow-ups show at 40 characters, polynomial ones later
+PROBE_CHARS = "a1 \n!'中é\t."
 
 
 def shown(value) -> str:
     """A short repr of any JSON value for a message (never recursing into deep nesting)."""
     return _REPR.repr(value)
-
-PROBE_TIMEOUT_S = 0.25       # per probe; a real split pattern runs these in microseconds
-PROBE_LENGTHS = (40, 4_000)  # exponential blow-ups show at 40 characters, polynomial ones later
-PROBE_CHARS = "a1 \n!'中é\t."
 
 
 def is_id(value) -> bool:
@@ -96,9 +95,9 @@ def _name_bad_id(encoder: dict, source: str) -> None:
 def check_patterns(stages, source: str) -> None:
     """Each pre-tokeniser regex must compile and run on adversarial probes within a time bound.
 
-    subtle: a probe only finds the blow-ups it triggers. Every pattern is also guarded at the
-    point it runs on text only if the splitter passes ``timeout=`` (see the report in validate's
-    callers); the probes catch the classic nested-quantifier shapes at load time.
+    subtle: a probe only finds the blow-ups it triggers. The probes catch the classic
+    nested-quantifier shapes at load time; whatever slips past them is stopped where it runs:
+    a pattern that is not a named one splits text under a time limit (patterns.time_limit).
     """
     for p in stages:
         if not isinstance(p, str) or not p:

@@ -185,3 +185,13 @@ def test_named_patterns_run_without_a_time_limit():
     """The named patterns (tiktoken's, llama.cpp's) are known to be linear: no timeout overhead."""
     assert not Tokenizer.load("gpt2")._pre.timed
     assert Tokenizer({bytes([b]): b for b in range(256)}, None, pattern=r"\w+")._pre.timed
+
+
+def test_time_limit_fired_on_a_legitimate_10_mb_text():
+    """Regression: the limit was 1 s + 1 µs a character, and DeepSeek-V4's tokenizer.json regex
+    (not a named pattern, so timed) spent 11 s of its 11 s budget on "a b\\n" x 2.5 M (10 MB, a
+    shared machine): a ValueError on ordinary text. The budget now keeps a ten-fold margin over
+    the slowest real pattern measured (0.83 µs a character)."""
+    from minillm.tokenizer import patterns
+    n = 10_000_000
+    assert patterns.time_limit("a b\n" * (n // 4)) >= 10 * 0.83e-6 * n

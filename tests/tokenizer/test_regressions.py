@@ -27,7 +27,7 @@ def test_special_token_regex_cache_is_bounded():
     specials = SpecialTokens({"<|a|>": 0})
     for k in range(500):  # every call with a new disallowed set compiles a new regex
         specials.guard("text", frozenset({f"<|x{k}|>"}))
-    assert len(specials._regex.__self__) <= 64
+    assert specials._regex.cache_info().currsize <= 64
 
 
 @pytest.mark.parametrize("merge", [[-1, 0], [0, 10_000], [0, None]])
@@ -62,3 +62,49 @@ def test_token_with_a_stray_continuation_byte_blocks_the_cut(whole_piece_lookup)
     reference = bpe.merge_reference(token, bpe.rank_function(encoder, None))
     expected = [encoder[token]] if whole_piece_lookup else [encoder[p] for p in reference]
     assert tok.encode_bytes(token) == expected
+
+
+def test_train_crashed_with_unicode_encode_error_on_a_lone_surrogate():
+    """Regression: `Tokenizer.train` encoded pre-tokens as strict UTF-8 and raised
+    UnicodeEncodeError on a lone surrogate, which `encode` accepts (as U+FFFD, like tiktoken).
+    Training now sees the text as encode does."""
+    text = "ab\ud800ab \ud800\ud800 ab"
+    tok = Tokenizer.train(text, 262)
+    assert tok.encode(text) == tok.encode(text.replace("\ud800", "\ufffd"))
+    assert tok.decode(tok.encode(text)) == text.replace("\ud800", "\ufffd")
+    assert "\ufffd".encode() in {tok.token_bytes(i) for i in range(256, tok.vocab_size)}
+
+
+def test_decode_of_a_2d_array_raised_numpys_truth_value_error():
+    """Regression: decoding a [1, T] array (a batch row not taken out) raised NumPy's "truth
+    value of an array ... is ambiguous" instead of naming the id that is not an integer."""
+    import numpy as np
+    tok = Tokenizer.load("gpt2")
+    with pytest.raises(ValueError, match=r"cannot decode id array\(\[15496,\s+995\]\)"):
+        tok.decode(np.array([[15496, 995]]))
+    assert tok.decode(np.array([15496, 995])) == "Hello world"
+
+
+def test_hf_byte_level_without_regex_and_no_split_raised_a_pattern_type_error(tmp_path):
+    """Regression: a tokenizer.json whose pre_tokenizer is ByteLevel(use_regex=false) alone (the
+    whole text is one pre-token) gave no stages, and loading it raised "pattern must be a name
+    ... got ()". It now loads and merges across spaces, as Hugging Face does."""
+    from minillm.tokenizer.byte_alphabet import bytes_to_unicode
+    alphabet = bytes_to_unicode()
+    vocab = {alphabet[b]: b for b in range(256)} | {"bĠ": 256, "abĠ": 257}
+    data = {"model": {"type": "BPE", "vocab": vocab, "merges": ["b Ġ", "a bĠ"]},
+            "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "use_regex": False},
+            "decoder": {"type": "ByteLevel"}, "added_tokens": []}
+    (tmp_path / "tokenizer.json").write_text(json.dumps(data), encoding="utf-8")
+    for fast in (True, False):
+        tok = Tokenizer.load(tmp_path / "tokenizer.json", fast=fast)
+        assert tok.encode("ab ab") == [257, 97, 98]
+        assert tok.encode("") == [] and tok.decode(tok.encode("a\nb ")) == "a\nb "
+
+
+@pytest.mark.parametrize("bad", [123, None, b"gpt2"])
+def test_load_of_a_non_path_said_malformed_tokenizer_file(bad):
+    """Regression: `Tokenizer.load(123)` wrapped locate's TypeError ("expected a tokenizer name
+    or a path") into a ValueError "123: malformed tokenizer file"."""
+    with pytest.raises(TypeError, match="expected a tokenizer name or a path"):
+        Tokenizer.load(bad)

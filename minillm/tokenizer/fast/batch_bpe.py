@@ -3,7 +3,7 @@
 bpe.py merges one piece at a time in Python (~1 µs of interpreter per merge). Here all pieces
 (the distinct pre-tokens of a text not yet cached) live in one flat array of *symbol ids*, and
 each round merges, in every piece at once, that piece's lowest-ranked adjacent pair (the leftmost
-of equal ranks): exactly bpe.merge's steps, so exactly its parts. A piece with no mergeable pair
+of equal ranks): exactly bpe.merge_reference's steps, so exactly its parts. A piece with no mergeable pair
 left is done and leaves the arrays. With the merges (l, l) 1, (a, a) 2, (h, e) 3, (he, ll) 4,
 (hell, o) 5::
 

@@ -6,7 +6,8 @@ Pre-tokens repeat a lot (" the", " and", "."), so:
 - the ids of every pre-token are cached (memo.py: `CACHE_SIZE` entries) and the cache is read
   from C over the whole list (`map(cache.__getitem__, pieces)`): Python runs only on a miss;
 - the new pre-tokens of a long text (at least `BATCH_MIN`) are merged all at once in NumPy
-  (batch_bpe.py) before that read, so the misses are few;
+  (batch_bpe.py) before that read, so the misses are few (once `BUILD_AFTER` new pieces have
+  been merged one by one: its table is costly to build);
 - a miss on a long non-ASCII pre-token (a clause of Chinese) is first cut where no merge can
   cross (segment.py), so that its segments hit the cache too;
 - whatever is left runs merge.merge, one piece at a time (a heap for long pieces);
@@ -28,7 +29,7 @@ from .segment import SafeCuts
 from .split import FastSplit
 
 CACHE_SIZE = 1 << 16  # pre-tokens whose ids are remembered (memo.py): words repeat a lot
-BATCH_MIN = 64  # new pieces in one text from which batched BPE (batch_bpe.py) beats bpe.merge
+BATCH_MIN = 64  # new pieces in one text from which batched BPE (batch_bpe.py) beats merge.merge
 # subtle: batched BPE saves ~5 µs per new piece, but its table costs 0.2-0.9 s to build (what
 # 35,000-130,000 pieces save), so it is built only once merge.py has merged this many new pieces
 # (~4 MB of fresh English): a one-off short text or prompt never pays for it.

@@ -10,7 +10,8 @@ Two speed-ups, each giving exactly the reading split's pieces:
 """
 from __future__ import annotations
 
-from ..patterns import KNOWN_STAGES, PreTokenizer, split_isolated, time_limit
+from ..pattern_names import KNOWN_STAGES
+from ..patterns import PreTokenizer, split_isolated, time_limit
 from .stdlib_re import compile_stdlib, has_astral
 
 

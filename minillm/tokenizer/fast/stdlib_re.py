@@ -5,7 +5,7 @@ stdlib `re` has none, but once each property is spelled out as an explicit chara
 runs these patterns 2-2.5x faster than `regex` (English: 0.045 s/MB instead of 0.10 s/MB). The
 classes are read off `regex` itself, so the two engines agree on every character::
 
-    r" ?\\p{L}++"  ->  r" ?[A-Za-z\\xaa\\xb5\\xba\\xc0-\\xd6...]++"      (~600 ranges)
+    r" ?\\p{L}++"  ->  r" ?[A-Za-z\\xaa\\xb5\\xba\\xc0-\\xd6...]++"      (~380 spans)
 
 subtle: the classes cover the Basic Multilingual Plane (U+0000..U+FFFF) only. `re` keeps a BMP
 class as a 64K bitmap (one look-up per character) but tests characters above U+FFFF against its
@@ -16,7 +16,7 @@ to `regex`.
 Only a whitelisted subset of syntax is translated: literals, escaped punctuation, `\\r \\n \\t
 \\f \\v`, `\\s \\S`, `\\p{L N Lu Ll Lt Lm Lo M}`, flat classes, `(...)`, `(?:`, `(?=`, `(?!`,
 `(?i:` (without properties inside), quantifiers (possessive ones need Python >= 3.11), `| ^ $`.
-Anything else gives None, and `regex` runs the pattern. tests/tokenizer/test_stdlib_re.py checks
+Anything else gives None, and `regex` runs the pattern. tests/tokenizer/fast/test_stdlib_re.py checks
 that both engines split random text the same way.
 """
 from __future__ import annotations

@@ -8,7 +8,7 @@ from hypothesis import given, strategies as st
 from minillm.tokenizer.fast.split import FastSplit
 from minillm.tokenizer.fast.stdlib_re import (PROPERTIES, class_body, compile_stdlib, has_astral,
                                               translate)
-from minillm.tokenizer.pattern_names import NAMED_PATTERNS
+from minillm.tokenizer.pattern_names import KNOWN_STAGES
 from minillm.tokenizer.patterns import PreTokenizer, split_isolated
 
 # Hugging Face's spellings (Llama-3, Qwen2 tokenizer.json), next to the named patterns
@@ -16,7 +16,7 @@ HF_PATTERNS = [
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
     r"|\s*[\r\n]+|\s+(?!\S)|\s+",
 ]
-STAGES = sorted({p for stages in NAMED_PATTERNS.values() for p in stages}) + HF_PATTERNS
+STAGES = sorted(KNOWN_STAGES) + HF_PATTERNS
 # one or more of every kind the patterns tell apart: letters of each case class, marks, numbers
 # that are not digits, whitespace that `re` and `regex` could disagree on (\x1c-\x1f, \x85),
 # characters that case-fold onto ASCII (long s, Kelvin sign), contractions, lone surrogates
