@@ -32,6 +32,8 @@ sys.path.insert(0, str(HERE))
 from bench_decode import CONFIG, blas_info  # noqa: E402
 
 from minillm import GPT, KVCache, generate, generate_batch, serve  # noqa: E402
+from minillm.model.arena import to_arena  # noqa: E402
+from minillm.model.params import init_params  # noqa: E402
 
 SMOLLM2 = HERE.parent.parent / "shared" / "data" / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -94,15 +96,37 @@ def continuous(model, n: int, max_prompt: int, max_new: int) -> dict[str, float]
     return out
 
 
+def matmul_rate(C: int, rounds: int) -> float:
+    """The machine's float32 matrix-multiply rate (flop/s), the best of a few [256, C] @ [C, 4C]
+    products: what B rows per step cost at least once decoding is compute-bound."""
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((256, C), dtype=np.float32), rng.standard_normal((C, 4 * C), dtype=np.float32)
+    times = []
+    for _ in range(3 * rounds):
+        t = time.perf_counter()
+        x @ w
+        times.append(time.perf_counter() - t)
+    return 2 * x.shape[0] * w.size / min(times)
+
+
 def report(name: str, model, args) -> None:
     print(f"\n== {name}: {model.num_parameters():,} parameters, "
           f"{sum(a.nbytes for a in model.params.named().values()) / 1e6:.0f} MB float32")
     sizes = [1, 8, 32] if args.quick else [1, 2, 4, 8, 16, 32]
+    decode = GPT(model.config, to_arena(model.params, model.config, layout="decode"))
     step_times(model, 2, 16, 2)                                   # warm up
     m = batch_sizes(model, sizes, args.steps, args.rounds)
+    d = batch_sizes(decode, [1, 8], args.steps, args.rounds)
+    rate = matmul_rate(model.config.d_model, args.rounds)
+    flops = 2 * (model.num_parameters() - (model.params.wpe.size if model.params.wpe is not None else 0))
     for B in sizes:
+        ceiling = B * m[1] / max(m[1], B * flops / rate)          # at the matrix-multiply rate
         print(f"batch {B:2d}       {B / m[B]:7.1f} tok/s aggregate  ({m[B] * 1e3:6.1f} ms/step)  "
-              f"{B * m[1] / m[B]:5.2f}x B = 1")
+              f"{B * m[1] / m[B]:5.2f}x B = 1   (compute ceiling {ceiling:5.1f}x)")
+    print(f"decode layout  B = 8 is {8 * d[1] / d[8]:.2f}x its B = 1 ({d[1] * 1e3:.1f} / {d[8] * 1e3:.1f} "
+          f"ms/step); tiled B = 1 is {d[1] / m[1]:.2f}x faster, B = 8 {d[8] / m[8]:.2f}x")
+    print(f"               (ceiling: B rows cost at least B x 2 x parameters flops at the best "
+          f"[256, C] @ [C, 4C] rate this run, {rate / 1e9:.0f} GFLOP/s)")
     n, max_prompt, max_new = (16, 24, 16) if args.quick else (32, 64, 48)
     c = continuous(model, n, max_prompt, max_new)
     base = c.pop("one by one")
@@ -128,7 +152,8 @@ def main() -> None:
         print(f"BLAS: {blas_info()}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
         print("env: " + (" ".join(f"{k}={v}" for k, v in os.environ.items()
                                   if k.startswith(("OPENBLAS", "OMP_", "MKL_"))) or "(none set)"))
-        report("GPT-2-124M shape (random weights)", GPT(CONFIG, seed=0), args)
+        model = GPT(CONFIG, init_params(CONFIG, np.random.default_rng(0), layout="tiled"))
+        report("GPT-2-124M shape (random weights, tiled layout)", model, args)
         if not args.skip_smollm2 and SMOLLM2.exists():
             from minillm.io.gguf_model import load_gguf_model
             report("SmolLM2-135M-Instruct (Q4_1 GGUF -> float32)", load_gguf_model(SMOLLM2)[0], args)

@@ -13,8 +13,10 @@ Prints, per BLAS thread count (medians of per-step times, all measured in this o
                 the LM head too, but only one row is gathered for the embedding)
   cache@16      decode tokens/s with the KV cache at context 16, and % of the bound
   cache@1000    the same at context 1000 (+ per-token time ratio to context 16; goal <= 1.3)
-  plain layout  cache@16 with the same weights in the "plain" arena layout (model/arena.py: no
-                joined products, the tied head stored [V, C]) against the "decode" layout used above
+  decode layout cache@16 (and prefill 512) with the same weights in the "decode" arena layout
+                (model/arena.py: [C, N] matrices, not tiles) against the "tiled" layout used above,
+                the loaders' (model/tiled.py)
+  plain layout  the same in the "plain" layout (no joined products, the tied head stored [V, C])
   no cache      tokens/s re-running the whole context every step (context 16 .. 16+steps)
   torch         HF transformers + torch CPU ``generate`` on the same shape (greedy, KV cache),
                 when torch and transformers are installed
@@ -43,6 +45,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from minillm import GPT, KVCache, ModelConfig  # noqa: E402
 from minillm.model.arena import to_arena  # noqa: E402
+from minillm.model.linear import linear  # noqa: E402
 from minillm.model.params import init_params  # noqa: E402
 
 CONFIG = ModelConfig(vocab_size=50257, n_ctx=1024, d_model=768, n_heads=12, n_layers=12)
@@ -92,9 +95,9 @@ def weight_products(model, ids) -> float:
     t = clock()
     for b in p.blocks:
         for w in (b.attn.wq, b.attn.wk, b.attn.wv, b.attn.wo, b.ffn.w_up):
-            x @ w                                                   # [1, T, C] @ [C, ·]
-        h @ b.ffn.w_down                                            # [1, T, F] @ [F, C]
-    x[:, -1:] @ p.wte.T                                             # [1, 1, C] @ [C, V]
+            linear(x, w)                                            # [1, T, C] @ [C, ·]
+        linear(h, b.ffn.w_down)                                     # [1, T, F] @ [F, C]
+    linear(x[:, -1:], p.wte.T)                                      # [1, 1, C] @ [C, V]
     return clock() - t
 
 
@@ -189,6 +192,8 @@ def measure(model, threads: int, steps: int, rounds: int, with_torch: bool) -> d
     """Every figure for one thread count, in interleaved rounds; medians over the rounds."""
     short, long = Decoder(model, 16, steps), Decoder(model, 1000, steps)
     plain = Decoder(GPT(CONFIG, to_arena(model.params, CONFIG, layout="plain")), 16, steps)
+    decode = GPT(CONFIG, to_arena(model.params, CONFIG, layout="decode"))
+    decode16 = Decoder(decode, 16, steps)
     torch_model = None
     if with_torch:
         try:
@@ -196,17 +201,21 @@ def measure(model, threads: int, steps: int, rounds: int, with_torch: bool) -> d
         except ImportError:
             pass
     ids512 = np.random.default_rng(1).integers(0, CONFIG.vocab_size, (1, 512))    # [1, 512]
-    r = {k: [] for k in ("bw", "c16", "plain", "c1000", "nocache", "pre", "gemm", "tgen", "tgen1",
-                         "tpre", "tgemm")}
+    r = {k: [] for k in ("bw", "c16", "plain", "decode", "c1000", "nocache", "pre", "pre_decode",
+                         "gemm", "tgen", "tgen1", "tpre", "tgemm")}
     for _ in range(rounds):
         r["bw"].append(bandwidth(1))
         r["c16"] += short.steps(steps)
         r["plain"] += plain.steps(steps)
+        r["decode"] += decode16.steps(steps)
         r["c1000"] += long.steps(steps)
         r["nocache"] += no_cache_step_times(model, 16, max(2, steps // 4))
         t = clock()
         model(ids512, cache=KVCache(CONFIG, 1, 512), last_only=True)
         r["pre"].append(clock() - t)
+        t = clock()
+        decode(ids512, cache=KVCache(CONFIG, 1, 512), last_only=True)
+        r["pre_decode"].append(clock() - t)
         r["gemm"].append(weight_products(model, ids512))
         if torch_model is not None:
             r["tgen"].append(torch_model.generate(steps + 1))
@@ -266,7 +275,7 @@ def main() -> None:
     print("env: " + (" ".join(f"{k}={v}" for k, v in os.environ.items()
                               if k.startswith(("OPENBLAS", "OMP_", "MKL_"))) or "(no OPENBLAS_*/OMP_* set)"))
     t = time.perf_counter()
-    model = GPT(CONFIG, init_params(CONFIG, np.random.default_rng(0), layout="decode"))
+    model = GPT(CONFIG, init_params(CONFIG, np.random.default_rng(0), layout="tiled"))
     print(f"model: GPT-2 124M shape, {model.num_parameters():,} parameters (random init "
           f"{time.perf_counter() - t:.1f} s); weights read per token "
           f"{weight_bytes_per_token(model) / 1e6:.0f} MB")
@@ -285,8 +294,11 @@ def main() -> None:
               f"({bound * 1e3:.1f} ms/token)")
         print(f"cache@16       {1 / c16:6.1f} tok/s  ({c16 * 1e3:.1f} ms)  {100 * bound / c16:5.1f} % of the bound")
         print(f"cache@1000     {1 / c1000:6.1f} tok/s  ({c1000 * 1e3:.1f} ms)  {c1000 / c16:.2f}x the time at 16")
+        print(f"decode layout  {1 / m['decode']:6.1f} tok/s  ({m['decode'] * 1e3:.1f} ms)  "
+              f"the tiled layout is {m['decode'] / c16:.2f}x faster; prefill 512 "
+              f"{m['pre']:.2f} s tiled, {m['pre_decode']:.2f} s decode layout")
         print(f"plain layout   {1 / m['plain']:6.1f} tok/s  ({m['plain'] * 1e3:.1f} ms)  "
-              f"the decode layout is {m['plain'] / c16:.2f}x faster")
+              f"the tiled layout is {m['plain'] / c16:.2f}x faster")
         print(f"no cache@16+   {1 / m['nocache']:6.1f} tok/s  ({m['nocache'] * 1e3:.1f} ms)  "
               f"the cache is {m['nocache'] / c16:.1f}x faster")
         if "torch" in m:

@@ -15,7 +15,8 @@ from tests.model.strategies import random_model, tiny_configs
 def test_each_request_gets_what_it_would_alone(config, data):
     """Greedy; uneven prompts and budgets, fewer slots than requests, and a cache small enough
     that slots are shifted (a long prompt joins) and compacted (columns run out)."""
-    model = random_model(config, data.draw(st.integers(0, 99)))
+    model = random_model(config, data.draw(st.integers(0, 99)),
+                         data.draw(st.sampled_from(["plain", "tiled"])))
     n_req = data.draw(st.integers(1, 5))
     prompts, budgets = [], []
     for _ in range(n_req):

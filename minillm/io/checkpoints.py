@@ -162,7 +162,7 @@ def named_to_hf(named: dict[str, np.ndarray], config: ModelConfig) -> dict[str, 
     for name, (hf, transpose) in _table(config).items():
         if name in named:
             a = named[name].T if transpose else named[name]          # [in, out] -> [out, in]
-            out[hf] = np.ascontiguousarray(a)                        # (the decode layout's views)
+            out[hf] = np.ascontiguousarray(a)                        # (views, tiles: arena.py)
     if config.arch == "gpt2":
         for i in range(config.n_layers):   # fuse Q, K, V back into Conv1D c_attn
             out[f"h.{i}.attn.c_attn.weight"] = np.concatenate(

@@ -27,7 +27,8 @@ import numpy as np
 
 from minillm.config import ModelConfig
 from minillm.io import gguf_gpt2
-from minillm.io.gguf_model import PERMUTED_QK, gguf_names, permute_qk
+from minillm.io.gguf_model import gguf_names
+from minillm.io.qk_rows import PERMUTED_QK, permute_qk
 from minillm.io.gguf_vocab import tokenizer_metadata
 from minillm.io.gguf_write import F16, F32, FLOAT32, Q8_0, STRING, UINT32, encode_tensor, write_gguf
 
@@ -72,7 +73,8 @@ def gguf_tensors(config: ModelConfig, named: dict[str, np.ndarray], arch: str) -
     row order (Q/K permuted for ``llama``, Q/K/V fused for ``gpt2``)."""
     out = {}
     for name, (gguf, transpose) in gguf_names(config).items():
-        a = named[name].T if transpose else named[name]              # [in, out] -> [out, in]
+        a = np.asarray(named[name])                                  # (a tiled matrix: a copy)
+        a = a.T if transpose else a                                  # [in, out] -> [out, in]
         kind = name.rsplit(".", 1)[-1]
         if arch in PERMUTED_QK and kind in ("wq", "bq", "wk", "bk"):
             a = permute_qk(a, config.n_heads if kind[-1] == "q" else config.n_kv_heads)

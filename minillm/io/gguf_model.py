@@ -40,7 +40,7 @@ each rotated pair sit next to each other::
     permute:    head rows as [2, D/2] (s, j) -> transpose -> [D/2, 2] (j, s) -> flatten
     unpermute:  head rows as [D/2, 2] (j, s) -> transpose -> [2, D/2] (s, j) -> flatten
 
-``unpermute_qk`` is what the loader applies; ``permute_qk`` is the converter's direction, for tests
+``unpermute_qk`` (``qk_rows.py``) is what the loader applies; ``permute_qk`` the converter's, for tests
 that write GGUF files. Q is permuted head by head with H heads, K with its K (fewer, GQA) heads.
 Qwen2 GGUF files are NOT permuted (llama.cpp runs them with its rotate-half "NEOX" RoPE), so the
 loader undoes the permutation for ``llama`` files only.
@@ -55,12 +55,12 @@ from minillm.config import ModelConfig
 from minillm.io import gguf_gpt2
 from minillm.io.dequant import DEQUANTIZERS, VALUES_AT_ONCE, dequantize, dequantize_into
 from minillm.io.gguf import GGUF, read_gguf
+from minillm.io.qk_rows import PERMUTED_QK, unpermute_qk
 from minillm.io.sizes import check_sizes
 from minillm.model.arena import empty_arena
 from minillm.model.params import GPTParams
 
 ARCHS = ("llama", "qwen2", "gpt2")  # general.architecture values this loader understands
-PERMUTED_QK = ("llama",)            # archs whose converter permutes Q/K rows for adjacent-pair RoPE
 
 # minillm block name -> (GGUF name, transpose?). GGUF shapes come back as NumPy [out, in].
 _BLOCK = {"norm1.weight": ("attn_norm.weight", False), "norm2.weight": ("ffn_norm.weight", False),
@@ -85,33 +85,6 @@ def gguf_names(config: ModelConfig) -> dict[str, tuple[str, bool]]:
                 continue
             table[f"blocks.{i}.{name}"] = (f"blk.{i}.{gguf}", transpose)
     return table
-
-
-def permute_qk(w: np.ndarray, n_heads: int) -> np.ndarray:
-    """HF rotate-half row order -> llama.cpp adjacent-pair order (what the converter writes).
-
-    w: [n_heads·D, ...] (a weight [out, in] or a bias [out]); within each head row s·D/2 + j
-    moves to 2j + s. Example, one head of D = 4: rows [a, b, c, d] -> [a, c, b, d].
-    """
-    D = _head_width(w, n_heads)
-    heads = w.reshape(n_heads, 2, D // 2, *w.shape[1:])            # [h, s, j, ...]
-    return heads.swapaxes(1, 2).reshape(w.shape)                    # [h, j, s, ...] -> [h·D, ...]
-
-
-def unpermute_qk(w: np.ndarray, n_heads: int) -> np.ndarray:
-    """llama.cpp adjacent-pair row order -> HF rotate-half order: the inverse of ``permute_qk``.
-
-    Example, one head of D = 4: rows [a, c, b, d] -> [a, b, c, d].
-    """
-    D = _head_width(w, n_heads)
-    heads = w.reshape(n_heads, D // 2, 2, *w.shape[1:])            # [h, j, s, ...]
-    return heads.swapaxes(1, 2).reshape(w.shape)                    # [h, s, j, ...] -> [h·D, ...]
-
-
-def _head_width(w: np.ndarray, n_heads: int) -> int:
-    if w.shape[0] % n_heads or (w.shape[0] // n_heads) % 2:
-        raise ValueError(f"{w.shape[0]} rows do not split into {n_heads} heads of even width")
-    return w.shape[0] // n_heads
 
 
 def gguf_config(meta: dict, tensors: dict, tied: bool | None = None) -> ModelConfig:
@@ -193,9 +166,9 @@ def gguf_to_arena(g: GGUF, config: ModelConfig) -> GPTParams:
             f.seek(g.data_offset + info.offset)
             raw = np.frombuffer(f.read(info.nbytes), np.uint8)     # [nbytes] one stored tensor
             if not (unpermute or transpose):
-                if out.flags.c_contiguous:
+                if isinstance(out, np.ndarray) and out.flags.c_contiguous:
                     dequantize_into(raw, info.ggml_type, out)       # in place, a slice at a time
-                else:                                               # the tied wte, a view [C, V]ᵀ
+                else:                                               # tiled, or the tied wte [C, V]ᵀ
                     _dequantize_rows_into(raw, info.ggml_type, out)
                 continue
             a = dequantize(raw, info.ggml_type, info.shape)         # [out, in] or [out] float32

@@ -15,7 +15,7 @@ arena from the shapes first and convert each tensor straight into its place, so 
 is the weights plus one tensor, not the weights twice.
 
 ``GPT(config, params)`` uses the arrays it is given AS GIVEN, arena or not;
-``GPT(config, seed=…)`` and every loader hand it an arena. The loaders use the "decode" layout
+``GPT(config, seed=…)`` and every loader hand it an arena. The loaders use the "tiled" layout
 below; ``init_params`` (and so ``GPT(config, seed=…)``, a model to be trained) the "plain" one.
 
 The "plain" layout is ``param_shapes(config)``'s order (wte, then block by block, then the
@@ -43,6 +43,14 @@ C-contiguous, so ``w.reshape(-1)`` is a COPY there (edits to it change nothing);
 parameters' numbers, so editing wq in place (loading, training) edits ``wqkv``; REPLACING
 ``params.blocks[i].attn.wq`` by another array leaves ``wqkv`` behind, and the model, seeing wq
 no longer inside it (``linear.joined_still``), falls back to three products.
+
+The "tiled" layout (the loaders') is "decode" with every matrix a product reads — the joined
+ones, wo, w_down and the head [C, V] — kept as a ``TiledMatrix``: 32-column tiles, each one
+contiguous [C, 32] block, so that a product by 2 to 32 rows (a batch, or the positions that
+speculative decoding verifies) reads each matrix once at memory speed instead of packing it
+first (``tiled.py``; 8 rows cost ~1.2x one row there, ~4x in "decode"). Its matrices are not
+ndarrays: they read like them (``np.asarray(w)`` is the plain copy) and take writes through
+``w[...] = …``; the cost is ~20 % more time in long prefills (benchmarks/README.md).
 """
 from __future__ import annotations
 
@@ -52,6 +60,7 @@ import numpy as np
 
 from minillm.config import ModelConfig
 from minillm.model.params import GPTParams, check_names_and_shapes, param_shapes
+from minillm.model.tiled import TILE, TiledMatrix
 
 
 # Parameters one product can read together, laid out side by side as the column blocks of one
@@ -59,10 +68,12 @@ from minillm.model.params import GPTParams, check_names_and_shapes, param_shapes
 SIDE_BY_SIDE = {"attn": (("wq", "wk", "wv"), "wqkv"), "ffn": (("w_gate", "w_up"), "w_gate_up")}
 
 
-LAYOUTS = ("decode", "plain")
+LAYOUTS = ("tiled", "decode", "plain")
+# The matrices a product multiplies by (``x @ W``): the ones the "tiled" layout cuts into tiles.
+PRODUCTS = ("wq", "wk", "wv", "wo", "w_up", "w_gate", "w_down")
 
 
-def empty_arena(config: ModelConfig, layout: str = "decode") -> GPTParams:
+def empty_arena(config: ModelConfig, layout: str = "tiled") -> GPTParams:
     """Parameters whose every tensor is a view into one new, uninitialised float32 block.
 
     layout "decode" (the loaders'): joined products and the tied head stored [C, V], as above.
@@ -72,6 +83,8 @@ def empty_arena(config: ModelConfig, layout: str = "decode") -> GPTParams:
     """
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    if layout == "tiled":
+        return tiled_arena(config)
     decode = layout == "decode"
     shapes = param_shapes(config)
     block = np.empty(sum(math.prod(s) for s in shapes.values()), dtype=np.float32)   # [N] all weights
@@ -115,7 +128,7 @@ def _side_by_side_group(name: str, shapes: dict) -> tuple[str, list[str]] | None
 
 
 def to_arena(params: GPTParams | dict[str, np.ndarray], config: ModelConfig,
-             layout: str = "decode") -> GPTParams:
+             layout: str = "tiled") -> GPTParams:
     """Float32 copies of ``params`` (a GPTParams or its ``named()`` dict) in one new arena
     (``layout`` as for ``empty_arena``). Wrong names or shapes raise ValueError. Editing the
     originals afterwards changes nothing."""
@@ -130,3 +143,57 @@ def to_arena(params: GPTParams | dict[str, np.ndarray], config: ModelConfig,
 def in_arena(params: GPTParams) -> bool:
     """Are all tensors views into one block (as ``empty_arena`` makes them)?"""
     return len({id(a.base) if a.base is not None else id(a) for a in params.named().values()}) == 1
+
+
+def tiled_arena(config: ModelConfig) -> GPTParams:
+    """The "tiled" layout: every matrix a product multiplies by (``PRODUCTS``, ``lm_head``, and
+    the tied wte as the head [C, V]) is a ``TiledMatrix`` over one arena block (``tiled.py``);
+    norms, biases, wpe and an untied wte stay arrays. Side-by-side groups are joined as in
+    "decode" when every member's width is a whole number of tiles (then wq, wk, wv are
+    ``columns`` views of ``wqkv``'s tiles); otherwise each matrix is tiled on its own."""
+    shapes = param_shapes(config)
+
+    def stored(name):                                          # the [C, N] matrix that is tiled
+        leaf = name.rpartition(".")[2]
+        if leaf in PRODUCTS or name == "lm_head":
+            return shapes[name]
+        return shapes[name][::-1] if name == "wte" and config.tie_embeddings else None
+
+    def floats(name):                                          # arena floats of one entry
+        cn = stored(name)
+        return math.prod(shapes[name]) if cn is None else TiledMatrix.tiles_needed(cn[1]) * cn[0] * TILE
+
+    groups = {}
+    for name in shapes:
+        group = _side_by_side_group(name, shapes)
+        if group and all(shapes[m][1] % TILE == 0 for m in group[1]):
+            groups[name] = group
+    block = np.zeros(sum(floats(n) for n in shapes), dtype=np.float32)   # zeros: padding stays 0
+    views, joined, start = {}, {}, 0
+    for name, shape in shapes.items():
+        if name in views:                                      # carved with its group
+            continue
+        cn = stored(name)
+        if name in groups:                                     # [C, N₁ | N₂ | …] as one tiled matrix
+            prefix, members = groups[name]
+            width = sum(shapes[m][1] for m in members)
+            n = (width // TILE) * shape[0] * TILE
+            whole = TiledMatrix(block[start:start + n].reshape(-1, shape[0], TILE), width)
+            col = 0
+            for m in members:
+                views[m] = whole.columns(col, col + shapes[m][1])   # its tiles (a view)
+                col += shapes[m][1]
+            joined[prefix] = whole
+        elif cn is not None:
+            n = floats(name)
+            tiles = block[start:start + n].reshape(-1, cn[0], TILE)        # [⌈N/TILE⌉, C, TILE]
+            views[name] = TiledMatrix(tiles, cn[1], transposed=name == "wte")
+        else:
+            n = math.prod(shape)
+            views[name] = block[start:start + n].reshape(shape)
+        start += n
+    params = GPTParams.from_named(views, config)
+    for prefix, whole in joined.items():
+        _, layer, sub = prefix.split(".")
+        setattr(getattr(params.blocks[int(layer)], sub), SIDE_BY_SIDE[sub][1], whole)
+    return params

@@ -112,7 +112,7 @@ def attention(x: np.ndarray, p, config, mask: np.ndarray, rope=None, cache=None,
               return_weights: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
     """One attention sub-layer: x [B, T, C] -> output [B, T, C] and weights [B, H, T, S].
 
-    ``p`` holds wq, wk, wv, wo, optional biases and, in the decode layout, ``wqkv`` (wq | wk | wv
+    ``p`` holds wq, wk, wv, wo, optional biases and, in the decode and tiled layouts, ``wqkv`` (wq | wk | wv
     side by side: one product instead of three); ``rope`` is (cos, sin) [B, 1, T, D/2] for
     rotary models (None for learned positions); ``cache`` (a KVCache) supplies the earlier keys and
     values and stores this call's. ``mask`` [B or 1, T, S]: which keys each query may see.

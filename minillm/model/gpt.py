@@ -35,7 +35,7 @@ class GPT:
 
     ``GPT(config, params)`` uses ``params`` AS GIVEN: the model reads those very arrays, so
     editing them afterwards changes the model. For decode speed give it a parameter arena in the
-    "decode" layout (what the loaders make; ``minillm.model.arena.to_arena(params, config)``
+    "tiled" layout (what the loaders make; ``minillm.model.arena.to_arena(params, config)``
     packs any); ``seed=`` makes a "plain" one, laid out for training (``model/arena.py``).
 
     Example: ``logits = GPT(config)(np.array([1, 2, 3]))`` -> [3, V] float32.
@@ -89,7 +89,7 @@ class GPT:
         if last_only:
             x = x[:, -1:]                                               # [B, 1, C]
         x = norm(x, p.norm_f, c.norm, c.norm_eps)                       # [B, T, C] (T = 1: last_only)
-        head = p.wte.T if p.lm_head is None else p.lm_head              # [C, V] (contiguous: decode layout)
+        head = p.wte.T if p.lm_head is None else p.lm_head              # [C, V] (as stored: arena.py)
         logits = linear(x, head)                                        # [B, T, C] @ [C, V] -> [B, T, V]
         if squeeze:
             logits = logits[0]                                          # [T, V]

@@ -6,7 +6,8 @@ Why not just ``x @ w``: for a 3-D ``x``, NumPy's matmul treats [B, T, C] @ [C, N
 [T, C] @ [C, N] products, and each one streams the whole of W from memory. While decoding (T = 1)
 W is the expensive part — a batch of 8 rows would read every weight 8 times per step. Flattening
 the leading dimensions first gives ONE [B·T, C] @ [C, N] product that reads W once, which is
-what makes a batch of rows nearly as cheap as one row.
+what makes a batch of rows nearly as cheap as one row. (``w`` may also be a ``TiledMatrix``, the
+loaders' layout: the same product, cut into tiles for the BLAS; see ``tiled.py``.)
 
 Example: linear(np.ones((2, 1, 3), np.float32), np.ones((3, 4), np.float32)) -> [2, 1, 4] of 3s.
 """
@@ -14,10 +15,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from minillm.model.tiled import TiledMatrix, tiled_product
+
 
 def linear(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
     """x [..., C] @ w [C, N] (+ b [N]) -> [..., N], computed as one [M, C] @ [C, N] product."""
-    y = x.reshape(-1, x.shape[-1]) @ w              # [..., C] -> [M, C] @ [C, N] -> [M, N]
+    x2 = x.reshape(-1, x.shape[-1])                 # [..., C] -> [M, C]
+    y = tiled_product(x2, w) if isinstance(w, TiledMatrix) else x2 @ w   # [M, C] @ [C, N] -> [M, N]
     if b is not None:
         y += b                                      # [M, N] + [N]  (in place: y is fresh)
     return y.reshape(*x.shape[:-1], w.shape[-1])    # [M, N] -> [..., N]

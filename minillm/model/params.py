@@ -158,7 +158,8 @@ def field_names(cls) -> list[str]:
 
 
 def _flatten(obj, prefix: str, out: dict) -> None:
-    if isinstance(obj, np.ndarray):
+    from minillm.model.tiled import TiledMatrix      # (a matrix in the "tiled" layout)
+    if isinstance(obj, (np.ndarray, TiledMatrix)):
         out[prefix] = obj
     elif isinstance(obj, list):
         for i, item in enumerate(obj):
@@ -174,24 +175,25 @@ def init_params(config: ModelConfig, rng: np.random.Generator, std: float = 0.02
     into the residual stream (``wo``, ``w_down``) scaled by 1/√(2L) so the stream's variance does
     not grow with depth; biases 0; norm gains 1. Drawn straight into a fresh parameter arena
     (``arena.empty_arena``): no second copy is ever made. ``layout`` "plain" (every tensor
-    C-contiguous: training, flat views) or "decode" (faster one-token decoding); the same seed
+    C-contiguous: training, flat views), "decode" or "tiled" (faster decoding); the same seed
     gives the same values in both.
 
     Example: ``GPT(config, init_params(config, np.random.default_rng(0)))`` — the same seed gives
     the same model (``GPT(config, seed=0)`` does exactly this).
     """
     from minillm.model.arena import empty_arena      # (arena builds on this module)
-    params = empty_arena(config, layout)            # "plain": flat views work; "decode": faster decoding
+    params = empty_arena(config, layout)            # "plain": flat views work; the others decode faster
     resid_std = std / math.sqrt(2 * config.n_layers)
 
     def normal(w, s=std):                            # float32 draws into w: no float64 copy
-        if w.flags.c_contiguous:
+        if isinstance(w, np.ndarray) and w.flags.c_contiguous:
             rng.standard_normal(out=w, dtype=np.float32)
-        else:   # subtle: drawing straight into a view laid out for decoding (arena.py) would fill
-            rows = max(1, (1 << 18) // w.shape[-1])  # it in ITS memory order (same seed, another
-            for r in range(0, len(w), rows):         # model): row blocks of ~1 MB, in row order
-                w[r:r + rows] = rng.standard_normal(w[r:r + rows].shape, dtype=np.float32)
-        w *= np.float32(s)
+            w *= np.float32(s)
+            return      # subtle: drawing straight into a view laid out for decoding (arena.py)
+        rows = max(1, (1 << 18) // w.shape[-1])      # would fill it in ITS memory order (same
+        for r in range(0, w.shape[0], rows):         # seed, another model): ~1 MB row blocks
+            w[r:r + rows] = rng.standard_normal((min(rows, w.shape[0] - r), w.shape[1]),
+                                                dtype=np.float32) * np.float32(s)
 
     for w in params.named().values():
         if w.ndim == 1:

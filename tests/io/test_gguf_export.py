@@ -18,7 +18,7 @@ from minillm import GPT, ModelConfig
 from minillm.io.gguf import read_gguf
 from minillm.io.dequant import Q8_0, dequantize
 from minillm.io.gguf_export import arch_metadata
-from minillm.io.gguf_model import permute_qk
+from minillm.io.qk_rows import permute_qk
 from minillm.io.gguf_vocab import tokenizer_metadata
 from minillm.io.gguf_write import (ARRAY, STRING, UINT32, encode_tensor, gguf_bytes, quantize_q8_0,
                                    write_gguf)
@@ -88,7 +88,8 @@ def test_llama_qk_rows_are_permuted_in_the_file_and_qwen2_are_not(tmp_path):
         c = model.config
         g = read_gguf(str(model.save_gguf(tmp_path / f"{name}.gguf", byte_tokenizer(c.vocab_size))))
         assert g.metadata["general.architecture"] == arch
-        wq, wk = model.params.blocks[1].attn.wq.T, model.params.blocks[1].attn.wk.T    # [out, in]
+        attn = model.params.blocks[1].attn
+        wq, wk = np.asarray(attn.wq).T, np.asarray(attn.wk).T                    # [out, in]
         want_q = permute_qk(wq, c.n_heads) if permuted else wq
         want_k = permute_qk(wk, c.n_kv_heads) if permuted else wk
         np.testing.assert_array_equal(g.tensor("blk.1.attn_q.weight"), want_q)

@@ -12,7 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minillm import GPT
-from minillm.io.gguf_model import gguf_names, load_gguf_model, permute_qk, unpermute_qk
+from minillm.io.gguf_model import gguf_names, load_gguf_model
+from minillm.io.qk_rows import permute_qk, unpermute_qk
 from minillm.io.safetensors import load_safetensors
 from minillm.model.rope import apply_rope, rope_tables
 from tests.conftest import FIXTURES
@@ -40,7 +41,8 @@ def write_gguf(path, model, arch="llama", ggml_type=F32, extra_meta=None, drop=(
     for name, (gguf, transpose) in gguf_names(c).items():
         if gguf in drop:
             continue
-        a = named[name].T if transpose else named[name]                    # -> [out, in]
+        a = np.asarray(named[name])                                        # (tiled: a copy)
+        a = a.T if transpose else a                                        # -> [out, in]
         kind = name.rsplit(".", 1)[-1]
         if arch == "llama" and kind in ("wq", "bq", "wk", "bk"):
             a = permute_qk(a, c.n_heads if kind[-1] == "q" else c.n_kv_heads)
@@ -121,7 +123,7 @@ def test_quantised_gguf_loads_as_its_dequantised_weights(ggml_type, tmp_path):
     from minillm.io.dequant import dequantize
     hf = GPT.from_pretrained(FIXTURES / "llama_tiny")
     model, _ = load_gguf_model(write_gguf(tmp_path / "q.gguf", hf, ggml_type=ggml_type))
-    wq = hf.params.blocks[1].attn.wq.T                              # [H·D, C] HF order
+    wq = np.asarray(hf.params.blocks[1].attn.wq).T                  # [H·D, C] HF order
     raw = w.quantize(np.ascontiguousarray(permute_qk(wq, hf.config.n_heads)), ggml_type)
     want = unpermute_qk(dequantize(raw, ggml_type, wq.shape), hf.config.n_heads).T
     np.testing.assert_array_equal(model.params.blocks[1].attn.wq, want)

@@ -3,7 +3,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from minillm.config import ModelConfig
-from minillm.model import GPT
+from minillm.model import GPT, to_arena
 
 
 @st.composite
@@ -19,8 +19,9 @@ def tiny_configs(draw, arch=None):
                        tie_embeddings=draw(st.booleans()))
 
 
-def random_model(config: ModelConfig, seed: int) -> GPT:
-    """A model whose every parameter (biases and norm gains too) is random, so all are exercised."""
+def random_model(config: ModelConfig, seed: int, layout: str = "plain") -> GPT:
+    """A model whose every parameter (biases and norm gains too) is random, so all are exercised;
+    ``layout`` "tiled" (the loaders') or "decode" gives the same numbers in that arena layout."""
     model = GPT(config, seed=seed)
     rng = np.random.default_rng(seed + 1)
     for name, a in model.params.named().items():
@@ -30,4 +31,4 @@ def random_model(config: ModelConfig, seed: int) -> GPT:
             a[...] = 1 + rng.normal(0, 0.1, a.shape)
         else:
             a[...] = rng.normal(0, 0.3, a.shape)
-    return model
+    return model if layout == "plain" else GPT(config, to_arena(model.params, config, layout))

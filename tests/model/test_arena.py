@@ -30,14 +30,14 @@ def test_to_arena_copies_into_one_block_without_gaps_or_overlaps(config, seed):
     names in param_shapes order); the originals are independent of it afterwards."""
     rng = np.random.default_rng(seed)
     original = {k: v.astype(np.float64) for k, v in init_params(config, rng).named().items()}
-    packed = to_arena(original, config)
+    packed = to_arena(original, config, layout="decode")
     assert in_arena(packed) and list(param_shapes(config)) == list(packed.named())
     block = packed.wte.base                                     # [N] the one allocation
     block[...] = 0.0
     for a in packed.named().values():
         a += 1.0                                                # views: counts into the block
     np.testing.assert_array_equal(block, 1.0)                   # every float in exactly one tensor
-    packed = to_arena(original, config)                         # (the counting overwrote it)
+    packed = to_arena(original, config, layout="decode")       # (the counting overwrote it)
     for name, a in packed.named().items():
         assert a.dtype == np.float32
         np.testing.assert_array_equal(a, original[name].astype(np.float32))
@@ -80,7 +80,7 @@ def test_tied_wte_is_stored_as_the_contiguous_lm_head(config, seed):
     assert wte.shape == (config.vocab_size, config.d_model)
     assert wte.T.flags.c_contiguous == config.tie_embeddings
     assert wte.flags.c_contiguous == (not config.tie_embeddings)
-    packed = to_arena(params, config)
+    packed = to_arena(params, config, layout="decode")
     np.testing.assert_array_equal(packed.wte, wte)
     assert packed.wte.T.flags.c_contiguous == config.tie_embeddings
     plain = GPTParams.from_named({k: np.ascontiguousarray(v) for k, v in params.named().items()},

@@ -1,0 +1,156 @@
+"""A weight matrix stored in column tiles, so that a product by a few rows reads it once, fast.
+
+    W [C, N]  is kept as  tiles [⌈N/32⌉, C, 32]:   tiles[j] = W[:, 32j : 32j + 32]   (contiguous)
+    x [M, C] @ W  =  concat_j ( x @ tiles[j] )        -> [M, N]
+
+This is speed code for decoding, beside ``linear.py``; the math is still ``x @ W``. Why: a decode
+step multiplies a few rows (the batch, or the k + 1 positions speculative decoding verifies) by
+every weight matrix. For ONE row the BLAS runs a matrix-vector kernel that streams W at memory
+speed. For 2 to 32 rows it runs its general matrix kernel, which first copies ("packs") W into
+blocks and then multiplies — for so few rows the copy dominates: 8 rows cost 4.6x one row on the
+test machine (OpenBLAS 0.3.31), where a step that reads the weights once should cost barely more.
+Cut into 32-column tiles, each product ``x [M, C] @ tiles[j] [C, 32]`` is small enough for the
+BLAS's small-matrix kernel, which reads its operands in place without packing: 8 rows then cost
+about 1.2x one row (benchmarks/README.md, "Tiled weights"). The tiles must be contiguous, which a
+view of a [C, N] array cannot give, hence a layout of its own.
+
+``TiledMatrix`` reads like the [C, N] float32 array it stands for: ``.shape``, ``.T``, ``len``,
+``np.asarray(w)`` (a copy in the plain layout), ``w[rows, cols]`` to read and to write (the loaders
+fill it a slice at a time), ``wte[ids]`` on the transposed tied embedding; any other ndarray
+method or operator (``w.mean(0)``, ``x @ w``) works on a plain copy. It is not an ndarray: only
+``w[...] = …`` writes into it.
+
+subtle: columns past N in the last tile are zeros that no product returns; a column that starts
+a tile is the only place one TiledMatrix can be cut into views of another (``columns``).
+
+Example: TiledMatrix.empty(3, 40)[...] = np.ones((3, 40)) gives tiles [2, 3, 32], the second
+half zeros after column 8; np.ones((2, 3)) @ that -> 3s of shape [2, 40] via ``tiled_product``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+TILE = 32   # columns per tile: 8-32 rows x C x 32 stays within OpenBLAS's small-matrix kernel
+
+
+class TiledMatrix:
+    """W [C, N] as tiles [⌈N/TILE⌉, C, TILE]; ``transposed`` = this object stands for Wᵀ [N, C]."""
+
+    __slots__ = ("tiles", "n", "transposed")
+
+    def __init__(self, tiles: np.ndarray, n: int, transposed: bool = False):
+        if tiles.ndim != 3 or tiles.shape[2] != TILE or tiles.shape[0] != self.tiles_needed(n):
+            raise ValueError(f"tiles must be [⌈{n}/{TILE}⌉, C, {TILE}], got {tiles.shape}")
+        self.tiles, self.n, self.transposed = tiles, n, transposed
+
+    @staticmethod
+    def tiles_needed(n: int) -> int:
+        return -(-n // TILE)                                     # ⌈n / TILE⌉
+
+    @classmethod
+    def empty(cls, c: int, n: int) -> "TiledMatrix":
+        tiles = np.zeros((cls.tiles_needed(n), c, TILE), np.float32)   # zeros: the padding stays 0
+        return cls(tiles, n)
+
+    # ---- what an array offers ---------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, int]:
+        c = self.tiles.shape[1]
+        return (self.n, c) if self.transposed else (c, self.n)
+
+    ndim, dtype = 2, np.dtype(np.float32)
+
+    @property
+    def size(self) -> int:
+        return self.shape[0] * self.shape[1]
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * 4
+
+    @property
+    def base(self):
+        """The array the tiles live in (the arena), as ``ndarray.base`` is for a view."""
+        return self.tiles if self.tiles.base is None else self.tiles.base
+
+    @property
+    def T(self) -> "TiledMatrix":
+        return TiledMatrix(self.tiles, self.n, not self.transposed)
+
+    def __array__(self, dtype=None, copy=None):
+        """The plain [C, N] (or [N, C]) array: a copy, one tile at a time."""
+        c, n = self.tiles.shape[1], self.n
+        plain = self.tiles.transpose(1, 0, 2).reshape(c, -1)[:, :n]   # [C, N] (reshape copies)
+        plain = plain.T if self.transposed else plain
+        return np.ascontiguousarray(plain, dtype=dtype)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getattr__(self, name):
+        """Any other ndarray attribute (``w.mean(0)``, ``w.reshape(…)``, ``w.astype(…)``) is the
+        plain array's: read-only use works, at the price of a copy. (Operators such as ``w + 1``
+        convert through ``__array__`` the same way; ``w += 1`` raises TypeError: write through
+        ``w[...] = …``.)"""
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(np.asarray(self), name)
+
+    def __repr__(self) -> str:
+        return f"TiledMatrix(shape={self.shape}, tiles={self.tiles.shape})"
+
+    # ---- reading and writing slices ---------------------------------------------------------
+    def __getitem__(self, key):
+        if self.transposed and isinstance(key, np.ndarray) and key.dtype.kind in "iu":
+            return self.tiles[key // TILE, :, key % TILE]        # wte[ids]: columns of W -> [..., C]
+        rows, cols = self._rows_cols(key)
+        out = np.empty((rows.stop - rows.start, cols.stop - cols.start), np.float32)
+        for j, a, b, at in self._spans(cols):                    # the tiles the columns touch
+            out[:, at:at + b - a] = self.tiles[j, rows, a:b]     # [r, b − a]
+        return out.T if self.transposed else out
+
+    def __setitem__(self, key, value):
+        rows, cols = self._rows_cols(key)
+        value = np.asarray(value, dtype=np.float32)
+        value = value.T if self.transposed and value.ndim == 2 else value
+        value = np.broadcast_to(value, (rows.stop - rows.start, cols.stop - cols.start))
+        for j, a, b, at in self._spans(cols):
+            self.tiles[j, rows, a:b] = value[:, at:at + b - a]   # [r, b − a] into one tile
+
+    def _rows_cols(self, key) -> tuple[slice, slice]:
+        """A key of contiguous slices (or ...) -> (rows, cols) of the stored W [C, N]."""
+        key = key if isinstance(key, tuple) else (key,)
+        key = tuple(k for k in key if k is not Ellipsis) + (slice(None),) * 2
+        first, second = key[0], key[1]
+        if len(key) > 4 or not all(isinstance(k, slice) and k.step in (None, 1) for k in (first, second)):
+            raise TypeError(f"a TiledMatrix takes contiguous slices (or ids on wte), got {key[:-2]}")
+        first, second = (second, first) if self.transposed else (first, second)
+        c = self.tiles.shape[1]
+        return slice(*first.indices(c)[:2]), slice(*second.indices(self.n)[:2])
+
+    @staticmethod
+    def _spans(cols: slice):
+        """(tile j, first column in it, end column in it, where it goes in the output) for each
+        tile the columns ``cols`` touch."""
+        start = cols.start
+        while start < cols.stop:
+            j, a = divmod(start, TILE)
+            b = min(TILE, a + cols.stop - start)
+            yield j, a, b, start - cols.start
+            start += b - a
+
+    def columns(self, start: int, stop: int) -> "TiledMatrix":
+        """Columns start … stop − 1 as a TiledMatrix that shares these tiles (start on a tile)."""
+        if start % TILE or self.transposed:
+            raise ValueError(f"columns must start on a tile ({TILE}), got {start}")
+        return TiledMatrix(self.tiles[start // TILE:self.tiles_needed(stop)], stop - start)
+
+
+def tiled_product(x: np.ndarray, w: TiledMatrix) -> np.ndarray:
+    """x [M, C] @ W [C, N] -> [M, N]: one small product per tile, written straight into place."""
+    if w.transposed:
+        raise ValueError("tiled_product multiplies by W [C, N]; this TiledMatrix stands for Wᵀ")
+    nt = w.tiles.shape[0]
+    y = np.empty((x.shape[0], nt * TILE), np.float32)            # [M, nt·TILE]
+    np.matmul(x, w.tiles, out=y.reshape(-1, nt, TILE).transpose(1, 0, 2))   # [nt, M, C] @ [nt, C, TILE]
+    return y if w.n == nt * TILE else y[:, :w.n]                 # [M, N] (the padding dropped)
