@@ -62,8 +62,9 @@ class TokenizerFiles:
         return [self.encode(t, **kwargs) for t in texts]
 
     def merge_trace(self, piece: str) -> list:
-        """Every BPE merge of ONE pre-token: ``bpe.MergeStep(pair, rank, parts)`` in order, e.g.
-        ``for step in tok.merge_trace("红光"): print(step)`` (no whole-piece look-up here)."""
+        """Every BPE merge of ONE pre-token, in order, as ``MergeStep(pair, rank, parts)``
+        (display.py): ``for step in tok.merge_trace("红光"): print(step)``. No whole-piece
+        look-up here: the trace is bpe.merge_reference's, step by step."""
         if not isinstance(piece, str):
             raise TypeError(f"merge_trace expects a str, got {type(piece).__name__}")
         steps: list = []

@@ -10,9 +10,8 @@ special-token injection attack), so `encode` guards:
 * `disallowed_special=()`: nothing is checked; not-allowed specials are encoded as ordinary text.
 
 Example (GPT-2): `encode("hello <|endoftext|>", allowed_special="all")` -> `[31373, 220, 50256]`.
-When specials overlap (`<|a|>` and `<|a|>b|>`) the longest match at a position wins: the regex
-alternation lists longer strings first. Adjacent specials (`<|endoftext|><|endoftext|>`) are two
-matches.
+When specials overlap (`<|a|>`, `<|a|>b|>`) the longest match at a position wins: the regex
+alternation lists longer strings first. Adjacent specials (`<|endoftext|>` twice) are two matches.
 """
 from __future__ import annotations
 

@@ -9,8 +9,7 @@
     ([15496, 995], 'Hello world')
 
 A vocabulary: `encoder` ({token bytes: id}), `merges` ({(left, right): rank}, or None for
-tiktoken's rule: bpe.py), a pattern (patterns.py), special tokens (special.py). Loading, saving,
-training and the conveniences (encode_bytes, encode_batch, merge_trace, ...): files.py.
+tiktoken's rule: bpe.py), a pattern and special tokens. Loading, saving, training: files.py.
 """
 from __future__ import annotations
 
@@ -40,10 +39,12 @@ class Tokenizer(TokenizerFiles):
         self._specials = SpecialTokens(special_tokens or {})
         self.special_tokens = self._specials.tokens  # str -> id
         self.bos_id, self.eos_id, self.unk_id = bos_id, eos_id, unk_id
-        # id -> bytes, for decode; None where an id has no token
-        table = {i: b for b, i in encoder.items()} | \
-            {i: s.encode("utf-8") for s, i in self.special_tokens.items()}
-        self._id_to_bytes: list[bytes | None] = [table.get(i) for i in range(1 + max(table))]
+        table = [None] * (1 + max([*encoder.values(), *self.special_tokens.values()]))
+        for b, i in encoder.items():
+            table[i] = b
+        for s, i in self.special_tokens.items():
+            table[i] = s.encode("utf-8")
+        self._id_to_bytes: list[bytes | None] = table  # id -> bytes, for decode; None: no token
         self._rank = bpe.rank_function(encoder, merges)
         self._fast = FastEncoder(encoder, merges, self._pre, whole_piece_lookup, unk_id) \
             if fast else None  # the seam (`_encode_text`); None: the reading path

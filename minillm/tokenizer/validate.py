@@ -139,7 +139,7 @@ def check_tokenizer(encoder, special_tokens: dict, **ids) -> None:
             raise ValueError(f"a special token must be a non-empty str with an id >= 0, "
                              f"got {s!r}: {i!r}")
     for name, value in ids.items():
-        if value is not None and not (0 <= value <= top):
+        if value is not None and not (0 <= value < top + 1):
             raise ValueError(f"{name}={value} is outside the vocabulary [0, {top + 1})")
 
 
@@ -147,9 +147,9 @@ def special_set(value, name: str, known: dict | None = None) -> frozenset:
     """An `allowed_special` (``known``: the special tokens) or `disallowed_special` argument that
     is not "all" -> a frozenset of strings; a str or a non-collection is a TypeError."""
     if not isinstance(value, Collection) or isinstance(value, str):
-        allowed = "a set of strings" if known is not None else \
+        kind = "a set of strings" if known is not None else \
             "a collection of strings (() to disable the check)"
-        raise TypeError(f'{name} must be "all" or {allowed}, got {value!r}')
+        raise TypeError(f'{name} must be "all" or {kind}, got {value!r}')
     strings = frozenset(value)
     unknown = sorted(s for s in strings if s not in known) if known is not None else []
     if unknown:
@@ -159,17 +159,19 @@ def special_set(value, name: str, known: dict | None = None) -> frozenset:
 
 
 def bad_id(ids, table: list) -> ValueError:
-    """The error for ids that cannot be decoded: the first one that is not an integer (int, NumPy
-    integer; not a float, a str or an array) naming a token of `table` (id -> bytes or None)."""
-    def names_a_token(token_id) -> bool:
-        try:
-            i = operator.index(token_id)
-        except TypeError:
-            return False
-        return 0 <= i < len(table) and table[i] is not None
-    bad = next((i for i in ids if not names_a_token(i)), None)
+    """The error for ids that cannot be decoded, naming the first id that is not an integer
+    (int, NumPy integer) with a token in `table` (id -> bytes, None where an id has no token)."""
+    bad = next((i for i in ids if not _names_a_token(i, table)), None)
     return ValueError(f"cannot decode id {bad!r}: ids must be ints in [0, {len(table)}) that "
                       f"name a token")
+
+
+def _names_a_token(token_id, table: list) -> bool:
+    try:
+        i = operator.index(token_id)  # (a 1-D array, a float or a str is not an integer)
+    except TypeError:
+        return False
+    return 0 <= i < len(table) and table[i] is not None
 
 
 def without_lone_surrogates(text: str) -> str:
