@@ -38,12 +38,10 @@ from collections.abc import Iterator
 import numpy as np
 
 from minillm.functional import log_softmax
-from minillm.generate_args import (check_count, check_prompt, make_rng, make_sampler, stop_set,
-                                   uses_history, window_keep)
+from minillm.generate_args import (check_count, check_prompt, check_room, make_rng, make_sampler,
+                                   stop_set, uses_history, window_keep)
 from minillm.kv_cache import KVCache
 from minillm.stop_strings import StopText
-
-MAX_WINDOW_TOKENS = 1 << 24   # new tokens in one sliding-window generation (a 128 MB history)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,23 +116,7 @@ def generate(model, prompt_ids, max_new_tokens: int = 100, *, temperature=None, 
         raise ValueError("stop_strings need a tokenizer= to turn tokens into text")
     stop_text = StopText(stop_strings)
     keep = window_keep(sliding_window, n_ctx)
-    if cache is not None:
-        if keep is not None or cache.batch_size != 1:
-            raise ValueError("cache= needs a 1-row KVCache and cannot be combined with sliding_window")
-        if not cache.length < len(prompt) or len(prompt) + n_new > cache.capacity:
-            raise ValueError(f"the cache holds {cache.length} of {cache.capacity} positions: it must "
-                             f"hold fewer than the prompt's {len(prompt)} tokens and have room for "
-                             f"prompt + max_new_tokens ({len(prompt) + n_new})")
-    if keep is not None and n_new > MAX_WINDOW_TOKENS:     # the history is kept: 8 bytes a token
-        raise ValueError(f"max_new_tokens with a sliding window is limited to "
-                         f"{MAX_WINDOW_TOKENS:,} (the token history is kept in memory), got {n_new:,}")
-    if len(prompt) > n_ctx:                                  # no window can help: it slides later
-        raise ValueError(f"the prompt ({len(prompt)} tokens) is longer than the context window "
-                         f"n_ctx={n_ctx}; shorten it")
-    if keep is None and len(prompt) + n_new > n_ctx:
-        raise ValueError(f"prompt ({len(prompt)} tokens) + max_new_tokens ({n_new}) exceed the "
-                         f"context window n_ctx={n_ctx}; shorten them or pass sliding_window="
-                         f"{n_ctx // 2} (CLI: --sliding-window)")
+    check_room(len(prompt), n_new, n_ctx, keep, cache)      # fits n_ctx, or slides; cache= fits
     if cache is None:
         capacity = n_ctx if keep is not None else len(prompt) + n_new   # checked <= n_ctx
         cache = KVCache(model.config, batch_size=1, capacity=capacity)

@@ -9,6 +9,7 @@ a ValueError/TypeError that says what is allowed:
     check_prompt(model, ids)                           -> int64 [P], every id in the vocabulary
     stop_set(model, stop_ids, stop_at_eos)             -> frozenset of ids that end a text
     window_keep(sliding_window, n_ctx)                 -> how many tokens a slide keeps, or None
+    check_room(P, n_new, n_ctx, keep, cache)           -> prompt + new tokens fit (or slide)
     check_count(value, name)                           -> an int >= 0 (max_new_tokens, top_n …)
     uses_history(sampler)                              -> does it read the history (penalties)?
 """
@@ -17,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from minillm.sampling import Sampler
+
+MAX_WINDOW_TOKENS = 1 << 24   # new tokens in one sliding-window generation (a 128 MB history)
 
 
 def make_sampler(temperature=None, top_k=None, top_p=None, min_p=None, preset=None,
@@ -102,3 +105,25 @@ def window_keep(sliding_window, n_ctx: int) -> int | None:
         raise ValueError(f"sliding_window must be None (off) or a token count in [1, {n_ctx}) "
                          f"(e.g. n_ctx // 2 = {n_ctx // 2}), got {sliding_window!r}")
     return int(sliding_window)
+
+
+def check_room(P: int, n_new: int, n_ctx: int, keep: int | None, cache) -> None:
+    """A ValueError unless a ``P``-token prompt + ``n_new`` tokens fit the context window ``n_ctx``
+    (or slide: ``keep`` from ``window_keep``) and a given ``cache`` (1 row) can continue it."""
+    if cache is not None:
+        if keep is not None or cache.batch_size != 1:
+            raise ValueError("cache= needs a 1-row KVCache and cannot be combined with sliding_window")
+        if not cache.length < P or P + n_new > cache.capacity:
+            raise ValueError(f"the cache holds {cache.length} of {cache.capacity} positions: it must "
+                             f"hold fewer than the prompt's {P} tokens and have room for "
+                             f"prompt + max_new_tokens ({P + n_new})")
+    if keep is not None and n_new > MAX_WINDOW_TOKENS:      # the history is kept: 8 bytes a token
+        raise ValueError(f"max_new_tokens with a sliding window is limited to "
+                         f"{MAX_WINDOW_TOKENS:,} (the token history is kept in memory), got {n_new:,}")
+    if P > n_ctx:                                            # no window can help: it slides later
+        raise ValueError(f"the prompt ({P} tokens) is longer than the context window "
+                         f"n_ctx={n_ctx}; shorten it")
+    if keep is None and P + n_new > n_ctx:
+        raise ValueError(f"prompt ({P} tokens) + max_new_tokens ({n_new}) exceed the "
+                         f"context window n_ctx={n_ctx}; shorten them or pass sliding_window="
+                         f"{n_ctx // 2} (CLI: --sliding-window)")

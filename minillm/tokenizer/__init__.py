@@ -1,12 +1,15 @@
 """Byte-level BPE tokenization (GPT-2, cl100k, o200k, Hugging Face / GGUF byte-level BPE models).
 
-The reading path, in order: patterns (split text into pre-tokens) -> bpe (merge the lowest-ranked
-adjacent pair until none is left: `merge_reference`, which can trace every merge) -> special
-(special tokens) -> tokenizer (the class: encode, decode). No cache, cut table or batching in
-them. Then: pattern_names (the regexes of real tokenizers), train (learning merges), stream
-(decoding a stream of ids), formats / byte_alphabet / hf / gguf_meta / minillm_format (reading
-files), hf_write (writing Hugging Face's), locate (which name means which file), validate
-(refusing what cannot be honoured), display (showing tokens).
+The reading path, in order (≤ 300 lines in all): patterns (split text into pre-tokens) -> bpe
+(merge the lowest-ranked adjacent pair until none is left: `merge_reference`, which can trace every
+merge) -> special (special tokens) -> tokenizer (the class: encode, decode). No cache, cut table,
+batching or file format in them.
+
+Around it: files (the Tokenizer's base class: load, from_gguf_metadata, train, save, encode_bytes,
+encode_batch, merge_trace), pattern_names (the regexes of real tokenizers, the time limit for the
+others), train (learning merges), stream (decoding a stream of ids), formats / byte_alphabet / hf /
+gguf_meta / minillm_format (reading files), hf_write (writing Hugging Face's), locate (which name
+means which file), validate (refusing what cannot be honoured), display (showing tokens and merges).
 
 The speed-ups live in fast/ (split, stdlib_re, memo, pieces, merge, batch_bpe, segment, long;
 what each buys is in fast/__init__.py) and plug in through one seam, `Tokenizer._encode_text`.

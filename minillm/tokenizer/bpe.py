@@ -18,36 +18,21 @@ Hugging Face and llama.cpp: `b"aaa"` -> `[aa, a]`. (fast/merge.py gives the same
 from __future__ import annotations
 
 import sys
-from typing import Callable, NamedTuple
+from typing import Callable
 
-from .display import render_token
+from .display import MergeStep  # (pair, rank, parts): one step of a trace
 
 NO_MERGE = sys.maxsize  # the rank of a pair that never merges
 RankFn = Callable[[bytes, bytes], int]
 
 
-def rank_function(encoder: dict[bytes, int],
-                  merges: dict[tuple[bytes, bytes], int] | None) -> RankFn:
+def rank_function(encoder: dict[bytes, int], merges: dict | None) -> RankFn:
     """rank(a, b) under the `ranks` rule (`merges is None`) or the `pairs` rule."""
     if merges is None:
         get = encoder.get
         return lambda a, b: get(a + b, NO_MERGE)
     get_pair = merges.get
     return lambda a, b: get_pair((a, b), NO_MERGE)
-
-
-class MergeStep(NamedTuple):
-    """One merge of the loop: the pair that merged, its rank, and the parts after it.
-    `str(step)` shows it with display.render_token; GPT-2's first merge of 海 (e6 b5 b7):
-    `<e6> + <b5> -> <e6 b5> (rank 38184): <e6 b5> | <b7>`."""
-    pair: tuple[bytes, bytes]
-    rank: int
-    parts: tuple[bytes, ...]
-
-    def __str__(self) -> str:
-        a, b = self.pair
-        return (f"{render_token(a)} + {render_token(b)} -> {render_token(a + b)} "
-                f"(rank {self.rank}): {' | '.join(map(render_token, self.parts))}")
 
 
 def merge_reference(piece: bytes, rank: RankFn, trace: list | None = None) -> list[bytes]:

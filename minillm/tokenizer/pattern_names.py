@@ -1,9 +1,12 @@
-"""The pre-tokenisation patterns of real tokenizers, by name (patterns.py splits text with them).
+"""The pre-tokenisation patterns of real tokenizers, by name (patterns.py splits text with them),
+and the time limit under which any other pattern (one read from a file) runs.
 
     >>> resolve_pattern("cl100k") == (CL100K_PATTERN,)
     True
 """
 from __future__ import annotations
+
+import regex
 
 # tiktoken's spellings (possessive quantifiers `++` run faster in `regex` and are equivalent).
 # GPT-2 as released: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
@@ -92,7 +95,7 @@ NAMED_PATTERNS: dict[str, tuple[str, ...]] = {
     "gpt-4o": (O200K_PATTERN,),   # llama.cpp's name; tiktoken's regex (llama.cpp emulates it)
     **LLAMA_CPP_PRE,
 }
-# every stage regex of the table: known to run in linear time (no time limit, patterns.py)
+# every stage regex of the table: known to run in linear time (no time limit: `time_limit`)
 KNOWN_STAGES = frozenset(p for stages in NAMED_PATTERNS.values() for p in stages)
 
 
@@ -110,3 +113,40 @@ def resolve_pattern(pattern: str | tuple[str, ...] | list[str] | None) -> tuple[
         return tuple(pattern)
     raise TypeError(f"pattern must be a name ({', '.join(sorted(NAMED_PATTERNS))}), a regex "
                     f"string or a non-empty list of regex strings, got {pattern!r}")
+
+
+def compile_stages(stages: tuple[str, ...]) -> list:
+    """Each stage regex compiled with `regex`; a ValueError for one that does not compile."""
+    try:
+        return [regex.compile(p) for p in stages]
+    except regex.error as exc:
+        raise ValueError(f"invalid pre-tokenisation regex: {exc}") from None
+
+
+SECONDS_PER_CHAR = 1e-5  # 10 µs; a file's real pattern takes up to ~0.8 µs a character
+
+
+def time_limit(text: str) -> float:
+    """Seconds a file's regex may take on `text`: 1 s + 10 µs a character. Past it,
+    `timed_matches` raises a ValueError.
+
+    subtle: the margin is for real patterns on a busy machine. DeepSeek-V4's tokenizer.json
+    regex spends ~0.6-0.8 µs a character on short alternating tokens ("a b\\n" repeated), and
+    backtracking without bound is still caught: it grows with the square of the length or worse."""
+    return 1.0 + SECONDS_PER_CHAR * len(text)
+
+
+def timed_matches(rx, text: str, timeout: float | None):
+    """`rx.finditer(text)` (a `regex`, or `re`, pattern); with a `timeout` (seconds, `regex`
+    only), a ValueError past it."""
+    if timeout is None:
+        return rx.finditer(text)
+    return _within(rx, text, timeout)
+
+
+def _within(rx, text: str, timeout: float):
+    try:
+        yield from rx.finditer(text, timeout=timeout)
+    except TimeoutError:
+        raise ValueError(f"the pre-tokenisation regex {rx.pattern[:80]!r} took over {timeout:.1f} "
+                         f"s on {len(text):,} characters (catastrophic backtracking?)") from None

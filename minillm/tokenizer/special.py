@@ -10,17 +10,17 @@ special-token injection attack), so `encode` guards:
 * `disallowed_special=()`: nothing is checked; not-allowed specials are encoded as ordinary text.
 
 Example (GPT-2): `encode("hello <|endoftext|>", allowed_special="all")` -> `[31373, 220, 50256]`.
-
-When specials overlap (`<|a|>` and `<|a|>b|>`) the longest match at a position wins: the regex
-alternation lists longer strings first. Adjacent specials (`<|endoftext|><|endoftext|>`) are two
-matches.
+When specials overlap (`<|a|>`, `<|a|>b|>`) the longest match at a position wins: the regex
+alternation lists longer strings first. Adjacent specials (`<|endoftext|>` twice) are two matches.
 """
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection
 
 import regex
+
+from .patterns import split_isolated
+from .validate import special_set
 
 
 def _alternation(strings) -> regex.Pattern:
@@ -30,37 +30,20 @@ def _alternation(strings) -> regex.Pattern:
 
 
 class SpecialTokens:
-    """The special tokens of a tokenizer and the allowed/disallowed logic of `encode`."""
+    """The special tokens of a tokenizer ({str: id}) and the allowed/disallowed rules of encode."""
 
     def __init__(self, tokens: dict[str, int]):
-        for s, i in tokens.items():
-            if not isinstance(s, str) or not s or not isinstance(i, int) or i < 0:
-                raise ValueError(f"a special token must be a non-empty str with an id >= 0, "
-                                 f"got {s!r}: {i!r}")
         self.tokens = dict(tokens)
         # subtle: bounded, since callers may pass any set of strings as disallowed_special
         self._regex = functools.lru_cache(maxsize=64)(_alternation)  # frozenset -> regex
 
     def resolve(self, allowed_special, disallowed_special) -> tuple[frozenset, frozenset]:
-        """The `allowed_special` / `disallowed_special` arguments -> (allowed, disallowed) sets."""
-        if allowed_special == "all":
-            allowed = frozenset(self.tokens)
-        elif isinstance(allowed_special, Collection) and not isinstance(allowed_special, str):
-            allowed = frozenset(allowed_special)
-            unknown = sorted(s for s in allowed if s not in self.tokens)
-            if unknown:
-                raise ValueError(f"allowed_special names {unknown}, which are not special tokens "
-                                 f"of this tokenizer (it has {sorted(self.tokens)[:8]}...)")
-        else:
-            raise TypeError(f'allowed_special must be "all" or a set of strings, '
-                            f"got {allowed_special!r}")
-        if disallowed_special == "all":
-            disallowed = frozenset(self.tokens) - allowed
-        elif isinstance(disallowed_special, Collection) and not isinstance(disallowed_special, str):
-            disallowed = frozenset(disallowed_special)
-        else:
-            raise TypeError(f'disallowed_special must be "all" or a collection of strings '
-                            f"(() to disable the check), got {disallowed_special!r}")
+        """The `allowed_special` / `disallowed_special` arguments -> (allowed, disallowed) sets
+        (a TypeError or ValueError for anything else: validate.special_set)."""
+        allowed = frozenset(self.tokens) if allowed_special == "all" else \
+            special_set(allowed_special, "allowed_special", known=self.tokens)
+        disallowed = frozenset(self.tokens) - allowed if disallowed_special == "all" else \
+            special_set(disallowed_special, "disallowed_special")
         return allowed, disallowed
 
     def guard(self, text: str, disallowed: frozenset) -> None:
@@ -72,14 +55,7 @@ class SpecialTokens:
                 f"token, or disallowed_special=() to encode it as ordinary text.")
 
     def split(self, text: str, allowed: frozenset) -> list[tuple[str, int | None]]:
-        """Text -> segments: (ordinary text, None) or (special string, its id)."""
-        segments: list[tuple[str, int | None]] = []
-        end = 0
-        for m in self._regex(allowed).finditer(text):
-            if m.start() > end:
-                segments.append((text[end:m.start()], None))
-            segments.append((m.group(), self.tokens[m.group()]))
-            end = m.end()
-        if end < len(text):
-            segments.append((text[end:], None))
-        return segments
+        """Text -> segments: (ordinary text, None) or (special string, its id).
+        subtle: the text between two matches is never an allowed special (it would match)."""
+        segments = split_isolated(self._regex(allowed), text)  # matches and the text between
+        return [(s, self.tokens[s] if s in allowed else None) for s in segments]

@@ -24,8 +24,9 @@ import heapq
 from collections import Counter
 
 from .fast.split import FastSplit
-from .patterns import PreTokenizer, without_lone_surrogates
+from .patterns import PreTokenizer
 from .special import SpecialTokens
+from .validate import without_lone_surrogates
 
 Pair = tuple[int, int]
 

@@ -1,0 +1,86 @@
+"""What the Tokenizer offers around the idea: reading it from files (`load`, `from_gguf_metadata`),
+learning it from text (`train`), writing it (`save`), and small conveniences (`encode_bytes`,
+`encode_batch`, `merge_trace`, `token_bytes`, `vocab_size`, the repr).
+
+`TokenizerFiles` is the base class of tokenizer.Tokenizer, which keeps only the reading path
+(encode, decode); everything here is called on a Tokenizer as usual:
+
+    >>> tok = Tokenizer.load("gpt2")                  # also "cl100k", "o200k", a path
+    >>> tok.save("out/tokenizer.json")                # Hugging Face's format (+ a .vocab dump)
+"""
+from __future__ import annotations
+
+from . import bpe, formats, gguf_meta
+
+
+class TokenizerFiles:
+    """The Tokenizer's loading, saving, training and conveniences (see the module docstring)."""
+
+    @classmethod
+    def load(cls, path_or_name, pattern=None, *, fast: bool = True):
+        """"gpt2" / "r50k" / "cl100k" / "o200k" (shipped), "smollm2" / "deepseek-v4" (downloaded),
+        a model folder, or a file: .tiktoken(.gz), tokenizer.json(.gz) (Hugging Face or minillm's
+        format), .gguf (see locate.py). `pattern` overrides the pre-tokenisation pattern;
+        `fast=False` encodes on the reading path alone (the same ids, slower)."""
+        return cls(**formats.read(path_or_name, pattern), fast=fast)
+
+    @classmethod
+    def from_gguf_metadata(cls, meta: dict, pattern=None):
+        """Build from GGUF `tokenizer.ggml.*` metadata already parsed into a dict."""
+        return cls(**gguf_meta.read_gguf_metadata(meta, pattern))
+
+    @classmethod
+    def train(cls, text: str, vocab_size: int, pattern=None, special_tokens=(),
+              trainer: str = "fast"):
+        """Learn merges on `text` (see train.py). `vocab_size` counts the 256 bytes, the merges
+        and the special tokens (ids after the merges)."""
+        from .train import train_tokenizer
+        return cls(**train_tokenizer(text, vocab_size, pattern, special_tokens, trainer))
+
+    def save(self, path, format: str | None = None, **options) -> None:
+        """tokenizer.json -> Hugging Face's format (+ tokenizer_config.json), other names (e.g.
+        tokenizer.minillm.json) -> minillm's readable one; and a dump, `path`.vocab (formats.py)."""
+        formats.write(self, path, format, **options)
+
+    def encode_bytes(self, data: bytes) -> list[int]:
+        """Arbitrary bytes -> ids, so that `decode_bytes(encode_bytes(b)) == b` for any bytes.
+
+        Valid UTF-8 gives exactly `encode_ordinary(data.decode())`. Invalid bytes are carried
+        through pre-tokenisation as lone surrogates (`surrogateescape`) and turned back into
+        those bytes before BPE.
+        """
+        if not isinstance(data, (bytes, bytearray)):
+            raise TypeError(f"encode_bytes expects bytes, got {type(data).__name__}")
+        if self.normalizer:
+            raise ValueError("encode_bytes is not defined for a tokenizer that normalises text")
+        return self._encode_text(bytes(data).decode("utf-8", errors="surrogateescape"))
+
+    def encode_batch(self, texts, **kwargs) -> list[list[int]]:
+        """[text, ...] -> [ids, ...]; one thread, sharing the pre-token cache (fast/)."""
+        if isinstance(texts, str):
+            raise TypeError("encode_batch expects a list of str; use encode for one text")
+        return [self.encode(t, **kwargs) for t in texts]
+
+    def merge_trace(self, piece: str) -> list:
+        """Every BPE merge of ONE pre-token, in order, as ``MergeStep(pair, rank, parts)``
+        (display.py): ``for step in tok.merge_trace("红光"): print(step)``. No whole-piece
+        look-up here: the trace is bpe.merge_reference's, step by step."""
+        if not isinstance(piece, str):
+            raise TypeError(f"merge_trace expects a str, got {type(piece).__name__}")
+        steps: list = []
+        bpe.merge_reference(piece.encode("utf-8", errors="surrogateescape"), self._rank,
+                            trace=steps)
+        return steps
+
+    @property
+    def vocab_size(self) -> int:
+        """1 + the largest id (ids without a token, if any, are counted too)."""
+        return len(self._id_to_bytes)
+
+    def token_bytes(self, token_id: int) -> bytes:
+        """The bytes of one token: `token_bytes(995) == b" world"` (GPT-2)."""
+        return self.decode_bytes([token_id])
+
+    def __repr__(self) -> str:
+        return (f"Tokenizer(vocab_size={self.vocab_size}, specials={len(self.special_tokens)}, "
+                f"rule={'ranks' if self.merges is None else 'pairs'})")
