@@ -8,10 +8,15 @@ Prints (medians of interleaved rounds, every figure a ratio to a baseline of the
                 forward of [B, 1] tokens per step, B tokens per step; the ratio to B = 1.
                 A step reads every weight once whatever B is, so until the products become
                 compute-bound the ratio can approach B — IF each product reads its matrix once
-                (``[B·T, C] @ W``), not once per row
+                (``[B·T, C] @ W``), not once per row, and without packing it first (the tiled
+                layout, ``minillm/model/tiled.py``; the "decode" layout is timed beside it).
+                The compute ceiling: B rows cost at least 2·B·parameters flops, at the best
+                matrix-multiply rate this run measures — B = 32 cannot beat it on any layout
   continuous    32 requests of mixed prompt lengths and budgets (greedy): ``serve`` with 8 and
                 16 slots vs ``generate`` one request after another (time ratio; goal <= 0.25),
-                and static ``generate_batch`` groups of 8 (each group waits for its longest)
+                and static ``generate_batch`` groups of 8 (each group waits for its longest);
+                and the prompts' forwards alone: every schedule computes them, and they are
+                compute-bound (batching them saves no arithmetic), so they floor the ratio
 Goals (issue 14): GPT-2-124M shape, 1 thread: B = 8 >= 5x the B = 1 tokens/s, B = 32 >= 12x.
 """
 from __future__ import annotations
@@ -33,7 +38,7 @@ from bench_decode import CONFIG, blas_info  # noqa: E402
 
 from minillm import GPT, KVCache, generate, generate_batch, serve  # noqa: E402
 from minillm.model.arena import to_arena  # noqa: E402
-from minillm.model.params import init_params  # noqa: E402
+from minillm.model.init import init_params  # noqa: E402
 
 SMOLLM2 = HERE.parent.parent / "shared" / "data" / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -81,6 +86,10 @@ def continuous(model, n: int, max_prompt: int, max_new: int) -> dict[str, float]
     t = time.perf_counter()
     alone = [[s.id for s in generate(model, p, k, temperature=0)] for p, k in zip(prompts, budgets)]
     out["one by one"] = time.perf_counter() - t
+    t = time.perf_counter()
+    for p in prompts:                                             # what every schedule must do
+        model(np.asarray(p)[None], cache=KVCache(model.config, 1, len(p)), last_only=True)
+    out["prompts alone"] = time.perf_counter() - t
     t = time.perf_counter()
     for i in range(0, n, 8):
         generate_batch(model, prompts[i:i + 8], max(budgets[i:i + 8]), temperature=0)
@@ -130,9 +139,10 @@ def report(name: str, model, args) -> None:
     n, max_prompt, max_new = (16, 24, 16) if args.quick else (32, 64, 48)
     c = continuous(model, n, max_prompt, max_new)
     base = c.pop("one by one")
-    tokens = c.pop("tokens")
+    tokens, prompts = c.pop("tokens"), c.pop("prompts alone")
     print(f"continuous     {n} requests, prompts 4-{max_prompt}, budgets 2-{max_new} "
-          f"({tokens} tokens): one by one {base:.1f} s")
+          f"({tokens} tokens): one by one {base:.1f} s; reading the prompts alone (one forward "
+          f"each, compute-bound) takes {prompts:.1f} s = {prompts / base:.2f}x, a floor for any schedule")
     for label, sec in c.items():
         print(f"  {label:20s} {sec:6.1f} s = {sec / base:.2f}x one by one")
 

@@ -46,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from minillm import GPT, KVCache, ModelConfig  # noqa: E402
 from minillm.model.arena import to_arena  # noqa: E402
 from minillm.model.linear import linear  # noqa: E402
-from minillm.model.params import init_params  # noqa: E402
+from minillm.model.init import init_params  # noqa: E402
 
 CONFIG = ModelConfig(vocab_size=50257, n_ctx=1024, d_model=768, n_heads=12, n_layers=12)
 clock = time.perf_counter   # --clock cpu: time.process_time, the CPU time of this process —

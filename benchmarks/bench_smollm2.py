@@ -16,6 +16,7 @@ Prints (medians; every figure from this one run):
     bound       float32 weight bytes read per token / bandwidth (every matrix once; wte in full,
                 as the tied LM head) -> tokens/s
     decode      tokens/s with the KV cache after the 37-token chat prompt, and % of the bound
+    decode layout  the same with the weights in the untiled "decode" layout (model/arena.py)
     matmuls     the token's matrix products alone (x @ W for each weight, same shapes): the BLAS
                 floor; decode - matmuls = attention, norms, RoPE, SwiGLU and Python overhead
     generate    tokens/s through ``minillm.generate`` (preset "chat"), sampling and prompt included
@@ -40,11 +41,13 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 from bench_decode import bandwidth, blas_info, median_time, peak_rss_mb  # noqa: E402
 
-from minillm import KVCache  # noqa: E402
+from minillm import GPT, KVCache  # noqa: E402
 from minillm.chat import chatml_ids  # noqa: E402
 from minillm.generate import generate  # noqa: E402
 from minillm.io.gguf import read_gguf  # noqa: E402
 from minillm.io.gguf_model import load_gguf_model  # noqa: E402
+from minillm.model.arena import to_arena  # noqa: E402
+from minillm.model.linear import linear  # noqa: E402
 
 DEFAULT = HERE.parent.parent / "shared" / "data" / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -68,7 +71,8 @@ def decode_times(model, prompt, steps: int) -> list[float]:
 
 def matmuls_only(model) -> None:
     """The products of one decode step as the model makes them, nothing else: x [1, C] @ every
-    weight (wq|wk|wv and w_gate|w_up as one product each when the arena joins them)."""
+    weight (wq|wk|wv and w_gate|w_up as one product each when the arena joins them), through
+    ``linear`` as the model calls it (tiled matrices: one small product per tile)."""
     p, C = model.params, model.config.d_model
     x, h = np.ones((1, C), np.float32), np.ones((1, model.config.d_ff), np.float32)
     for b in p.blocks:
@@ -76,9 +80,9 @@ def matmuls_only(model) -> None:
         qkv = [a.wqkv] if a.wqkv is not None else [a.wq, a.wk, a.wv]
         gate_up = [f.w_gate_up] if f.w_gate_up is not None else [f.w_gate, f.w_up]
         for w in (*qkv, a.wo, *gate_up):
-            x @ w                                                       # [1, C] @ [C, ·]
-        h @ f.w_down                                                    # [1, F] @ [F, C]
-    x @ p.wte.T                                                         # [1, C] @ [C, V]
+            linear(x, w)                                                # [1, C] @ [C, ·]
+        linear(h, f.w_down)                                             # [1, F] @ [F, C]
+    linear(x, p.wte.T)                                                  # [1, C] @ [C, V]
 
 
 def dequantise_all(g) -> None:
@@ -129,13 +133,15 @@ def main() -> None:
     print(f"keep Q4_1      tensors take {quantised / 1e6:.0f} MB; dequantising them all takes "
           f"{deq * 1e3:.0f} ms = the extra cost of EVERY token if weights were decoded on use")
     prompt = chatml_ids(tok, [{"role": "user", "content": "What is the capital of France?"}])
+    decode_layout = GPT(model.config, to_arena(model.params, model.config, layout="decode"))
     for threads in args.threads:
-        r = {"bw": [], "dec": [], "mm": [], "gen": [], "greedy": [], "chat": []}
+        r = {"bw": [], "dec": [], "dec_d": [], "mm": [], "gen": [], "greedy": [], "chat": []}
         with threadpool_limits(threads):
             decode_times(model, prompt, 2)                              # warm up
             for _ in range(args.rounds):
                 r["bw"].append(bandwidth(1))
                 r["dec"] += decode_times(model, prompt, args.steps)
+                r["dec_d"] += decode_times(decode_layout, prompt, args.steps)
                 r["mm"].append(median_time(lambda: matmuls_only(model), args.steps))
                 r["gen"].append(generate_rate(model, prompt, args.steps))
                 r["greedy"].append(generate_step(model, prompt, args.steps, temperature=0))
@@ -147,6 +153,8 @@ def main() -> None:
               f"({bound * 1e3:.1f} ms/token)")
         print(f"decode         {1 / m['dec']:6.1f} tok/s  ({m['dec'] * 1e3:.1f} ms)  "
               f"{100 * bound / m['dec']:5.1f} % of the bound")
+        print(f"decode layout  {1 / m['dec_d']:6.1f} tok/s  ({m['dec_d'] * 1e3:.1f} ms)  the same "
+              f"weights untiled (model/arena.py): the tiled layout is {m['dec_d'] / m['dec']:.2f}x faster")
         print(f"matmuls only   {1 / m['mm']:6.1f} tok/s  ({m['mm'] * 1e3:.1f} ms)  "
               f"the rest of the step: {(m['dec'] - m['mm']) * 1e3:.1f} ms")
         print(f"generate       {m['gen']:6.1f} tok/s  (preset chat, sampling included)")

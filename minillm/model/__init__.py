@@ -3,6 +3,7 @@ embedding → norm → linear → attention (with rope) → ffn → block → gp
 arena (one contiguous block the loaders fill) hold the weights."""
 from minillm.model.arena import to_arena
 from minillm.model.gpt import GPT
-from minillm.model.params import GPTParams, init_params
+from minillm.model.init import init_params
+from minillm.model.params import GPTParams
 
 __all__ = ["GPT", "GPTParams", "init_params", "to_arena"]

@@ -25,7 +25,8 @@ from minillm.model.block import block
 from minillm.model.embedding import embed
 from minillm.model.linear import linear
 from minillm.model.norm import norm
-from minillm.model.params import GPTParams, check_names_and_shapes, init_params
+from minillm.model.init import init_params
+from minillm.model.params import GPTParams, check_names_and_shapes
 from minillm.model.rope import rope_tables
 
 

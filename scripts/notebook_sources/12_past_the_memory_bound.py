@@ -28,6 +28,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from minillm import GPT, KVCache, ModelConfig, PromptLookup, generate, serve
+from minillm.model.arena import to_arena
 from nbhelpers import load_shipped
 
 BATCH_SIZES = (1, 4, 16)           # rows per decode step in section 3
@@ -115,29 +116,34 @@ plt.show()
 #
 # subtle: how close B rows get to B× depends on the matrix-product routine. A product
 # `x [B, 1, C] @ W` with a batch dimension is computed by NumPy as B separate vector-matrix
-# products (each reading W); `x [B·T, C] @ W` as one matrix product (one read). And the BLAS
-# library's matrix product for few rows is not as lean as its vector product. Ratios, not
-# promises: the output below is this machine today.
+# products (each reading W), so `linear` flattens it to `x [B·T, C] @ W`: one product, one read.
+# But for a few rows OpenBLAS's matrix product first copies ("packs") W into blocks, and for so
+# few rows the copy costs more than the arithmetic. Cut into 32-column tiles (the loaders'
+# "tiled" layout, `minillm/model/tiled.py`), each piece is small enough for its small-matrix
+# kernel, which reads W where it lies. Both layouts are timed below. Ratios, not promises: the
+# output is this machine today.
 
 # %%
 cfg = ModelConfig(vocab_size=8192, n_ctx=64, d_model=512, n_heads=8, n_layers=8)
-mem_model = GPT(cfg, seed=0)
+mem_model = GPT(cfg, to_arena(GPT(cfg, seed=0).params, cfg, layout="tiled"))   # as loaded
+untiled = GPT(cfg, to_arena(mem_model.params, cfg, layout="decode"))           # same weights, [C, N]
 print(f"{mem_model.num_parameters() / 1e6:.0f} M parameters = "
       f"{4 * mem_model.num_parameters() / 1e6:.0f} MB float32")
 
-def step_time(B):
+def step_time(model, B):
     cache = KVCache(cfg, batch_size=B, capacity=24)
-    mem_model(np.ones((B, 8), dtype=np.int64), cache=cache, last_only=True)   # prefill 8 tokens
+    model(np.ones((B, 8), dtype=np.int64), cache=cache, last_only=True)       # prefill 8 tokens
     token = np.ones((B, 1), dtype=np.int64)                                     # [B, 1]
     def one_step():
-        mem_model(token, cache=cache, last_only=True)
+        model(token, cache=cache, last_only=True)
         cache.rollback(8)
     return median_time(one_step, 5)
 
-one = step_time(1)
+one, one_untiled = step_time(mem_model, 1), step_time(untiled, 1)
 for B in BATCH_SIZES:
-    t = step_time(B)
-    print(f"B = {B:2d}: {t * 1e3:6.1f} ms per step, {B / t:7.1f} tokens/s = {B * one / t:4.1f}x one stream")
+    t, u = step_time(mem_model, B), step_time(untiled, B)
+    print(f"B = {B:2d}: tiled {t * 1e3:6.1f} ms per step = {B * one / t:4.1f}x one stream;  "
+          f"untiled {u * 1e3:6.1f} ms = {B * one_untiled / u:4.1f}x")
 
 # %% [markdown]
 # ## Continuous batching

@@ -5,7 +5,8 @@ from hypothesis import given, strategies as st
 
 from minillm import GPT
 from minillm.model.arena import empty_arena, in_arena, to_arena
-from minillm.model.params import GPTParams, init_params, param_shapes
+from minillm.model.init import init_params
+from minillm.model.params import GPTParams, param_shapes
 from tests.conftest import FIXTURES
 from tests.model.strategies import tiny_configs
 

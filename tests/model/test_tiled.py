@@ -5,7 +5,8 @@ from hypothesis import given, strategies as st
 
 from minillm import GPT, KVCache
 from minillm.model.arena import in_arena, to_arena
-from minillm.model.params import init_params, param_shapes
+from minillm.model.init import init_params
+from minillm.model.params import param_shapes
 from minillm.model.tiled import TILE, TiledMatrix, tiled_product
 from tests.model.strategies import random_model, tiny_configs
 

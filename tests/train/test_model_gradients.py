@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from minillm.config import ModelConfig
 from minillm.functional import cross_entropy
 from minillm.model import GPT
-from minillm.model.params import init_params
+from minillm.model.init import init_params
 from minillm.train.grad_model import forward_with_cache, loss_and_grads
 from tests.model.strategies import random_model, tiny_configs
 from tests.train.gradcheck import check

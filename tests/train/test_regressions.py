@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from minillm.config import ModelConfig
-from minillm.model.params import init_params
+from minillm.model.init import init_params
 from minillm.train.data import token_array
 from minillm.train.grad_model import loss_and_grads
 from minillm.train.loop import TrainSettings
