@@ -4,10 +4,11 @@
     /work/venv/bin/python benchmarks/bench_decode.py --threads 1 --steps 16
 
 Prints, per BLAS thread count (medians of per-step times, all measured in this one run):
-  bandwidth     streaming-read bandwidth (GB/s): the best of three read-only float32 kernels
+  bandwidth     streaming-read bandwidth (GB/s): the best of four read-only float32 kernels
                 on 512 MB arrays (bigger than any cache) — a dot product of two of them, a
-                reduction, and a matrix-vector product — i.e. the best rate this machine
-                streams memory at, not the rate of one access pattern
+                reduction, a matrix-vector product, and the same product over 32-column tiles
+                (the model's own) — i.e. the best rate this machine streams memory at, not the
+                rate of one access pattern (the four are printed: the last round's)
   bound         the memory-bandwidth bound: bytes of weights read per token / bandwidth —
                 decoding one token must read every weight matrix once (wte twice over: it is
                 the LM head too, but only one row is gathered for the embedding)
@@ -46,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from minillm import GPT, KVCache, ModelConfig  # noqa: E402
 from minillm.model.arena import to_arena  # noqa: E402
 from minillm.model.linear import linear  # noqa: E402
+from minillm.model.tiled import TiledMatrix, tiled_product  # noqa: E402
 from minillm.model.init import init_params  # noqa: E402
 
 CONFIG = ModelConfig(vocab_size=50257, n_ctx=1024, d_model=768, n_heads=12, n_layers=12)
@@ -65,22 +67,28 @@ def median_time(fn, repeats: int) -> float:
 
 
 STREAMS = None   # the two 512 MB arrays bandwidth() reads, allocated once
+BANDWIDTHS = []  # the last call's four rates, bytes/s (dot, reduce, x @ A, tiled)
 
 
 def bandwidth(repeats: int) -> float:
-    """Bytes per second actually streamed from memory: the best of three read-only kernels —
-    a float32 dot product of two 512 MB arrays, a reduction of one, and x @ A with A [C, N] (the
-    product, x @ W with W stored [in, out], that reads every weight matrix during decoding)."""
+    """Bytes per second actually streamed from memory: the best of four read-only kernels —
+    a float32 dot product of two 512 MB arrays, a reduction of one, x @ A with A [C, N] (the
+    product x @ W, W stored [in, out]), and the same product over A cut into 32-column tiles
+    (model/tiled.py, which the model itself uses: it streams faster than the other three on
+    some machines, and a bound below the model's own rate would be no bound)."""
     global STREAMS
     if STREAMS is None:
         n = 512 * 2**20 // 4                                        # 512 MB of float32
         STREAMS = (np.ones(n, dtype=np.float32), np.ones(n, dtype=np.float32))   # [N], [N]
     a, b = STREAMS
     A = a[:a.size // 768 * 768].reshape(768, -1)                    # [C, N/C]  a view
+    tiles = TiledMatrix(b[:b.size // (768 * 32) * 768 * 32].reshape(-1, 768, 32), b.size // (768 * 32) * 32)
     x = np.ones((1, 768), dtype=np.float32)                         # [1, C]
     rates = (2 * a.nbytes / median_time(lambda: np.dot(a, b), repeats),        # reads both
              a.nbytes / median_time(lambda: np.add.reduce(a), repeats),
-             A.nbytes / median_time(lambda: x @ A, repeats))                   # [1, C] @ [C, N/C]
+             A.nbytes / median_time(lambda: x @ A, repeats),                   # [1, C] @ [C, N/C]
+             tiles.nbytes / median_time(lambda: tiled_product(x, tiles), repeats))
+    BANDWIDTHS[:] = rates
     return max(rates)
 
 
@@ -291,7 +299,8 @@ def main() -> None:
         c16, c1000 = m["c16"], m["c1000"]
         print(f"\n== {threads} thread(s)   (load average now {os.getloadavg()[0]:.1f})")
         print(f"bandwidth      {m['bw'] / 1e9:6.2f} GB/s  -> bound {1 / bound:6.1f} tok/s "
-              f"({bound * 1e3:.1f} ms/token)")
+              f"({bound * 1e3:.1f} ms/token); last round: dot {BANDWIDTHS[0] / 1e9:.1f}, reduce "
+              f"{BANDWIDTHS[1] / 1e9:.1f}, x @ A {BANDWIDTHS[2] / 1e9:.1f}, tiled {BANDWIDTHS[3] / 1e9:.1f} GB/s")
         print(f"cache@16       {1 / c16:6.1f} tok/s  ({c16 * 1e3:.1f} ms)  {100 * bound / c16:5.1f} % of the bound")
         print(f"cache@1000     {1 / c1000:6.1f} tok/s  ({c1000 * 1e3:.1f} ms)  {c1000 / c16:.2f}x the time at 16")
         print(f"decode layout  {1 / m['decode']:6.1f} tok/s  ({m['decode'] * 1e3:.1f} ms)  "

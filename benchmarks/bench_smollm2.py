@@ -12,7 +12,8 @@ Prints (medians; every figure from this one run):
               quantised tensors take (what would stay resident instead of float32)
   per BLAS thread count, in interleaved rounds:
     bandwidth   streaming-read GB/s (bench_decode.bandwidth: the best of a float32 dot product
-                of two 512 MB arrays, a reduction and a matrix-vector product)
+                of two 512 MB arrays, a reduction, a matrix-vector product and the same product
+                over 32-column tiles)
     bound       float32 weight bytes read per token / bandwidth (every matrix once; wte in full,
                 as the tied LM head) -> tokens/s
     decode      tokens/s with the KV cache after the 37-token chat prompt, and % of the bound
@@ -39,7 +40,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
-from bench_decode import bandwidth, blas_info, median_time, peak_rss_mb  # noqa: E402
+from bench_decode import BANDWIDTHS, bandwidth, blas_info, median_time, peak_rss_mb  # noqa: E402
 
 from minillm import GPT, KVCache  # noqa: E402
 from minillm.chat import chatml_ids  # noqa: E402
@@ -150,7 +151,8 @@ def main() -> None:
         bound = weight_bytes_per_token(model) / m["bw"]                 # seconds per token
         print(f"\n== {threads} thread(s)   (load average now {os.getloadavg()[0]:.1f})")
         print(f"bandwidth      {m['bw'] / 1e9:6.2f} GB/s  -> bound {1 / bound:6.1f} tok/s "
-              f"({bound * 1e3:.1f} ms/token)")
+              f"({bound * 1e3:.1f} ms/token); last round: dot {BANDWIDTHS[0] / 1e9:.1f}, reduce "
+              f"{BANDWIDTHS[1] / 1e9:.1f}, x @ A {BANDWIDTHS[2] / 1e9:.1f}, tiled {BANDWIDTHS[3] / 1e9:.1f} GB/s")
         print(f"decode         {1 / m['dec']:6.1f} tok/s  ({m['dec'] * 1e3:.1f} ms)  "
               f"{100 * bound / m['dec']:5.1f} % of the bound")
         print(f"decode layout  {1 / m['dec_d']:6.1f} tok/s  ({m['dec_d'] * 1e3:.1f} ms)  the same "

@@ -146,11 +146,27 @@ class TiledMatrix:
         return TiledMatrix(self.tiles[start // TILE:self.tiles_needed(stop)], stop - start)
 
 
+def rows_at_once(c: int) -> int:
+    """Rows per small product: the largest power of two <= 32 with rows · C · TILE <= 2²⁰.
+
+    subtle: OpenBLAS takes its small-matrix kernel only while the product is small (on the test
+    machine 8 rows x 3072 x 32 still was, 16 rows no longer: it packed again at ~2x the time), so
+    more rows go through in slices of this many. Prefill gains too: 512 rows in slices ran as
+    fast as one large product of the untiled matrix, or faster (benchmarks/README.md)."""
+    rows = 32
+    while rows > 1 and rows * c * TILE > 1 << 20:
+        rows //= 2
+    return rows
+
+
 def tiled_product(x: np.ndarray, w: TiledMatrix) -> np.ndarray:
-    """x [M, C] @ W [C, N] -> [M, N]: one small product per tile, written straight into place."""
+    """x [M, C] @ W [C, N] -> [M, N]: one small product per tile and slice of rows, each written
+    straight into its place in the output."""
     if w.transposed:
         raise ValueError("tiled_product multiplies by W [C, N]; this TiledMatrix stands for Wᵀ")
-    nt = w.tiles.shape[0]
+    nt, c = w.tiles.shape[:2]
     y = np.empty((x.shape[0], nt * TILE), np.float32)            # [M, nt·TILE]
-    np.matmul(x, w.tiles, out=y.reshape(-1, nt, TILE).transpose(1, 0, 2))   # [nt, M, C] @ [nt, C, TILE]
+    step = rows_at_once(c)
+    for r in range(0, x.shape[0], step):                          # [m, C] @ [nt, C, TILE] -> [nt, m, TILE]
+        np.matmul(x[r:r + step], w.tiles, out=y[r:r + step].reshape(-1, nt, TILE).transpose(1, 0, 2))
     return y if w.n == nt * TILE else y[:, :w.n]                 # [M, N] (the padding dropped)

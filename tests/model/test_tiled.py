@@ -110,3 +110,12 @@ def test_gpt2_widths_join_qkv_and_gate_up_as_tile_views():
     assert isinstance(ffn.w_gate_up, TiledMatrix)
     attn.wk[...] = 7.0
     assert (np.asarray(attn.wqkv)[:, 64:96] == 7).all()
+
+
+def test_many_rows_go_through_in_slices_the_small_kernel_takes():
+    """rows · C · TILE <= 2²⁰ per product (tiled.rows_at_once); the slices give the same result."""
+    from minillm.model.tiled import rows_at_once
+    assert [rows_at_once(c) for c in (64, 768, 1536, 3072, 40000)] == [32, 32, 16, 8, 1]
+    rng = np.random.default_rng(0)
+    W, x = rng.standard_normal((3072, 70), dtype=np.float32), rng.standard_normal((21, 3072), dtype=np.float32)
+    np.testing.assert_allclose(tiled_product(x, tiled(W)), x.astype(np.float64) @ W, rtol=1e-5, atol=1e-3)
