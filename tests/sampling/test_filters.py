@@ -142,3 +142,23 @@ def test_top_k_and_top_p_on_a_large_vocabulary_with_many_ties(seed):
             for p in (0.3, 0.9):
                 n = int(np.searchsorted(cum, p - 1e-12)) + 1     # shortest prefix with mass >= p
                 assert kept(top_p(x, p)[b]) == set(order[:n].tolist())
+
+
+@given(st.integers(4096, 70000), st.integers(1, 400), st.sampled_from(["normal", "ties", "sorted", "masked"]),
+       st.integers(0, 2**32 - 1))
+def test_top_k_ids_on_long_rows_equal_the_sorted_definition(V, k, kind, seed):
+    """Long rows take the threshold shortcut (top_k.candidates); the ids must still be exactly
+    the first k of the order (logit descending, lower id first), ascending."""
+    from minillm.sampling.top_k import top_k_ids
+    rng = np.random.default_rng(seed)
+    z = rng.standard_normal(V).astype(np.float32)                  # [V]
+    if kind == "ties":
+        z = np.round(2 * z)                                        # a few distinct values
+    elif kind == "sorted":
+        z = np.sort(z)                                             # every 16th value misleads
+    elif kind == "masked":
+        z[rng.random(V) < 0.99] = -np.inf                          # ~1 % finite
+    finite = int(np.isfinite(z).sum())
+    assume(finite >= k)
+    want = np.sort(np.lexsort((np.arange(V), -z))[:k])             # [k] the definition
+    np.testing.assert_array_equal(top_k_ids(z, k), want)
