@@ -16,7 +16,8 @@ Prints (medians of interleaved rounds, every figure a ratio to a baseline of the
                 16 slots vs ``generate`` one request after another (time ratio; goal <= 0.25),
                 and static ``generate_batch`` groups of 8 (each group waits for its longest);
                 and the prompts' forwards alone: every schedule computes them, and they are
-                compute-bound (batching them saves no arithmetic), so they floor the ratio
+                compute-bound (batching them saves no arithmetic), so they — plus 2·parameters
+                flops per new token at the best matrix-multiply rate — floor the ratio
 Goals (issue 14): GPT-2-124M shape, 1 thread: B = 8 >= 5x the B = 1 tokens/s, B = 32 >= 12x.
 """
 from __future__ import annotations
@@ -140,9 +141,11 @@ def report(name: str, model, args) -> None:
     c = continuous(model, n, max_prompt, max_new)
     base = c.pop("one by one")
     tokens, prompts = c.pop("tokens"), c.pop("prompts alone")
+    floor = prompts + tokens * flops / rate                       # + every new token's arithmetic
     print(f"continuous     {n} requests, prompts 4-{max_prompt}, budgets 2-{max_new} "
           f"({tokens} tokens): one by one {base:.1f} s; reading the prompts alone (one forward "
-          f"each, compute-bound) takes {prompts:.1f} s = {prompts / base:.2f}x, a floor for any schedule")
+          f"each, compute-bound) takes {prompts:.1f} s = {prompts / base:.2f}x; with every new "
+          f"token's flops at the best rate, no schedule can beat {floor:.1f} s = {floor / base:.2f}x")
     for label, sec in c.items():
         print(f"  {label:20s} {sec:6.1f} s = {sec / base:.2f}x one by one")
 

@@ -26,9 +26,10 @@ p here is the sampler's final distribution (temperature, top-k, top-p, penalties
 position's penalties see the history including the drafts accepted before it.
 
 Back-off: a round whose guesses were all rejected paid for a wider forward for nothing, so the
-draft is not asked again for 1, then 2, 4 … 16 plain steps (reset by any accepted guess): free
-text, where guesses rarely hit, then runs at nearly plain speed. Which steps draft depends only on
-what happened before, so the result stays exact.
+draft is not asked again for 1, then 2, 4 … 16 plain steps; a round that keeps some guesses
+halves the wait, one that keeps them all ends it. Free text, where a guess hits now and then by
+chance, then runs at nearly plain speed; copied text drafts at every step. Which steps draft
+depends only on what happened before, so the result stays exact.
 
 Example: ``generate(model, ids, 100, draft="prompt", num_draft_tokens=5, temperature=0)``.
 """
@@ -118,8 +119,8 @@ def _rounds(model, prompt, n_new, sampler, rng, stop_ids, stop_text, tokenizer, 
         tokens = verify(lambda i: probs(logits[i], m + i), drafts, q, rng, greedy)
         a = len(tokens) - 1                                        # drafts accepted
         if len(drafts):                                            # all wrong: rest 1, 2, 4 … 16
-            backoff = 0 if a else min(2 * backoff or 1, 16)        # plain steps before the next
-            wait = backoff                                         # guess (any hit resets it)
+            backoff = (0 if a == len(drafts) else backoff // 2) if a else min(2 * backoff or 1, 16)
+            wait = backoff                                         # plain steps before the next guess
         cache.rollback(m + a)                                      # forget the rejected ones
         source.record(m, len(drafts), a)
         for i, token in enumerate(tokens):

@@ -14,7 +14,7 @@ from minillm.generate import generate
 from minillm.kv_cache import KVCache
 from minillm.sampling import Sampler
 from minillm.speculative import verify
-from minillm.speculative_drafts import DraftModel, PromptLookup, first_layers, make_draft
+from minillm.speculative_drafts import DraftModel, DraftSource, PromptLookup, first_layers, make_draft
 from tests.model.strategies import random_model, tiny_configs
 from tests.sampling.test_categorical import chi2_critical
 
@@ -168,3 +168,34 @@ def test_bad_speculative_arguments_are_refused(kwargs, match):
         list(generate(model, [1, 2], 4, draft=other))
     with pytest.raises(ValueError, match="layers"):
         first_layers(model, 2)
+
+
+class Scripted(DraftSource):
+    """A draft source that proposes 2 tokens: the true next ones (from a plain greedy run), each
+    replaced by a wrong one where ``wrong(i)`` says so; counts the rounds it was asked."""
+
+    def __init__(self, truth, P, V, wrong):
+        self.truth, self.P, self.V, self.wrong, self.asked = truth, P, V, wrong, 0
+
+    def propose(self, seq, m, k, choose):
+        self.asked += 1
+        n = m - self.P                                              # tokens generated so far
+        ids = [(t + 1) % self.V if self.wrong(i) else t for i, t in enumerate(self.truth[n:n + min(k, 2)])]
+        return np.array(ids, dtype=np.int64), None
+
+
+def test_back_off_after_wasted_rounds_and_not_after_useful_ones():
+    """Guesses that always miss are asked ~log times plus once per 17 steps (1, 2, 4 … 16 plain
+    steps between); guesses that are half right (one of two kept) are asked every round."""
+    config = ModelConfig(vocab_size=30, n_ctx=128, d_model=8, n_heads=2, n_layers=1, d_ff=8)
+    model, prompt, n = random_model(config, 0), [1, 2, 3], 100
+    truth = ids_of(generate(model, prompt, n, temperature=0, stop_at_eos=False))
+    for wrong, most in ((lambda i: True, 12), (lambda i: i == 1, None)):
+        source = Scripted(truth, len(prompt), config.vocab_size, wrong)
+        got = ids_of(generate(model, prompt, n, temperature=0, stop_at_eos=False, draft=source,
+                              num_draft_tokens=2))
+        assert got == truth
+        if most is not None:
+            assert source.asked <= most
+        else:
+            assert source.asked >= n // 2 - 1                      # 2 tokens per round: every round

@@ -136,18 +136,29 @@ def dequantize(raw, ggml_type, shape):  # [nbytes] uint8 -> shape float32
 VALUES_AT_ONCE = 1 << 18    # dequantize_into's slice: 1 MB of float32 (a multiple of BLOCK)
 
 
-def dequantize_into(raw, ggml_type, out):  # [nbytes] uint8 -> out (float32, C-contiguous)
+def dequantize_into(raw, ggml_type, out):  # [nbytes] uint8 -> out (float32 [..., n])
     """``out[...] = dequantize(raw, ggml_type, out.shape)``, decoded a slice at a time.
 
     For loading straight into the parameter arena: the temporaries are a few slices of
     ``VALUES_AT_ONCE`` values, never a second copy of the tensor (a [V, C] embedding is 100+ MB).
-    The byte count is checked slice by slice, so a wrong total still raises ValueError.
+    The byte count is checked slice by slice, so a wrong total still raises ValueError. ``out``
+    that is not one C-contiguous array (the arena's tied wte [C, V]ᵀ, a tiled matrix) is written
+    through itself, whole rows at a time.
     """
-    if out.dtype != np.float32 or not out.flags.c_contiguous or not out.flags.writeable:
-        raise ValueError("out must be a writable, C-contiguous float32 array")
-    if ggml_type in (Q8_0, Q4_0, Q4_1) and out.ndim and out.shape[-1] % BLOCK:
+    if ggml_type in (Q8_0, Q4_0, Q4_1) and len(out.shape) and out.shape[-1] % BLOCK:
         raise ValueError(f"a quantised row must hold a multiple of {BLOCK} values, got {out.shape[-1]}")
-    raw, flat = np.asarray(raw), out.reshape(-1)                  # [nbytes], [n] (a view of out)
+    raw = np.asarray(raw)                                          # [nbytes]
+    if not (isinstance(out, np.ndarray) and out.flags.c_contiguous):
+        rows, width = out.shape                                    # [rows, width] written by rows
+        step = max(1, VALUES_AT_ONCE // width)                     # rows per slice
+        for r0 in range(0, rows, step):
+            r1 = min(rows, r0 + step)
+            part = raw[raw.size * r0 // rows:raw.size * r1 // rows]    # whole rows = whole blocks
+            out[r0:r1] = dequantize(part, ggml_type, (r1 - r0, width))  # [r1 − r0, width]
+        return out
+    if out.dtype != np.float32 or not out.flags.writeable:
+        raise ValueError("out must be a writable float32 array")
+    flat = out.reshape(-1)                                         # [n] (a view of out)
     n = flat.size
     for i in range(0, n, VALUES_AT_ONCE):
         j = min(n, i + VALUES_AT_ONCE)                            # whole blocks: i, j multiples of 32 (or j = n)

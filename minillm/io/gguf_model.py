@@ -53,7 +53,7 @@ import numpy as np
 
 from minillm.config import ModelConfig
 from minillm.io import gguf_gpt2
-from minillm.io.dequant import DEQUANTIZERS, VALUES_AT_ONCE, dequantize, dequantize_into
+from minillm.io.dequant import DEQUANTIZERS, dequantize, dequantize_into
 from minillm.io.gguf import GGUF, read_gguf
 from minillm.io.qk_rows import PERMUTED_QK, unpermute_qk
 from minillm.io.sizes import check_sizes
@@ -166,28 +166,13 @@ def gguf_to_arena(g: GGUF, config: ModelConfig) -> GPTParams:
             f.seek(g.data_offset + info.offset)
             raw = np.frombuffer(f.read(info.nbytes), np.uint8)     # [nbytes] one stored tensor
             if not (unpermute or transpose):
-                if isinstance(out, np.ndarray) and out.flags.c_contiguous:
-                    dequantize_into(raw, info.ggml_type, out)       # in place, a slice at a time
-                else:                                               # tiled, or the tied wte [C, V]ᵀ
-                    _dequantize_rows_into(raw, info.ggml_type, out)
+                dequantize_into(raw, info.ggml_type, out)           # in place, a slice at a time
                 continue
             a = dequantize(raw, info.ggml_type, info.shape)         # [out, in] or [out] float32
             if unpermute:
                 a = unpermute_qk(a, config.n_heads if kind[-1] == "q" else config.n_kv_heads)
             out[...] = a.T if transpose else a                      # [out, in] -> [in, out]
     return params
-
-
-def _dequantize_rows_into(raw: np.ndarray, ggml_type: int, out: np.ndarray) -> None:
-    """``dequantize_into`` for a 2-D ``out`` that is not C-contiguous (the arena stores a tied
-    wte [V, C] as its transpose, ``model/arena.py``): a slice of whole rows at a time, each
-    written through the view, so the temporaries stay ~1 MB as well."""
-    rows, width = out.shape
-    step = max(1, VALUES_AT_ONCE // width)                            # rows per slice
-    for r0 in range(0, rows, step):
-        r1 = min(rows, r0 + step)
-        part = raw[raw.size * r0 // rows:raw.size * r1 // rows]       # whole rows = whole blocks
-        out[r0:r1] = dequantize(part, ggml_type, (r1 - r0, width))    # [r1 − r0, C]
 
 
 def load_gguf(path: str | Path) -> tuple[ModelConfig, GPTParams, dict]:

@@ -49,10 +49,26 @@ def test_dequantize_into_equals_dequantize(ggml_type, rows, blocks, seed):
 
 def test_dequantize_into_checks_its_output_and_the_byte_count():
     raw = np.zeros(34 * 2, np.uint8)
-    with pytest.raises(ValueError, match="C-contiguous float32"):
+    with pytest.raises(ValueError, match="writable float32"):
         dequantize_into(raw, Q8_0, np.empty((2, 32), np.float64))
     with pytest.raises(ValueError, match="bytes"):
         dequantize_into(raw[:-1], Q8_0, np.empty((2, 32), np.float32))
+
+
+@pytest.mark.parametrize("ggml_type", [F32, Q8_0, Q4_1])
+def test_dequantize_into_a_strided_view_or_a_tiled_matrix_writes_whole_rows(ggml_type):
+    """Outputs that are not one C-contiguous array (the tied wte [C, V]ᵀ, a TiledMatrix) are
+    written through themselves, a slice of rows at a time: the same values."""
+    from minillm.model.tiled import TiledMatrix
+    shape = (5, 64)
+    raw = encode(np.random.default_rng(0).standard_normal(shape, dtype=np.float32), ggml_type)
+    want = dequantize(raw, ggml_type, shape)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(dequant, "VALUES_AT_ONCE", 64)                    # one row per slice
+        view = dequantize_into(raw, ggml_type, np.empty(shape[::-1], np.float32).T)
+        tiled = dequantize_into(raw, ggml_type, TiledMatrix.empty(*shape))
+    np.testing.assert_array_equal(view, want)
+    np.testing.assert_array_equal(np.asarray(tiled), want)
 
 
 @pytest.mark.parametrize("ggml_type", [F32, Q8_0, Q4_1])
