@@ -28,8 +28,11 @@ position's penalties see the history including the drafts accepted before it.
 Back-off: a round whose guesses were all rejected paid for a wider forward for nothing, so the
 draft is not asked again for 1, then 2, 4 … 16 plain steps; a round that keeps some guesses
 halves the wait, one that keeps them all ends it. Free text, where a guess hits now and then by
-chance, then runs at nearly plain speed; copied text drafts at every step. Which steps draft
-depends only on what happened before, so the result stays exact.
+chance, then runs at nearly plain speed; copied text drafts at every step. How many guesses to
+ask for adapts too (HF assisted generation's "heuristic" schedule): k at first, 2 more after a
+round that kept them all (at most k), 1 fewer after one that did not (at least 1) — a missed
+single guess costs a 2-position forward, hardly more than a plain step. Which steps draft and
+how much depends only on what happened before, so the result stays exact.
 
 Example: ``generate(model, ids, 100, draft="prompt", num_draft_tokens=5, temperature=0)``.
 """
@@ -48,7 +51,8 @@ from minillm.speculative_drafts import make_draft
 def verify(probs_at, drafts: np.ndarray, q: np.ndarray | None, rng, greedy: bool) -> list[int]:
     """Speculative sampling for one round: the accepted drafts, then one target token.
 
-    ``probs_at(i)`` -> the target's distribution [V] after the context and d₁ … dᵢ (i = 0 … k);
+    ``probs_at(i)`` -> the target's distribution [V] after the context and d₁ … dᵢ (i = 0 … k;
+    greedy: any [V] whose argmax is the target's pick, e.g. the processed logits);
     ``drafts`` [k]; ``q`` [k, V] (None: each dᵢ was chosen deterministically). Returns
     a + 1 tokens: d₁ … d_a and the replacement (or, if all k passed, a bonus draw from p_k).
     """
@@ -96,8 +100,9 @@ def _rounds(model, prompt, n_new, sampler, rng, stop_ids, stop_text, tokenizer, 
     greedy, penalised = sampler.temperature == 0, uses_history(sampler)
 
     def probs(logits, n):                      # the sampler's distribution after seq[:n]
-        seen = seq[:n] if penalised else None
-        return sampler.probs(logits, history=seen, prompt_len=P)   # [V]
+        seen = seq[:n] if penalised else None  # (greedy: its processed logits, whose argmax
+        how = sampler.process if greedy else sampler.probs   # is all verify reads: no softmax)
+        return how(logits, history=seen, prompt_len=P)             # [V]
 
     def choose(logits, n):                     # a draft model's pick, and its q (None: one-hot)
         if greedy:
@@ -108,9 +113,10 @@ def _rounds(model, prompt, n_new, sampler, rng, stop_ids, stop_text, tokenizer, 
     if n_new and cache.length < P - 1:
         model(prompt[cache.length:P - 1][None], cache=cache, last_only=True)   # prefill all but the last
     n = wait = backoff = 0                                         # tokens yielded so far
+    length = k                                                     # guesses asked for this round
     while n < n_new:
         m = P + n                                                  # seq[:m] is the context
-        room = min(k, n_new - n - 1) if wait == 0 else 0           # never draft past max_new_tokens
+        room = min(length, n_new - n - 1) if wait == 0 else 0      # never draft past max_new_tokens
         wait = max(wait - 1, 0)
         drafts, q = source.propose(seq, m, room, choose) if room else (seq[:0], None)
         seq[m:m + len(drafts)] = drafts                            # [a] tentatively in the context
@@ -121,6 +127,7 @@ def _rounds(model, prompt, n_new, sampler, rng, stop_ids, stop_text, tokenizer, 
         if len(drafts):                                            # all wrong: rest 1, 2, 4 … 16
             backoff = (0 if a == len(drafts) else backoff // 2) if a else min(2 * backoff or 1, 16)
             wait = backoff                                         # plain steps before the next guess
+            length = min(k, length + 2) if a == len(drafts) else max(1, length - 1)
         cache.rollback(m + a)                                      # forget the rejected ones
         source.record(m, len(drafts), a)
         for i, token in enumerate(tokens):
