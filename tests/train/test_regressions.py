@@ -42,3 +42,18 @@ def test_loss_and_grads_rejects_negative_or_too_large_ids():
             loss_and_grads(params, config, good, bad)
     with pytest.raises(ValueError, match="n_ctx"):
         loss_and_grads(params, config, np.zeros((1, 9), np.int64), np.zeros((1, 9), np.int64))
+
+
+def test_adamw_refuses_a_loaded_models_tiled_matrices_with_the_way_out():
+    """Regression: a model from a loader (tiled layout) handed to the optimiser failed deep in
+    the update with "unsupported operand"; now a TypeError names the layout and the fix."""
+    import pytest
+    from minillm import GPT
+    from minillm.model.arena import to_arena
+    from minillm.train.optim import AdamW
+    from tests.conftest import FIXTURES
+    model = GPT.from_pretrained(FIXTURES / "gpt2_tiny")
+    with pytest.raises(TypeError, match="layout=\"plain\""):
+        AdamW(model.params.named())
+    plain = GPT(model.config, to_arena(model.params, model.config, layout="plain"))
+    AdamW(plain.params.named())                                  # a plain copy trains
