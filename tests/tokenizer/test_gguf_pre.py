@@ -15,7 +15,7 @@ from minillm.tokenizer.patterns import PreTokenizer
 from tests.conftest import FIXTURES, REPO
 
 REFERENCE = json.loads((FIXTURES / "gguf_pre" / "reference.json").read_text(encoding="utf-8"))
-# the families issue 15 names; llama.cpp maps each to a BPE split regex sequence
+# the common pre-tokenizer families; llama.cpp maps each to a BPE split regex sequence
 REQUIRED = ("gpt-2", "llama-bpe", "qwen2", "deepseek-llm", "deepseek-coder", "deepseek-v3",
             "falcon", "starcoder", "refact", "command-r", "olmo", "tekken", "smollm", "chatglm-bpe")
 
