@@ -78,7 +78,9 @@ class TiledMatrix:
         return TiledMatrix(self.tiles, self.n, not self.transposed)
 
     def __array__(self, dtype=None, copy=None):
-        """The plain [C, N] (or [N, C]) array: a copy, one tile at a time."""
+        """The plain [C, N] (or [N, C]) array: always a copy (there is no such view)."""
+        if copy is False:
+            raise ValueError("a TiledMatrix has no plain view; np.asarray(w) makes a copy")
         c, n = self.tiles.shape[1], self.n
         plain = self.tiles.transpose(1, 0, 2).reshape(c, -1)[:, :n]   # [C, N] (reshape copies)
         plain = plain.T if self.transposed else plain
@@ -101,8 +103,12 @@ class TiledMatrix:
 
     # ---- reading and writing slices ---------------------------------------------------------
     def __getitem__(self, key):
-        if self.transposed and isinstance(key, np.ndarray) and key.dtype.kind in "iu":
-            return self.tiles[key // TILE, :, key % TILE]        # wte[ids]: columns of W -> [..., C]
+        if self.transposed and np.asarray(key).dtype.kind in "iu":   # wte[ids]: columns of W
+            ids = np.asarray(key)
+            if ids.size and (ids.min() < -self.n or ids.max() >= self.n):
+                raise IndexError(f"ids must be in [-{self.n}, {self.n}), got {ids.min()}…{ids.max()}")
+            ids = ids % self.n                                   # (negative ids count from the end)
+            return self.tiles[ids // TILE, :, ids % TILE]        # [..., C]
         rows, cols = self._rows_cols(key)
         out = np.empty((rows.stop - rows.start, cols.stop - cols.start), np.float32)
         for j, a, b, at in self._spans(cols):                    # the tiles the columns touch
@@ -125,8 +131,8 @@ class TiledMatrix:
         if len(key) > 4 or not all(isinstance(k, slice) and k.step in (None, 1) for k in (first, second)):
             raise TypeError(f"a TiledMatrix takes contiguous slices (or ids on wte), got {key[:-2]}")
         first, second = (second, first) if self.transposed else (first, second)
-        c = self.tiles.shape[1]
-        return slice(*first.indices(c)[:2]), slice(*second.indices(self.n)[:2])
+        (r0, r1, _), (c0, c1, _) = first.indices(self.tiles.shape[1]), second.indices(self.n)
+        return slice(r0, max(r0, r1)), slice(c0, max(c0, c1))
 
     @staticmethod
     def _spans(cols: slice):

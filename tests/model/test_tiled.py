@@ -53,6 +53,12 @@ def test_the_transposed_embedding_gathers_rows_by_id():
     wte = tiled(W).T
     ids = np.array([[0, 33], [69, 32]])
     np.testing.assert_array_equal(wte[ids], W.T[ids])            # [2, 2, C]
+    np.testing.assert_array_equal(wte[5], W.T[5])                # one id -> [C]
+    np.testing.assert_array_equal(wte[[-1, 40]], W.T[[-1, 40]])  # a list; negative from the end
+    with pytest.raises(IndexError, match="ids must be in"):
+        wte[70]
+    with pytest.raises(ValueError, match="no plain view"):
+        np.asarray(wte, copy=False)
 
 
 def test_columns_share_the_tiles_and_must_start_on_a_tile():
