@@ -1,4 +1,4 @@
-"""The tokenizer's speed-ups, kept apart from the reading path (tokenizer.py, bpe.py, patterns.py).
+"""The tokenizer's speed-ups, kept apart from the reading path (patterns, bpe, special, tokenizer).
 
 They plug in through ONE seam: `Tokenizer._encode_text` (text without special tokens -> ids)
 calls `FastEncoder.encode(text)` unless the tokenizer was made with `fast=False`, which runs the
