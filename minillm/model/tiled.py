@@ -170,10 +170,10 @@ def tiled_product(x: np.ndarray, w: TiledMatrix) -> np.ndarray:
     straight into its place in the output."""
     if w.transposed:
         raise ValueError("tiled_product multiplies by W [C, N]; this TiledMatrix stands for Wᵀ")
-    nt, c = w.tiles.shape[:2]
-    y = np.empty((x.shape[0], nt * TILE), np.float32)            # [M, nt·TILE]
-    M = x.shape[0]
-    step = -(-M // -(-M // rows_at_once(c)))                      # as many slices, as even as can be
-    for r in range(0, M, step):                                   # (34 rows: 17 + 17, not 32 + 2)                          # [m, C] @ [nt, C, TILE] -> [nt, m, TILE]
+    M, (nt, c) = x.shape[0], w.tiles.shape[:2]
+    y = np.empty((M, nt * TILE), np.float32)                     # [M, nt·TILE]
+    slices = -(-M // rows_at_once(c))                            # ⌈M / rows⌉ products per tile
+    step = -(-M // slices)                                       # rows each, as even as can be (34: 17 + 17)
+    for r in range(0, M, step):                                  # [m, C] @ [nt, C, TILE] -> [nt, m, TILE]
         np.matmul(x[r:r + step], w.tiles, out=y[r:r + step].reshape(-1, nt, TILE).transpose(1, 0, 2))
     return y if w.n == nt * TILE else y[:, :w.n]                 # [M, N] (the padding dropped)
