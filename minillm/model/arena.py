@@ -50,7 +50,8 @@ contiguous [C, 32] block, so that a product by 2 to 32 rows (a batch, or the pos
 speculative decoding verifies) reads each matrix once at memory speed instead of packing it
 first (``tiled.py``; 8 rows cost ~1.2x one row there, ~4x in "decode"). Its matrices are not
 ndarrays: they read like them (``np.asarray(w)`` is the plain copy) and take writes through
-``w[...] = …``; the cost is ~20 % more time in long prefills (benchmarks/README.md).
+``w[...] = …`` only; train a "plain" copy. One row and long prefills run as fast or faster
+(benchmarks/README.md); where the BLAS lacks a small-matrix kernel, only the one-row gain stays.
 """
 from __future__ import annotations
 
@@ -109,8 +110,14 @@ def empty_arena(config: ModelConfig, layout: str = "tiled") -> GPTParams:
         else:
             views[name] = flat.reshape(shape)                  # [n] -> the tensor's shape (a view)
         start += n
+    return _params_with_joined(views, joined, config)
+
+
+def _params_with_joined(views: dict, joined: dict, config: ModelConfig) -> GPTParams:
+    """The params around ``views``, each joined matrix set on its block ("blocks.3.attn" ->
+    ``params.blocks[3].attn.wqkv``)."""
     params = GPTParams.from_named(views, config)
-    for prefix, whole in joined.items():                       # "blocks.3.attn" -> blocks[3].attn
+    for prefix, whole in joined.items():
         _, layer, sub = prefix.split(".")
         setattr(getattr(params.blocks[int(layer)], sub), SIDE_BY_SIDE[sub][1], whole)
     return params
@@ -192,8 +199,4 @@ def tiled_arena(config: ModelConfig) -> GPTParams:
             n = math.prod(shape)
             views[name] = block[start:start + n].reshape(shape)
         start += n
-    params = GPTParams.from_named(views, config)
-    for prefix, whole in joined.items():
-        _, layer, sub = prefix.split(".")
-        setattr(getattr(params.blocks[int(layer)], sub), SIDE_BY_SIDE[sub][1], whole)
-    return params
+    return _params_with_joined(views, joined, config)
