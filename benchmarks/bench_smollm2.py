@@ -174,7 +174,8 @@ def main() -> None:
         print(f"sampling       one draw on real logits: greedy {m['s_greedy'] * 1e3:.2f} ms, chat "
               f"{m['s_chat'] * 1e3:.2f} ms = {100 * m['s_chat'] / m['dec']:.1f} % of a decode step; "
               f"step + chat / step + greedy = {(m['dec'] + m['s_chat']) / (m['dec'] + m['s_greedy']):.3f} (goal <= 1.05)")
-    print(f"\npeak RSS       {peak_rss_mb():.0f} MB (includes the 768 MB bandwidth array)")
+    print(f"\npeak RSS       {peak_rss_mb():.0f} MB (includes the 768 MB bandwidth array and the "
+          f"decode-layout copy of the weights)")
 
 
 if __name__ == "__main__":

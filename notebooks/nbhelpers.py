@@ -19,6 +19,7 @@ folder; ``load_deepseek_v4`` falls back to GPT-2's vocabulary and says so.
 from __future__ import annotations
 
 import os
+import statistics
 import time
 from pathlib import Path
 
@@ -127,3 +128,13 @@ def chat_prompt(tokenizer, user_text: str) -> list[int]:
         return chatml_ids(tokenizer, [{"role": "user", "content": user_text}])
     return tokenizer.encode(user_text + "\n")
 
+
+def median_time(fn, repeats: int = 5) -> float:
+    """Median seconds of ``repeats`` calls of ``fn()``, after one untimed warm-up call."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)

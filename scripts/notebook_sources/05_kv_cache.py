@@ -23,7 +23,6 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # CI runs two notebooks at once on two cores
 
 import dataclasses
-import time
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -33,7 +32,7 @@ from minillm.functional import softmax
 from minillm.model.attention import causal_mask
 from minillm.io.gguf import read_gguf
 from minillm.io.gguf_model import gguf_config
-from nbhelpers import find_smollm2, load_shipped
+from nbhelpers import find_smollm2, load_shipped, median_time
 
 model, tok = load_shipped("shakespeare")
 print(model.config)
@@ -109,21 +108,12 @@ print(repr(tok.decode(prompt + cached)))
 # - *recompute*: the forward pass that produces token n + 1 without a cache runs all n positions;
 # - *cache*: the same token with a cache of n − 1 positions feeds only the newest one.
 #
-# Each is the median of several runs.
+# Each is the median of several runs (`nbhelpers.median_time`, after one untimed warm-up).
 
 # %%
 timing_model = GPT(dataclasses.replace(model.config, n_ctx=1024), seed=0)
 ids = np.random.default_rng(0).integers(0, model.config.vocab_size, 1024)
 LENGTHS = [32, 64, 128, 256, 512, 1024]
-
-def median_time(fn, repeats):
-    fn()                                                              # warm-up, not timed
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
 
 recompute, with_cache = [], []
 cache = KVCache(timing_model.config, capacity=1024)

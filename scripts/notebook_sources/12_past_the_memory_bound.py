@@ -22,28 +22,17 @@
 import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # CI runs two notebooks at once on two cores
 
-import time
-
 import matplotlib.pyplot as plt
 import numpy as np
 
 from minillm import GPT, KVCache, ModelConfig, PromptLookup, generate, serve
 from minillm.model.arena import to_arena
-from nbhelpers import load_shipped
+from nbhelpers import load_shipped, median_time
 
 BATCH_SIZES = (1, 4, 16)           # rows per decode step in section 3
 BUDGETS, SLOTS = [4, 8, 40], 4      # tokens each request may want; requests served at once
 VERSE = "ROMEO:\nBut soft, what light through yonder window breaks?\n"
 NUM_DRAFT = 6                       # guesses checked per forward in section 4
-
-def median_time(fn, repeats=5):
-    fn()                                                              # warm-up, not timed
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return float(np.median(times))
 
 # %% [markdown]
 # ## 1. Bytes and flops per token
