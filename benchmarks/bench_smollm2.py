@@ -20,7 +20,7 @@ Prints (medians; every figure from this one run):
     decode layout  the same with the weights in the untiled "decode" layout (model/arena.py)
     matmuls     the token's matrix products alone (x @ W for each weight, same shapes): the BLAS
                 floor; decode - matmuls = attention, norms, RoPE, SwiGLU and Python overhead
-    generate    tokens/s through ``minillm.generate`` (preset "chat"), sampling and prompt included
+    generate    tokens/s through ``minillm.decoding.generate`` (preset "chat"), sampling and prompt included
     per token   ms per generated token through ``generate`` greedy (temperature 0) and with preset "chat", the
                 prompt's cost cancelled ((time for n + 1 tokens − time for 1) / n): noisy
     sampling    one ``Sampler.sample`` on the model's real logits (V = 49,152), greedy and "chat",
@@ -44,8 +44,8 @@ sys.path.insert(0, str(HERE))
 from bench_decode import BANDWIDTHS, bandwidth, blas_info, median_time, peak_rss_mb  # noqa: E402
 
 from minillm import GPT, KVCache  # noqa: E402
-from minillm.chat import chatml_ids  # noqa: E402
-from minillm.generate import generate  # noqa: E402
+from minillm.chat.conversation import chatml_ids  # noqa: E402
+from minillm.decoding.generate import generate  # noqa: E402
 from minillm.sampling import PRESETS, Sampler  # noqa: E402
 from minillm.io.gguf import read_gguf  # noqa: E402
 from minillm.io.gguf_model import load_gguf_model  # noqa: E402

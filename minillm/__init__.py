@@ -11,16 +11,16 @@ from minillm.kv_cache import KVCache
 from minillm.model import GPT, GPTParams, init_params
 from minillm.sampling import PRESETS, Sampler
 from minillm.tokenizer import StreamDecoder, Tokenizer
-from minillm.budget import Budget, context_budget, count_tokens, estimate_cost
+from minillm.decoding.budget import Budget, context_budget, count_tokens, estimate_cost
 from minillm.io import load_safetensors, save_safetensors, read_gguf
-from minillm.generate import Step, generate, generate_simple
-from minillm.batch import generate_batch
-from minillm.speculative_drafts import DraftModel, DraftSource, PromptLookup, first_layers
-from minillm.serving import ContinuousBatcher, serve
-from minillm.beam import Hypothesis, beam_search
-from minillm.options import OptionScores, score_options
-from minillm.chat import Chat
-from minillm.chatml import DEFAULT_SYSTEM, chatml_ids, render_chatml
+from minillm.decoding.generate import Step, generate, generate_simple
+from minillm.decoding.batch import generate_batch
+from minillm.decoding.speculative_drafts import DraftModel, DraftSource, PromptLookup, first_layers
+from minillm.decoding.serving import ContinuousBatcher, serve
+from minillm.decoding.beam import Hypothesis, beam_search
+from minillm.decoding.options import OptionScores, score_options
+from minillm.chat.conversation import Chat
+from minillm.chat.chatml import DEFAULT_SYSTEM, chatml_ids, render_chatml
 from minillm.loading import load_model
 from minillm.train import AdamW, TrainSettings, evaluate_text, loss_and_grads
 

@@ -7,7 +7,7 @@
   attention      n_kv_heads == n_heads          grouped-query: n_kv_heads divides n_heads
   biases         yes                            no (Qwen2: on Q, K, V only)
 
-Both read and write Hugging Face ``config.json`` files (config_hf.py), so a checkpoint directory is
+Both read and write Hugging Face ``config.json`` files (io/config_hf.py), so a checkpoint directory is
 self-describing.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numbers
 from dataclasses import dataclass
 from pathlib import Path
 
-from minillm import config_hf
+from minillm.io import config_hf
 
 _CHOICES = {
     "arch": ("gpt2", "llama"),
@@ -105,7 +105,7 @@ class ModelConfig:
         """D, the width of one head."""
         return self.d_model // self.n_heads
 
-    # ---- Hugging Face config.json (config_hf.py) ----------------------------------------------
+    # ---- Hugging Face config.json (io/config_hf.py) ----------------------------------------------
     @classmethod
     def from_hf_dict(cls, d: dict) -> "ModelConfig":
         """Read a Hugging Face ``config.json`` dict (GPT-2, Llama, Qwen2 or minillm's own)."""

@@ -123,7 +123,7 @@ class CountingModel:
 def chat_prompt(tokenizer, user_text: str) -> list[int]:
     """A user turn in the model's chat format (ChatML for SmolLM2); plain text for a model that
     has no chat format (the shipped fallback models)."""
-    from minillm.chatml import IM_START, chatml_ids
+    from minillm.chat.chatml import IM_START, chatml_ids
     if IM_START in tokenizer.special_tokens:
         return chatml_ids(tokenizer, [{"role": "user", "content": user_text}])
     return tokenizer.encode(user_text + "\n")

@@ -17,7 +17,7 @@ from minillm.model.attention import causal_mask, scaled_dot_product
 from minillm.model.embedding import embed
 from minillm.model.norm import layer_norm
 from minillm.sampling import allow_only, apply_temperature, min_p, top_k, top_p
-from minillm.speculative import verify
+from minillm.decoding.speculative import verify
 from minillm.tokenizer.bpe import NO_MERGE, merge_reference
 from minillm.train.grad_norm import layer_norm_backward
 from tests.conftest import REPO

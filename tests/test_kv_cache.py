@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from minillm.batch import padded_inputs
+from minillm.decoding.batch import padded_inputs
 from minillm.kv_cache import KVCache
 from tests.model.strategies import random_model, tiny_configs
 

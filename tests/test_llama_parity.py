@@ -11,13 +11,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minillm import GPT, KVCache
-from minillm.batch import generate_batch
-from minillm.beam import beam_search
+from minillm.decoding.batch import generate_batch
+from minillm.decoding.beam import beam_search
 from minillm.functional import log_softmax
-from minillm.generate import generate
+from minillm.decoding.generate import generate
 from minillm.io.safetensors import load_safetensors
 from minillm.loading import load_model
-from minillm.options import score_options
+from minillm.decoding.options import score_options
 from tests.conftest import FIXTURES
 
 NAMES = ["llama_tiny", "llama_untied", "qwen2_tiny"]

@@ -13,11 +13,11 @@ import contextlib
 import numpy as np
 import pytest
 
-from minillm.batch import generate_batch
-from minillm.beam import beam_search
-from minillm.chat import Chat
-from minillm.chatml import DEFAULT_SYSTEM, chatml_ids, render_chatml, stop_ids
-from minillm.generate import generate
+from minillm.decoding.batch import generate_batch
+from minillm.decoding.beam import beam_search
+from minillm.chat.conversation import Chat
+from minillm.chat.chatml import DEFAULT_SYSTEM, chatml_ids, render_chatml, stop_ids
+from minillm.decoding.generate import generate
 from minillm.io.gguf import read_gguf
 from minillm.io.gguf_model import load_gguf_model
 from minillm.io.safetensors import load_safetensors

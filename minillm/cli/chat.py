@@ -35,7 +35,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from minillm.chat import Chat
+    from minillm.chat.conversation import Chat
     _, model, tokenizer = load_model_and_tokenizer(args.model)
     chat = Chat(model, tokenizer, system=args.system, max_new_tokens=args.max_new_tokens,
                 seed=args.seed, **sampling_kwargs(args))

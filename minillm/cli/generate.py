@@ -48,7 +48,7 @@ def run(args) -> int:
         sys.stdout.flush()
     if args.beams is not None:
         return _beams(args, model, tokenizer, prompt_ids, eos)
-    from minillm.generate import generate
+    from minillm.decoding.generate import generate
     timings = Timings()
     steps = generate(model, prompt_ids, args.max_new_tokens, **sampling_kwargs(args),
                      seed=args.seed, stop_ids=() if eos is None else (eos,),
@@ -73,7 +73,7 @@ def _beams(args, model, tokenizer, prompt_ids, eos) -> int:
     if any(x is not None for x in sampling) or args.stop or args.sliding_window:
         raise ValueError("--beams is deterministic: it takes no sampling options, --stop or "
                          "--sliding-window (only --max-new-tokens and --length-penalty)")
-    from minillm.beam import beam_search
+    from minillm.decoding.beam import beam_search
     timings = Timings()
     best = beam_search(model, prompt_ids, beam_size=args.beams, max_new_tokens=args.max_new_tokens,
                        length_penalty=args.length_penalty, stop_ids=() if eos is None else eos)[0]

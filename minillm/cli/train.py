@@ -147,7 +147,7 @@ def _tell_best(out: Path, last_step: int, say) -> None:
 
 def _show_sample(model, tok, out: Path, val_text: str, say) -> None:
     """A short continuation of the held-out text's first words, and the command that makes more."""
-    from minillm.generate import generate
+    from minillm.decoding.generate import generate
     prompt = " ".join(val_text.split()[:3])[:40] or "\n"
     ids = tok.encode_ordinary(prompt)[-model.config.n_ctx // 2:]
     new = [s.id for s in generate(model, ids, min(40, model.config.n_ctx - len(ids)), seed=0,

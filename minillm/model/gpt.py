@@ -63,7 +63,7 @@ class GPT:
         positions: [B, T] (or [T]) int, each token's position (default: cache.length + 0 … T − 1).
         mask: [B, T, S] bool (or [1, T, S] or [T, S]: one for every row), True where query t may
             see key s (default: ``causal_mask(T, S)``). It must be causal: no query sees a later key.
-            ``minillm.batch.padded_inputs`` builds positions and mask for left-padded rows; a
+            ``minillm.decoding.batch.padded_inputs`` builds positions and mask for left-padded rows; a
             cache holding padding needs both (the defaults would count the padding).
         return_weights: also return each layer's attention weights, a list of [B, H, T, S].
             (Without it, long inputs take attention.query_blocks: the same logits up to float32
@@ -139,7 +139,7 @@ class GPT:
         if (positions is None or mask is None) and cache is not None \
                 and not cache.valid[:, :start].all():   # the defaults would count the padding
             raise ValueError("this cache holds padding: pass positions= and mask= "
-                             "(minillm.batch.padded_inputs builds them)")
+                             "(minillm.decoding.batch.padded_inputs builds them)")
         if positions is None:
             positions = np.broadcast_to(np.arange(start, S), (B, T))    # [B, T]
         else:

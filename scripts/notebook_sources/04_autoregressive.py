@@ -13,7 +13,7 @@
 # > *Generation is necessarily: context → forward → sample → append to the context → forward again.*
 #
 # This notebook runs that loop by hand, one forward pass per token, and prints every step; checks
-# it against `minillm.generate`; then shows the *training-style* forward that predicts every
+# it against `minillm.decoding.generate`; then shows the *training-style* forward that predicts every
 # position of "I love coding" at once — and why generation cannot do the same.
 #
 # **Try this:** change `PROMPT` and `N_NEW`, the training text "I love coding", or the word put in
@@ -36,7 +36,7 @@ model, tok, model_name = load_pretrained()
 # %% [markdown]
 # ## The loop, step by step
 #
-# Each step does the same five things (the numbered comments in `minillm/generate.py`):
+# Each step does the same five things (the numbered comments in `minillm/decoding/generate.py`):
 #
 # 1. **forward**: run the model on the *whole* context → logits `[T, V]`, one row per position;
 # 2. **last position**: keep only the last row — the only one about a token that does not exist yet;
@@ -72,7 +72,7 @@ print(repr(tok.decode(context)))
 
 # %% [markdown]
 # The library holds the same loop twice. `minillm.generate_simple` is exactly the five steps above
-# in a dozen lines (read it in `minillm/generate.py`); `minillm.generate` adds a KV cache (each
+# in a dozen lines (read it in `minillm/decoding/generate.py`); `minillm.decoding.generate` adds a KV cache (each
 # step feeds only the newest token), stop strings and streaming text. Same model, same greedy
 # rule → the same tokens:
 
@@ -82,7 +82,7 @@ simple = list(generate_simple(model, prompt_ids, N_NEW, temperature=0))
 generated = [s.id for s in generate(model, prompt_ids, max_new_tokens=N_NEW, temperature=0)]
 print("hand-written loop:", context[len(prompt_ids):])
 print("generate_simple  :", simple)
-print("minillm.generate :", generated)
+print("minillm.decoding.generate :", generated)
 assert simple == generated == context[len(prompt_ids):], "the three loops should agree"
 print("identical: True")
 

@@ -76,7 +76,7 @@ assert np.allclose(outputs, full)
 #
 # Position t's key and value depend only on tokens ≤ t (the causal mask), so once computed they
 # never change: keeping them is exact, not an approximation. Generate 40 tokens greedily with the
-# cache (`minillm.generate`), and again by re-running the whole context at every step:
+# cache (`minillm.decoding.generate`), and again by re-running the whole context at every step:
 
 # %%
 N_NEW = 40

@@ -114,7 +114,7 @@ print(f"prompt {PROMPT!r}: {len(prompt)} tokens; {N_NEW} new tokens per run, {RU
 # - **greedy**: `temperature=0` — always the argmax;
 # - **sampling**: the 'creative' preset (T = 1, top-p 0.95), seeds 0 … 7 — and seed 0 once more;
 # - **beam search**: `beam_search(beam_size=3)`, which keeps the 3 best partial answers by total
-#   log-probability and returns the best (HF's rules, see `minillm/beam.py`).
+#   log-probability and returns the best (HF's rules, see `minillm/decoding/beam.py`).
 #
 # A `CountingModel` wrapper counts the forward passes and the token positions they computed.
 

@@ -13,7 +13,7 @@
 # > *The longer a chat goes on, the more the model "forgets" early information — not because
 # > memory fades, but because old content has been pushed out of the window.*
 #
-# This notebook does the explainer articles' arithmetic with `minillm.budget`, makes a real model
+# This notebook does the explainer articles' arithmetic with `minillm.decoding.budget`, makes a real model
 # forget an early fact by sliding its window past it, and counts what a short exchange really
 # costs in tokens — with DeepSeek-V4's tokenizer, the one the articles used, when it is present.
 #
@@ -27,10 +27,10 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # CI runs two notebooks at 
 import matplotlib.pyplot as plt
 import numpy as np
 
-from minillm.budget import context_budget, estimate_cost
-from minillm.chatml import chatml_ids, render_chatml, stop_ids
+from minillm.decoding.budget import context_budget, estimate_cost
+from minillm.chat.chatml import chatml_ids, render_chatml, stop_ids
 from minillm import generate
-from minillm.options import score_options
+from minillm.decoding.options import score_options
 from minillm.tokenizer import Tokenizer
 from nbhelpers import load_deepseek_v4, load_pretrained
 
@@ -75,8 +75,8 @@ print(f"used {b.used:,}, left {b.left:,}; does not fit with 2,000 reserved for t
 # ## Forgetting: a sliding window on a real model
 #
 # A text states a made-up fact at its start, talks about other things, then asks for the fact.
-# When a conversation outgrows the window, something must go: `minillm.generate(...,
-# sliding_window=k)` keeps only the last k tokens, and `minillm.chat.Chat.fit_window` drops the
+# When a conversation outgrows the window, something must go: `minillm.decoding.generate(...,
+# sliding_window=k)` keeps only the last k tokens, and `minillm.chat.conversation.Chat.fit_window` drops the
 # oldest turns. Either way the start of the text leaves the model's input. Below, the model reads
 # only the last W tokens, for shrinking W, and we measure the probability it gives the right
 # answer (with `score_options`, one forward pass each).

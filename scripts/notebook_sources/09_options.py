@@ -12,7 +12,7 @@
 #
 # The explainer articles then credit "decision models" (JEV, Drex) with a 3× speed-up; those are
 # not available here and that figure is not checked. What *can* be measured with minillm:
-# answering by generation vs scoring the options with `minillm.options.score_options`, which reads
+# answering by generation vs scoring the options with `minillm.decoding.options.score_options`, which reads
 # the probability of every option from the model directly — forward passes counted, where the
 # probability mass outside the options goes, and the hard constraint a prompt cannot give: a
 # sampler that may only draw the option letters (`allowed_ids`).
@@ -28,10 +28,10 @@ import dataclasses
 import matplotlib.pyplot as plt
 import numpy as np
 
-from minillm.chatml import stop_ids
+from minillm.chat.chatml import stop_ids
 from minillm.functional import softmax
 from minillm import generate
-from minillm.options import score_options
+from minillm.decoding.options import score_options
 from minillm.sampling import PRESETS, Sampler, categorical
 from nbhelpers import CountingModel, chat_prompt, load_pretrained
 

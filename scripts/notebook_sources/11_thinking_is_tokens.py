@@ -13,7 +13,7 @@
 # > *Not because it has thought it through first, but because it has not "ended its output" yet.*
 #
 # The same model gets the same question twice — once asked to answer directly, once asked to
-# think step by step. Both replies come out of the same call to `minillm.generate`, one token per
+# think step by step. Both replies come out of the same call to `minillm.decoding.generate`, one token per
 # forward pass; the "reasoning" is ordinary tokens with ordinary probabilities, the reply ends
 # when the end-of-turn token wins, and every reasoning token takes room in the same context
 # window. Then: why such text *looks* like thinking, and why products hide it.
@@ -30,8 +30,8 @@ import re
 import matplotlib.pyplot as plt
 import numpy as np
 
-from minillm.budget import context_budget
-from minillm.chatml import stop_ids
+from minillm.decoding.budget import context_budget
+from minillm.chat.chatml import stop_ids
 from minillm.functional import softmax
 from minillm import generate
 from nbhelpers import CountingModel, chat_prompt, load_pretrained

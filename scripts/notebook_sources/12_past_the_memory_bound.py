@@ -189,7 +189,7 @@ print(repr(tok.decode(fast)))
 # %% [markdown]
 # With sampling (temperature > 0) a guess d is accepted with probability p(d) — for a drafting
 # model q, min(1, p(d)/q(d)) — and a rejection draws from what is left of p. The tokens then follow
-# the model's own distribution exactly (`minillm/speculative.py` writes out the proof; a
+# the model's own distribution exactly (`minillm/decoding/speculative.py` writes out the proof; a
 # chi-square test checks it). Whether a forward over k + 1 positions costs about as little as one
 # position is a property of the machine — the roofline above says it should, while the products
 # stay memory-bound; `benchmarks/bench_speculative.py` measures it on SmolLM2.

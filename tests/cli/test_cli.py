@@ -16,7 +16,7 @@ from minillm import GPT, ModelConfig, __version__
 from minillm.cli import COMMANDS, main
 from minillm.cli._threads import THREAD_VARIABLES, use_one_blas_thread
 from minillm.cli.options import unescape
-from minillm.generate import generate
+from minillm.decoding.generate import generate
 from minillm.loading import load_model
 from minillm.tokenizer import Tokenizer
 from tests.conftest import REPO, shared_file

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from minillm import GPT, KVCache
-from minillm.batch import padded_inputs
+from minillm.decoding.batch import padded_inputs
 from minillm.model.attention import causal_mask, query_blocks, scaled_dot_product
 from minillm.model.ffn import gelu_tanh, gelu_tanh_fast, silu, silu_fast
 from minillm.model.linear import linear

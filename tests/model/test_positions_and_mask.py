@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from minillm import GPT, KVCache
-from minillm.batch import padded_inputs
+from minillm.decoding.batch import padded_inputs
 from minillm.config import ModelConfig
 from minillm.model.attention import causal_mask
 from tests.model.strategies import random_model, tiny_configs

@@ -3,7 +3,7 @@
 A draft source proposes up to k next tokens d₁ … d_k after the context ``seq[:m]``, and says how it
 chose them: ``q`` [k, V], the distribution each dᵢ was drawn from, or None when the choice was
 deterministic (q is then one-hot at dᵢ). The target model checks all k in one forward
-(``minillm.speculative``); the guesses only decide how MUCH work one forward does, never WHAT is
+(``minillm.decoding.speculative``); the guesses only decide how MUCH work one forward does, never WHAT is
 generated.
 
 - ``PromptLookup`` (n-gram lookup; HF's ``prompt_lookup_num_tokens``): take the last n tokens of

@@ -1,7 +1,7 @@
-"""Context budget and cost arithmetic (minillm/budget.py), starting from the explainer articles' example."""
+"""Context budget and cost arithmetic (minillm/decoding/budget.py), starting from the explainer articles' example."""
 import pytest
 
-from minillm.budget import Budget, context_budget, count_tokens, estimate_cost
+from minillm.decoding.budget import Budget, context_budget, count_tokens, estimate_cost
 
 
 class CharTokenizer:

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from minillm.config import ModelConfig
 from minillm.functional import log_softmax
-from minillm.options import score_options
+from minillm.decoding.options import score_options
 from tests.model.strategies import random_model, tiny_configs
 
 

@@ -17,9 +17,9 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from minillm.chatml import IM_START, chatml_ids, check_messages, special_id, stop_ids
-from minillm.generate import generate
-from minillm.generate_args import make_sampler
+from minillm.chat.chatml import IM_START, chatml_ids, check_messages, special_id, stop_ids
+from minillm.decoding.generate import generate
+from minillm.decoding.generate_args import make_sampler
 from minillm.kv_cache import KVCache
 
 
@@ -27,7 +27,7 @@ class Chat:
     """A conversation with a model: holds the history, renders it, streams the replies.
 
     system: None behaves as the template does (DEFAULT_SYSTEM is inserted); a str replaces it.
-    Generation settings (preset, temperature, top_k, top_p, min_p) go to ``minillm.generate``;
+    Generation settings (preset, temperature, top_k, top_p, min_p) go to ``minillm.decoding.generate``;
     ``seed`` builds the one generator every turn draws from: same seed, same conversation.
     When history + a full answer would overflow the context window, the oldest user/assistant
     turns are dropped (the system message stays) — why long chats "forget".

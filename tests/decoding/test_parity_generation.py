@@ -12,8 +12,8 @@ import json
 import numpy as np
 import pytest
 
-from minillm.beam import beam_search
-from minillm.generate import generate
+from minillm.decoding.beam import beam_search
+from minillm.decoding.generate import generate
 from minillm.io.safetensors import load_safetensors
 from minillm.model import GPT
 from tests.conftest import FIXTURES

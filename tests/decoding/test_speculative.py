@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 
 from minillm.config import ModelConfig
 from minillm.functional import softmax
-from minillm.generate import generate
+from minillm.decoding.generate import generate
 from minillm.kv_cache import KVCache
 from minillm.sampling import Sampler
-from minillm.speculative import verify
-from minillm.speculative_drafts import DraftModel, DraftSource, PromptLookup, first_layers, make_draft
+from minillm.decoding.speculative import verify
+from minillm.decoding.speculative_drafts import DraftModel, DraftSource, PromptLookup, first_layers, make_draft
 from tests.model.strategies import random_model, tiny_configs
 from tests.sampling.test_categorical import chi2_critical
 

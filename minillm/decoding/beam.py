@@ -39,9 +39,9 @@ import math
 
 import numpy as np
 
-from minillm.batch import shared_prefix_cache
+from minillm.decoding.batch import shared_prefix_cache
 from minillm.functional import log_softmax
-from minillm.generate_args import check_count, check_prompt, stop_set
+from minillm.decoding.generate_args import check_count, check_prompt, stop_set
 
 EARLY_STOPPING = ("heuristic", "pool_full", "never")     # HF: False, True, "never"
 

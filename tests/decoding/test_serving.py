@@ -5,9 +5,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minillm.config import ModelConfig
-from minillm.generate import generate
+from minillm.decoding.generate import generate
 from minillm.sampling import Sampler
-from minillm.serving import ContinuousBatcher, serve
+from minillm.decoding.serving import ContinuousBatcher, serve
 from tests.model.strategies import random_model, tiny_configs
 
 

@@ -42,10 +42,10 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from minillm.generate import Step, _step, held_text, stream_decoder
-from minillm.generate_args import check_count, uses_history
+from minillm.decoding.generate import Step, _step, held_text, stream_decoder
+from minillm.decoding.generate_args import check_count, uses_history
 from minillm.sampling import categorical
-from minillm.speculative_drafts import make_draft
+from minillm.decoding.speculative_drafts import make_draft
 
 
 def verify(probs_at, drafts: np.ndarray, q: np.ndarray | None, rng, greedy: bool) -> list[int]:

@@ -20,11 +20,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minillm import GPT, ModelConfig
-from minillm.chat import Chat
-from minillm.chatml import DEFAULT_SYSTEM, chatml_ids, check_messages, render_chatml, stop_ids
+from minillm.chat.conversation import Chat
+from minillm.chat.chatml import DEFAULT_SYSTEM, chatml_ids, check_messages, render_chatml, stop_ids
 from minillm.cli import download as dl
 from minillm.cli import main
-from minillm.generate import generate
+from minillm.decoding.generate import generate
 from minillm.loading import load_model
 from minillm.tokenizer.byte_alphabet import bytes_to_unicode
 from minillm.tokenizer.tokenizer import Tokenizer

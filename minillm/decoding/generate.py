@@ -38,10 +38,10 @@ from collections.abc import Iterator
 import numpy as np
 
 from minillm.functional import log_softmax
-from minillm.generate_args import (check_count, check_prompt, check_room, make_rng, make_sampler,
+from minillm.decoding.generate_args import (check_count, check_prompt, check_room, make_rng, make_sampler,
                                    stop_set, uses_history, window_keep)
 from minillm.kv_cache import KVCache
-from minillm.stop_strings import StopText
+from minillm.decoding.stop_strings import StopText
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,7 +102,7 @@ def generate(model, prompt_ids, max_new_tokens: int = 100, *, temperature=None, 
     of prompt + generated ids of length ``cache.length`` (the last token chosen is never fed).
     Speculative decoding: ``draft`` ("prompt", a smaller GPT, or a DraftSource) guesses up to
     ``num_draft_tokens`` tokens that one forward checks; the output is unchanged
-    (``minillm/speculative.py``).
+    (``minillm/decoding/speculative.py``).
     """
     prompt = check_prompt(model, prompt_ids)
     n_new, n_ctx = check_count(max_new_tokens, "max_new_tokens"), model.config.n_ctx
@@ -121,7 +121,7 @@ def generate(model, prompt_ids, max_new_tokens: int = 100, *, temperature=None, 
         capacity = n_ctx if keep is not None else len(prompt) + n_new   # checked <= n_ctx
         cache = KVCache(model.config, batch_size=1, capacity=capacity)
     if draft is not None:                                      # same tokens, fewer forwards
-        from minillm.speculative import speculative_steps
+        from minillm.decoding.speculative import speculative_steps
         return speculative_steps(model, prompt, n_new, sampler, rng, stops, stop_text, tokenizer,
                                  logprobs, top_n, keep, cache, draft, num_draft_tokens)
     return _steps(model, prompt, n_new, sampler, rng, stops, stop_text, tokenizer,

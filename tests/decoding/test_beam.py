@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minillm.beam import beam_search
+from minillm.decoding.beam import beam_search
 from minillm.config import ModelConfig
 from minillm.functional import log_softmax
-from minillm.generate import generate
+from minillm.decoding.generate import generate
 from tests.model.strategies import random_model, tiny_configs
 
 

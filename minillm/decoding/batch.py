@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from minillm.generate_args import (check_count, check_prompt, make_rng, make_sampler, stop_set,
+from minillm.decoding.generate_args import (check_count, check_prompt, make_rng, make_sampler, stop_set,
                                    uses_history)
 from minillm.kv_cache import KVCache
 from minillm.model.attention import causal_mask

@@ -1,18 +1,18 @@
 """The generation loop: cache == recompute, seeds, batching, stops, streaming text, window, errors.
 
 The reading loop ``generate_simple`` against ``generate``, and stopping at the model's EOS ids, are
-in tests/test_generate_simple.py and tests/test_eos.py."""
+in tests/decoding/test_generate_simple.py and tests/decoding/test_eos.py."""
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minillm.batch import generate_batch
+from minillm.decoding.batch import generate_batch
 from minillm.config import ModelConfig
 from minillm.functional import log_softmax
-from minillm.generate import Step, generate
+from minillm.decoding.generate import Step, generate
 from minillm.kv_cache import KVCache
-from minillm.stop_strings import StopText
+from minillm.decoding.stop_strings import StopText
 from tests.model.strategies import random_model, tiny_configs
 
 

@@ -28,8 +28,8 @@ from collections import deque
 
 import numpy as np
 
-from minillm.batch import padded_inputs
-from minillm.generate_args import (check_count, check_prompt, make_rng, make_sampler, stop_set,
+from minillm.decoding.batch import padded_inputs
+from minillm.decoding.generate_args import (check_count, check_prompt, make_rng, make_sampler, stop_set,
                                    uses_history)
 from minillm.kv_cache import KVCache
 
