@@ -15,6 +15,17 @@ Refused here, before anything is built:
     added token normalized=true with a normalizer   `tokenizers` looks for it in the normalised
                            text; minillm looks for added tokens in the text as given
 
+Unicode versions (a known difference, not refused): `regex` 2026.11.19 has Unicode 18.0's tables
+(its README), the Oniguruma inside `tokenizers` 0.23.3 Unicode 16.0's (U+1C89, new in 16.0, is a
+letter to it; U+20C1, new in 17.0, is unassigned). A code point assigned in 17.0 or 18.0 - U+208F,
+U+209D..U+209F (letters, Lm), U+20C1..U+20C3 (currency signs, Sc) - is therefore a letter or a
+symbol to minillm and unassigned (Cn) to `tokenizers`, so regexes over \\p{L}, \\p{S}, \\p{P}, ...
+can split around it differently: GPT-2's pattern keeps "the" + U+208F together, `tokenizers` starts
+a punctuation run U+208F + "'s". The ids then differ on the shipped Shakespeare file and on
+DeepSeek-V4's. Translating every property to Unicode 16.0 would need `regex` to intersect
+classes with an Age property; the difference is tested instead (test_tokenizer_json.py), so a
+change of either library is noticed. NFC/NFKC use Python's `unicodedata` (14.0 on Python 3.11).
+
     >>> check_honoured({"truncation": {"max_length": 8}})
     Traceback (most recent call last):
     ValueError: tokenizer.json: truncation is set ...

@@ -20,7 +20,7 @@ Anything else (BertNormalizer, Precompiled, StripAccents, NMT, ...) is refused b
 
 subtle: NFC/NFKC use Python's `unicodedata` (Unicode 14.0 on Python 3.11, 15.0 on 3.12, 15.1 on
 3.13); `tokenizers` uses its own tables. Characters assigned after the older of the two can
-normalise differently (docs/tokenizer.md, "Unicode versions").
+normalise differently (hf_features.py, "Unicode versions").
 """
 from __future__ import annotations
 

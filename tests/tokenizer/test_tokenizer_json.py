@@ -95,7 +95,7 @@ def test_a_saved_tokenizer_keeps_its_normalizer_and_post_processor(tmp_path):
 
 # Unicode versions: `regex` (2026.11.19) has Unicode 18.0's tables, `tokenizers`' Oniguruma 16.0's.
 # Code points assigned in 17.0 or 18.0 are letters or symbols to minillm and unassigned (Cn) to
-# `tokenizers`: a KNOWN difference (docs/tokenizer.md, "Unicode versions"), asserted so that a
+# `tokenizers`: a KNOWN difference (hf_features.py, "Unicode versions"), asserted so that a
 # change on either side is noticed.
 NEWER = {"U+208F": r"\p{L}", "U+209D": r"\p{L}", "U+209F": r"\p{L}", "U+20C1": r"\p{S}",
          "U+20C2": r"\p{S}", "U+20C3": r"\p{S}"}
