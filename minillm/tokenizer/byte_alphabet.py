@@ -40,14 +40,20 @@ def token_string_to_bytes(s: str) -> bytes:
                          f"{exc.args[0]!r}); is this a byte-level BPE vocabulary?") from None
 
 
-def parse_merges(lines, token_to_bytes=token_string_to_bytes) -> dict[tuple[bytes, bytes], int]:
-    """["Ġ t", "h e", ...] (or [["Ġ", "t"], ...]) -> {(b" ", b"t"): 0, (b"h", b"e"): 1, ...}."""
+def parse_merges(lines, token_to_bytes=token_string_to_bytes,
+                 keep: str = "first") -> dict[tuple[bytes, bytes], int]:
+    """["Ġ t", "h e", ...] (or [["Ġ", "t"], ...]) -> {(b" ", b"t"): 0, (b"h", b"e"): 1, ...}.
+
+    A pair listed twice keeps the rank of its `keep`="first" or "last" listing (`tokenizers`
+    keeps the last one: hf.py asks for it)."""
     merges: dict[tuple[bytes, bytes], int] = {}
     for rank, line in enumerate(lines):
         pair = line.split(" ") if isinstance(line, str) else line
         if not isinstance(pair, list) or len(pair) != 2 or not all(isinstance(p, str) and p for p in pair):
             raise ValueError(f"merge {rank} must be 'left right' or [left, right], got {shown(line)}")
-        merges.setdefault((token_to_bytes(pair[0]), token_to_bytes(pair[1])), rank)
+        key = (token_to_bytes(pair[0]), token_to_bytes(pair[1]))
+        if keep == "last" or key not in merges:
+            merges[key] = rank
     return merges
 
 

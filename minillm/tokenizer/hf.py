@@ -4,14 +4,15 @@ Hugging Face `tokenizer.json` (with `tokenizer_config.json`); GGUF metadata: ggu
 Both write each token's bytes with GPT-2's byte-to-unicode alphabet (byte_alphabet.py) and the
 merges as "left right" lines in rank order. Each reader returns the keyword arguments of
 `Tokenizer(...)`; `check_hf_features` refuses, by name, every tokenizer.json feature minillm does
-not implement before anything is built.
+not implement before anything is built (what is honoured and refused: hf_features.py).
 """
 from __future__ import annotations
 
-import unicodedata
-
 from .byte_alphabet import parse_merges, vocab_from_strings
-from .pattern_names import GPT2_PATTERN
+from .hf_features import check_honoured
+from .hf_normalize import simplest
+from .onig import to_python
+from .pattern_names import GPT2_PATTERN, KNOWN_STAGES
 from .validate import shown
 
 WHOLE_TEXT = r"(?s:.+)"  # the stage that keeps the whole text as one piece
@@ -44,8 +45,9 @@ def _pre_tokenizer_stages(pre: dict | None) -> list[str]:
         if behavior != "Isolated" or pre.get("invert"):
             raise ValueError(f"Split pre-tokeniser with behavior={shown(behavior)}, invert="
                              f"{shown(pre.get('invert'))}: only Isolated without invert is supported")
-        if "Regex" in pattern:
-            return [pattern["Regex"]]
+        if "Regex" in pattern:  # Oniguruma's dialect -> `regex`'s (the named stages: as they are)
+            rx = pattern["Regex"]
+            return [rx if rx in KNOWN_STAGES else to_python(rx)]
         import regex
         return [regex.escape(pattern["String"])]
     if kind == "Digits":
@@ -54,22 +56,12 @@ def _pre_tokenizer_stages(pre: dict | None) -> list[str]:
                      f"Split, Digits)")
 
 
-def _normalizer(norm: dict | None) -> str | None:
-    if norm is None:
-        return None
-    if norm.get("type") == "NFC":
-        return "NFC"
-    if norm.get("type") == "Sequence" and not norm["normalizers"]:
-        return None
-    raise ValueError(f"normalizer {shown(norm.get('type'))} is not supported (only NFC or none)")
-
-
 def read_hf_json(data: dict, config: dict | None = None) -> dict:
     """A Hugging Face tokenizer.json (BPE model, byte-level) -> Tokenizer kwargs.
 
     Added tokens become special tokens. `config` is tokenizer_config.json, if present: it names
-    bos_token / eos_token. Not applied: the post-processor (e.g. Llama-3 prepending BOS); add BOS
-    yourself.
+    bos_token / eos_token. The post-processor (e.g. Llama-3 prepending BOS) is kept and applied by
+    `encode(..., add_special_tokens=True)` (hf_post.py); the normaliser: hf_normalize.py.
     """
     check_hf_features(data, config)
     model = data.get("model") or {}
@@ -92,9 +84,10 @@ def read_hf_json(data: dict, config: dict | None = None) -> dict:
         raise ValueError("tokenizer.json: the pre_tokenizer has no ByteLevel step, so its "
                          "vocabulary is not byte-level; minillm implements byte-level BPE only")
     kwargs = dict(encoder=vocab_from_strings(model["vocab"], specials),
-                  merges=parse_merges(model.get("merges", [])), pattern=tuple(stages),
+                  merges=parse_merges(model.get("merges", []), keep="last"), pattern=tuple(stages),
                   special_tokens=specials, whole_piece_lookup=bool(model.get("ignore_merges")),
-                  normalizer=_normalizer(data.get("normalizer")))
+                  normalizer=simplest(data.get("normalizer")),
+                  post_processor=data.get("post_processor"))
     unk = model.get("unk_token")
     kwargs["unk_id"] = specials.get(unk, model["vocab"].get(unk)) if unk else None
     for key in ("bos", "eos"):
@@ -163,25 +156,14 @@ def check_hf_features(data: dict, config: dict | None) -> None:
     added = data.get("added_tokens", [])
     if not isinstance(added, list) or not all(isinstance(t, dict) for t in added):
         raise ValueError("tokenizer.json: added_tokens must be a list of objects")
-    changes = data.get("normalizer") not in (None, {"type": "Sequence", "normalizers": []})
     for t in added:
         content, i = t.get("content"), t.get("id")
         if not isinstance(content, str) or not content or type(i) is not int or i < 0:
             raise ValueError(f"tokenizer.json: added token {shown(content)}: content must be a "
                              f"non-empty string and id an integer >= 0, got id {shown(i)}")
-        for flag in ("lstrip", "rstrip", "single_word"):
-            if t.get(flag):
-                raise ValueError(f"tokenizer.json: added token {shown(content)} has {flag}=true, "
-                                 f"which minillm does not implement")
-        if t.get("normalized") and changes and normalize(content, "NFC") != content:
-            raise ValueError(f"tokenizer.json: added token {shown(content)} is matched after "
-                             f"normalisation (normalized=true), which minillm does not implement")
     for key in ("bos_token", "eos_token"):
         tok = (config or {}).get(key)
         tok = tok.get("content") if isinstance(tok, dict) else tok
         if not isinstance(tok, (str, type(None))):
             raise ValueError(f"tokenizer_config.json: {key} must be a string, got {shown(tok)}")
-
-
-def normalize(text: str, form: str | None) -> str:
-    return unicodedata.normalize(form, text) if form else text
+    check_honoured(data)

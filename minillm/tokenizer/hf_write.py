@@ -14,7 +14,9 @@ standard byte-level BPE one (GPT-2's, Llama-3's, Qwen2's):
     decoder        ByteLevel (characters -> bytes -> UTF-8)
     added_tokens   the special tokens (`special: true`, never split, never normalised); they are
                    also entries of the vocab, as in GPT-2's file, so their ids are kept as they are
-    normalizer     NFC or none
+    normalizer     the tokenizer's: none, a Unicode form ("NFC") or the tokenizer.json object it
+                   was read from (hf_normalize.py)
+    post_processor the one it was read from, or none (hf_post.py)
 
 tokenizer_config.json names the class (`PreTrainedTokenizerFast`: everything is in
 tokenizer.json), bos / eos / unk tokens, `model_max_length` and
@@ -70,9 +72,9 @@ def hf_tokenizer_json(tok) -> dict:
     unk = _token_name(tok, tok.unk_id)
     return {
         "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
-        "normalizer": {"type": tok.normalizer} if tok.normalizer else None,
+        "normalizer": {"type": tok.normalizer} if isinstance(tok.normalizer, str) else tok.normalizer,
         "pre_tokenizer": {"type": "Sequence", "pretokenizers": [*split, byte_level]},
-        "post_processor": None,
+        "post_processor": tok.post_processor,
         "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True,
                     "use_regex": True},
         "model": {"type": "BPE", "dropout": None, "unk_token": unk,

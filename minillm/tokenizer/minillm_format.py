@@ -1,7 +1,7 @@
 """minillm's own tokenizer format: JSON meant to be read (`*.minillm.json`).
 
-A header (the pattern stages, the normalizer, the merge rule, whole-piece lookup, the special
-tokens, BOS / EOS), then one token per line (its bytes as text; bytes that are not UTF-8 appear
+A header (the pattern stages, the normalizer, the post-processor, the merge rule, whole-piece
+lookup, the special tokens, BOS / EOS), then one token per line (its bytes as text; bytes that are not UTF-8 appear
 as \\udcXX escapes, a special token's slot is null) and one merge per line (`[left id, right id]`,
 in rank order; none under the `ranks` rule)::
 
@@ -29,6 +29,8 @@ from pathlib import Path
 
 from minillm.io.atomic import atomic_write_text
 
+from .hf_normalize import simplest
+from .hf_post import check_post_processor
 from .validate import shown
 
 FORMAT_NAME = "minillm-bpe"
@@ -45,7 +47,7 @@ def _token_json(b: bytes | None) -> str:
 def write_minillm(tok, path: Path) -> None:
     """minillm's format: a header, then one token and one merge per line."""
     header = {"format": FORMAT_NAME, "version": 1, "pattern": list(tok.pattern),
-              "normalizer": tok.normalizer,
+              "normalizer": tok.normalizer, "post_processor": tok.post_processor,
               "merge_rule": "ranks" if tok.merges is None else "pairs",
               "whole_piece_lookup": tok.whole_piece_lookup,
               "special_tokens": tok.special_tokens, "bos_id": tok.bos_id, "eos_id": tok.eos_id}
@@ -95,11 +97,14 @@ def read_minillm(data: dict) -> dict:
         elif data["merge_rule"] != "ranks":
             raise ValueError(f"merge_rule must be 'pairs' or 'ranks', got {data['merge_rule']!r}")
         pattern = data["pattern"]
+        check_post_processor(data.get("post_processor"))  # (hf_post.py: what is honoured)
         return dict(encoder=encoder, merges=merges,
                     pattern=(pattern,) if isinstance(pattern, str) else tuple(pattern),
-                    special_tokens=data["special_tokens"], normalizer=data.get("normalizer"),
+                    special_tokens=data["special_tokens"],
+                    normalizer=simplest(data.get("normalizer")) if isinstance(
+                        data.get("normalizer"), dict) else data.get("normalizer"),
+                    post_processor=data.get("post_processor"),
                     whole_piece_lookup=data["whole_piece_lookup"],
                     bos_id=data.get("bos_id"), eos_id=data.get("eos_id"))
     except (KeyError, TypeError, IndexError, AttributeError) as exc:
         raise ValueError(f"malformed minillm tokenizer file: {type(exc).__name__} {exc}") from None
-

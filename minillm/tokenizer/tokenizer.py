@@ -13,7 +13,7 @@ tiktoken's rule: bpe.py), a pattern and special tokens. Loading, saving, trainin
 """
 from __future__ import annotations
 
-from . import bpe, hf
+from . import bpe, hf_normalize, hf_post
 from .fast import FastEncoder
 from .files import TokenizerFiles
 from .patterns import PreTokenizer
@@ -27,13 +27,14 @@ class Tokenizer(TokenizerFiles):
 
     def __init__(self, encoder: dict[bytes, int], merges: dict[tuple[bytes, bytes], int] | None,
                  pattern=None, special_tokens: dict[str, int] | None = None, *,
-                 whole_piece_lookup: bool = False, normalizer: str | None = None,
+                 whole_piece_lookup: bool = False, normalizer: str | dict | None = None,
                  bos_id: int | None = None, eos_id: int | None = None, unk_id: int | None = None,
-                 fast: bool = True):
+                 post_processor: dict | None = None, fast: bool = True):
         check_tokenizer(encoder, special_tokens or {}, bos_id=bos_id, eos_id=eos_id, unk_id=unk_id)
         self._encoder, self.merges = encoder, merges
         # tiktoken (and HF's ignore_merges): a pre-token that is itself a token is that token
         self.whole_piece_lookup, self.normalizer = whole_piece_lookup, normalizer
+        self.post_processor = post_processor  # tokenizer.json's, for add_special_tokens: hf_post
         self._pre = PreTokenizer(pattern)
         self.pattern = self._pre.stages
         self._specials = SpecialTokens(special_tokens or {})
@@ -54,7 +55,7 @@ class Tokenizer(TokenizerFiles):
         if not isinstance(text, str):
             raise TypeError(f"encode expects a str, got {type(text).__name__}")
         if self.normalizer:
-            text = hf.normalize(text, self.normalizer)
+            text = hf_normalize.normalize(text, self.normalizer)
         # subtle: lone surrogates cannot be UTF-8 (encode_bytes carries invalid bytes so)
         return self._encode_text(without_lone_surrogates(text))
 
@@ -76,19 +77,18 @@ class Tokenizer(TokenizerFiles):
             ids.extend(bpe.token_ids(parts, self._encoder, self.unk_id))
         return ids
 
-    def encode(self, text: str, *, allowed_special=frozenset(),
-               disallowed_special="all") -> list[int]:
-        """Text -> ids with tiktoken's special-token semantics (see special.py)."""
+    def encode(self, text: str, *, allowed_special=frozenset(), disallowed_special="all",
+               add_special_tokens: bool = False) -> list[int]:
+        """Text -> ids with tiktoken's special-token semantics (see special.py);
+        `add_special_tokens`: with the tokens a tokenizer.json post-processor adds (hf_post)."""
         if not isinstance(text, str):
             raise TypeError(f"encode expects a str, got {type(text).__name__}")
         allowed, disallowed = self._specials.resolve(allowed_special, disallowed_special)
         self._specials.guard(text, disallowed - allowed)
-        if not allowed:
-            return self.encode_ordinary(text)
         ids: list[int] = []
-        for segment, special_id in self._specials.split(text, allowed):  # (text, None) or (s, id)
+        for segment, special_id in self._specials.split(text, allowed) if allowed else [(text, None)]:
             ids.extend(self.encode_ordinary(segment) if special_id is None else [special_id])
-        return ids
+        return hf_post.apply(self.post_processor, ids) if add_special_tokens else ids
 
     def decode_bytes(self, ids) -> bytes:
         """ids -> the concatenated bytes of their tokens (exact; no UTF-8 involved)."""

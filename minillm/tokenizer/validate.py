@@ -183,3 +183,14 @@ def without_lone_surrogates(text: str) -> str:
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     return text
 
+
+def json_kind(value, what: str, kinds: tuple, depth: int, steps: str) -> str:
+    """The "type" of a tokenizer.json step (`what`: "normalizer", ...) that must be one of `kinds`,
+    nested at most 8 deep; a Sequence must hold a list under `steps`. Else a ValueError."""
+    kind = value.get("type") if isinstance(value, dict) else None
+    if kind not in kinds or depth > 8:
+        raise ValueError(f"tokenizer.json: {what} {shown(kind if kind else value)} is not "
+                         f"supported (supported: {', '.join(kinds)}, nested at most 8 deep)")
+    if kind == "Sequence" and not isinstance(value.get(steps), list):
+        raise ValueError(f"tokenizer.json: a Sequence {what} needs a {steps} list")
+    return kind

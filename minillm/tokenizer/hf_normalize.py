@@ -1,0 +1,102 @@
+"""tokenizer.json normalisers: the text is rewritten before it is split and merged.
+
+`tokenizers` normalises every piece of text between added tokens (each piece on its own), then
+pre-tokenises it. The normalisers honoured here, each as `tokenizers` 0.23 computes it:
+
+    NFC NFD NFKC NFKD   unicodedata.normalize (subtle: Python's Unicode version, see below)
+    Lowercase           each character lowercased on its own: "ΟΔΟΣ" -> "οδοσ" (no final
+                        sigma, unlike str.lower's "οδος"); "İ" -> "i̇"
+    Strip               left / right whitespace as Rust's char::is_whitespace sees it (U+0085
+                        and U+3000 are stripped; U+001C..U+001F, which str.strip removes, are not)
+    Replace             every match of a String or an (Oniguruma, onig.py) Regex -> content
+    Prepend             a prefix, on non-empty text only: Prepend("▁") "a" -> "▁a", "" -> ""
+    Sequence            the steps in order
+
+Anything else (BertNormalizer, Precompiled, StripAccents, NMT, ...) is refused by name.
+
+    >>> normalize("  Héllo ", {"type": "Sequence", "normalizers": [
+    ...     {"type": "Strip", "strip_left": True, "strip_right": True}, {"type": "Lowercase"}]})
+    'héllo'
+
+subtle: NFC/NFKC use Python's `unicodedata` (Unicode 14.0 on Python 3.11, 15.0 on 3.12, 15.1 on
+3.13); `tokenizers` uses its own tables. Characters assigned after the older of the two can
+normalise differently (hf_features.py, "Unicode versions").
+"""
+from __future__ import annotations
+
+import unicodedata
+
+import regex
+
+from .onig import to_python
+from .validate import json_kind, shown
+
+FORMS = ("NFC", "NFD", "NFKC", "NFKD")
+KINDS = (*FORMS, "Lowercase", "Strip", "Replace", "Prepend", "Sequence")
+# Rust's char::is_whitespace: the Unicode White_Space property
+WHITE_SPACE = ("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+               "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+
+
+def check_normalizer(norm, depth: int = 0) -> None:
+    """A ValueError unless `norm` is a normaliser (or Sequence of them) honoured here."""
+    kind = json_kind(norm, "normalizer", KINDS, depth, "normalizers")
+    if kind == "Sequence":
+        for step in norm["normalizers"]:
+            check_normalizer(step, depth + 1)
+    elif kind == "Replace":
+        pattern = norm.get("pattern")
+        if not (isinstance(pattern, dict) and len(pattern) == 1 and isinstance(
+                pattern.get("Regex", pattern.get("String")), str)) or \
+                not isinstance(norm.get("content"), str):
+            raise ValueError(f"tokenizer.json: a Replace normalizer needs a pattern {{\"String\": "
+                             f"str}} or {{\"Regex\": str}} and a content string, got {shown(norm)}")
+        _replace_regex(pattern)                                     # refuse a bad regex now
+    elif kind == "Prepend" and not isinstance(norm.get("prepend"), str):
+        raise ValueError(f"tokenizer.json: a Prepend normalizer needs a prepend string, got "
+                         f"{shown(norm.get('prepend'))}")
+
+
+def simplest(norm):
+    """The value a Tokenizer keeps: None for no normaliser (or an empty Sequence), "NFC" (etc.)
+    for a lone Unicode form, else the checked JSON object itself."""
+    if norm is None or norm == {"type": "Sequence", "normalizers": []}:
+        return None
+    check_normalizer(norm)
+    return norm["type"] if norm["type"] in FORMS else norm
+
+
+def normalize(text: str, norm) -> str:
+    """`text` under `norm`: a Unicode form's name ("NFC"), a tokenizer.json normaliser object,
+    or None (unchanged)."""
+    if not norm:
+        return text
+    if isinstance(norm, str):
+        return unicodedata.normalize(norm, text)
+    kind = norm["type"]
+    if kind in FORMS:
+        return unicodedata.normalize(kind, text)
+    if kind == "Sequence":
+        for step in norm["normalizers"]:
+            text = normalize(text, step)
+        return text
+    if kind == "Lowercase":
+        return "".join(c.lower() for c in text)       # per character: no final-sigma rule
+    if kind == "Strip":
+        text = text.lstrip(WHITE_SPACE) if norm.get("strip_left") else text
+        return text.rstrip(WHITE_SPACE) if norm.get("strip_right") else text
+    if kind == "Replace":
+        return _replace_regex(norm["pattern"]).sub(lambda m: norm["content"], text)
+    if kind == "Prepend":
+        return norm["prepend"] + text if text else text
+    raise ValueError(f"normalizer {shown(kind)} is not supported (supported: {', '.join(KINDS)})")
+
+
+def _replace_regex(pattern: dict):
+    """A Replace pattern -> a compiled `regex` (a String is matched literally)."""
+    if "String" in pattern:
+        return regex.compile(regex.escape(pattern["String"]))
+    try:
+        return regex.compile(to_python(pattern["Regex"]))
+    except regex.error as exc:
+        raise ValueError(f"tokenizer.json: Replace regex {pattern['Regex']!r:.80}: {exc}") from None
