@@ -190,6 +190,15 @@ def test_a_message_too_long_for_the_window_is_a_value_error_and_not_kept(model, 
     assert chat.messages == []
 
 
+def test_chat_checks_its_generation_settings_once_for_every_turn(model, tok):
+    chat = Chat(model, tok, max_new_tokens=5, seed=3, preset="chat")
+    settings = chat.settings
+    chat.ask("Hello!")
+    chat.ask("What is the capital of France?")
+    assert chat.settings is settings and settings.rng is chat.rng     # one generator, every turn
+    assert settings.tokenizer is tok and settings.stop_ids >= set(chat.stop_ids)
+
+
 def test_bad_sampling_settings_fail_at_construction(model, tok):
     with pytest.raises(ValueError):
         Chat(model, tok, preset="no such preset")
