@@ -21,17 +21,16 @@ import minillm
 ROOT = Path(minillm.__file__).resolve().parent          # minillm/
 
 
-def module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def all_modules() -> dict[str, Path]:
-    return {module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+def all_modules(root: Path = ROOT) -> dict[str, Path]:
+    """Dotted name -> source file, for every module of the package at ``root``."""
+    def name(path):
+        parts = path.relative_to(root.parent).with_suffix("").parts
+        return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    return {name(p): p for p in sorted(root.rglob("*.py"))}
 
 
 def imported(name: str, path: Path, modules) -> set[str]:
-    """The minillm modules that module ``name`` (its source at ``path``) imports, anywhere in it."""
+    """The ``modules`` that module ``name`` (its source at ``path``) imports, anywhere in it."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
@@ -40,8 +39,8 @@ def imported(name: str, path: Path, modules) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:                                 # from . / from ..x: up level - 1 packages
-                anchor = package.split(".")[:len(package.split(".")) - (node.level - 1)]
-                base = ".".join(anchor + ([base] if base else []))
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
             for alias in node.names:
                 sub = f"{base}.{alias.name}"
                 found.add(sub if sub in modules else base)
@@ -56,8 +55,9 @@ def imported(name: str, path: Path, modules) -> set[str]:
     return edges
 
 
-def import_graph() -> dict[str, set[str]]:
-    modules = all_modules()
+def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
+    """Module -> the modules of the same package it imports."""
+    modules = all_modules(root)
     return {name: imported(name, path, modules) for name, path in modules.items()}
 
 
@@ -147,9 +147,7 @@ def test_the_walk_sees_every_kind_of_import(tmp_path):
     }
     for name, text in files.items():
         (pkg / name).write_text(text)
-    modules = {".".join(("pkg", *p.relative_to(pkg).with_suffix("").parts)).removesuffix(".__init__"): p
-               for p in sorted(pkg.rglob("*.py"))}
-    graph = {name: imported(name, path, modules) for name, path in modules.items()}
+    graph = import_graph(pkg)
     assert graph["pkg"] == {"pkg.a"}
     assert graph["pkg.a"] == {"pkg.b"}
     assert graph["pkg.b"] == {"pkg.sub.c"}

@@ -1,4 +1,4 @@
-"""What a generation yields: one ``Step`` per chosen token, its text streamed through the stop strings.
+"""What a generation yields: one ``Step`` per chosen token, its text passed through the stop strings.
 
 ``generate``'s loop and speculative decoding's rounds choose tokens differently but report them
 the same way, through a ``StepWriter`` made once per generation:
