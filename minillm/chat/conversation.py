@@ -18,8 +18,8 @@ from collections.abc import Iterator
 import numpy as np
 
 from minillm.chat.chatml import IM_START, chatml_ids, check_messages, special_id, stop_ids
-from minillm.decoding.generate import generate
-from minillm.decoding.generate_args import make_sampler
+from minillm.decoding.generate import generate_with
+from minillm.decoding.generate_args import GenerationSettings
 from minillm.kv_cache import KVCache
 
 
@@ -27,8 +27,9 @@ class Chat:
     """A conversation with a model: holds the history, renders it, streams the replies.
 
     system: None behaves as the template does (DEFAULT_SYSTEM is inserted); a str replaces it.
-    Generation settings (preset, temperature, top_k, top_p, min_p) go to ``minillm.decoding.generate``;
-    ``seed`` builds the one generator every turn draws from: same seed, same conversation.
+    Generation settings (preset, temperature, top_k, top_p, min_p or sampler) are checked once,
+    as ``generate`` checks them (``GenerationSettings``); ``seed`` builds the one generator every
+    turn draws from: same seed, same conversation.
     When history + a full answer would overflow the context window, the oldest user/assistant
     turns are dropped (the system message stays) — why long chats "forget".
     """
@@ -44,10 +45,12 @@ class Chat:
             raise ValueError(f"max_new_tokens must be an integer in [1, n_ctx={model.config.n_ctx}), "
                              f"got {max_new_tokens!r}")
         self.model, self.tokenizer = model, tokenizer
-        make_sampler(**sampling)                 # unknown or bad settings fail here, not mid-chat
-        self.system, self.max_new_tokens, self.sampling = system, max_new_tokens, sampling
+        self.system, self.max_new_tokens = system, max_new_tokens
         self.rng = np.random.default_rng(seed)
         self.stop_ids = stop_ids(tokenizer)
+        # built once, for every turn: unknown or bad settings fail here, not mid-chat
+        self.settings = GenerationSettings.build(model, sampling=sampling, rng=self.rng,
+                                                 stop_ids=self.stop_ids, tokenizer=tokenizer)
         self.messages: list[dict] = []           # user and assistant turns, oldest first
         # The KV cache lives across turns: each turn feeds only what the cache does not hold yet
         # (the new user message), instead of re-reading the whole conversation.
@@ -93,9 +96,8 @@ class Chat:
         pieces: list[str] = []
         generated: list[int] = []
         try:
-            for step in generate(self.model, ids, self.max_new_tokens, rng=self.rng,
-                                 stop_ids=self.stop_ids, tokenizer=self.tokenizer,
-                                 cache=self.cache, **self.sampling):
+            for step in generate_with(self.model, ids, self.max_new_tokens, self.settings,
+                                      cache=self.cache):
                 if step.id is not None:
                     generated.append(step.id)
                 if step.text:

@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from minillm.decoding.generate_args import (check_count, check_prompt, make_rng, make_sampler, stop_set,
-                                   uses_history)
+from minillm.decoding.generate_args import GenerationSettings, check_count, check_prompt, uses_history
 from minillm.kv_cache import KVCache
 from minillm.model.attention import causal_mask
 
@@ -89,9 +88,10 @@ def generate_batch(model, prompts, max_new_tokens: int = 100, *, seed=None, rng=
     """
     rows = [check_prompt(model, p) for p in prompts]
     n_new = check_count(max_new_tokens, "max_new_tokens")
-    sampler = make_sampler(**sampling)
-    rng = make_rng(seed, rng)
-    stops = np.array(sorted(stop_set(model, stop_ids, stop_at_eos)), dtype=np.int64)   # [n_stop]
+    settings = GenerationSettings.build(model, sampling=sampling, seed=seed, rng=rng,
+                                        stop_ids=stop_ids, stop_at_eos=stop_at_eos)
+    sampler, rng = settings.sampler, settings.rng
+    stops = np.array(sorted(settings.stop_ids), dtype=np.int64)   # [n_stop]
     ids, mask = left_pad(rows)                                     # [B, S], [B, S]
     B, S = ids.shape
     if S + n_new > model.config.n_ctx:

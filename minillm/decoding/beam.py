@@ -91,21 +91,22 @@ def beam_search(model, prompt_ids, beam_size: int = 4, max_new_tokens: int = 20,
         gen_len = t + 1
         total = sums[:live, None] + log_softmax(logits[:live])    # [live, V] candidate Σ log p
         flat = total.ravel()                                       # [live · V]
-        K = min(2 * nb, flat.size)
-        top = np.argpartition(-flat, K - 1)[:K]                    # [K] the K best, unordered
-        top = top[np.lexsort((top, -flat[top]))]                   # [K] best first, ties: lower index
-        beam, token, score = top // V, top % V, flat[top]          # [K] each
-        done = np.isin(token, stops) | (gen_len == n_new)          # [K] candidate finishes here
+        n_cand = min(2 * nb, flat.size)                            # 2B candidates (all live · V if fewer)
+        top = np.argpartition(-flat, n_cand - 1)[:n_cand]          # [n_cand] the best, unordered
+        top = top[np.lexsort((top, -flat[top]))]                   # [n_cand] best first, ties: lower index
+        beam, token, score = top // V, top % V, flat[top]          # [n_cand] each
+        done = np.isin(token, stops) | (gen_len == n_new)          # [n_cand] candidate finishes here
         pool_was_full = len(pool) == nb
-        for r in range(min(nb, K)):                                # only the top B may finish
+        for r in range(min(nb, n_cand)):                           # only the top B may finish
             if done[r] and not (pool_was_full and early_stopping == "pool_full"):
                 ids = [*tokens[beam[r], :t].tolist(), int(token[r])]
                 pool.append(Hypothesis(ids, float(score[r]) / gen_len ** length_penalty, float(score[r])))
         pool = sorted(pool, key=lambda h: -h.score)[:nb]           # stable: earlier entries win ties
         keep = np.flatnonzero(~done)[:nb]                          # [live'] best unfinished candidates
         live = len(keep)
-        if gen_len == n_new or live == 0 or _can_stop(pool, nb, score[keep[0]], gen_len, n_new,
-                                                      length_penalty, early_stopping):
+        if gen_len == n_new or live == 0 or _can_stop(
+                pool, score[keep[0]], gen_len, beam_size=nb, max_new_tokens=n_new,
+                length_penalty=length_penalty, early_stopping=early_stopping):
             break
         rows = np.zeros(nb, dtype=np.int64)                        # [B] which old beam each row continues
         rows[:live] = beam[keep]
@@ -118,11 +119,12 @@ def beam_search(model, prompt_ids, beam_size: int = 4, max_new_tokens: int = 20,
     return pool[:num_return_sequences]
 
 
-def _can_stop(pool, nb, best_running, gen_len, n_new, length_penalty, early_stopping) -> bool:
+def _can_stop(pool, best_running, gen_len, *, beam_size, max_new_tokens, length_penalty,
+              early_stopping) -> bool:
     """HF's stopping rule: the pool is full and no running beam is expected to beat its worst."""
-    if len(pool) < nb:
+    if len(pool) < beam_size:
         return False
     if early_stopping == "pool_full":
         return True
-    horizon = n_new if (early_stopping == "never" and length_penalty > 0) else gen_len
+    horizon = max_new_tokens if (early_stopping == "never" and length_penalty > 0) else gen_len
     return best_running / horizon ** length_penalty <= pool[-1].score

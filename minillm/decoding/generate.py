@@ -27,34 +27,22 @@ Choices (see ``generate`` for the rest):
   API does not document which it returns.)
 - Generation stops where the model stops: at its EOS ids (``ModelConfig.eos_ids``), as
   transformers' ``generate`` does; ``stop_at_eos=False`` turns that off (``generate_args.stop_set``).
+- The keywords are checked once, into a frozen ``GenerationSettings`` (``generate_args.py``);
+  the loop (and ``speculative.py``'s) receives that one object. ``steps.py`` turns each chosen
+  token into its ``Step``.
 - A stop id ends generation and is not yielded. A stop string is trimmed from the text; the
   tokens that spelled it were generated and are yielded, releasing only the text before it.
 """
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 
 import numpy as np
 
-from minillm.functional import log_softmax
-from minillm.decoding.generate_args import (check_count, check_prompt, check_room, make_rng, make_sampler,
-                                   stop_set, uses_history, window_keep)
+from minillm.decoding.generate_args import (GenerationSettings, check_count, check_prompt, check_room,
+                                            make_rng, make_sampler, uses_history)
+from minillm.decoding.steps import Step, StepWriter
 from minillm.kv_cache import KVCache
-from minillm.decoding.stop_strings import StopText
-
-
-@dataclasses.dataclass(frozen=True)
-class Step:
-    """One generated token. ``text``: the text it releases ("" while held back: an unfinished
-    UTF-8 character or a possible stop-string start), None without a tokenizer. ``logprob``:
-    log p(id) under the raw model distribution (with ``logprobs=True``). ``top``: the ``top_n``
-    most likely ids as ((id, logprob), ...), best first. ``id`` is None only for a last,
-    text-only step that releases held-back text when a stop id ended the generation."""
-    id: int | None
-    text: str | None = None
-    logprob: float | None = None
-    top: tuple[tuple[int, float], ...] | None = None
 
 
 def generate_simple(model, prompt_ids, max_new_tokens: int, *, seed=None, rng=None,
@@ -104,37 +92,36 @@ def generate(model, prompt_ids, max_new_tokens: int = 100, *, temperature=None, 
     ``num_draft_tokens`` tokens that one forward checks; the output is unchanged
     (``minillm/decoding/speculative.py``).
     """
-    prompt = check_prompt(model, prompt_ids)
-    n_new, n_ctx = check_count(max_new_tokens, "max_new_tokens"), model.config.n_ctx
-    top_n = check_count(top_n, "top_n")
-    if top_n > model.config.vocab_size:
-        raise ValueError(f"top_n must be in [0, vocab_size={model.config.vocab_size}], got {top_n}")
-    sampler = make_sampler(temperature, top_k, top_p, min_p, preset, sampler)
-    rng = make_rng(seed, rng)
-    stops = stop_set(model, stop_ids, stop_at_eos)
-    if stop_strings and tokenizer is None:
-        raise ValueError("stop_strings need a tokenizer= to turn tokens into text")
-    stop_text = StopText(stop_strings)
-    keep = window_keep(sliding_window, n_ctx)
+    settings = GenerationSettings.build(
+        model, sampling=dict(temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p,
+                             preset=preset, sampler=sampler),
+        seed=seed, rng=rng, stop_ids=stop_ids, stop_at_eos=stop_at_eos, stop_strings=stop_strings,
+        tokenizer=tokenizer, logprobs=logprobs, top_n=top_n, sliding_window=sliding_window,
+        draft=draft, num_draft_tokens=num_draft_tokens)
+    return generate_with(model, prompt_ids, max_new_tokens, settings, cache=cache)
+
+
+def generate_with(model, prompt_ids, max_new_tokens: int, settings: GenerationSettings, *,
+                  cache: KVCache | None = None) -> Iterator[Step]:
+    """``generate`` with its settings already built (``Chat`` builds them once for every turn)."""
+    prompt, n_new = check_prompt(model, prompt_ids), check_count(max_new_tokens, "max_new_tokens")
+    n_ctx, keep = model.config.n_ctx, settings.sliding_window
     check_room(len(prompt), n_new, n_ctx, keep, cache)      # fits n_ctx, or slides; cache= fits
     if cache is None:
         capacity = n_ctx if keep is not None else len(prompt) + n_new   # checked <= n_ctx
         cache = KVCache(model.config, batch_size=1, capacity=capacity)
-    if draft is not None:                                      # same tokens, fewer forwards
+    if settings.draft is not None:                             # same tokens, fewer forwards
         from minillm.decoding.speculative import speculative_steps
-        return speculative_steps(model, prompt, n_new, sampler, rng, stops, stop_text, tokenizer,
-                                 logprobs, top_n, keep, cache, draft, num_draft_tokens)
-    return _steps(model, prompt, n_new, sampler, rng, stops, stop_text, tokenizer,
-                  logprobs, top_n, keep, cache)
+        return speculative_steps(model, prompt, n_new, settings, cache=cache)
+    return _steps(model, prompt, n_new, settings, cache=cache)
 
 
-def _steps(model, prompt, n_new, sampler, rng, stops, stop_text, tokenizer, logprobs, top_n,
-           keep, cache) -> Iterator[Step]:
+def _steps(model, prompt, n_new, settings, *, cache) -> Iterator[Step]:
     """The loop of ``generate_simple``, fed through the cache: each step runs only new tokens."""
-    P = len(prompt)
+    P, sampler, rng, keep = len(prompt), settings.sampler, settings.rng, settings.sliding_window
     context = np.empty(P + n_new, dtype=np.int64)             # [P + N] preallocated, filled as we go
     context[:P] = prompt
-    decoder = stream_decoder(tokenizer)
+    writer = StepWriter(settings)
     penalised = uses_history(sampler)
     if n_new == 0:
         return
@@ -143,50 +130,17 @@ def _steps(model, prompt, n_new, sampler, rng, stops, stop_text, tokenizer, logp
         logits = model(fresh[None], cache=cache, last_only=True)[0, -1]   # 1.-2. [1, T'] -> [V]
         seen = context[:P + n] if penalised else None         # [P + n] view, for penalties only
         token = int(sampler.sample(logits, rng, history=seen, prompt_len=P))  # 3.-4. p, choose
-        if token in stops:
-            if tail := held_text(stop_text, decoder):
+        if token in settings.stop_ids:
+            if tail := writer.held_text():
                 yield Step(None, tail)                        # held text, released
             return
         end = P + n + 1
         context[end - 1] = token                              # 5. append, and go again
         last = n == n_new - 1
-        yield _step(token, logits, decoder, stop_text, last, logprobs, top_n)
-        if last or stop_text.stopped:
+        yield writer.step(token, logits, last)
+        if last or writer.stopped:
             return
         fresh = context[end - 1:end]                          # [1] the cache holds the rest
         if cache.length == cache.capacity:                    # only with a sliding window:
             cache.rollback(0)                                 # forget, re-read the last ``keep``
             fresh = context[end - keep:end]                   # [keep]
-
-
-def stream_decoder(tokenizer):
-    """A ``StreamDecoder`` turning the tokens into text as they come, or None without a tokenizer."""
-    if tokenizer is None:
-        return None
-    from minillm.tokenizer.stream import StreamDecoder
-    return StreamDecoder(tokenizer)
-
-
-def held_text(stop_text, decoder) -> str:
-    """A stop id ended the text: what was held back (a possible stop-string start, an
-    unfinished UTF-8 character) is released."""
-    return stop_text.flush() + (decoder.flush() if decoder is not None else "")
-
-
-def _step(token, logits, decoder, stop_text, last, logprobs, top_n) -> Step:
-    """The ``Step`` for a chosen token: its text (through the stop strings) and log-probs."""
-    text = None
-    if decoder is not None:
-        piece = decoder.feed(token) + (decoder.flush() if last else "")
-        text = stop_text.push(piece)
-        if last and not stop_text.stopped:
-            text += stop_text.flush()
-    lp = top = None
-    if logprobs or top_n:
-        logp = log_softmax(logits)                            # [V] raw model distribution
-        if logprobs:
-            lp = float(logp[token])
-        if top_n:
-            best = np.argsort(-logp, kind="stable")[:top_n]   # [n] ties: lower id first
-            top = tuple((int(i), float(logp[i])) for i in best)
-    return Step(token, text, lp, top)

@@ -2,7 +2,9 @@
 
 ``generate``, ``generate_batch``, ``serve``, ``beam_search``, ``score_options`` and ``Chat`` take
 the same kinds of argument; each is turned here into the one form the loops use, or rejected with
-a ValueError/TypeError that says what is allowed:
+a ValueError/TypeError that says what is allowed. ``GenerationSettings.build`` checks all of
+``generate``'s keywords at once; the loops then receive that one frozen object, not a dozen
+arguments. The checks it is made of:
 
     make_sampler(preset=..., temperature=..., ...)    -> a Sampler
     make_rng(seed, rng)                                -> the one np.random.Generator
@@ -15,11 +17,66 @@ a ValueError/TypeError that says what is allowed:
 """
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
+
 import numpy as np
 
+from minillm.decoding.stop_strings import StopText
 from minillm.sampling import Sampler
 
 MAX_WINDOW_TOKENS = 1 << 24   # new tokens in one sliding-window generation (a 128 MB history)
+
+
+@dataclasses.dataclass(frozen=True)
+class GenerationSettings:
+    """How to generate, checked: everything ``generate`` takes besides the model, the prompt,
+    ``max_new_tokens`` and ``cache``. Frozen: one generation cannot change another's settings.
+
+    ``sampler`` and ``rng`` choose tokens (the rng is shared, not copied: draws advance it);
+    ``stop_ids`` end a text (the model's EOS ids included unless ``stop_at_eos=False``);
+    ``stop_strings``, ``tokenizer``, ``logprobs``, ``top_n`` shape each ``Step``;
+    ``sliding_window`` is None or the tokens a slide keeps; ``draft`` (None: no speculative
+    decoding) proposes up to ``num_draft_tokens`` tokens per round (0 without a draft).
+    Made by ``build``, which holds the defaults and the checks.
+    """
+    sampler: Sampler
+    rng: np.random.Generator
+    stop_ids: frozenset[int]
+    stop_strings: tuple[str, ...]
+    tokenizer: object
+    logprobs: bool
+    top_n: int
+    sliding_window: int | None
+    draft: object
+    num_draft_tokens: int
+
+    @classmethod
+    def build(cls, model, *, sampling: Mapping | None = None, seed=None, rng=None, stop_ids=(),
+              stop_at_eos: bool = True, stop_strings=(), tokenizer=None, logprobs: bool = False,
+              top_n: int = 0, sliding_window: int | None = None, draft=None,
+              num_draft_tokens: int = 5) -> GenerationSettings:
+        """Check ``generate``'s keywords (``sampling``: preset / temperature / top_k / top_p /
+        min_p / sampler, as ``make_sampler`` takes them) against ``model``; the defaults are
+        ``generate``'s. Example: ``GenerationSettings.build(model, sampling={"temperature": 0})``.
+        """
+        top_n = check_count(top_n, "top_n")
+        if top_n > model.config.vocab_size:
+            raise ValueError(f"top_n must be in [0, vocab_size={model.config.vocab_size}], got {top_n}")
+        sampler, rng = make_sampler(**(sampling or {})), make_rng(seed, rng)
+        stops = stop_set(model, stop_ids, stop_at_eos)
+        if stop_strings and tokenizer is None:
+            raise ValueError("stop_strings need a tokenizer= to turn tokens into text")
+        stop_strings = StopText(stop_strings).stops                # checked: non-empty strs
+        keep = window_keep(sliding_window, model.config.n_ctx)
+        k = 0
+        if draft is not None:
+            k = check_count(num_draft_tokens, "num_draft_tokens")
+            if k == 0 or keep is not None:
+                raise ValueError("speculative decoding needs num_draft_tokens >= 1 and no sliding_window")
+        return cls(sampler=sampler, rng=rng, stop_ids=stops, stop_strings=stop_strings,
+                   tokenizer=tokenizer, logprobs=bool(logprobs), top_n=top_n, sliding_window=keep,
+                   draft=draft, num_draft_tokens=k)
 
 
 def make_sampler(temperature=None, top_k=None, top_p=None, min_p=None, preset=None,

@@ -29,8 +29,7 @@ from collections import deque
 import numpy as np
 
 from minillm.decoding.batch import padded_inputs
-from minillm.decoding.generate_args import (check_count, check_prompt, make_rng, make_sampler, stop_set,
-                                   uses_history)
+from minillm.decoding.generate_args import GenerationSettings, check_count, check_prompt, uses_history
 from minillm.kv_cache import KVCache
 
 
@@ -47,8 +46,9 @@ class ContinuousBatcher:
 
     def __init__(self, model, batch_size: int = 8, capacity: int | None = None, *, stop_ids=(),
                  stop_at_eos: bool = True, seed=None, rng=None, **sampling):
-        self.model, self.sampler = model, make_sampler(**sampling)
-        self.rng, self.stop_ids = make_rng(seed, rng), stop_set(model, stop_ids, stop_at_eos)
+        self.model = model
+        self.settings = GenerationSettings.build(model, sampling=sampling, seed=seed, rng=rng,
+                                                 stop_ids=stop_ids, stop_at_eos=stop_at_eos)
         self.cache = KVCache(model.config, batch_size=batch_size, capacity=capacity)
         self.cache.valid[:] = False                               # [B, N] no slot holds anything
         self.slots: list[Request | None] = [None] * batch_size
@@ -133,15 +133,15 @@ class ContinuousBatcher:
     def _choose(self, rows: list[int], logits: np.ndarray) -> None:
         """Sample one token per row of ``logits`` [R, V] (R = len(rows)), retiring a request at a
         stop id or at its token budget."""
-        history, prompt_len = None, 0
-        if uses_history(self.sampler):                            # penalties: each row's own tokens
+        history, prompt_len, sampler = None, 0, self.settings.sampler
+        if uses_history(sampler):                                 # penalties: each row's own tokens
             history = [np.concatenate([self.slots[b].prompt, self.slots[b].new]).astype(np.int64)
                        for b in rows]                             # R x [P_b + n_b]
             prompt_len = np.array([len(self.slots[b].prompt) for b in rows])   # [R]
-        picks = self.sampler.sample(logits, self.rng, history=history, prompt_len=prompt_len)  # [R]
+        picks = sampler.sample(logits, self.settings.rng, history=history, prompt_len=prompt_len)  # [R]
         for b, token in zip(rows, np.atleast_1d(picks).tolist()):
             request = self.slots[b]
-            if token in self.stop_ids:
+            if token in self.settings.stop_ids:
                 self._retire(b)
                 continue
             request.new.append(token)

@@ -42,10 +42,10 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from minillm.decoding.generate import Step, _step, held_text, stream_decoder
-from minillm.decoding.generate_args import check_count, uses_history
-from minillm.sampling import categorical
+from minillm.decoding.generate_args import GenerationSettings, uses_history
 from minillm.decoding.speculative_drafts import make_draft
+from minillm.decoding.steps import Step, StepWriter
+from minillm.sampling import categorical
 
 
 def verify(probs_at, drafts: np.ndarray, q: np.ndarray | None, rng, greedy: bool) -> list[int]:
@@ -76,27 +76,22 @@ def verify(probs_at, drafts: np.ndarray, q: np.ndarray | None, rng, greedy: bool
     return out + [int(np.argmax(p)) if greedy else categorical(p, rng)]
 
 
-def speculative_steps(model, prompt, n_new, sampler, rng, stop_ids, stop_text, tokenizer,
-                      logprobs, top_n, keep, cache, draft, num_draft_tokens) -> Iterator[Step]:
-    """``generate``'s loop when ``draft=`` is given: same arguments (already checked), same Steps."""
-    k = check_count(num_draft_tokens, "num_draft_tokens")
-    if k == 0 or keep is not None:
-        raise ValueError("speculative decoding needs num_draft_tokens >= 1 and no sliding_window")
-    source = make_draft(draft)
-    P = len(prompt)
-    source.start(model, P + n_new)
-    return _rounds(model, prompt, n_new, sampler, rng, stop_ids, stop_text, tokenizer, logprobs,
-                   top_n, cache, source, k)
+def speculative_steps(model, prompt, n_new, settings: GenerationSettings, *, cache) -> Iterator[Step]:
+    """``generate``'s loop when ``settings.draft`` is given: same arguments (already checked: at
+    least one draft token, no sliding window), same Steps."""
+    source = make_draft(settings.draft)
+    source.start(model, len(prompt) + n_new)
+    return _rounds(model, prompt, n_new, settings, cache=cache, source=source)
 
 
-def _rounds(model, prompt, n_new, sampler, rng, stop_ids, stop_text, tokenizer, logprobs, top_n,
-            cache, source, k) -> Iterator[Step]:
+def _rounds(model, prompt, n_new, settings, *, cache, source) -> Iterator[Step]:
     """Rounds of: draft up to k tokens, ONE target forward over [last, d₁ … d_k'], verify, yield
     the 1 … k' + 1 tokens kept; stops and the cache afterwards as in ``generate``'s ``_steps``."""
+    sampler, rng, k = settings.sampler, settings.rng, settings.num_draft_tokens
     P = len(prompt)
     seq = np.empty(P + n_new + k, dtype=np.int64)                  # [P + N + k] context, then drafts
     seq[:P] = prompt
-    decoder = stream_decoder(tokenizer)
+    writer = StepWriter(settings)
     greedy, penalised = sampler.temperature == 0, uses_history(sampler)
 
     def probs(logits, n):                      # the sampler's distribution after seq[:n]
@@ -131,15 +126,15 @@ def _rounds(model, prompt, n_new, sampler, rng, stop_ids, stop_text, tokenizer, 
         cache.rollback(m + a)                                      # forget the rejected ones
         source.record(m, len(drafts), a)
         for i, token in enumerate(tokens):
-            if token in stop_ids:
+            if token in settings.stop_ids:
                 cache.rollback(min(cache.length, m + i))           # as plain decoding: fed < stop
-                if tail := held_text(stop_text, decoder):
+                if tail := writer.held_text():
                     yield Step(None, tail)                         # held text, released
                 return
             seq[m + i] = token
             n += 1
             last = n == n_new
-            yield _step(token, logits[i], decoder, stop_text, last, logprobs, top_n)
-            if last or stop_text.stopped:
+            yield writer.step(token, logits[i], last)
+            if last or writer.stopped:
                 cache.rollback(min(cache.length, m + i))           # the last token is never fed
                 return

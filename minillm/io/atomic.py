@@ -72,11 +72,6 @@ def atomic_open(path: str | Path, mode: str = "wb", encoding: str | None = None)
     fsync_dir(path.parent)
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    with atomic_open(path, "wb") as f:
-        f.write(data)
-
-
 def atomic_write_text(path: str | Path, text: str) -> None:
     with atomic_open(path, "w") as f:
         f.write(text)

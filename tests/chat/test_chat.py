@@ -16,7 +16,7 @@ import zipfile
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from minillm import GPT, ModelConfig
@@ -115,8 +115,7 @@ def test_empty_conversation_is_only_the_generation_prompt():
 def test_chatml_ids_equal_encoding_the_rendered_text(tok, user, reply):
     """For text without special-token strings, marker-by-marker encoding equals tokenising the
     rendered string with specials on (Hugging Face's apply_chat_template)."""
-    if any(s in user + reply for s in SPECIALS):
-        return
+    assume(not any(s in user + reply for s in SPECIALS))
     msgs = [{"role": "user", "content": user}, {"role": "assistant", "content": reply}]
     assert chatml_ids(tok, msgs) == tok.encode(render_chatml(msgs), allowed_special="all")
 
@@ -188,6 +187,15 @@ def test_a_message_too_long_for_the_window_is_a_value_error_and_not_kept(model, 
     with pytest.raises(ValueError, match="does not fit"):
         chat.ask("Paris " * 300)
     assert chat.messages == []
+
+
+def test_chat_checks_its_generation_settings_once_for_every_turn(model, tok):
+    chat = Chat(model, tok, max_new_tokens=5, seed=3, preset="chat")
+    settings = chat.settings
+    chat.ask("Hello!")
+    chat.ask("What is the capital of France?")
+    assert chat.settings is settings and settings.rng is chat.rng     # one generator, every turn
+    assert settings.tokenizer is tok and settings.stop_ids >= set(chat.stop_ids)
 
 
 def test_bad_sampling_settings_fail_at_construction(model, tok):

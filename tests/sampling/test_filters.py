@@ -44,11 +44,11 @@ def test_top_p_keeps_the_minimal_prefix_with_mass_at_least_p(z, p):
     assert K == set(order[:len(K)])                          # a prefix, ties by lower id
     mass = probs[sorted(K)].sum()
     if p == 1.0:
-        assert K == set(order)
-        return
-    smallest_kept = order[len(K) - 1]                        # the last token of the prefix
-    assert mass >= p - 1e-9                                  # enough mass
-    assert mass - probs[smallest_kept] < p + 1e-9            # minimal: without it, below p
+        assert K == set(order)                               # off: every finite token kept
+    else:
+        smallest_kept = order[len(K) - 1]                    # the last token of the prefix
+        assert mass >= p - 1e-9                              # enough mass
+        assert mass - probs[smallest_kept] < p + 1e-9        # minimal: without it, below p
     assert_kept_logits_unchanged(z, out)
 
 
