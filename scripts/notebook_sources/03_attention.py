@@ -378,7 +378,8 @@ print("size of the last position's vector in the residual stream, after each lay
 # Write the function, run the cell: `check` prints the first case it gets wrong, or how many it
 # passed. Solutions: `solutions/03_attention.py`.
 #
-# **1. Softmax** of a 1-D array, without overflowing on logits like [1000, 999, 998].
+# **1. Softmax** over the last axis of `x` ([N], or [N, V]: each row sums to 1), without
+# overflowing on logits like [1000, 999, 998].
 
 # %%
 from exercises import check
@@ -389,7 +390,8 @@ def softmax_(x):
 check("softmax", softmax_)
 
 # %% [markdown]
-# **2. The causal mask**: `causal_mask(T)` -> a [T, T] bool array, True where query t may see key s.
+# **2. The causal mask**: `causal_mask(T)` -> a [T, T] bool array, True where query t may see key s
+# (an additive mask — 0 where visible, −inf where hidden — is accepted too).
 
 # %%
 def causal_mask_(T):

@@ -319,7 +319,8 @@ def temperature(logits, T):
 check("temperature", temperature)
 
 # %% [markdown]
-# **2. Top-k**: keep the k largest logits (on ties, the lower id), set the rest to -inf.
+# **2. Top-k**: keep exactly k of the largest logits (on a tie at the k-th place, any of the tied
+# ids), set the rest to -inf.
 
 # %%
 def top_k_(logits, k):
