@@ -9,7 +9,9 @@ Each exercise states the contract (``describe(name)`` prints it), a few hand-pic
 catch the usual mistakes (large logits, ties, the token that crosses p, …), then random cases
 drawn by hypothesis — the library's test suite states the same properties in tests/ — and, when
 one fails, the smallest failing case hypothesis can find. Solutions: notebooks/solutions/.
-The checks live in ``exercise_checks.py`` (one ``Exercise`` per name); this module runs them.
+A function that returns None, a value of the wrong type or the wrong shape is told so before
+any value is compared; a hint is added only when the answer is what the bug it names gives. The
+checks live in ``exercise_checks/`` (one ``Exercise`` per name); this module runs them.
 """
 from __future__ import annotations
 
@@ -17,13 +19,15 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 
 from exercise_checks import EXERCISES, Exercise
+from exercise_checks.core import Wrong
 
 
 class Result:
     """What ``check`` found: ``passed`` (bool), ``cases`` run, and the ``message`` it printed."""
 
-    def __init__(self, name: str, passed: bool, cases: int, message: str):
+    def __init__(self, name: str, passed: bool, cases: int, message: str, case=None):
         self.name, self.passed, self.cases, self.message = name, passed, cases, message
+        self.case = case                        # the failing input, when it failed
 
     def __bool__(self) -> bool:
         return self.passed
@@ -39,15 +43,45 @@ class _NotWritten(Exception):
     pass
 
 
+class _ReturnedNone(Exception):
+    pass
+
+
 def _judge(exercise: Exercise, fn, case) -> str | None:
-    """Run ``fn`` on one case: None when right, else a sentence saying what went wrong."""
+    """Run ``fn`` on one case: None when right, else "for <the input>: <what went wrong>"."""
+    answers = []
+
+    def learner(*args):
+        answer = fn(*args)
+        if answer is None:
+            raise _ReturnedNone
+        answers.append(answer)
+        return answer
+
+    where = f"for {exercise.show(case)}: "
     try:
         with np.errstate(all="ignore"):          # overflow is reported as a wrong answer, not a warning
-            return exercise.judge(fn, case)
+            verdict = exercise.judge(learner, case)
     except NotImplementedError:
         raise _NotWritten from None
+    except _ReturnedNone:
+        return where + "you returned None — did you forget `return`?"
+    except Wrong as wrong:                       # a str, a wrong shape, …: said before any value
+        return where + str(wrong)
     except Exception as error:                  # the learner's bug, reported as such
-        return f"for {exercise.show(case)} your function raised {type(error).__name__}: {error}"
+        return where + f"your function raised {type(error).__name__}: {error}"
+    if verdict is None:
+        return None
+    hint = next((h.text for h in exercise.hints if answers and _matches(h, case, answers[-1])), None)
+    return where + verdict + (f" (hint: {hint})" if hint else "")
+
+
+def _matches(hint, case, answer) -> bool:
+    try:
+        with np.errstate(all="ignore"):
+            return bool(hint.matches(case, answer))
+    except Exception:                           # a hint that cannot be evaluated does not match
+        return False
 
 
 def check(name: str, fn, max_examples: int | None = None, quiet: bool = False) -> Result:
@@ -72,8 +106,8 @@ def _run(exercise: Exercise, fn, n: int) -> Result:
     for i, case in enumerate(exercise.cases):               # hand-picked cases first
         message = _judge(exercise, fn, case)
         if message:
-            return Result(exercise.name, False, i + 1, f"✗ {exercise.name}: {message}")
-    failures: list[str] = []
+            return Result(exercise.name, False, i + 1, f"✗ {exercise.name}: {message}", case)
+    failures: list[tuple] = []
     count = [0]
 
     @settings(max_examples=n, deadline=None, database=None, derandomize=True,
@@ -83,13 +117,14 @@ def _run(exercise: Exercise, fn, n: int) -> Result:
         count[0] += 1
         message = _judge(exercise, fn, case)
         if message:
-            failures.append(message)                        # the last one is the shrunk one
+            failures.append((message, case))                # the last one is the shrunk one
             raise AssertionError(message)
 
     try:
         random_cases()
     except AssertionError:
-        return Result(exercise.name, False, count[0], f"✗ {exercise.name}: {failures[-1]}")
+        message, case = failures[-1]
+        return Result(exercise.name, False, count[0], f"✗ {exercise.name}: {message}", case)
     total = len(exercise.cases) + count[0]
     return Result(exercise.name, True, total, f"✓ {exercise.name}: passed {total} cases")
 

@@ -138,3 +138,15 @@ def median_time(fn, repeats: int = 5) -> float:
         fn()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def claim(ok, text: str, why: str = "") -> bool:
+    """Print a checked claim: "✓ text", or "✗ text — why" when it does not hold.
+
+    For what the notebook shows at its own settings (the articles' sentence, the default prompt):
+    turning a "Try this" knob may make it false, which is worth seeing, not an error. Facts that
+    hold for every input stay ``assert``s. Returns ``ok``.
+    """
+    ok = bool(ok)
+    print(f"✓ {text}" if ok else f"✗ {text}" + (f" — {why}" if why else ""))
+    return ok

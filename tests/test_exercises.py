@@ -1,10 +1,8 @@
-"""The notebooks' exercises: every solution in notebooks/solutions passes its check, a typical
-wrong answer fails it, and the library's own implementation passes the same check (the exercise
-states the library's contract). ``exercises.check`` runs as many random cases as the hypothesis
-profile allows (tests/conftest.py)."""
-import importlib.util
+"""The notebooks' exercises: every solution in notebooks/solutions passes its check and the
+library's own implementation passes the same check (the exercise states the library's contract).
+Correct variants and typical wrong attempts: tests/test_exercise_variants.py. ``exercises.check``
+runs as many random cases as the hypothesis profile allows (tests/conftest.py)."""
 import re
-import sys
 import types
 
 import numpy as np
@@ -20,27 +18,12 @@ from minillm.sampling import allow_only, apply_temperature, min_p, top_k, top_p
 from minillm.decoding.speculative import verify
 from minillm.tokenizer.bpe import NO_MERGE, merge_reference
 from minillm.train.grad_norm import layer_norm_backward
-from tests.conftest import REPO
+from tests.exercise_variants.common import load_solutions
 
-sys.path.insert(0, str(REPO / "notebooks"))
-from exercises import NAMES, check  # noqa: E402
-
-
-def load_solutions() -> dict:
-    found = {}
-    for path in sorted((REPO / "notebooks" / "solutions").glob("[0-9][0-9]_*.py")):
-        spec = importlib.util.spec_from_file_location(f"solutions_{path.stem}", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        found.update({name: getattr(module, name) for name in NAMES if hasattr(module, name)})
-    return found
+from exercises import NAMES, check  # noqa: E402  (notebooks/ is on the path: common.py)
 
 
 SOLUTIONS = load_solutions()
-
-
-def naive_softmax(x):
-    return np.exp(x) / np.exp(x).sum()
 
 
 def off_by_one_top_p(z, p):                   # stops BEFORE the token that crosses p
@@ -48,52 +31,6 @@ def off_by_one_top_p(z, p):                   # stops BEFORE the token that cros
     keep = np.cumsum(probs[order]) < p
     keep[0] = True
     return np.where(np.isin(np.arange(len(z)), order[keep]), z, -np.inf)
-
-
-def first_mergeable_pair(parts, ranks):        # ignores the ranks' order
-    for i, (a, b) in enumerate(zip(parts, parts[1:])):
-        if a + b in ranks:
-            return parts[:i] + [a + b] + parts[i + 2:]
-    return list(parts)
-
-
-def beam_per_row(scores, logprobs, beam_size):  # each beam's best token: not a beam search
-    best = [(b, int(np.argmax(lp)), float(scores[b] + lp.max())) for b, lp in enumerate(logprobs)]
-    return sorted(best, key=lambda c: -c[2])[:beam_size]
-
-
-WRONG = {
-    "bpe_merge_step": first_mergeable_pair,
-    "bpe_merge": lambda w, ranks: first_mergeable_pair([w[i:i + 1] for i in range(len(w))], ranks),
-    "embedding_lookup": lambda wte, ids: wte[:len(ids)],
-    "cosine_similarity": lambda a, b: float(a @ b),
-    "sliding_window": lambda ids, n: ids[:n],
-    "estimate_cost": lambda n_in, n_out, p_in, p_out: n_in * p_in + n_out * p_out,
-    "softmax": naive_softmax,
-    "causal_mask": lambda T: np.tril(np.ones((T, T), bool), k=1),
-    "attention_head": lambda q, k, v: np.apply_along_axis(naive_softmax, -1, q @ k.T / np.sqrt(q.shape[1])) @ v,
-    "layer_norm": lambda x, w, b, eps: (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, ddof=1, keepdims=True) + eps) * w + b,
-    "kv_append": lambda K, V, k, v: (np.concatenate([k, K]), np.concatenate([v, V])),
-    "cached_causal_mask": lambda T, S: np.tril(np.ones((T, S), bool)),
-    "temperature": lambda z, T: softmax(z * T),
-    "top_k": lambda z, k: np.where(z >= np.sort(z)[-k], z, -np.inf),
-    "top_p": off_by_one_top_p,
-    "min_p": lambda z, m: np.where(softmax(z) >= m, z, -np.inf),
-    "allow_only": lambda z, allowed: np.where(np.isin(np.arange(len(z)), allowed), z, 0.0),
-    "option_probs": lambda z, ids: softmax(z)[ids],
-    "greedy_loop": lambda f, prompt, n: [int(np.argmax(f(list(prompt)))) for _ in range(n)],
-    "shift_targets": lambda ids: (ids, ids),
-    "beam_step": beam_per_row,
-    "sequence_logprob": lambda lp, ids: float(np.mean([lp[t, i] for t, i in enumerate(ids)])),
-    "cross_entropy": lambda z, t: float(-z[np.arange(len(t)), t].mean()),
-    "layer_norm_backward": lambda dy, x, w, eps: dy * w / np.sqrt(x.var(-1, keepdims=True) + eps),
-    "hide_thinking": lambda text: re.sub(r"<think>.*</think>", "", text, flags=re.S),
-    "answer_room": lambda n_ctx, prompt, thinking: n_ctx - prompt - thinking,
-    "decode_bytes": lambda config, n: 4 * parameter_count(config),          # forgets the KV cache
-    "roofline": lambda intensity, peak, bandwidth: np.asarray(intensity) * bandwidth,
-    "accept_drafts": lambda drafts, logits: [d for i, d in enumerate(drafts)   # keeps every match,
-                                             if d == np.argmax(logits[i])],    # adds no token
-}
 
 
 def kv_append_with_the_library_cache(K, V, k_new, v_new):
@@ -138,22 +75,15 @@ LIBRARY = {
 }
 
 
-def test_there_are_at_least_15_exercises_each_with_a_solution_and_a_wrong_version():
+def test_there_are_at_least_15_exercises_each_with_a_solution():
     assert len(NAMES) >= 15
-    assert sorted(SOLUTIONS) == sorted(NAMES) == sorted(WRONG)
+    assert sorted(SOLUTIONS) == sorted(NAMES)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_the_solution_passes(name):
     result = check(name, SOLUTIONS[name], quiet=True)
     assert result.passed, result.message
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_a_wrong_version_fails_with_a_counterexample(name):
-    result = check(name, WRONG[name], quiet=True)
-    assert not result.passed and result.message.startswith(f"✗ {name}: for "), result.message
-    assert re.search(r"\byour?\b", result.message), result.message
 
 
 @pytest.mark.parametrize("name", sorted(LIBRARY))

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from minillm.config import ModelConfig
 from minillm.io.sizes import parameter_count
 
-from .core import Exercise, arrays_differ, fmt
+from .core import Exercise, arrays_differ, as_array, as_ids, as_number, fmt, output_hint
 
 
 def describe_config(c: ModelConfig) -> str:
@@ -15,27 +15,35 @@ def describe_config(c: ModelConfig) -> str:
             f"{c.n_heads} query heads, {c.n_kv_heads} key/value heads of width {c.d_head})")
 
 
+def decode_parts(config, n) -> tuple[int, int]:
+    """(weight bytes, cache bytes) of one decode step at a context of n, float32."""
+    return 4 * parameter_count(config), 2 * config.n_layers * config.n_kv_heads * n * config.d_head * 4
+
+
 def judge_decode_bytes(fn, case):
     config, n = case
-    weights = 4 * parameter_count(config)
-    cache = 2 * config.n_layers * config.n_kv_heads * n * config.d_head * 4
-    got = fn(config, n)
+    weights, cache = decode_parts(config, n)
+    got = as_number(fn(config, n), "a number of bytes")
     if got == weights + cache:
         return None
-    hint = ""
-    if got == weights:
-        hint = " (you left out the KV cache: attention reads every cached key and value)"
-    elif got == weights + cache // 2:
-        hint = " (the cache holds keys AND values)"
-    elif got == (weights + cache) // 4:
-        hint = " (count bytes: a float32 is 4 bytes)"
-    elif got == weights + cache // config.n_kv_heads * config.n_heads:
-        hint = " (the cache stores n_kv_heads heads, not n_heads: grouped-query heads share them)"
-    shown = f"{got:,}" if isinstance(got, (int, np.integer)) else repr(got)
-    return (f"for {describe_config(config)} at a context of n = {n} tokens you returned {shown} "
-            f"bytes; the weights are {weights // 4:,} parameters × 4 = {weights:,} bytes and the "
-            f"cache is 2 (K, V) × {config.n_layers} layers × {config.n_kv_heads} heads × {n} "
-            f"positions × {config.d_head} × 4 = {cache:,} bytes: {weights + cache:,} in all{hint}")
+    return (f"you returned {got:,.0f} bytes; the weights are {weights // 4:,} parameters × 4 = "
+            f"{weights:,} bytes and the cache is 2 (K, V) × {config.n_layers} layers × "
+            f"{config.n_kv_heads} heads × {n} positions × {config.d_head} × 4 = {cache:,} bytes: "
+            f"{weights + cache:,} in all")
+
+
+def decode_hint(text, bug):
+    return output_hint(text, lambda c: bug(*decode_parts(*c), c[0]))
+
+
+DECODE_HINTS = (
+    decode_hint("you left out the KV cache: attention reads every cached key and value",
+                lambda w, c, config: w),
+    decode_hint("the cache holds keys AND values", lambda w, c, config: w + c // 2),
+    decode_hint("count bytes: a float32 is 4 bytes", lambda w, c, config: (w + c) // 4),
+    decode_hint("the cache stores n_kv_heads heads, not n_heads: grouped-query heads share them",
+                lambda w, c, config: w + c // config.n_kv_heads * config.n_heads),
+)
 
 
 def config_case(arch, n_heads, group, d_head, n_layers, vocab, n_frac):
@@ -53,19 +61,22 @@ SMOLLM2_135M = ModelConfig(vocab_size=49152, n_ctx=8192, d_model=576, n_heads=9,
 def judge_roofline(fn, case):
     intensity, peak, bandwidth = case
     want = np.minimum(peak, np.asarray(intensity) * bandwidth)
-    got = fn(intensity.copy() if isinstance(intensity, np.ndarray) else intensity, peak, bandwidth)
+    got = as_array(fn(intensity.copy() if isinstance(intensity, np.ndarray) else intensity, peak,
+                      bandwidth), np.shape(want), "FLOP/s")
     if not arrays_differ(got, want):
         return None
     memory = np.asarray(intensity) * bandwidth
-    hint = ""
-    if not arrays_differ(got, memory):
-        hint = " (that is the memory line alone: no kernel beats the arithmetic peak)"
-    elif not arrays_differ(got, np.maximum(peak, memory)):
-        hint = " (the smaller of the two limits, not the larger)"
-    return (f"for intensity {fmt(intensity)} flop/byte, peak {peak / 1e9:g} GFLOP/s and bandwidth "
-            f"{bandwidth / 1e9:g} GB/s you returned {fmt(np.asarray(got) / 1e9)} GFLOP/s; memory "
-            f"allows intensity × bandwidth = {fmt(memory / 1e9)} GFLOP/s and the attainable is the "
-            f"smaller of that and the peak: {fmt(want / 1e9)} GFLOP/s{hint}")
+    return (f"you returned {fmt(got / 1e9)} GFLOP/s; memory allows intensity × bandwidth = "
+            f"{fmt(memory / 1e9)} GFLOP/s and the attainable is the smaller of that and the peak: "
+            f"{fmt(want / 1e9)} GFLOP/s")
+
+
+ROOF_HINTS = (
+    output_hint("that is the memory line alone: no kernel beats the arithmetic peak",
+                lambda c: np.asarray(c[0]) * c[2]),
+    output_hint("the smaller of the two limits, not the larger",
+                lambda c: np.maximum(c[1], np.asarray(c[0]) * c[2])),
+)
 
 
 GIGA = st.integers(1, 500).map(lambda g: g * 1e9)
@@ -87,7 +98,7 @@ def accept_reference(drafts, logits):
 def judge_accept(fn, case):
     drafts, logits = case
     want = accept_reference(drafts, logits)
-    got = [int(t) for t in fn(list(drafts), logits.copy())]
+    got = as_ids(fn(list(drafts), logits.copy()), what="token ids")
     if got == want:
         return None
     best = np.argmax(logits, axis=1).tolist()
@@ -97,8 +108,7 @@ def judge_accept(fn, case):
            if a == len(drafts) else
            f"{agree} ({drafts[a]}) does not, so the target's own {want[-1]} replaces it and "
            f"nothing after it counts")
-    return (f"for drafts {drafts} and target logits {logits.tolist()} you returned {got}; the "
-            f"target's argmax after each prefix is {best}: {why} → {want}")
+    return (f"you returned {got}; the target's argmax after each prefix is {best}: {why} → {want}")
 
 
 def accept_case(seed, k, V, n_match, rematch=False):
@@ -125,16 +135,18 @@ EXERCISES = [
              st.builds(config_case, st.sampled_from(["gpt2", "llama"]), st.sampled_from([1, 2, 4]),
                        st.sampled_from([1, 2, 4]), st.sampled_from([2, 4, 8]), st.integers(1, 4),
                        st.integers(8, 100), st.floats(0, 1)),
-             ((GPT2_SMALL, 16), (SMOLLM2_135M, 100))),
+             ((GPT2_SMALL, 16), (SMOLLM2_135M, 100)), DECODE_HINTS),
     Exercise("roofline", "attainable(intensity, peak, bandwidth) -> FLOP/s: min(peak, intensity × "
              "bandwidth); intensity (flop per byte) may be a number or an array.", judge_roofline,
-             lambda c: f"intensity {fmt(c[0])}", ROOF_CASES,
-             ((0.5, 100e9, 20e9), (1000.0, 100e9, 20e9), (np.array([0.5, 5.0, 50.0]), 100e9, 20e9))),
+             lambda c: f"intensity {fmt(c[0])} flop/byte, peak {c[1] / 1e9:g} GFLOP/s, bandwidth {c[2] / 1e9:g} GB/s",
+             ROOF_CASES,
+             ((0.5, 100e9, 20e9), (1000.0, 100e9, 20e9), (np.array([0.5, 5.0, 50.0]), 100e9, 20e9)),
+             ROOF_HINTS),
     Exercise("accept_drafts", "accept(drafts [k], logits [k + 1, V]) -> the tokens one greedy "
              "speculative round yields: the longest prefix of drafts equal to the argmax of "
              "logits[i] (np.argmax: lowest id on ties), then one token of the target's own — "
              "argmax of the row after the last accepted draft.", judge_accept,
-             lambda c: f"drafts {c[0]}",
+             lambda c: f"drafts {c[0]}, target logits {c[1].tolist()}",
              st.integers(1, 5).flatmap(lambda k: st.builds(
                  accept_case, st.integers(0, 999), st.just(k), st.integers(2, 6),
                  st.integers(0, k), st.booleans())),

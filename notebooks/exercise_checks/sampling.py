@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from .core import (LOGITS, Exercise, arrays_differ, filtered_logits_problem, fmt, kept,
-                   order_desc, softmax64)
+from .core import (LOGITS, OVERFLOW, Exercise, arrays_differ, as_array, filtered_logits, fmt,
+                   kept, order_desc, output_hint, softmax64)
 
 PROBS = np.log(np.array([0.5, 0.3, 0.15, 0.05]))     # the explainer articles' distribution
 
@@ -18,39 +18,38 @@ def with_probs(z) -> str:
 def judge_temperature(fn, case):
     z, T = case
     want = softmax64(z / T)
-    got = fn(z.copy(), T)
+    got = as_array(fn(z.copy(), T), z.shape, "probabilities")
     if arrays_differ(got, want):
-        return f"for {with_probs(z)} and T = {T} you returned {fmt(got)}; softmax(z / T) = {fmt(want)}"
+        return f"you returned {fmt(got)}; softmax(z / T) = {fmt(want)}"
     return None
 
 
 def judge_top_k(fn, case):
     z, k = case
-    out = fn(z.copy(), k)
-    problem = filtered_logits_problem(z, out)
-    if problem:
-        return f"for logits {fmt(z)} and k = {k}: {problem}"
-    want = sorted(order_desc(z)[:k])
-    if kept(out) != want:
-        return (f"for logits {fmt(z)} and k = {k} you kept ids {kept(out)}; the {k} largest "
-                f"(ties: the lower id first) are {want}")
+    K = kept(filtered_logits(z, fn(z.copy(), k)))
+    if len(K) != k:
+        return (f"you kept {len(K)} ids {K}; top-k keeps exactly k = {k} (on a tie at the k-th "
+                f"place, any of the tied ids will do)")
+    removed = sorted(set(range(len(z))) - set(K))
+    if removed and z[K].min() < z[removed].max():
+        return (f"you kept ids {K}; the {k} largest are {sorted(order_desc(z)[:k])} (on a tie "
+                f"at the k-th place, any of the tied ids will do)")
     return None
 
 
 def judge_top_p(fn, case):
     z, p = case
-    out = fn(z.copy(), p)
-    problem = filtered_logits_problem(z, out)
-    if problem:
-        return f"for logits {fmt(z)} and p = {p}: {problem}"
-    probs, order, K = softmax64(z), order_desc(z), kept(out)
-    need = int(np.searchsorted(np.cumsum(probs[order]), p - 1e-9)) + 1     # smallest prefix
-    if sorted(order[:len(K)]) != K:
-        return (f"for {with_probs(z)} and p = {p} you kept ids {K}; keep the most probable "
-                f"tokens first (ties: the lower id), i.e. ids {sorted(order[:len(K)])}")
+    K = kept(filtered_logits(z, fn(z.copy(), p)))
+    probs, order = softmax64(z), order_desc(z)
+    tol = 1e-6                                   # float32 sums are as good as float64 ones
+    need = int(np.searchsorted(np.cumsum(probs[order]), p - tol)) + 1      # smallest prefix
+    removed = sorted(set(range(len(z))) - set(K))
+    if K and removed and z[K].min() < z[removed].max():
+        return (f"you kept ids {K}; keep the most probable tokens "
+                f"first, i.e. ids {sorted(order[:len(K)])}")
     mass = probs[K].sum()
-    if mass < p - 1e-9 or mass - probs[order[len(K) - 1]] >= p + 1e-9:
-        return (f"for {with_probs(z)} and p = {p} you kept {len(K)} token{'s' * (len(K) != 1)} "
+    if not K or mass < p - tol or mass - probs[K].min() >= p + tol:
+        return (f"you kept {len(K)} token{'s' * (len(K) != 1)} "
                 f"(mass {fmt(mass)}); the smallest set with mass ≥ {p} has {need}")
     return None
 
@@ -61,36 +60,28 @@ def judge_min_p(fn, case):
     ratio = probs / probs.max()
     if np.any(np.abs(ratio - m) < 1e-9):
         return None                                  # exactly on the threshold: either is fine
-    out = fn(z.copy(), m)
-    problem = filtered_logits_problem(z, out)
-    if problem:
-        return f"for logits {fmt(z)} and min_p = {m}: {problem}"
+    K = kept(filtered_logits(z, fn(z.copy(), m)))
     want = np.flatnonzero(ratio >= m).tolist()
-    if kept(out) != want:
-        return (f"for {with_probs(z)} and min_p = {m} you kept ids {kept(out)}; the tokens with "
-                f"p ≥ {m} · p_max = {fmt(m * probs.max())} are {want}")
+    if K != want:
+        return (f"you kept ids {K}; the tokens with p ≥ {m} · p_max "
+                f"= {fmt(m * probs.max())} are {want}")
     return None
 
 
 def judge_allow(fn, case):
     z, allowed = case
-    out = fn(z.copy(), list(allowed))
-    problem = filtered_logits_problem(z, out)
-    if problem:
-        return f"for logits {fmt(z)} and allowed ids {allowed}: {problem}"
-    if kept(out) != sorted(set(allowed)):
-        return (f"for logits {fmt(z)} and allowed ids {allowed} you kept ids {kept(out)}; exactly "
-                f"the allowed ones must survive")
+    K = kept(filtered_logits(z, fn(z.copy(), list(allowed))))
+    if K != sorted(set(allowed)):
+        return f"you kept ids {K}; exactly the allowed ones must survive"
     return None
 
 
 def judge_options(fn, case):
     z, ids = case
     want = softmax64(z[ids])
-    got = fn(z.copy(), list(ids))
+    got = as_array(fn(z.copy(), list(ids)), want.shape, "one probability per option")
     if arrays_differ(got, want):
-        return (f"for logits {fmt(z)} and option ids {ids} you returned {fmt(got)}; renormalised "
-                f"over the options only: {fmt(want)} (they must sum to 1)")
+        return f"you returned {fmt(got)}; renormalised over the options only: {fmt(want)}"
     return None
 
 
@@ -99,22 +90,30 @@ def subset(z):
 
 
 HUNDREDTHS = st.integers(1, 100).map(lambda i: i / 100)
+LARGE = np.array([1000.0, 999.0, 995.0, 990.0])                 # exp overflows without the max
+TIES = np.array([0.0, 0.0, 0.0, -0.25, 0.0, 0.0, 0.0])
 EXERCISES = [
-    Exercise("temperature", "temperature(logits, T) -> probabilities softmax(logits / T), T > 0.",
+    Exercise("temperature", "temperature(logits [V], T) -> probabilities softmax(logits / T), T > 0 "
+             "(without overflowing: at T = 0.05, logits 38 and 30 become 760 and 600).",
              judge_temperature, lambda c: f"logits {fmt(c[0])}, T = {c[1]}",
-             st.tuples(LOGITS, st.sampled_from([0.1, 0.25, 0.5, 0.7, 1.0, 1.5, 2.0, 5.0])),
-             ((PROBS, 0.5), (PROBS, 2.0))),
-    Exercise("top_k", "top_k(logits, k) -> logits with all but the k largest set to -inf "
-             "(ties: the lower id kept).", judge_top_k, lambda c: f"logits {fmt(c[0])}, k = {c[1]}",
+             st.tuples(LOGITS, st.sampled_from([0.05, 0.1, 0.25, 0.5, 0.7, 1.0, 1.5, 2.0, 5.0])),
+             ((PROBS, 0.5), (PROBS, 2.0), (np.array([38.0, 30.0]), 0.05)),
+             (OVERFLOW, output_hint("divide the logits by T; multiplying sharpens where it "
+                                    "should flatten", lambda c: softmax64(c[0] * c[1])))),
+    Exercise("top_k", "top_k(logits, k) -> logits with all but k of the largest set to -inf: "
+             "exactly k kept (on a tie at the k-th place, any of the tied ids).",
+             judge_top_k, lambda c: f"logits {fmt(c[0])}, k = {c[1]}",
              LOGITS.flatmap(lambda z: st.tuples(st.just(z), st.integers(1, len(z)))),
-             ((np.array([1.0, 3.0, 3.0, 2.0]), 2), (np.array([1.0, 3.0, 3.0, 2.0]), 1))),
+             ((np.array([1.0, 3.0, 3.0, 2.0]), 2), (np.array([1.0, 3.0, 3.0, 2.0]), 1), (TIES, 5))),
     Exercise("top_p", "top_p(logits, p) -> logits with all but the smallest most-probable set "
-             "of mass ≥ p set to -inf (ties: the lower id first).", judge_top_p,
-             lambda c: f"logits {fmt(c[0])}, p = {c[1]}", st.tuples(LOGITS, HUNDREDTHS),
-             ((PROBS, 0.8), (PROBS, 0.81), (PROBS, 0.3), (np.zeros(4), 0.5))),
+             "of mass ≥ p set to -inf (on ties, any order of the tied ids).", judge_top_p,
+             lambda c: f"{with_probs(c[0])}, p = {c[1]}", st.tuples(LOGITS, HUNDREDTHS),
+             ((PROBS, 0.8), (PROBS, 0.81), (PROBS, 0.3), (np.zeros(4), 0.5), (LARGE, 0.9))),
     Exercise("min_p", "min_p(logits, m) -> logits with every token of p_i < m · p_max set to -inf.",
-             judge_min_p, lambda c: f"logits {fmt(c[0])}, min_p = {c[1]}",
-             st.tuples(LOGITS, HUNDREDTHS), ((PROBS, 0.2), (PROBS, 0.5))),
+             judge_min_p, lambda c: f"{with_probs(c[0])}, min_p = {c[1]}",
+             st.tuples(LOGITS, HUNDREDTHS), ((PROBS, 0.2), (PROBS, 0.5), (LARGE, 0.1)),
+             (output_hint("compare with m · p_max, not with m alone",
+                          lambda c: np.where(softmax64(c[0]) >= c[1], c[0], -np.inf)),)),
     Exercise("allow_only", "allow_only(logits, allowed) -> logits with every id not in allowed "
              "set to -inf (the hard constraint for a multiple-choice answer).", judge_allow,
              lambda c: f"logits {fmt(c[0])}, allowed {c[1]}",
@@ -124,5 +123,7 @@ EXERCISES = [
              "when only the options are allowed (sums to 1).", judge_options,
              lambda c: f"logits {fmt(c[0])}, options {c[1]}",
              LOGITS.flatmap(lambda z: st.tuples(st.just(z), subset(z))),
-             ((np.array([2.0, 0.0, 1.0, 5.0]), [0, 1, 2]),)),
+             ((np.array([2.0, 0.0, 1.0, 5.0]), [0, 1, 2]), (LARGE, [1, 3])),
+             (OVERFLOW, output_hint("renormalise over the options only: softmax of their logits",
+                                    lambda c: softmax64(c[0])[c[1]]))),
 ]

@@ -3,8 +3,8 @@ import numpy as np
 
 
 def softmax(x):
-    e = np.exp(x - x.max())                       # the max cancels out; exp never overflows
-    return e / e.sum()
+    e = np.exp(x - x.max(axis=-1, keepdims=True))     # the max cancels out; exp never overflows
+    return e / e.sum(axis=-1, keepdims=True)          # each row (last axis) sums to 1
 
 
 def causal_mask(T):

@@ -3,8 +3,8 @@ import numpy as np
 
 
 def softmax(z):
-    e = np.exp(z - z.max())
-    return e / e.sum()
+    e = np.exp(z - z.max(axis=-1, keepdims=True))      # as in notebook 03: over the last axis
+    return e / e.sum(axis=-1, keepdims=True)
 
 
 def temperature(logits, T):

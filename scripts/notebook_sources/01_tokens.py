@@ -34,12 +34,13 @@ from minillm.io.gguf import read_gguf
 from minillm.tokenizer import Tokenizer
 from minillm.tokenizer.bpe import NO_MERGE, merge_reference
 from minillm.tokenizer.display import render_token
-from nbhelpers import DEEPSEEK_V4_COMMAND, WEIGHTS, find_smollm2, load_deepseek_v4, shared_text
+from nbhelpers import DEEPSEEK_V4_COMMAND, WEIGHTS, claim, find_smollm2, load_deepseek_v4, shared_text
 
 SENTENCE = "海水会吸收较多红光，蓝光更容易被散射回来，所以大海常呈蓝色。"
 # The articles' DeepSeek segmentation, as printed there (a quoted claim; measured below).
 ARTICLE_PIECES = "海水|会|吸收|较多|红光|，|蓝|光|更容易|被|散射|回来|，|所以|大海|常|呈|蓝色|。".split("|")
-assert "".join(ARTICLE_PIECES) == SENTENCE
+ARTICLES = "".join(ARTICLE_PIECES) == SENTENCE          # False once you change SENTENCE
+claim(ARTICLES, "SENTENCE is the articles' sentence", "the comparisons with the articles are skipped")
 print(f"{len(SENTENCE)} characters, {len(SENTENCE.encode('utf-8'))} UTF-8 bytes; "
       f"the articles' DeepSeek cut has {len(ARTICLE_PIECES)} tokens")
 
@@ -66,7 +67,8 @@ for k, step in enumerate(trace, 1):
     print(f"step {k}: merge {render_token(step.pair[0])} + {render_token(step.pair[1])} "
           f"(rank {step.rank})  ->  {show(step.parts)}")
 print("no adjacent pair has a rank any more: the tokens are", show(toy_parts))
-assert toy_parts == [b"ban", b"ana"], toy_parts
+claim(toy_parts == [b"ban", b"ana"], "banana ends as ban | ana (the default TOY_WORD and TOY_RANKS)",
+      f"with your TOY_WORD / TOY_RANKS it is {show(toy_parts)}")
 
 # %% [markdown]
 # Two things to notice: `an` (rank 0) merges first even though `ba` comes first in the word — the
@@ -75,21 +77,21 @@ assert toy_parts == [b"ban", b"ana"], toy_parts
 #
 # ## The articles' 19 tokens, computed
 #
-# The same loop, on the real vocabulary the articles used: DeepSeek-V4's 128,000 tokens and
-# their merge ranks, read from its `tokenizer.json`.
+# The same loop, on the real vocabulary the articles used: DeepSeek-V4's tokens (about 128K of
+# them; the exact count is printed below) and their merge ranks, read from its `tokenizer.json`.
 
 # %%
 deepseek, deepseek_name = load_deepseek_v4()
 HAVE_DEEPSEEK = deepseek_name == "DeepSeek-V4"
 ds_ids = deepseek.encode(SENTENCE)
 ds_pieces = [deepseek.decode([i]) for i in ds_ids]
-print(f"{deepseek_name}: {len(ds_ids)} tokens")
+print(f"{deepseek_name}: a vocabulary of {deepseek.vocab_size:,} tokens; the sentence is {len(ds_ids)} tokens")
 print(" | ".join(ds_pieces))
 print("海水 →", deepseek.encode("海水"))
 if HAVE_DEEPSEEK:
-    assert ds_pieces == ARTICLE_PIECES, f"the split differs from the articles': {ds_pieces}"
-    assert len(ds_ids) == 19 and deepseek.encode("海水") == [48572], (len(ds_ids), deepseek.encode("海水"))
-    print("✓ exactly the articles' 19 tokens, and 海水 is token 48572")
+    claim(ds_pieces == ARTICLE_PIECES and len(ds_ids) == 19, "exactly the articles' 19 tokens",
+          "SENTENCE is not the articles' sentence" if not ARTICLES else f"the split is {ds_pieces}")
+    claim(deepseek.encode("海水") == [48572], "海水 is token 48572", f"it is {deepseek.encode('海水')}")
 else:
     print(f"(The 19 tokens and 48572 need DeepSeek-V4's tokenizer: {DEEPSEEK_V4_COMMAND}. "
           f"The traces below use {deepseek_name} instead.)")
@@ -115,9 +117,10 @@ for phrase in PHRASES:
     print(f"   => {len(final)} token(s): {show(final)}   ids {deepseek.encode(phrase)}")
 if HAVE_DEEPSEEK:
     blue, light = "蓝".encode(), "光".encode()
-    assert len(deepseek.merge_trace("红光")[-1].parts) == 1 and len(deepseek.merge_trace("蓝光")[-1].parts) == 2
-    assert deepseek.merges.get((blue, light)) is None, "DeepSeek-V4 has a merge rule for 蓝 + 光"
-    print("✓ 红光 ends as one token; (蓝, 光) has no merge rule, so 蓝光 stays two")
+    claim(len(deepseek.merge_trace("红光")[-1].parts) == 1 and len(deepseek.merge_trace("蓝光")[-1].parts) == 2
+          and deepseek.merges.get((blue, light)) is None,
+          "红光 ends as one token; (蓝, 光) has no merge rule, so 蓝光 stays two",
+          "this DeepSeek-V4 tokenizer.json is not the one the articles used")
 
 # %% [markdown]
 # ## The tokenizers
@@ -166,7 +169,7 @@ counts = {}
 for name, tok in tokenizers.items():
     ids = tok.encode(SENTENCE)
     counts[name] = len(ids)
-    assert tok.decode(ids) == SENTENCE
+    assert tok.decode(ids) == SENTENCE, f"{name}: decode(encode(s)) differs from s — a tokenizer bug"
     print(f"── {name}: {len(ids)} tokens, {len(SENTENCE) / len(ids):.2f} characters per token")
     print("   " + " | ".join(pieces(tok, SENTENCE)))
     print("   ids:", ids)
@@ -268,16 +271,21 @@ for n in names:
     print(f"{n:10s} Chinese {counts[n]:3d}   English {english_counts[n]:3d}")
 
 # %% [markdown]
-# The claims of the next paragraph, checked on the numbers above (this cell fails the day they stop
-# being true):
+# The claims of the next paragraph, checked on the numbers above (✓ or ✗: with your own SENTENCE
+# some may not hold):
 
 # %%
 others = {n: c for n, c in counts.items() if n != "DeepSeek-V4"}
-assert counts["gpt2"] > 2 * len(SENTENCE), f"GPT-2 spends {counts['gpt2']} tokens on {len(SENTENCE)} characters"
-assert english_counts["gpt2"] < counts["gpt2"], "GPT-2 should need fewer tokens for the English"
-assert english_counts["songci BPE"] > 2 * english_counts["gpt2"], english_counts
-assert np.median([freq[c] for c in whole if whole[c]]) > np.median([freq[c] for c in whole if not whole[c]])
-assert 20 <= min(others.values()) and max(others.values()) < 100, others
+claim(counts["gpt2"] > 2 * len(SENTENCE), "GPT-2 spends more than 2 tokens per character",
+      f"{counts['gpt2']} tokens on {len(SENTENCE)} characters")
+claim(english_counts["gpt2"] < counts["gpt2"], "GPT-2 needs fewer tokens for the English",
+      f"{english_counts['gpt2']} vs {counts['gpt2']}")
+claim(english_counts["songci BPE"] > 2 * english_counts["gpt2"],
+      "the 宋词 BPE needs more than twice GPT-2's tokens for the English", str(english_counts))
+claim(np.median([freq[c] for c in whole if whole[c]]) > np.median([freq[c] for c in whole if not whole[c]]),
+      "characters that are whole tokens are the more frequent ones", "the medians say otherwise here")
+claim(20 <= min(others.values()) and max(others.values()) < 100,
+      "the other tokenizers need 20–100 tokens", str(others))
 print(f"✓ GPT-2: {counts['gpt2'] / len(SENTENCE):.1f} tokens per Chinese character; the others: "
       f"{min(others.values())}–{max(others.values())} tokens; the 宋词 BPE needs "
       f"{english_counts['songci BPE'] / english_counts['gpt2']:.1f}× GPT-2's tokens for the English")

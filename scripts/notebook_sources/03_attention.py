@@ -22,8 +22,8 @@
 # "sea", checks that every weight on a future position is exactly 0, and rebuilds the rest of
 # the block — norms, FFN, residual additions — up to the model's logits.
 #
-# **Try this:** change the toy `Q`, `K`, `V`, the real `SENTENCE`, the `layers` / `heads` of the
-# heat maps, and re-run.
+# **Try this:** change the toy `Q`, `K`, `V`, the real `SENTENCE` (and the words `QUERY`, `TARGET`,
+# `OTHER` compared in it), the `layers` / `heads` of the heat maps, and re-run.
 
 # %%
 import os
@@ -39,7 +39,7 @@ from minillm.model.attention import causal_mask, scaled_dot_product, split_heads
 from minillm.model.embedding import embed
 from minillm.model.norm import norm
 from minillm.model.rope import apply_rope
-from nbhelpers import load_pretrained
+from nbhelpers import claim, load_pretrained
 
 model, tok, model_name = load_pretrained()
 c, p = model.config, model.params
@@ -68,10 +68,14 @@ print("3. weights = softmax of each row\n", toy_weights)
 toy_out = toy_weights @ V                            # [T, T] @ [T, D] -> [T, D]
 print("4. output = weights @ V: each row a weighted average of the value rows it may see\n", toy_out)
 
-assert np.allclose(toy_weights.sum(axis=1), 1) and (toy_weights[~toy_mask] == 0).all()
+assert np.allclose(toy_weights.sum(axis=1), 1) and (toy_weights[~toy_mask] == 0).all(), \
+    "every row of weights sums to 1 and the future gets exactly 0 — for any Q, K, V"
 assert (toy_out[0] == V[0]).all(), "the first token sees only itself: its output is its own value"
-assert np.isclose(toy_weights[1, 1], math.exp(2) / (math.exp(0) + math.exp(2)))   # row 1: scores 0, 2
-print("✓ row 0 = V[0] exactly; row 1's weight on 'sea' = e² / (e⁰ + e²) =", round(math.exp(2) / (1 + math.exp(2)), 4))
+row1 = toy_scores[1, :2]                             # row 1 sees positions 0 and 1
+print(f"✓ row 0 = V[0] exactly; row 1's weight on position 1 = e^{row1[1]:g} / (e^{row1[0]:g} + "
+      f"e^{row1[1]:g}) = {math.exp(row1[1]) / np.exp(row1).sum():.4f}")
+claim(np.isclose(toy_weights[1, 1], math.exp(2) / (1 + math.exp(2))), "with the default Q and K, row 1's "
+      "scores are 0 and 2, so its weight on 'sea' is e² / (e⁰ + e²) = 0.8808", "your Q, K give other scores")
 
 # %% [markdown]
 # Read row 3 ("blue"): its query [0, 2, 0, 2] matches the keys of "sea" and "blue" (score 2 each)
@@ -104,8 +108,11 @@ K2[3], V2[3] = [3., 0, 0, 0], [0, 0, 0, 5]           # a different last token
 for name, m in (("causal", toy_mask), ("bidirectional", bidirectional)):
     moved = np.abs(attend(Q, K2, V2, m) - attend(Q, K, V, m)).max(axis=1)   # [T] per position
     print(f"{name:13s} mask: change per position after editing the last token: {moved}")
-assert (np.abs(attend(Q, K2, V2, toy_mask) - attend(Q, K, V, toy_mask))[:3] == 0).all()
-assert np.abs(attend(Q, K2, V2, bidirectional) - attend(Q, K, V, bidirectional))[0].max() > 0.1
+assert (np.abs(attend(Q, K2, V2, toy_mask) - attend(Q, K, V, toy_mask))[:3] == 0).all(), \
+    "under the causal mask, editing the last token must not move the earlier positions"
+claim(np.abs(attend(Q, K2, V2, bidirectional) - attend(Q, K, V, bidirectional))[0].max() > 0.1,
+      "under the bidirectional mask, editing the last token moves position 0",
+      "your Q gives position 0 almost no weight on the last token")
 
 # %% [markdown]
 # Under the causal mask only the last position changes; under the bidirectional one every
@@ -121,6 +128,7 @@ assert np.abs(attend(Q, K2, V2, bidirectional) - attend(Q, K, V, bidirectional))
 for word in ("海水", "它"):
     print(word, "→", [tok.token_bytes(i).hex(" ") for i in tok.encode(word)])
 SENTENCE = "The sea absorbs most of the red light. That is why it looks blue."
+QUERY, TARGET, OTHER = " it", " sea", " light"      # compared below: does QUERY attend to TARGET?
 ids = np.array(tok.encode(SENTENCE))                   # [T]
 pieces = [tok.decode([i]) for i in ids]
 T = len(ids)
@@ -211,7 +219,8 @@ plt.show()
 # %%
 layers = [0, c.n_layers - 1]
 heads = [0, 1, 2]
-fig, axes = plt.subplots(len(layers), len(heads), figsize=(15, 10), constrained_layout=True)
+fig, axes = plt.subplots(len(layers), len(heads), figsize=(15, 10), constrained_layout=True,
+                         squeeze=False)                          # [layers, heads] even for one of each
 for r, layer in enumerate(layers):
     for col, hd in enumerate(heads):
         ax = axes[r, col]
@@ -237,9 +246,11 @@ starts = np.cumsum([0] + [len(piece) for piece in pieces[:-1]])      # [T] chara
 
 def position_of(word):
     """Index of the token holding the first letter of ``word``'s first occurrence."""
+    if word not in SENTENCE:
+        raise ValueError(f"{word!r} is not in SENTENCE: set QUERY, TARGET, OTHER to words of it")
     return int(np.searchsorted(starts, SENTENCE.index(word) + 1, side="right") - 1)
 
-it, sea, light = position_of(" it"), position_of(" sea"), position_of(" light")
+it, sea, light = position_of(QUERY), position_of(TARGET), position_of(OTHER)
 W = np.stack(model_weights)                                            # [L, H, T, T]
 to_sea, to_light = W[:, :, it, sea], W[:, :, it, light]                # [L, H] each
 order = np.dstack(np.unravel_index(np.argsort(-to_sea, axis=None), to_sea.shape))[0]
@@ -269,14 +280,14 @@ plt.show()
 # %%
 if model_name == "SmolLM2-135M-Instruct":      # the claims of the next paragraph, checked
     uniform = 1 / (it + 1)
-    assert to_sea.max() > 3 * uniform, f"the best it→sea head gives only {to_sea.max():.3f}"
-    assert to_sea.mean() < 1.5 * to_light.mean(), (to_sea.mean(), to_light.mean())
     sinks = (W[:, :, -1].argmax(axis=-1) == 0).mean()          # the last query's favourite is token 0
-    assert sinks > 0.3, f"only {sinks:.0%} of heads put the most weight on the first token"
     later = W[best_layer, best_head, sea + 1:, sea]                  # what later queries give "sea"
     share = float(np.mean(later > 1 / np.arange(sea + 2, T + 1)))   # above their uniform share
-    assert share > 0.5, f"the best head sends only {share:.0%} of later positions to 'sea'"
-    print(f"✓ best it→sea head {to_sea.max():.3f} > 3 × uniform ({3 * uniform:.3f}); average head "
+    claim(to_sea.max() > 3 * uniform and to_sea.mean() < 1.5 * to_light.mean() and sinks > 0.3
+          and share > 0.5, "the claims below hold for this SENTENCE",
+          f"best it→sea {to_sea.max():.3f} vs 3 × uniform {3 * uniform:.3f}; {sinks:.0%} sink heads; "
+          f"{share:.0%} of later positions above uniform on 'sea'")
+    print(f" best it→sea head {to_sea.max():.3f} > 3 × uniform ({3 * uniform:.3f}); average head "
           f"it→sea {to_sea.mean():.3f} vs it→light {to_light.mean():.3f}; {sinks:.0%} of heads "
           f"send the last query mostly to the first token; the best head gives 'sea' more than "
           f"the uniform share at {share:.0%} of the later positions")
@@ -378,7 +389,8 @@ print("size of the last position's vector in the residual stream, after each lay
 # Write the function, run the cell: `check` prints the first case it gets wrong, or how many it
 # passed. Solutions: `solutions/03_attention.py`.
 #
-# **1. Softmax** of a 1-D array, without overflowing on logits like [1000, 999, 998].
+# **1. Softmax** over the last axis of `x` ([N], or [N, V]: each row sums to 1), without
+# overflowing on logits like [1000, 999, 998].
 
 # %%
 from exercises import check
@@ -389,7 +401,8 @@ def softmax_(x):
 check("softmax", softmax_)
 
 # %% [markdown]
-# **2. The causal mask**: `causal_mask(T)` -> a [T, T] bool array, True where query t may see key s.
+# **2. The causal mask**: `causal_mask(T)` -> a [T, T] bool array, True where query t may see key s
+# (an additive mask — 0 where visible, −inf where hidden — is accepted too).
 
 # %%
 def causal_mask_(T):

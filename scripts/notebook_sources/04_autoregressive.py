@@ -16,8 +16,8 @@
 # it against `minillm.decoding.generate`; then shows the *training-style* forward that predicts every
 # position of "I love coding" at once — and why generation cannot do the same.
 #
-# **Try this:** change `PROMPT` and `N_NEW`, the training text "I love coding", or the word put in
-# by `changed_ids`, and re-run.
+# **Try this:** change `PROMPT` and `N_NEW`, the training text `TRAIN_TEXT` ("I love coding"), or
+# the word `NEW_WORD` put into a sentence to see which rows move, and re-run.
 
 # %%
 import os
@@ -29,7 +29,7 @@ import numpy as np
 from minillm.functional import cross_entropy, softmax
 from minillm import generate, generate_simple
 from minillm.sampling import Sampler
-from nbhelpers import CountingModel, load_deepseek_v4, load_pretrained
+from nbhelpers import CountingModel, claim, load_deepseek_v4, load_pretrained
 
 model, tok, model_name = load_pretrained()
 
@@ -101,7 +101,8 @@ print("identical: True")
 
 # %%
 eos = tok.special_tokens.get("<|endoftext|>", tok.eos_id)
-ids = tok.encode("I love coding") + ([eos] if eos is not None else [])
+TRAIN_TEXT = "I love coding"
+ids = tok.encode(TRAIN_TEXT) + ([eos] if eos is not None else [])
 names = [tok.decode([i]) for i in ids]
 counter.reset()
 logits = counter(np.array(ids[:-1]))                                 # [T-1, V] in one call
@@ -147,14 +148,17 @@ for t in range(len(ids) - 1):
 # %%
 text_ids = tok.encode("The sea looks blue because water absorbs red light")
 original = model(np.array(text_ids))                                  # [T, V]
-changed_ids = text_ids[:-3] + tok.encode(" green")[:1] + text_ids[-2:]
+NEW_WORD = " green"                                                   # replaces the token 3 from the end
+changed_ids = text_ids[:-3] + tok.encode(NEW_WORD)[:1] + text_ids[-2:]
 changed = model(np.array(changed_ids))
 k = len(text_ids) - 3
 diff = np.abs(changed - original).max(axis=-1)                        # [T] per row
 print(f"token {k} changed from {tok.decode([text_ids[k]])!r} to {tok.decode([changed_ids[k]])!r}")
 for t, d in enumerate(diff):
     print(f"row {t:2d}: max |Δ logit| = {d:.3g}" + ("   ← rows before the change: exactly 0" if t == k - 1 else ""))
-assert (diff[:k] == 0).all() and (diff[k:] > 0).all(), "only the rows from the change on may move"
+assert (diff[:k] == 0).all(), "rows before the change must not move: row t reads tokens ≤ t only"
+claim((diff[k:] > 0).all(), "every row from the change on moves",
+      "NEW_WORD's first token is the token it replaces" if text_ids[k] == changed_ids[k] else "")
 
 fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 3.8))
 a1.bar(range(N_NEW), chosen_probs)

@@ -79,8 +79,8 @@ assert np.allclose(outputs, full)
 # cache (`minillm.decoding.generate`), and again by re-running the whole context at every step:
 
 # %%
-N_NEW = 40
-prompt = tok.encode("ROMEO.\nBut soft, what light")
+PROMPT, N_NEW = "ROMEO.\nBut soft, what light", 40
+prompt = tok.encode(PROMPT)
 cached = [s.id for s in generate(model, prompt, max_new_tokens=N_NEW, temperature=0)]
 
 context, max_gap = list(prompt), 0.0

@@ -27,7 +27,7 @@ import numpy as np
 
 from minillm.functional import softmax
 from minillm.sampling import PRESETS, Sampler, apply_temperature, categorical, min_p, top_k, top_p
-from nbhelpers import load_pretrained
+from nbhelpers import claim, load_pretrained
 
 np.set_printoptions(precision=4, suppress=True)
 
@@ -52,9 +52,13 @@ exact = {T: softmax(apply_temperature(logits, T)) for T in article_table}
 for T, claimed in article_table.items():
     print(f"T = {T}: exact {exact[T]}   articles {np.array(claimed)}   "
           f"largest gap {np.abs(exact[T] - claimed).max():.3f}")
-assert np.allclose(exact[0.5], article_p**2 / (article_p**2).sum())         # T = 0.5: p² renormalised
-assert np.allclose(exact[2.0], np.sqrt(article_p) / np.sqrt(article_p).sum())   # T = 2: √p renormalised
-assert np.allclose(exact[1.0], article_table[1.0]) and abs(exact[0.5][0] - 0.685) < 1e-3
+for T in exact:                           # softmax(log p / T) = p^(1/T) renormalised: T = 0.5 squares
+    assert np.allclose(exact[T], article_p ** (1 / T) / (article_p ** (1 / T)).sum()), \
+        f"T = {T}: softmax(log p / T) should equal p^(1/T) renormalised"
+claim(1.0 in article_table and np.allclose(exact[1.0], article_table[1.0]),
+      "the articles' T = 1 row is exact", "your table has no such row, or another one")
+claim(0.5 in exact and abs(exact[0.5][0] - 0.685) < 1e-3, "at T = 0.5 the top token has 0.685, "
+      "not the articles' 0.64", "your table has no T = 0.5 row")
 
 # %% [markdown]
 # The articles' T = 1 row is exact, but its T = 0.5 and T = 2 rows are **illustrations, not the
@@ -71,9 +75,10 @@ for T, claimed in article_table.items():
 
 labels = ["很 (very)", "真 (really)", "挺 (quite)", "非常 (extremely)"]
 fig, ax = plt.subplots(figsize=(9, 3.8))
-for j, T in enumerate([0.5, 1.0, 2.0]):
-    ax.bar(np.arange(4) + (j - 1) * 0.27, exact[T], width=0.27, label=f"T = {T} (exact)")
-    ax.scatter(np.arange(4) + (j - 1) * 0.27, article_table[T], color="black", marker="_", s=300,
+for j, T in enumerate(article_table):                                  # bars side by side, centred
+    x = np.arange(4) + (j - (len(article_table) - 1) / 2) * 0.27
+    ax.bar(x, exact[T], width=0.27, label=f"T = {T} (exact)")
+    ax.scatter(x, article_table[T], color="black", marker="_", s=300,
                zorder=3, label="the articles' figure" if j == 0 else None)
 ax.set_xticks(range(4), ["very", "really", "quite", "extremely"])
 ax.set_ylabel("probability")
@@ -319,7 +324,8 @@ def temperature(logits, T):
 check("temperature", temperature)
 
 # %% [markdown]
-# **2. Top-k**: keep the k largest logits (on ties, the lower id), set the rest to -inf.
+# **2. Top-k**: keep exactly k of the largest logits (on a tie at the k-th place, any of the tied
+# ids), set the rest to -inf.
 
 # %%
 def top_k_(logits, k):

@@ -29,7 +29,7 @@ import numpy as np
 
 from minillm import beam_search, generate
 from minillm.functional import log_softmax
-from nbhelpers import CountingModel, load_shipped
+from nbhelpers import CountingModel, claim, load_shipped
 
 # %% [markdown]
 # ## Beam search by hand: 很 → 很好
@@ -74,7 +74,9 @@ print("beam search, beam of 3:")
 beam_path, beam_score = toy_beam_search(3)
 print(f"greedy: {''.join(greedy_path)} p = {math.exp(greedy_score):.3f};  "
       f"beam: {''.join(beam_path)} p = {math.exp(beam_score):.3f}")
-assert "".join(greedy_path) == "很好" and "".join(beam_path) == "真好" and beam_score > greedy_score
+claim("".join(greedy_path) == "很好" and "".join(beam_path) == "真好" and beam_score > greedy_score,
+      "beam search finds 真好, more probable than greedy's 很好",
+      "with your CONTINUE they agree" if beam_path == greedy_path else "your CONTINUE changed the paths")
 
 # %% [markdown]
 # Greedy commits to 很 (0.5) at step 1 and then the best it can do is 很好, 0.5 × 0.4 = 0.20.
@@ -89,7 +91,7 @@ assert "".join(greedy_path) == "很好" and "".join(beam_path) == "真好" and b
 CONTINUE["真"] = {"好": 0.6, "不错": 0.2, "棒": 0.2}                 # 0.3 × 0.6 = 0.18 < 0.20
 same = toy_beam_search(3, show=False)
 print(f"beam of 3 now returns {''.join(same[0])} (p = {math.exp(same[1]):.3f}) — greedy's answer")
-assert same[0] == greedy_path
+claim(same[0] == greedy_path, "beam search now returns greedy's answer", "not with your CONTINUE")
 CONTINUE["真"] = {"好": 0.9, "不错": 0.05, "棒": 0.05}              # back to the first version
 
 # %% [markdown]
@@ -192,15 +194,19 @@ print(f"generated positions computed: greedy {rows['greedy']['positions'] - P:.0
 
 # %%
 assert rows["greedy"]["identical"] and rows["beam"]["identical"], "greedy and beam are deterministic"
-assert rows["sampling"]["distinct_outputs"] > 1 and again["ids"] == results["sampling"][0]["ids"]
-assert rows["greedy"]["positions"] - P == N_NEW - 1 and rows["greedy"]["calls"] == N_NEW
+assert again["ids"] == results["sampling"][0]["ids"], "the same seed must give the same sample"
+claim(rows["sampling"]["distinct_outputs"] > 1, "sampling gives different texts from different seeds",
+      "all runs agreed: try more RUNS or a longer N_NEW")
+assert rows["greedy"]["positions"] - P == N_NEW - 1 and rows["greedy"]["calls"] == N_NEW, \
+    "greedy with the cache: one pass over the prompt, then one position per new token"
 beam_ratio = (rows["beam"]["positions"] - P) / (rows["greedy"]["positions"] - P)
-assert BEAM - 1 < beam_ratio <= BEAM + 0.5, beam_ratio
-assert rows["greedy"]["within"] < rows["sampling"]["within"] and rows["beam"]["within"] < rows["sampling"]["within"]
-assert rows["beam"]["logprob"] >= rows["greedy"]["logprob"], "beam search should find the more probable text here"
+assert BEAM - 1 < beam_ratio <= BEAM + 0.5, f"beam search should compute about BEAM × greedy's positions: {beam_ratio:.2f}"
 print(f"✓ deterministic, reproducible, {N_NEW - 1} positions after the prompt for greedy, beam "
-      f"{beam_ratio:.2f} × greedy's, greedy and beam repeat more, beam's log p "
-      f"{rows['beam']['logprob']:.2f} ≥ greedy's {rows['greedy']['logprob']:.2f}")
+      f"{beam_ratio:.2f} × greedy's")
+claim(rows["greedy"]["within"] < rows["sampling"]["within"] and rows["beam"]["within"] < rows["sampling"]["within"],
+      "greedy and beam repeat themselves more than sampling", "not for this PROMPT / N_NEW")
+claim(rows["beam"]["logprob"] >= rows["greedy"]["logprob"], f"beam's Σ log p {rows['beam']['logprob']:.2f} ≥ "
+      f"greedy's {rows['greedy']['logprob']:.2f}", "beam search is not guaranteed to win: it prunes too")
 
 fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
 names = list(rows)

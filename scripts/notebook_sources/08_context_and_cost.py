@@ -32,7 +32,7 @@ from minillm.chat.chatml import chatml_ids, render_chatml, stop_ids
 from minillm import generate
 from minillm.decoding.options import score_options
 from minillm.tokenizer import Tokenizer
-from nbhelpers import load_deepseek_v4, load_pretrained
+from nbhelpers import claim, load_deepseek_v4, load_pretrained
 
 # %% [markdown]
 # ## The articles' 32K budget
@@ -47,7 +47,8 @@ parts = {"system instructions": 1_200, "conversation history": 15_000,
 b = context_budget(WINDOW, parts)
 print(f"window {b.window:,}; used {b.used:,} = {' + '.join(f'{n:,}' for n in b.counts.values())}; "
       f"left {b.left:,} tokens (= {b.left / 1024:g}K) for the new input and the answer")
-assert b.used == 24 * 1024 and b.left == 8 * 1024
+claim(b.used == 24 * 1024 and b.left == 8 * 1024, "the articles' example: 24K used leaves 8K",
+      f"your parts use {b.used:,}")
 
 fig, ax = plt.subplots(figsize=(9, 1.8))
 left = 0
@@ -118,8 +119,8 @@ for W in windows:
 W, p = map(np.array, zip(*results))
 p_whole, p_lost = p[W == len(ids)][0], p[W < needed].max()
 if model_name == "SmolLM2-135M-Instruct":       # the claim of the paragraph below the plot
-    assert p_whole > 100 * p_lost, (p_whole, p_lost)
-    print(f"✓ p(name) with the whole text {p_whole:.2e}, at most {p_lost:.2e} once it left the window")
+    claim(p_whole > 100 * p_lost, f"p(name) with the whole text {p_whole:.2e}, at most {p_lost:.2e} "
+          f"once it left the window", "less than 100× apart for this NAME")
 else:
     print("(The forgetting demonstration needs SmolLM2: the small fallback model does not recall "
           "the name even with the whole text, so the curve above is flat noise.)")
@@ -180,9 +181,10 @@ for label, (ours, ds, gpt4) in rows.items():
     print(f"{label:32s}: {len(ours):3d} tokens ({model_name})" +
           (f", {len(ds):3d} ({deepseek_name}), {len(gpt4):3d} (cl100k)" if ds is not None else ""))
 if deepseek_name == "DeepSeek-V4":
-    assert len(deepseek.encode(A)) == 19, "the articles' 19 tokens"
+    claim(len(deepseek.encode(A)) == 19, "the articles' 19 tokens", f"{len(deepseek.encode(A))} here")
 if "<|im_start|>" in tok.special_tokens:            # the claim below: the template multiplies the input
-    assert len(hidden) > 2 * len(tok.encode(Q)), (len(hidden), len(tok.encode(Q)))
+    claim(len(hidden) > 2 * len(tok.encode(Q)), "the template more than doubles the input",
+          f"{len(hidden)} vs {len(tok.encode(Q))} tokens")
     print(f"the model reads {len(hidden) / len(tok.encode(Q)):.1f}× the tokens of the typed question")
 print(f"visible characters: question {len(Q)}, answer {len(A)}")
 cost = estimate_cost(hidden, tok.encode(A), PRICE_IN, PRICE_OUT)

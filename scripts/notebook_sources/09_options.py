@@ -17,7 +17,8 @@
 # probability mass outside the options goes, and the hard constraint a prompt cannot give: a
 # sampler that may only draw the option letters (`allowed_ids`).
 #
-# **Try this:** change `QUESTION` and the options, or the preset used for sampling, and re-run.
+# **Try this:** change `QUESTION` and the options (`LETTERS`, `FULL`), or the `PRESET` used for
+# sampling, and re-run.
 
 # %%
 import os
@@ -114,21 +115,22 @@ print("ten most likely first tokens:", [(tok.decode([i]), round(float(first[i]),
 # the reply above.)
 
 # %%
-chat = PRESETS["chat"]
+PRESET = "chat"                                                      # a name in PRESETS
+chat = PRESETS[PRESET]
 probs = chat.probs(model(np.array(prompt), last_only=True)[-1])      # [V] after T, top-k, top-p
 pool = np.flatnonzero(probs)                                         # the few tokens left to draw
 draws = pool[categorical(np.tile(probs[pool], (10_000, 1)), np.random.default_rng(0))]
 letter_set = {v[0] for v in letter_ids.values()}
 outside = np.mean([d not in letter_set for d in draws])
-print(f"'chat' preset: {outside:.1%} of 10,000 first tokens are not A/B/C/D; "
+print(f"'{PRESET}' preset: {outside:.1%} of 10,000 first tokens are not A/B/C/D; "
       f"distinct first tokens drawn: {len(set(draws.tolist()))}")
 if model_name == "SmolLM2-135M-Instruct":
     assert outside > 0.01, "SmolLM2 should start some replies with something other than a letter"
 
 fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 3.8))
-a1.bar(np.arange(4) - 0.2, letters.probs, width=0.4, label="letters")
-a1.bar(np.arange(4) + 0.2, full.probs, width=0.4, label="full option text")
-a1.set_xticks(range(4), LETTERS)
+a1.bar(np.arange(len(LETTERS)) - 0.2, letters.probs, width=0.4, label="letters")
+a1.bar(np.arange(len(LETTERS)) + 0.2, full.probs, width=0.4, label="full option text")
+a1.set_xticks(range(len(LETTERS)), LETTERS)
 a1.set_ylabel("P(option), normalised over the 4 options")
 a1.set_title(f"score_options: {letters.forward_passes} / {full.forward_passes} forward pass(es)")
 a1.legend()

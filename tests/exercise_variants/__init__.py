@@ -1,0 +1,14 @@
+"""Correct variants and typical wrong attempts for every exercise of the notebooks, in one table.
+
+``VARIANTS[name] = (right, wrong)``: lists of ``Attempt``. tests/test_exercise_variants.py proves
+that every right one passes ``check`` and every wrong one fails with a message that names the
+input and carries exactly the hint it names (or none). Grouped like notebooks/exercise_checks/.
+"""
+from . import attention_cache, decoding, memory_bound, sampling, text_tokens, training
+from .common import Attempt
+
+VARIANTS: dict[str, tuple[list[Attempt], list[Attempt]]] = {}
+for _module in (text_tokens, attention_cache, sampling, decoding, training, memory_bound):
+    VARIANTS.update(_module.VARIANTS)
+
+__all__ = ["VARIANTS", "Attempt"]
