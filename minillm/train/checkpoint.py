@@ -25,7 +25,7 @@ import os
 from dataclasses import asdict
 from pathlib import Path
 
-from minillm.io.atomic import atomic_write_text, fsync_dir
+from minillm.io.atomic import atomic_write_text, fsync_dir, is_temp_of, owned_temp
 
 MANIFEST = "manifest.json"
 OPTIMIZER = "optimizer.safetensors"
@@ -44,8 +44,8 @@ def _sha256(path: Path) -> str:
 def _ours(child: Path) -> bool:
     name = child.name
     return child.is_file() and not child.is_symlink() and (
-        name in WRITTEN or (name.endswith(".tmp")                    # atomic_open's temp files
-                            and any(name.startswith(f".{w}.") for w in WRITTEN)))
+        name in WRITTEN or owned_temp(name)                          # atomic.py's temp files
+        or any(is_temp_of(name, w) for w in WRITTEN))
 
 
 def foreign_files(out: Path, names=("checkpoint", "best")) -> list[Path]:

@@ -1,6 +1,7 @@
 """Data safety under the worst interruptions: ``kill -9`` while a checkpoint or a model is being
 written, and a disk that fills up at a random byte. Whatever the moment, the previous model or
 checkpoint stays loadable, and resuming gives the uninterrupted run's parameters bit for bit."""
+import dataclasses
 import errno
 import os
 import random
@@ -130,3 +131,27 @@ def test_full_disk_during_a_checkpoint_keeps_the_previous_one(tmp_path, monkeypa
     folder, manifest = find_checkpoint(tmp_path)
     assert manifest["step"] in (3, 6)
     GPT.from_pretrained(folder)
+
+
+
+@pytest.mark.parametrize("case", range(KILLS))
+def test_full_disk_during_export_or_save_keeps_the_old_files_and_no_litter(tmp_path, monkeypatch,
+                                                                           case):
+    from minillm.tokenizer import Tokenizer
+    import minillm.io.atomic as atomic
+    tok = Tokenizer.train("abcdefghijklmnopqrstuvwxyz " * 20, vocab_size=270)
+    config = dataclasses.replace(tiny().config, vocab_size=tok.vocab_size)
+    old, new = GPT(config, seed=1), GPT(config, seed=2)    # 128 KB as GGUF, 89 KB of weights
+    old_gguf = old.save_gguf(tmp_path / "m.gguf", tok).read_bytes()
+    old.save_pretrained(tmp_path / "model")
+    old_files = {p.name: p.read_bytes() for p in (tmp_path / "model").iterdir()}
+    for write in (lambda: new.save_gguf(tmp_path / "m.gguf", tok),
+                  lambda: new.save_pretrained(tmp_path / "model")):
+        monkeypatch.setattr(atomic.os, "fdopen", DiskFull(random.Random(case).randint(0, 89_000)))
+        with pytest.raises(OSError) as exc:
+            write()
+        monkeypatch.undo()
+        assert exc.value.errno == errno.ENOSPC
+    assert (tmp_path / "m.gguf").read_bytes() == old_gguf
+    assert {p.name: p.read_bytes() for p in (tmp_path / "model").iterdir()} == old_files
+    assert sorted(os.listdir(tmp_path)) == ["m.gguf", "model"]
