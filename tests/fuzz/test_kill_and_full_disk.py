@@ -35,6 +35,7 @@ import sys
 sys.path.insert(0, {str(REPO)!r})
 from tests.train.test_loop import tiny
 models = [tiny(seed=1), tiny(seed=2)]
+models[1].save_pretrained(sys.argv[1])
 print("ready", flush=True)
 i = 0
 while True:
