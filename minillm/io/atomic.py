@@ -58,10 +58,11 @@ def temp_name(name: str) -> str:
 
 
 def is_temp_of(entry: str, name: str) -> bool:
-    """Whether ``entry`` is a temporary name of ``name`` (also the ``.NAME.XXXX.tmp`` of older
-    minillm versions)."""
-    return entry.startswith(f".{name}{TEMP}") or (entry.startswith(f".{name}.")
-                                                  and entry.endswith(".tmp"))
+    """Whether ``entry`` is a temporary name of ``name``: also one of a temporary name (a file
+    written with ``atomic_open`` into ``atomic_files``' temp path) and the ``.NAME.XXXX.tmp`` of
+    older minillm versions."""
+    return entry.startswith((f".{name}{TEMP}", f"..{name}{TEMP}")) or (
+        entry.startswith(f".{name}.") and entry.endswith(".tmp"))
 
 
 def owned_temp(entry: str) -> bool:

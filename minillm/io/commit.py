@@ -25,8 +25,8 @@ import json
 import os
 from pathlib import Path
 
-from minillm.io.atomic import (RECORD, atomic_write_text, fsync_dir, is_temp_of, refuse_link,
-                               remove_temps, temp_name)
+from minillm.io.atomic import (RECORD, TEMP, atomic_write_text, fsync_dir, is_temp_of,
+                               refuse_link, remove_temps, temp_name)
 
 
 @contextlib.contextmanager
@@ -40,6 +40,7 @@ def atomic_files(folder: str | Path, names: tuple[str, ...]):
         _check_name(folder, name)
         refuse_link(folder / name)
     remove_temps(folder, names)
+    remove_temps(folder, _uncommitted_records(folder))     # a kill while writing a record
     tmp = {name: folder / temp_name(name) for name in names}
     try:
         yield tmp
@@ -93,6 +94,12 @@ def _replay(record: Path) -> None:
     with contextlib.suppress(FileNotFoundError):
         record.unlink()
     fsync_dir(folder)
+
+
+def _uncommitted_records(folder: Path) -> list[str]:
+    """The names of commit records whose write a kill interrupted (their temp files remain)."""
+    return sorted({e.name[1:e.name.index(TEMP)] for e in os.scandir(folder)
+                   if e.name.startswith("." + RECORD) and TEMP in e.name})
 
 
 def _check_name(folder: Path, name: str) -> None:
