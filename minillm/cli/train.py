@@ -7,13 +7,15 @@ Writes into OUT: tokenizer.json + tokenizer_config.json (Hugging Face's format; 
 config.json + model.safetensors (loadable by
 ``minillm generate --model OUT``), train_log.jsonl, val_sample.txt (the first ~40 KB of the
 held-out text) and eval.json (final losses in nats per token and bits per character).
-While training, OUT/checkpoint/ holds the latest checkpoint; ``--resume`` continues from it
-(with the same arguments) and it is removed once the run has finished. OUT/best/ holds the model
+While training, OUT/checkpoint/ holds the latest checkpoint (every ``--checkpoint-every`` steps);
+``--resume`` continues from it (with the same arguments) once its manifest verifies, and refuses
+before writing anything when none does; it is removed once the run has finished. OUT/best/ holds the model
 with the lowest validation loss when that is not the final one.
 
 Nothing is lost: OUT must be new or empty (or ``--resume`` of the run in it, or ``--overwrite``
-to replace minillm's files there); every file is written whole or not at all; a loss that stops
-being finite ends the run with an error and without saving over anything.
+to replace minillm's files there); every file is written whole or not at all (io/atomic.py); a
+link at any name minillm writes in OUT is refused; a loss that stops being finite ends the run
+with an error and without saving over anything.
 """
 from __future__ import annotations
 
@@ -49,6 +51,10 @@ def add_arguments(p) -> None:
     p.add_argument("--warmup", type=int, default=100, help="steps of linear learning-rate warmup")
     p.add_argument("--weight-decay", type=float, default=0.1, help="AdamW's decoupled weight decay")
     p.add_argument("--eval-every", type=int, default=200, help="steps between validation losses")
+    p.add_argument("--log-every", type=int, default=10,
+                   help="steps between records of train_log.jsonl (and progress lines)")
+    p.add_argument("--checkpoint-every", type=int, default=500,
+                   help="steps between checkpoints (OUT/checkpoint/, what --resume continues from)")
     p.add_argument("--val-fraction", type=float, default=0.05, help="held-out tail of the text")
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint")
     p.add_argument("--overwrite", action="store_true",
@@ -61,9 +67,10 @@ def run(args) -> int:
     from minillm.tokenizer import Tokenizer
     from minillm.train.data import split_text, token_array
     from minillm.io.atomic import atomic_write_text
-    from minillm.train.checkpoint import SUFFIXES, remove_written
+    from minillm.train.checkpoint import SUFFIXES, find_checkpoint, remove_written
     from minillm.train.evaluate import evaluate_text
-    from minillm.train.loop import LOG_NAME, TrainSettings, train
+    from minillm.train.loop import TrainSettings, train
+    from minillm.train.trainlog import LOG_NAME, append_record
 
     out = Path(args.out)
     data = Path(args.data)
@@ -74,13 +81,16 @@ def run(args) -> int:
     settings = TrainSettings(steps=args.steps, batch=args.batch, lr=args.lr,
                              min_lr=args.min_lr if args.min_lr is not None else args.lr / 10,
                              warmup=args.warmup, weight_decay=args.weight_decay,
-                             eval_every=args.eval_every, seed=args.seed)
+                             eval_every=args.eval_every, checkpoint_every=args.checkpoint_every,
+                             log_every=args.log_every, seed=args.seed)
 
     def model_config(vocab_size):
         return ModelConfig(vocab_size=vocab_size, n_ctx=args.context, d_model=args.d_model,
                            n_heads=args.heads, n_layers=args.layers, arch="gpt2")
     check_memory(model_config(args.vocab_size))   # bad shapes fail now, not after the tokenizer
     check_out(out, args.resume, args.overwrite)
+    if args.resume:             # before anything is written: a checkpoint that verifies
+        find_checkpoint(out)
     out.mkdir(parents=True, exist_ok=True)
     say = _printer()
 
@@ -114,11 +124,10 @@ def run(args) -> int:
               "train_split": evaluate_text(model, tok, train_text[:2_000_000], max_windows=256),
               "settings": asdict(settings), "parameters": model.num_parameters()}
     atomic_write_text(out / "eval.json", json.dumps(report, indent=2) + "\n")
-    with open(out / LOG_NAME, "a", encoding="utf-8") as f:
-        f.write(json.dumps({"step": settings.steps, "final": True,
-                            "val_sample_loss": report["val_sample"]["loss"],
-                            "val_loss": report["val_split"]["loss"],
-                            "train_loss": report["train_split"]["loss"]}) + "\n")
+    append_record(out / LOG_NAME, {"step": settings.steps, "final": True,
+                                   "val_sample_loss": report["val_sample"]["loss"],
+                                   "val_loss": report["val_split"]["loss"],
+                                   "train_loss": report["train_split"]["loss"]})
     for suffix in SUFFIXES:
         remove_written(out / ("checkpoint" + suffix))
     say(f"done: train {report['train_split']['loss']:.4f}, validation "
@@ -132,7 +141,8 @@ def run(args) -> int:
 
 def _tell_best(out: Path, last_step: int, say) -> None:
     """Say which folder holds the best model by validation loss (OUT/best/ or OUT itself)."""
-    from minillm.train.checkpoint import read_manifest, remove_written
+    from minillm.train.checkpoint import remove_written
+    from minillm.train.manifest import read_manifest
     try:
         best = read_manifest(out / "best")
     except ValueError:

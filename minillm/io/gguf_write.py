@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from minillm.io.atomic import atomic_open
+
 # metadata value types (gguf_values.py reads the same numbers)
 UINT8, INT8, UINT16, INT16, UINT32, INT32, FLOAT32, BOOL, STRING, ARRAY, UINT64, INT64, FLOAT64 = \
     range(13)
@@ -102,7 +104,7 @@ def write_gguf(path: str | Path, metadata: dict, tensors: dict, alignment: int =
     if alignment != ALIGNMENT:
         metadata = {**metadata, "general.alignment": (UINT32, alignment)}
     head, placed = _head_and_offsets(metadata, tensors, 3, alignment, None)
-    with open(path, "wb") as f:
+    with atomic_open(path, "wb") as f:     # a crash or a full disk leaves the old file (atomic.py)
         f.write(head)
         written = 0
         for name, (_, _, raw) in tensors.items():

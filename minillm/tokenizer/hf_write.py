@@ -28,6 +28,7 @@ import json
 from pathlib import Path
 
 from minillm.io.atomic import atomic_write_text
+from minillm.io.commit import atomic_files
 
 from .byte_alphabet import bytes_to_unicode
 
@@ -111,6 +112,7 @@ def write_hf(tok, path: Path, model_max_length: int | None = None) -> None:
     """`path` (normally .../tokenizer.json) and tokenizer_config.json beside it."""
     data = hf_tokenizer_json(tok)
     config = hf_tokenizer_config(tok, model_max_length)
-    atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
-    atomic_write_text(path.with_name("tokenizer_config.json"),
-                      json.dumps(config, ensure_ascii=False, indent=1) + "\n")
+    with atomic_files(path.parent, (path.name, "tokenizer_config.json")) as tmp:  # both or neither
+        atomic_write_text(tmp[path.name], json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+        atomic_write_text(tmp["tokenizer_config.json"],
+                          json.dumps(config, ensure_ascii=False, indent=1) + "\n")

@@ -20,25 +20,22 @@ training loss since the last record, and ``val_loss`` where it was measured.
 """
 from __future__ import annotations
 
-import json
 import math
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from minillm.io.checkpoints import load_hf_checkpoint
-from minillm.io.safetensors import load_safetensors, load_safetensors_metadata
 from minillm.model import GPT
-from minillm.train.checkpoint import (OPTIMIZER, check_log, find_checkpoint, read_manifest,
-                                      truncate_log, write_checkpoint)
+from minillm.train.checkpoint import write_checkpoint
 from minillm.train.data import eval_windows, random_batch
 from minillm.train.evaluate import evaluate
 from minillm.train.grad_model import check_trainable, loss_and_grads
+from minillm.train.manifest import read_manifest
 from minillm.train.optim import AdamW, clip_grad_norm, lr_at
-
-LOG_NAME = "train_log.jsonl"
+from minillm.train.resume import best_so_far, data_digest, resume as resume_from
+from minillm.train.trainlog import LOG_NAME, append_record, log_digest, truncate_log
 RISING_EVALS = 3         # warn when the validation loss has risen this many evaluations in a row
 
 
@@ -91,9 +88,14 @@ def train(model: GPT, train_ids: np.ndarray, val_ids: np.ndarray, out: str | Pat
     out.mkdir(parents=True, exist_ok=True)
     s, T = settings, model.config.n_ctx
     opt = AdamW(model.params.named(), weight_decay=s.weight_decay)
-    start, records = _resume(model, opt, out, s) if resume else (0, 0)
+    data_sha256 = data_digest(train_ids, val_ids)
+    start, records = resume_from(model, opt, out, s, data_sha256) if resume else (0, 0)
     truncate_log(out / LOG_NAME, records)
-    best = _best_so_far(out) if resume else math.inf
+    best = best_so_far(out) if resume else math.inf
+
+    def manifest_fields(done: int) -> dict:     # (manifest.py)
+        return {"step": done, "log_records": records, "data_sha256": data_sha256,
+                "log_sha256": log_digest(out / LOG_NAME, records)}
     val_x, val_y = eval_windows(val_ids, T, s.eval_windows)             # [W, T] each, fixed
     tokens_per_step = s.batch * T
     losses, t0, t_last, log_last = [], time.perf_counter(), time.perf_counter(), start
@@ -120,7 +122,7 @@ def train(model: GPT, train_ids: np.ndarray, val_ids: np.ndarray, out: str | Pat
                     raise TrainingDiverged(_diverged_message(out, done, val, norm, s.lr))
                 if val < best:
                     best = val
-                    write_checkpoint(model, out, "best", done, records, extra={"val_loss": val})
+                    write_checkpoint(model, out, "best", {**manifest_fields(done), "val_loss": val})
                 val_history.append(val)
                 if _rising(val_history, RISING_EVALS):
                     progress(f"warning: the validation loss has risen {RISING_EVALS} evaluations "
@@ -129,12 +131,11 @@ def train(model: GPT, train_ids: np.ndarray, val_ids: np.ndarray, out: str | Pat
                              f"kept in {out / 'best'}")
             eta = (now - t0) / (done - start) * (s.steps - done)
             progress(_progress_line(record, s.steps, eta))
-            with open(out / LOG_NAME, "a", encoding="utf-8") as f:
-                f.write(json.dumps(record) + "\n")
+            append_record(out / LOG_NAME, record)
             records += 1
             losses, t_last, log_last = [], time.perf_counter(), done
         if done % s.checkpoint_every == 0 or done == s.steps:
-            write_checkpoint(model, out, "checkpoint", done, records, opt=opt, settings=s)
+            write_checkpoint(model, out, "checkpoint", manifest_fields(done), opt=opt, settings=s)
     return model
 
 
@@ -159,32 +160,3 @@ def _progress_line(r: dict, steps: int, eta: float) -> str:
     val = f" | val {r['val_loss']:.4f}" if "val_loss" in r else ""
     return (f"step {r['step']:>6}/{steps} | loss {r['loss']:.4f}{val} | lr {r['lr']:.2e} | "
             f"{r['tokens_per_s']:,.0f} tok/s | ETA {int(eta) // 60}:{int(eta) % 60:02d}")
-
-
-def _resume(model: GPT, opt: AdamW, out: Path, settings: TrainSettings) -> tuple[int, int]:
-    """Load the newest verified checkpoint of ``out`` into model and opt (in place).
-    -> (the step to continue from, the number of log records written up to it)."""
-    path, manifest = find_checkpoint(out)
-    meta = load_safetensors_metadata(path / OPTIMIZER)
-    if json.loads(meta["settings"]) != asdict(settings):
-        raise ValueError(f"{path} was written with other settings ({meta['settings']}); "
-                         f"resume with the same ones or start in an empty directory")
-    config, params = load_hf_checkpoint(path)
-    if config != model.config:
-        raise ValueError(f"{path} holds a model of another shape: {config}")
-    named = params.named()
-    for name, a in model.params.named().items():   # in place: the optimiser holds these arrays
-        a[...] = named[name]
-    opt.load_state_arrays(load_safetensors(path / OPTIMIZER, mmap=False), int(meta["step"]))
-    if opt.t != manifest["step"]:
-        raise ValueError(f"{path}: the optimiser is at step {opt.t}, the manifest says "
-                         f"{manifest['step']}")
-    check_log(out / LOG_NAME, manifest["log_records"], opt.t)
-    return opt.t, manifest["log_records"]
-
-
-def _best_so_far(out: Path) -> float:
-    try:
-        return float(read_manifest(out / "best").get("val_loss", math.inf))
-    except ValueError:
-        return math.inf

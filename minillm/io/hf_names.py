@@ -1,0 +1,103 @@
+"""Hugging Face checkpoint names <-> minillm names: one table per architecture.
+
+This module only renames, splits and transposes; it never changes a value. Reading the file is
+``checkpoints.py``; ``named_to_hf`` is the writing direction.
+
+GPT-2 (``GPT2LMHeadModel``; names may carry a ``transformer.`` prefix):
+    wte.weight [V, C] · wpe.weight [n_ctx, C] · ln_f.{weight,bias}
+    h.{i}.ln_1 / ln_2.{weight,bias}
+    h.{i}.attn.c_attn.{weight [C, 3C], bias [3C]}   Q, K and V fused (Conv1D: stored [in, out])
+    h.{i}.attn.c_proj · h.{i}.mlp.c_fc [C, F] · h.{i}.mlp.c_proj [F, C]
+    lm_head.weight [V, C] only when not tied (HF omits a tied one)
+Llama / Qwen2 (``LlamaForCausalLM``; ``nn.Linear`` weights are stored [out, in]: transposed here):
+    model.embed_tokens.weight · model.norm.weight · lm_head.weight (untied)
+    model.layers.{i}.input_layernorm / post_attention_layernorm.weight
+    model.layers.{i}.self_attn.{q,k,v,o}_proj.{weight,bias} · mlp.{gate,up,down}_proj.weight
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minillm.config import ModelConfig
+
+# minillm block name -> (HF name, transpose?) ; "{i}" is the layer.
+_GPT2_BLOCK = {"norm1.weight": ("h.{i}.ln_1.weight", False), "norm1.bias": ("h.{i}.ln_1.bias", False),
+               "attn.wo": ("h.{i}.attn.c_proj.weight", False), "attn.bo": ("h.{i}.attn.c_proj.bias", False),
+               "norm2.weight": ("h.{i}.ln_2.weight", False), "norm2.bias": ("h.{i}.ln_2.bias", False),
+               "ffn.w_up": ("h.{i}.mlp.c_fc.weight", False), "ffn.b_up": ("h.{i}.mlp.c_fc.bias", False),
+               "ffn.w_down": ("h.{i}.mlp.c_proj.weight", False), "ffn.b_down": ("h.{i}.mlp.c_proj.bias", False)}
+_GPT2_TOP = {"wte": ("wte.weight", False), "wpe": ("wpe.weight", False),
+             "norm_f.weight": ("ln_f.weight", False), "norm_f.bias": ("ln_f.bias", False)}
+_LLAMA_BLOCK = {"norm1.weight": ("model.layers.{i}.input_layernorm.weight", False),
+                "attn.wq": ("model.layers.{i}.self_attn.q_proj.weight", True),
+                "attn.wk": ("model.layers.{i}.self_attn.k_proj.weight", True),
+                "attn.wv": ("model.layers.{i}.self_attn.v_proj.weight", True),
+                "attn.wo": ("model.layers.{i}.self_attn.o_proj.weight", True),
+                "attn.bq": ("model.layers.{i}.self_attn.q_proj.bias", False),
+                "attn.bk": ("model.layers.{i}.self_attn.k_proj.bias", False),
+                "attn.bv": ("model.layers.{i}.self_attn.v_proj.bias", False),
+                "norm2.weight": ("model.layers.{i}.post_attention_layernorm.weight", False),
+                "ffn.w_gate": ("model.layers.{i}.mlp.gate_proj.weight", True),
+                "ffn.w_up": ("model.layers.{i}.mlp.up_proj.weight", True),
+                "ffn.w_down": ("model.layers.{i}.mlp.down_proj.weight", True)}
+_LLAMA_TOP = {"wte": ("model.embed_tokens.weight", False), "norm_f.weight": ("model.norm.weight", False)}
+LM_HEAD = ("lm_head.weight", True)          # [V, C] in both formats; minillm keeps [C, V]
+GPT2_BUFFERS = (".attn.bias", ".attn.masked_bias")   # older GPT-2 files' causal masks: not weights
+
+
+def hf_table(config: ModelConfig) -> dict[str, tuple[str, bool]]:
+    """The full minillm-name -> (HF name, transpose) table for this config."""
+    top, per_block = (_GPT2_TOP, _GPT2_BLOCK) if config.arch == "gpt2" else (_LLAMA_TOP, _LLAMA_BLOCK)
+    table = dict(top)
+    for i in range(config.n_layers):
+        table.update({f"blocks.{i}.{k}": (hf.format(i=i), t) for k, (hf, t) in per_block.items()})
+    if not config.tie_embeddings:
+        table["lm_head"] = LM_HEAD
+    return table
+
+
+def hf_sources(config: ModelConfig) -> dict[str, tuple[str, bool, slice | None]]:
+    """minillm name -> (HF name, transpose?, columns or None) for every parameter of ``config``."""
+    sources = {name: (hf, t, None) for name, (hf, t) in hf_table(config).items()}
+    if config.arch == "gpt2":   # the fused QKV is split where a reader can see it
+        C = config.d_model
+        for i in range(config.n_layers):
+            for j, x in enumerate("qkv"):
+                cols = slice(j * C, (j + 1) * C)                              # [C, 3C] -> [C, C]
+                sources[f"blocks.{i}.attn.w{x}"] = (f"h.{i}.attn.c_attn.weight", False, cols)
+                sources[f"blocks.{i}.attn.b{x}"] = (f"h.{i}.attn.c_attn.bias", False, cols)
+    elif not config.attn_bias:
+        sources = {k: v for k, v in sources.items() if k.split(".")[-1] not in ("bq", "bk", "bv")}
+    return sources
+
+
+
+def named_to_hf(named: dict[str, np.ndarray], config: ModelConfig) -> dict[str, np.ndarray]:
+    """minillm flat names -> HF state dict (what ``load_arena`` reads back). A config whose
+    parameters HF's names cannot all carry (a Llama with LayerNorm biases or learned positions,
+    a GPT-2 without Q, K, V biases) is a ValueError: the file would not load."""
+    unnamed = sorted(set(named) - set(hf_sources(config)))
+    if unnamed:
+        raise ValueError(f"Hugging Face's {config.arch} checkpoints have no name for {unnamed[:3]}"
+                         f"{'…' if len(unnamed) > 3 else ''}: this config cannot be saved as one")
+    family = {"gpt2": ("layernorm", "gelu_mlp", "learned"), "llama": ("rmsnorm", "swiglu", "rope")}
+    if (config.norm, config.ffn, config.position) != family[config.arch]:
+        raise ValueError(f"Hugging Face's {config.arch} models use {'/'.join(family[config.arch])}; "
+                         f"this config has {config.norm}/{config.ffn}/{config.position}, which its "
+                         f"config.json cannot say (transformers would run another model)")
+    if config.arch == "gpt2" and not config.attn_bias:
+        raise ValueError("Hugging Face's gpt2 checkpoints always hold Q, K, V biases (c_attn.bias):"
+                         " a config with attn_bias=False cannot be saved as one")
+    out = {}
+    for name, (hf, transpose) in hf_table(config).items():
+        if name in named:
+            a = named[name].T if transpose else named[name]          # [in, out] -> [out, in]
+            out[hf] = np.ascontiguousarray(a)                        # (views, tiles: arena.py)
+    if config.arch == "gpt2":
+        for i in range(config.n_layers):   # fuse Q, K, V back into Conv1D c_attn
+            out[f"h.{i}.attn.c_attn.weight"] = np.concatenate(
+                [named[f"blocks.{i}.attn.w{x}"] for x in "qkv"], axis=1)      # 3 × [C, C] -> [C, 3C]
+            out[f"h.{i}.attn.c_attn.bias"] = np.concatenate(
+                [named[f"blocks.{i}.attn.b{x}"] for x in "qkv"])                 # 3 × [C] -> [3C]
+        out = {(k if k == LM_HEAD[0] else "transformer." + k): v for k, v in out.items()}
+    return out

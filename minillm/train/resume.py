@@ -1,0 +1,108 @@
+"""Resuming a run: the newest verified checkpoint (checkpoint.py, manifest.py) loaded into the
+model and AdamW, after checking that everything agrees with it — the settings, the model's shape,
+the optimiser state's names, shapes and dtypes, the step, the data and the log. Each disagreement
+is one ValueError line naming the file and what differs; nothing is loaded before all checks pass.
+
+    start, records = resume(model, opt, out, settings, data_sha256)   # continue at step `start`
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+
+from minillm.io.checkpoints import load_hf_checkpoint
+from minillm.io.safetensors import load_safetensors, load_safetensors_metadata
+from minillm.io.safetensors_header import check_entries, read_header
+from minillm.train.checkpoint import find_checkpoint
+from minillm.train.manifest import OPTIMIZER, read_manifest
+from minillm.train.trainlog import LOG_NAME, check_log
+
+
+def data_digest(train_ids: np.ndarray, val_ids: np.ndarray) -> str:
+    """sha256 of the token ids trained and validated on (a resumed run must see the same)."""
+    digest = hashlib.sha256()
+    for ids in (train_ids, val_ids):
+        ids = np.ascontiguousarray(ids)
+        digest.update(f"{ids.dtype.str}{ids.shape}".encode("ascii"))
+        digest.update(memoryview(ids).cast("B"))
+    return digest.hexdigest()
+
+
+def resume(model, opt, out: Path, settings, data_sha256: str) -> tuple[int, int]:
+    """Load the newest verified checkpoint of ``out`` into model and opt (in place).
+    -> (the step to continue from, the number of log records written up to it)."""
+    path, manifest = find_checkpoint(out)
+    step = manifest["step"]
+    opt_path = path / OPTIMIZER
+    meta = _optimizer_metadata(opt_path)
+    if meta["settings"] != asdict(settings):
+        raise ValueError(f"{opt_path} was written with other settings ({json.dumps(meta['settings'])}"
+                         f"); resume with the same ones or start in an empty directory")
+    if meta["step"] != step:
+        raise ValueError(f"{opt_path}: the optimiser is at step {meta['step']}, the manifest "
+                         f"says {step}")
+    if manifest["data_sha256"] != data_sha256:
+        raise ValueError(f"{path} was trained on other data (the token ids' sha256 differs): "
+                         f"resume with the same --data and tokenizer, or start a new run")
+    check_log(out / LOG_NAME, manifest["log_records"], step, manifest["log_sha256"])
+    config, params = load_hf_checkpoint(path)
+    if config != model.config:
+        raise ValueError(f"{path} holds a model of another shape: {config}")
+    state = _optimizer_state(opt_path, model)
+    named = params.named()
+    for name, a in model.params.named().items():   # in place: the optimiser holds these arrays
+        a[...] = named[name]
+    opt.load_state_arrays(state, step)
+    return step, manifest["log_records"]
+
+
+def _optimizer_metadata(path: Path) -> dict:
+    """{"step": int, "settings": dict} from the optimiser file's metadata, or a ValueError."""
+    meta = load_safetensors_metadata(path)
+    step, settings = meta.get("step"), meta.get("settings")
+    if not isinstance(step, str) or not step.isascii() or not step.isdigit():
+        raise ValueError(f"{path}: its metadata needs 'step', a non-negative integer, got {step!r}")
+    try:
+        settings = json.loads(settings) if isinstance(settings, str) else None
+    except (ValueError, RecursionError):
+        settings = None
+    if not isinstance(settings, dict):
+        raise ValueError(f"{path}: its metadata needs 'settings', the run's settings as a JSON "
+                         f"object")
+    return {"step": int(step), "settings": settings}
+
+
+def _optimizer_state(path: Path, model) -> dict[str, np.ndarray]:
+    """AdamW's m and v from ``path``: exactly one float32 array per parameter, of its shape
+    (stored as F32: the loader would widen F16 silently, and resuming would not be exact)."""
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        header, start = read_header(f, size)
+    stored = {name: dtype for name, dtype, *_ in check_entries(header, size - start)}
+    state = load_safetensors(path, mmap=False)
+    params = model.params.named()
+    want = {f"{mv}.{name}": a.shape for name, a in params.items() for mv in "mv"}
+    if set(state) != set(want):
+        extra, missing = sorted(set(state) - set(want)), sorted(set(want) - set(state))
+        raise ValueError(f"{path}: the optimiser state does not match the model's parameters "
+                         f"(missing {missing[:3]}, unexpected {extra[:3]})")
+    for name, shape in want.items():
+        if stored[name] != "F32" or state[name].shape != shape:
+            raise ValueError(f"{path}: {name!r} is {stored[name]} {state[name].shape}, the model "
+                             f"needs F32 {shape}")
+    return state
+
+
+def best_so_far(out: Path) -> float:
+    """The validation loss of OUT/best/ (inf when there is none that verifies)."""
+    try:
+        value = read_manifest(out / "best").get("val_loss", math.inf)
+    except ValueError:
+        return math.inf
+    return float(value) if isinstance(value, (int, float)) else math.inf
