@@ -9,7 +9,8 @@ Around it: files (the Tokenizer's base class: load, from_gguf_metadata, train, s
 encode_batch, merge_trace), pattern_names (the regexes of real tokenizers, the time limit for the
 others), train (learning merges), stream (decoding a stream of ids), formats / byte_alphabet / hf /
 gguf_meta / minillm_format (reading files), hf_write (writing Hugging Face's), locate (which name
-means which file), validate (refusing what cannot be honoured), display (showing tokens and merges).
+means which file), validate (refusing what cannot be honoured), display (showing tokens and merges),
+spm / spm_meta (SentencePiece-style BPE: Llama 2, Phi-3, Gemma 4 vocabularies, and their GGUF reader).
 
 The speed-ups live in fast/ (split, stdlib_re, memo, pieces, merge, batch_bpe, segment, long;
 what each buys is in fast/__init__.py) and plug in through one seam, `Tokenizer._encode_text`.

@@ -67,7 +67,8 @@ def _normalizer(norm: dict | None) -> str | None:
 def read_hf_json(data: dict, config: dict | None = None) -> dict:
     """A Hugging Face tokenizer.json (BPE model, byte-level) -> Tokenizer kwargs.
 
-    Added tokens become special tokens. `config` is tokenizer_config.json, if present: it names
+    Added tokens become special tokens (those with special=false: user-defined, split out of
+    every text as Hugging Face does). `config` is tokenizer_config.json, if present: it names
     bos_token / eos_token. Not applied: the post-processor (e.g. Llama-3 prepending BOS); add BOS
     yourself.
     """
@@ -94,7 +95,9 @@ def read_hf_json(data: dict, config: dict | None = None) -> dict:
     kwargs = dict(encoder=vocab_from_strings(model["vocab"], specials),
                   merges=parse_merges(model.get("merges", [])), pattern=tuple(stages),
                   special_tokens=specials, whole_piece_lookup=bool(model.get("ignore_merges")),
-                  normalizer=_normalizer(data.get("normalizer")))
+                  normalizer=_normalizer(data.get("normalizer")),
+                  user_defined=[t["content"] for t in data.get("added_tokens", [])
+                                if not t.get("special", True)])  # split always: special.py
     unk = model.get("unk_token")
     kwargs["unk_id"] = specials.get(unk, model["vocab"].get(unk)) if unk else None
     for key in ("bos", "eos"):

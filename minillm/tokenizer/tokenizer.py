@@ -29,14 +29,15 @@ class Tokenizer(TokenizerFiles):
                  pattern=None, special_tokens: dict[str, int] | None = None, *,
                  whole_piece_lookup: bool = False, normalizer: str | None = None,
                  bos_id: int | None = None, eos_id: int | None = None, unk_id: int | None = None,
-                 fast: bool = True):
-        check_tokenizer(encoder, special_tokens or {}, bos_id=bos_id, eos_id=eos_id, unk_id=unk_id)
+                 user_defined=(), fast: bool = True):
+        check_tokenizer(encoder, special_tokens or {}, user_defined, bos_id=bos_id, eos_id=eos_id,
+                        unk_id=unk_id)
         self._encoder, self.merges = encoder, merges
         # tiktoken (and HF's ignore_merges): a pre-token that is itself a token is that token
         self.whole_piece_lookup, self.normalizer = whole_piece_lookup, normalizer
         self._pre = PreTokenizer(pattern)
         self.pattern = self._pre.stages
-        self._specials = SpecialTokens(special_tokens or {})
+        self._specials = SpecialTokens(special_tokens or {}, user_defined)  # user_defined: some
         self.special_tokens = self._specials.tokens  # str -> id
         self.bos_id, self.eos_id, self.unk_id = bos_id, eos_id, unk_id
         table = [None] * (1 + max([*encoder.values(), *self.special_tokens.values()]))
@@ -50,11 +51,11 @@ class Tokenizer(TokenizerFiles):
             if fast else None  # the seam (`_encode_text`); None: the reading path
 
     def encode_ordinary(self, text: str) -> list[int]:
-        """Text -> ids, treating special-token strings as ordinary text."""
-        if not isinstance(text, str):
-            raise TypeError(f"encode expects a str, got {type(text).__name__}")
-        if self.normalizer:
-            text = hf.normalize(text, self.normalizer)
+        """Text -> ids, special-token strings as text (user-defined ones split: special.py)."""
+        return self.encode(text, disallowed_special=())
+
+    def _encode_segment(self, text: str) -> list[int]:
+        text = hf.normalize(text, self.normalizer)  # (None: unchanged)
         # subtle: lone surrogates cannot be UTF-8 (encode_bytes carries invalid bytes so)
         return self._encode_text(without_lone_surrogates(text))
 
@@ -83,11 +84,9 @@ class Tokenizer(TokenizerFiles):
             raise TypeError(f"encode expects a str, got {type(text).__name__}")
         allowed, disallowed = self._specials.resolve(allowed_special, disallowed_special)
         self._specials.guard(text, disallowed - allowed)
-        if not allowed:
-            return self.encode_ordinary(text)
         ids: list[int] = []
         for segment, special_id in self._specials.split(text, allowed):  # (text, None) or (s, id)
-            ids.extend(self.encode_ordinary(segment) if special_id is None else [special_id])
+            ids.extend(self._encode_segment(segment) if special_id is None else [special_id])
         return ids
 
     def decode_bytes(self, ids) -> bytes:
