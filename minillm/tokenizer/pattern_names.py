@@ -113,8 +113,9 @@ LLAMA_CPP_PRE.update({
     "viking": (_NOT_SPACE_PUNCT, r"\p{N}"),
     **{n: (_GPT4O_LLAMA_CPP,) for n in ("llama4", "kanana2", "talkie", "minimax-m2")},
     "granite-embed-multi-97m": (_GPT4O_LLAMA_CPP.replace(r"(?=[\p{L}])", r"(?=[\p{L}\p{M}])"),),
-    # subtle: llama.cpp's \b (std::regex) sees only ASCII word characters: "1天" is a boundary
-    "tiny_aya": (r"\d{1,3}(?=(?:\d{3})*(?a:\b))", _O200K_CASED + r"|\p{N}{1,3}"
+    # subtle: llama.cpp's \d{1,3}(?=(?:\d{3})*\b) runs in std::regex, whose \d and \b are
+    # ASCII: "1天" ends a word there (天 is a word character in `regex`), hence the spelling
+    "tiny_aya": (r"[0-9]{1,3}(?=(?:[0-9]{3})*(?![0-9A-Za-z_]))", _O200K_CASED + r"|\p{N}{1,3}"
                  r"| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"),
     "youtu": ("[가-힣ㄱ-ㆎ]+|[！…“”‘’—：；，、-〿︰-﹏]+|[ㄅ-ㄯ]+|[一-龥぀-ゟ゠-ヿ]+",
               _O200K_CASED + r"|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"),
