@@ -4,7 +4,8 @@
     tokenizer.ggml.pre         "gpt-2", "smollm", …    names the pre-tokeniser's split regexes
     tokenizer.ggml.tokens      [V] strings             each token's bytes in GPT-2's byte-to-unicode
                                                        alphabet (" world" -> "Ġworld"); specials as is
-    tokenizer.ggml.token_type  [V] int32               1 normal, 3 control (specials), 5 unused (padding)
+    tokenizer.ggml.token_type  [V] int32               1 normal, 3 control (specials), 4 user-defined,
+                                                       5 unused (padding)
     tokenizer.ggml.merges      strings "a b"           in rank order, same alphabet
     tokenizer.ggml.bos_token_id / eos_token_id         when the tokenizer names them
 
@@ -34,7 +35,7 @@ for _name, _stages in LLAMA_CPP_PRE.items():
 PRE_NAMES[((GPT2_PATTERN,), False)] = "gpt-2"
 PRE_NAMES[((r"\p{N}", GPT2_PATTERN), False)] = "smollm"
 PRE_NAMES[(LLAMA_CPP_PRE["smollm"], False)] = "smollm"   # same stages as starcoder's: SmolLM2 keeps its name
-NORMAL, CONTROL, UNUSED = 1, 3, 5        # llama.cpp's token types
+NORMAL, CONTROL, USER_DEFINED, UNUSED = 1, 3, 4, 5        # llama.cpp's token types
 
 
 def pre_tokenizer_name(tok) -> str:
@@ -64,7 +65,8 @@ def tokenizer_metadata(tok, vocab_size: int, bos_id: int | None = None,
     for i in range(vocab_size):
         raw = _token_bytes_or_none(tok, i)
         if i in specials:
-            token, kind = specials[i], CONTROL
+            kind = USER_DEFINED if specials[i] in tok.user_defined else CONTROL
+            token = specials[i]
         elif raw is None:                             # a hole, or a row past the tokenizer's ids
             token, kind = f"[PAD{i}]", UNUSED
         else:

@@ -31,6 +31,11 @@ def bytes_to_unicode() -> dict[int, str]:
 _UNICODE_TO_BYTE = {ch: b for b, ch in bytes_to_unicode().items()}
 
 
+def in_alphabet(s: str) -> bool:
+    """Whether every character of `s` stands for a byte ("Ġworld": yes; "\u200d": no)."""
+    return all(ch in _UNICODE_TO_BYTE for ch in s)
+
+
 def token_string_to_bytes(s: str) -> bytes:
     """"Ġworld" -> b" world"."""
     try:

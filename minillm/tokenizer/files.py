@@ -13,6 +13,23 @@ from __future__ import annotations
 from . import bpe, formats, gguf_meta
 
 
+def build(cls, kwargs: dict, **options):
+    """A reader's kwargs -> `cls(**kwargs)`, or a SentencePieceBPE (spm.py) for a
+    SentencePiece-style vocabulary (its kwargs name `pieces`, not an `encoder`).
+    `unreachable_tokens` ({id: bytes}, gguf_meta.py): ids no text gives, decoded as those bytes."""
+    if "pieces" in kwargs:
+        from .spm import SentencePieceBPE
+        return SentencePieceBPE(**kwargs, **options)
+    kwargs = dict(kwargs)
+    unreachable = kwargs.pop("unreachable_tokens", {})    # {id: bytes}: decoded, never encoded
+    tok = cls(**kwargs, **options)
+    table = tok._id_to_bytes
+    table.extend([None] * (max(unreachable, default=-1) + 1 - len(table)))
+    for i, data in unreachable.items():
+        table[i] = data if table[i] is None else table[i]
+    return tok
+
+
 class TokenizerFiles:
     """The Tokenizer's loading, saving, training and conveniences (see the module docstring)."""
 
@@ -22,12 +39,12 @@ class TokenizerFiles:
         a model folder, or a file: .tiktoken(.gz), tokenizer.json(.gz) (Hugging Face or minillm's
         format), .gguf (see locate.py). `pattern` overrides the pre-tokenisation pattern;
         `fast=False` encodes on the reading path alone (the same ids, slower)."""
-        return cls(**formats.read(path_or_name, pattern), fast=fast)
+        return build(cls, formats.read(path_or_name, pattern), fast=fast)
 
     @classmethod
     def from_gguf_metadata(cls, meta: dict, pattern=None):
         """Build from GGUF `tokenizer.ggml.*` metadata already parsed into a dict."""
-        return cls(**gguf_meta.read_gguf_metadata(meta, pattern))
+        return build(cls, gguf_meta.read_gguf_metadata(meta, pattern))
 
     @classmethod
     def train(cls, text: str, vocab_size: int, pattern=None, special_tokens=(),
@@ -53,7 +70,9 @@ class TokenizerFiles:
             raise TypeError(f"encode_bytes expects bytes, got {type(data).__name__}")
         if self.normalizer:
             raise ValueError("encode_bytes is not defined for a tokenizer that normalises text")
-        return self._encode_text(bytes(data).decode("utf-8", errors="surrogateescape"))
+        text = bytes(data).decode("utf-8", errors="surrogateescape")
+        return [i for segment, token_id in self._specials.split(text, self._specials.user_defined)
+                for i in (self._encode_text(segment) if token_id is None else [token_id])]
 
     def encode_batch(self, texts, **kwargs) -> list[list[int]]:
         """[text, ...] -> [ids, ...]; one thread, sharing the pre-token cache (fast/)."""
@@ -71,6 +90,12 @@ class TokenizerFiles:
         bpe.merge_reference(piece.encode("utf-8", errors="surrogateescape"), self._rank,
                             trace=steps)
         return steps
+
+    @property
+    def user_defined(self) -> frozenset:
+        """The special tokens that are vocabulary (GGUF user-defined, HF added tokens with
+        special=false): every encode splits them out of the text (special.py)."""
+        return self._specials.user_defined
 
     @property
     def vocab_size(self) -> int:

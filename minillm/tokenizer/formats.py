@@ -124,6 +124,8 @@ def read(path_or_name, pattern=None) -> dict:
 
 def validated(kw: dict, source: str, from_file: bool = True) -> dict:
     """Check reader output ``kw`` (validate.py); patterns only when they came from the file."""
+    if "pieces" in kw:          # SentencePiece-style: checked by its reader (spm_meta.py)
+        return kw
     check_vocabulary(kw["encoder"], kw["merges"], kw.get("special_tokens") or {}, source,
                      **{k: kw.get(k) for k in ("bos_id", "eos_id", "unk_id")})
     stages = kw["pattern"]

@@ -6,27 +6,51 @@ llama.cpp's names (pattern_names.py). Writing them back: io/gguf_vocab.py.
 """
 from __future__ import annotations
 
-from .byte_alphabet import parse_merges, vocab_from_strings
+from .byte_alphabet import in_alphabet, parse_merges, vocab_from_strings
 from .pattern_names import LLAMA_CPP_IGNORE_MERGES, NAMED_PATTERNS
 from .validate import check_vocabulary, shown
 
 # token_type: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte
 GGUF_SPECIAL_TYPES = (3, 4)
+USER_DEFINED = 4
+# llama.cpp makes these texts control tokens whatever their type says (end-of-generation and
+# fill-in-the-middle markers: llama-vocab.cpp), so a user-defined one is not split out of text
+LLAMA_CPP_CONTROL_TEXTS = frozenset({
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
+    "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
+    "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
+    "<｜end▁of▁sentence｜>", "[e~[", "<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>",
+    "<｜fim▁begin｜>", "<PRE>", "▁<PRE>", "<|code_prefix|>", "<|prefix|>", "<|fim_suffix|>",
+    "<fim-suffix>", "<fim_suffix>", "<｜fim▁hole｜>", "<SUF>", "▁<SUF>", "<|code_suffix|>",
+    "<|suffix|>", "<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>", "<MID>",
+    "▁<MID>", "<|code_middle|>", "<|middle|>", "<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>",
+    "[PAD]", "<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>",
+    "<|file_sep|>"})
+SPM_MODELS = ("llama", "gemma4")  # SentencePiece-style BPE: spm_meta.py, spm.py
+MODEL_NAMES = {"bert": "WordPiece (BERT) is not implemented;",
+               "t5": "Unigram (T5 / SentencePiece unigram) is not implemented;",
+               "rwkv": "RWKV's trie tokenizer is not implemented;",
+               "plamo2": "PLaMo-2's tokenizer is not implemented;"}
 
 
 def read_gguf_metadata(meta: dict, pattern=None) -> dict:
     """GGUF `tokenizer.ggml.*` metadata (a plain dict) -> Tokenizer kwargs.
 
-    Control (3) and user-defined (4) tokens are special; their text is stored as is. The
+    Control (3) and user-defined (4) tokens are special; their text is stored as is, and the
+    user-defined ones are split out of every text, as llama.cpp does (special.py). The
     pre-tokeniser is named by `tokenizer.ggml.pre` (llama.cpp's names and regexes, see
     pattern_names.py; without the key llama.cpp uses "default", and so does this reader).
     `tokenizer.ggml.unknown_token_id` stands for bytes missing from the vocabulary (as Hugging
     Face's unk_token; llama.cpp itself fails on them).
     """
     model = meta.get("tokenizer.ggml.model")
+    if model in SPM_MODELS:
+        from .spm_meta import read_spm_metadata
+        return read_spm_metadata(meta, pattern)
     if model != "gpt2":
-        raise ValueError(f'tokenizer.ggml.model is {shown(model)}; only "gpt2" (byte-level BPE) '
-                         f'is supported')
+        raise ValueError(f'tokenizer.ggml.model is {shown(model)}: {MODEL_NAMES.get(model, "")} '
+                         f'minillm reads "gpt2" (byte-level BPE) and "llama" / "gemma4" '
+                         f'(SentencePiece-style BPE) vocabularies')
     tokens, merges = meta.get("tokenizer.ggml.tokens"), meta.get("tokenizer.ggml.merges")
     if not isinstance(tokens, list) or not isinstance(merges, list):
         raise ValueError("GGUF metadata needs tokenizer.ggml.tokens and tokenizer.ggml.merges "
@@ -43,15 +67,29 @@ def read_gguf_metadata(meta: dict, pattern=None) -> dict:
         raise ValueError(f"unknown pre-tokeniser tokenizer.ggml.pre={pre!r}; pass pattern= "
                          f"(known: {', '.join(sorted(NAMED_PATTERNS))})")
     specials = {t: i for i, (t, ty) in enumerate(zip(tokens, types)) if ty in GGUF_SPECIAL_TYPES}
+    # subtle: a token outside GPT-2's byte alphabet (command-r's "\u200d", "™": 1,403 of them) is
+    # one llama.cpp never produces (it matches byte-encoded text); kept for decoding only
+    unreachable = {i: t.encode("utf-8") for i, t in enumerate(tokens)
+                   if t not in specials and not in_alphabet(t)}
+    merges = [m for m in merges if in_alphabet(m.replace(" ", ""))]
     vocab = {}
     for i, t in enumerate(tokens):
+        if i in unreachable:
+            continue
         if vocab.setdefault(t, i) != i and t not in specials:
             raise ValueError(f"GGUF metadata: token {t!r} is listed twice (ids {vocab[t]} and {i})")
     bos, eos = meta.get("tokenizer.ggml.bos_token_id"), meta.get("tokenizer.ggml.eos_token_id")
     kw = dict(encoder=vocab_from_strings(vocab, specials), merges=parse_merges(merges),
               pattern=pattern if pattern is not None else NAMED_PATTERNS[pre],
               special_tokens=specials, whole_piece_lookup=pre in LLAMA_CPP_IGNORE_MERGES,
-              bos_id=bos, eos_id=eos, unk_id=meta.get("tokenizer.ggml.unknown_token_id"))
+              bos_id=bos, eos_id=eos, unk_id=meta.get("tokenizer.ggml.unknown_token_id"),
+              user_defined=user_defined_tokens(tokens, types))
     check_vocabulary(kw["encoder"], kw["merges"], specials, "GGUF metadata",
                      bos_id=bos, eos_id=eos, unk_id=kw["unk_id"])
-    return kw
+    return {**kw, "unreachable_tokens": unreachable} if unreachable else kw
+
+
+def user_defined_tokens(tokens: list[str], types: list[int]) -> list[str]:
+    """The tokens llama.cpp splits out of plain text: user-defined, and not control-looking."""
+    return [t for t, ty in zip(tokens, types)
+            if ty == USER_DEFINED and t not in LLAMA_CPP_CONTROL_TEXTS]

@@ -59,7 +59,8 @@ def _pre_tokenizer_stages(pre: dict | None) -> list[str]:
 def read_hf_json(data: dict, config: dict | None = None) -> dict:
     """A Hugging Face tokenizer.json (BPE model, byte-level) -> Tokenizer kwargs.
 
-    Added tokens become special tokens. `config` is tokenizer_config.json, if present: it names
+    Added tokens become special tokens (those with special=false: user-defined, split out of
+    every text as Hugging Face does). `config` is tokenizer_config.json, if present: it names
     bos_token / eos_token. The post-processor (e.g. Llama-3 prepending BOS) is kept and applied by
     `encode(..., add_special_tokens=True)` (hf_post.py); the normaliser: hf_normalize.py.
     """
@@ -87,7 +88,9 @@ def read_hf_json(data: dict, config: dict | None = None) -> dict:
                   merges=parse_merges(model.get("merges", []), keep="last"), pattern=tuple(stages),
                   special_tokens=specials, whole_piece_lookup=bool(model.get("ignore_merges")),
                   normalizer=simplest(data.get("normalizer")),
-                  post_processor=data.get("post_processor"))
+                  post_processor=data.get("post_processor"),
+                  user_defined=[t["content"] for t in data.get("added_tokens", [])
+                                if not t.get("special", True)])  # split always: special.py
     unk = model.get("unk_token")
     kwargs["unk_id"] = specials.get(unk, model["vocab"].get(unk)) if unk else None
     for key in ("bos", "eos"):

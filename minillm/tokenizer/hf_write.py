@@ -12,8 +12,9 @@ standard byte-level BPE one (GPT-2's, Llama-3's, Qwen2's):
     pre_tokenizer  Sequence[Split(stage 1, Isolated), ..., ByteLevel(use_regex=false)]: minillm's
                    pattern stages, each keeping matches and the text between them, then bytes
     decoder        ByteLevel (characters -> bytes -> UTF-8)
-    added_tokens   the special tokens (`special: true`, never split, never normalised); they are
-                   also entries of the vocab, as in GPT-2's file, so their ids are kept as they are
+    added_tokens   the special tokens (`special: true`, never split, never normalised; user-defined
+                   ones `special: false`); they are also entries of the vocab, as in GPT-2's file,
+                   so their ids are kept as they are
     normalizer     the tokenizer's: none, a Unicode form ("NFC") or the tokenizer.json object it
                    was read from (hf_normalize.py)
     post_processor the one it was read from, or none (hf_post.py)
@@ -68,7 +69,7 @@ def hf_tokenizer_json(tok) -> dict:
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
                   "use_regex": False}
     added = [{"id": i, "content": s, "single_word": False, "lstrip": False, "rstrip": False,
-              "normalized": False, "special": True}
+              "normalized": False, "special": s not in tok.user_defined}
              for s, i in sorted(specials.items(), key=lambda kv: kv[1])]
     unk = _token_name(tok, tok.unk_id)
     return {

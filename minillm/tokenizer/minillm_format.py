@@ -1,7 +1,8 @@
 """minillm's own tokenizer format: JSON meant to be read (`*.minillm.json`).
 
 A header (the pattern stages, the normalizer, the post-processor, the merge rule, whole-piece
-lookup, the special tokens, BOS / EOS), then one token per line (its bytes as text; bytes that are not UTF-8 appear
+lookup, the special tokens, BOS / EOS, the user-defined ones among the specials if any), then one
+token per line (its bytes as text; bytes that are not UTF-8 appear
 as \\udcXX escapes, a special token's slot is null) and one merge per line (`[left id, right id]`,
 in rank order; none under the `ranks` rule)::
 
@@ -51,6 +52,8 @@ def write_minillm(tok, path: Path) -> None:
               "merge_rule": "ranks" if tok.merges is None else "pairs",
               "whole_piece_lookup": tok.whole_piece_lookup,
               "special_tokens": tok.special_tokens, "bos_id": tok.bos_id, "eos_id": tok.eos_id}
+    if tok.user_defined:       # (special tokens split out of every text: special.py)
+        header["user_defined"] = sorted(tok.user_defined)
     lines = [json.dumps(header, ensure_ascii=False, indent=1)[:-2] + ",", ' "tokens": [']
     specials = set(tok.special_tokens.values())
     table = [None if i in specials else tok._id_to_bytes[i] for i in range(tok.vocab_size)]
@@ -105,6 +108,7 @@ def read_minillm(data: dict) -> dict:
                         data.get("normalizer"), dict) else data.get("normalizer"),
                     post_processor=data.get("post_processor"),
                     whole_piece_lookup=data["whole_piece_lookup"],
-                    bos_id=data.get("bos_id"), eos_id=data.get("eos_id"))
+                    bos_id=data.get("bos_id"), eos_id=data.get("eos_id"),
+                    user_defined=data.get("user_defined", []))
     except (KeyError, TypeError, IndexError, AttributeError) as exc:
         raise ValueError(f"malformed minillm tokenizer file: {type(exc).__name__} {exc}") from None

@@ -83,8 +83,71 @@ LLAMA_CPP_PRE: dict[str, tuple[str, ...]] = {
                r"|[^\r\n\p{L}\p{N}]?(?:(?=[\p{L}])[^a-z])+(?:(?=[\p{L}])[^A-Z])*"
                r"|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+",),
 }
+_CONTRACTIONS = r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"
+_NOT_SPACE_PUNCT = r" ?[^(\s|.,!?…。，、।۔،)]+"     # (the parentheses and "|" are in the class)
+_GPT4O_LLAMA_CPP = (  # o200k as llama.cpp spells it: "upper case" is "a letter but not a-z"
+    r"[^\r\n\p{L}\p{N}]?(?:(?=[\p{L}])[^a-z])*(?:(?=[\p{L}])[^A-Z])+" + _CONTRACTIONS + "?"
+    r"|[^\r\n\p{L}\p{N}]?(?:(?=[\p{L}])[^a-z])+(?:(?=[\p{L}])[^A-Z])*" + _CONTRACTIONS + "?"
+    r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+_O200K_CASED = (  # tiktoken's o200k word alternatives, contractions spelled out (tiny_aya, youtu)
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"
+    + _CONTRACTIONS + "?"
+    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"
+    + _CONTRACTIONS + "?")
+_DEEPSEEK_V3_WORDS = LLAMA_CPP_PRE["deepseek-v3"]
+LLAMA_CPP_PRE.update({
+    # Qwen 3.5: Qwen2's, with combining marks (\p{M}) kept with letters
+    "qwen35": (_CONTRACTIONS + r"|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}"
+               r"| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",),
+    # the same regexes under other names
+    **{n: (LLAMA_CPP_GPT2,) for n in (
+        "jina-es", "jina-de", "gigachat", "jina-v2-es", "jina-v2-de", "a.x-4.0", "mellum",
+        "modern-bert", "exaone4", "jina-v1-en", "jina-v2-code", "roberta-bpe", "jais", "trillion",
+        "granite-docling")},
+    **{n: (LLAMA_CPP_LLAMA3,) for n in (
+        "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano")},
+    **{n: (LLAMA_CPP_QWEN2,) for n in ("kormo", "f2llmv2", "hunyuan", "solar-open", "grok-2")},
+    **{n: _DEEPSEEK_V3_WORDS for n in ("hunyuan-dense", "joyai-llm", "hy_v4")},
+    "mellum2": (r"\p{N}", LLAMA_CPP_GPT2),
+    **{n: (_NOT_SPACE_PUNCT,) for n in ("poro-chat", "bloom", "gpt3-finnish")},
+    "viking": (_NOT_SPACE_PUNCT, r"\p{N}"),
+    **{n: (_GPT4O_LLAMA_CPP,) for n in ("llama4", "kanana2", "talkie", "minimax-m2")},
+    "granite-embed-multi-97m": (_GPT4O_LLAMA_CPP.replace(r"(?=[\p{L}])", r"(?=[\p{L}\p{M}])"),),
+    # subtle: llama.cpp's \d{1,3}(?=(?:\d{3})*\b) runs in std::regex, whose \d and \b are
+    # ASCII: "1天" ends a word there (天 is a word character in `regex`), hence the spelling
+    "tiny_aya": (r"[0-9]{1,3}(?=(?:[0-9]{3})*(?![0-9A-Za-z_]))", _O200K_CASED + r"|\p{N}{1,3}"
+                 r"| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"),
+    "youtu": ("[가-힣ㄱ-ㆎ]+|[！…“”‘’—：；，、-〿︰-﹏]+|[ㄅ-ㄯ]+|[一-龥぀-ゟ゠-ヿ]+",
+              _O200K_CASED + r"|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"),
+    "spark2_5": (r"\p{N}{1,3}", _CJK_KANA,
+                 r"""[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+"""
+                 r"|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+|[\r\n]|\s+(?!\S)|\s+",
+                 r"\p{N}"),
+    "chameleon": (r"<sentinel:[0-9]+>", r"(?:IMGIMG)(?:(?:A|B|C|D|E|F|G|H|I){1,4})Z",
+                  r"(?:[\t\n]|    |  )", r"\p{N}", r"[\p{P}!-/:-@\[-`{-~]", LLAMA_CPP_GPT2),
+    "jais-2": (_CONTRACTIONS + r"|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+               r"|\s*[\r\n]+" + "".join(rf"|\s{{{n}}}(?!\S)" for n in (512, 256, 128, 64, 32, 16, 8, 4))
+               + r"|\s{1,2}(?!\S)|\s{1}",),
+    **{n: (r"'(?:[sSdDmMtT]|[lL][lL]|[vV][eE]|[rR][eE])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"
+           r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+",)
+       for n in ("bailingmoe", "bailingmoe2", "llada-moe")},
+    "seed-coder": (_CONTRACTIONS + r"|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1}| ?[^\s\p{L}\p{N}\r\n]+"
+                   r"|\s*[\r\n]+|\s+(?!\S)|\s+",),
+    "ufakzeka": (r"[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
+                 r"|\s+(?!\S)|\s+",),
+    "laguna": (r"[^\n]+|[\n]+", LLAMA_CPP_QWEN2),
+    "exaone-moe": (_CONTRACTIONS + r"|[^\r\n\p{L}\p{N}]?(?:\p{L}\p{M}*(?: \p{L}\p{M}*)*)+|\p{N}"
+                   r"| ?[^\s\p{L}\p{N}]+[\r\n/]?|\s*[\r\n]|\s+(?!\S)|\s+",),
+    "minicpm5": (r"\p{N}{1,3}", _CONTRACTIONS + r"|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}+"
+                 r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"),
+})
 # the names for which llama.cpp looks a whole pre-token up first (its `ignore_merges`)
-LLAMA_CPP_IGNORE_MERGES = frozenset({"llama-bpe", "llama3", "llama-v3", "tekken"})
+LLAMA_CPP_IGNORE_MERGES = frozenset({
+    "llama-bpe", "llama3", "llama-v3", "tekken", "falcon3", "falcon-h1", "pixtral", "midm-2.0",
+    "lfm2", "jina-v5-nano", "minicpm5", "youtu", "granite-embed-multi-97m"})
+# llama.cpp's names it splits with its own code, not a regex (not implemented here): digits in
+# groups counted from the right ("afmoe", "superbpe"), Han handled apart ("kimi-k2")
+LLAMA_CPP_CUSTOM_SPLIT = frozenset({"afmoe", "superbpe", "kimi-k2"})
 
 # name -> stages: tiktoken's names (gpt2, r50k_base, ...) and llama.cpp's above.
 NAMED_PATTERNS: dict[str, tuple[str, ...]] = {

@@ -12,6 +12,8 @@ special-token injection attack), so `encode` guards:
 Example (GPT-2): `encode("hello <|endoftext|>", allowed_special="all")` -> `[31373, 220, 50256]`.
 When specials overlap (`<|a|>`, `<|a|>b|>`) the longest match at a position wins: the regex
 alternation lists longer strings first. Adjacent specials (`<|endoftext|>` twice) are two matches.
+*User-defined* tokens (GGUF token_type 4, HF added tokens with special=false) are vocabulary:
+as in llama.cpp and HF, every encode (`encode_ordinary` too) splits them out, none refuses them.
 """
 from __future__ import annotations
 
@@ -32,8 +34,9 @@ def _alternation(strings) -> regex.Pattern:
 class SpecialTokens:
     """The special tokens of a tokenizer ({str: id}) and the allowed/disallowed rules of encode."""
 
-    def __init__(self, tokens: dict[str, int]):
+    def __init__(self, tokens: dict[str, int], user_defined=()):
         self.tokens = dict(tokens)
+        self.user_defined = frozenset(user_defined)  # split out always (module docstring)
         # subtle: bounded, since callers may pass any set of strings as disallowed_special
         self._regex = functools.lru_cache(maxsize=64)(_alternation)  # frozenset -> regex
 
@@ -44,7 +47,7 @@ class SpecialTokens:
             special_set(allowed_special, "allowed_special", known=self.tokens)
         disallowed = frozenset(self.tokens) - allowed if disallowed_special == "all" else \
             special_set(disallowed_special, "disallowed_special")
-        return allowed, disallowed
+        return allowed | self.user_defined, disallowed  # (user-defined: always allowed)
 
     def guard(self, text: str, disallowed: frozenset) -> None:
         """Raise if `text` contains a disallowed special token."""
@@ -57,5 +60,7 @@ class SpecialTokens:
     def split(self, text: str, allowed: frozenset) -> list[tuple[str, int | None]]:
         """Text -> segments: (ordinary text, None) or (special string, its id).
         subtle: the text between two matches is never an allowed special (it would match)."""
+        if not allowed:
+            return [(text, None)]
         segments = split_isolated(self._regex(allowed), text)  # matches and the text between
         return [(s, self.tokens[s] if s in allowed else None) for s in segments]

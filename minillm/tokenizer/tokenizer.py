@@ -29,15 +29,15 @@ class Tokenizer(TokenizerFiles):
                  pattern=None, special_tokens: dict[str, int] | None = None, *,
                  whole_piece_lookup: bool = False, normalizer: str | dict | None = None,
                  bos_id: int | None = None, eos_id: int | None = None, unk_id: int | None = None,
-                 post_processor: dict | None = None, fast: bool = True):
-        check_tokenizer(encoder, special_tokens or {}, bos_id=bos_id, eos_id=eos_id, unk_id=unk_id)
+                 post_processor: dict | None = None, user_defined=(), fast: bool = True):
+        check_tokenizer(encoder, special_tokens or {}, user_defined, bos_id=bos_id, eos_id=eos_id,
+                        unk_id=unk_id)
         self._encoder, self.merges = encoder, merges
-        # tiktoken (and HF's ignore_merges): a pre-token that is itself a token is that token
-        self.whole_piece_lookup, self.normalizer = whole_piece_lookup, normalizer
+        self.whole_piece_lookup, self.normalizer = whole_piece_lookup, normalizer  # (tiktoken)
         self.post_processor = post_processor  # tokenizer.json's, for add_special_tokens: hf_post
         self._pre = PreTokenizer(pattern)
         self.pattern = self._pre.stages
-        self._specials = SpecialTokens(special_tokens or {})
+        self._specials = SpecialTokens(special_tokens or {}, user_defined)  # user_defined: some
         self.special_tokens = self._specials.tokens  # str -> id
         self.bos_id, self.eos_id, self.unk_id = bos_id, eos_id, unk_id
         table = [None] * (1 + max([*encoder.values(), *self.special_tokens.values()]))
@@ -51,13 +51,12 @@ class Tokenizer(TokenizerFiles):
             if fast else None  # the seam (`_encode_text`); None: the reading path
 
     def encode_ordinary(self, text: str) -> list[int]:
-        """Text -> ids, treating special-token strings as ordinary text."""
-        if not isinstance(text, str):
-            raise TypeError(f"encode expects a str, got {type(text).__name__}")
-        if self.normalizer:
-            text = hf_normalize.normalize(text, self.normalizer)
-        # subtle: lone surrogates cannot be UTF-8 (encode_bytes carries invalid bytes so)
-        return self._encode_text(without_lone_surrogates(text))
+        """Text -> ids, special-token strings as text (user-defined ones split: special.py)."""
+        return self.encode(text, disallowed_special=())
+
+    def _encode_segment(self, text: str) -> list[int]:
+        text = hf_normalize.normalize(text, self.normalizer) if self.normalizer else text
+        return self._encode_text(without_lone_surrogates(text))  # subtle: those cannot be UTF-8
 
     def _encode_text(self, text: str) -> list[int]:
         """Text without special tokens -> ids. The one seam between the reading path and the
@@ -86,8 +85,8 @@ class Tokenizer(TokenizerFiles):
         allowed, disallowed = self._specials.resolve(allowed_special, disallowed_special)
         self._specials.guard(text, disallowed - allowed)
         ids: list[int] = []
-        for segment, special_id in self._specials.split(text, allowed) if allowed else [(text, None)]:
-            ids.extend(self.encode_ordinary(segment) if special_id is None else [special_id])
+        for segment, special_id in self._specials.split(text, allowed):  # (text, None) or (s, id)
+            ids.extend(self._encode_segment(segment) if special_id is None else [special_id])
         return hf_post.apply(self.post_processor, ids) if add_special_tokens else ids
 
     def decode_bytes(self, ids) -> bytes:

@@ -123,9 +123,10 @@ def check_patterns(stages, source: str) -> None:
 
 
 # ----- while the Tokenizer runs ---------------------------------------------------------------
-def check_tokenizer(encoder, special_tokens: dict, **ids) -> None:
+def check_tokenizer(encoder, special_tokens: dict, user_defined=(), **ids) -> None:
     """`Tokenizer(...)`'s arguments: a non-empty {bytes: id} vocabulary with ids in [0, MAX_ID),
-    special tokens as non-empty strings with ids >= 0; ``ids`` (bos_id= ...) None or a used id."""
+    special tokens as non-empty strings with ids >= 0, user-defined tokens among them; ``ids``
+    (bos_id= ...) None or a used id."""
     if not isinstance(encoder, dict) or not encoder:
         raise ValueError("a tokenizer needs a non-empty {token bytes: id} vocabulary")
     if min(encoder.values()) < 0:
@@ -138,6 +139,9 @@ def check_tokenizer(encoder, special_tokens: dict, **ids) -> None:
         if not isinstance(s, str) or not s or not isinstance(i, int) or i < 0:
             raise ValueError(f"a special token must be a non-empty str with an id >= 0, "
                              f"got {s!r}: {i!r}")
+    if isinstance(user_defined, str) or not set(user_defined) <= special_tokens.keys():
+        raise ValueError(f"user_defined must be a collection of special tokens, got "
+                         f"{shown(user_defined)}")
     for name, value in ids.items():
         if value is not None and not (0 <= value < top + 1):
             raise ValueError(f"{name}={value} is outside the vocabulary [0, {top + 1})")

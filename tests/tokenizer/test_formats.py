@@ -65,8 +65,10 @@ def test_missing_file_and_unknown_name():
 
 def test_gguf_metadata_errors():
     meta = dict(smollm2_gguf_metadata())
-    with pytest.raises(ValueError, match="only \"gpt2\""):
-        read_gguf_metadata({**meta, "tokenizer.ggml.model": "llama"})
+    with pytest.raises(ValueError, match="WordPiece"):
+        read_gguf_metadata({**meta, "tokenizer.ggml.model": "bert"})
+    with pytest.raises(ValueError, match="minillm reads \"gpt2\""):
+        read_gguf_metadata({**meta, "tokenizer.ggml.model": "no-such-model"})
     with pytest.raises(ValueError, match="pre-tokeniser"):
         read_gguf_metadata({**meta, "tokenizer.ggml.pre": "no-such-pre"})
     with pytest.raises(ValueError, match="token types"):

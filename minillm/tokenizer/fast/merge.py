@@ -57,8 +57,14 @@ def merge_heap(piece: bytes, rank: RankFn) -> list[bytes]:
     the pair now starting at that offset still has that rank. Every current pair always has an
     entry with its true key, so a popped entry that passes this check is a lowest current pair.
     """
-    n = len(piece)
-    parts: list[bytes | None] = [piece[i:i + 1] for i in range(n)]
+    return merge_heap_parts([piece[i:i + 1] for i in range(len(piece))], rank)
+
+
+def merge_heap_parts(start: list[bytes], rank: RankFn) -> list[bytes]:
+    """`merge_heap` from given parts (SentencePiece-style BPE starts from characters: spm.py).
+    Offsets below are indices into `start`."""
+    n = len(start)
+    parts: list[bytes | None] = list(start)
     nxt = list(range(1, n + 1))  # offset of the next part (n = end)
     prv = list(range(-1, n - 1))  # offset of the previous part (-1 = start)
     heap = [(r, i) for i in range(n - 1) if (r := rank(parts[i], parts[i + 1])) != NO_MERGE]
