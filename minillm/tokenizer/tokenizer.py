@@ -23,13 +23,16 @@ from .validate import bad_id, check_tokenizer, without_lone_surrogates
 
 class Tokenizer(TokenizerFiles):
     """Byte-level BPE: encode, encode_ordinary, decode, decode_bytes; the rest in files.py.
-    Attributes: special_tokens (str -> id), bos_id / eos_id / unk_id (None: not named), pattern."""
+    Attributes: special_tokens (str -> id), bos_id / eos_id / unk_id (None: not named), pattern,
+    gguf_metadata (what the source file says beyond the vocabulary -- chat template, padding id,
+    ... -- as GGUF keys, ``{key: (GGUF type, value)}``, written back by a GGUF export:
+    io/gguf_carry.py)."""
 
     def __init__(self, encoder: dict[bytes, int], merges: dict[tuple[bytes, bytes], int] | None,
                  pattern=None, special_tokens: dict[str, int] | None = None, *,
                  whole_piece_lookup: bool = False, normalizer: str | None = None,
                  bos_id: int | None = None, eos_id: int | None = None, unk_id: int | None = None,
-                 fast: bool = True):
+                 gguf_metadata: dict | None = None, fast: bool = True):
         check_tokenizer(encoder, special_tokens or {}, bos_id=bos_id, eos_id=eos_id, unk_id=unk_id)
         self._encoder, self.merges = encoder, merges
         # tiktoken (and HF's ignore_merges): a pre-token that is itself a token is that token
@@ -39,6 +42,7 @@ class Tokenizer(TokenizerFiles):
         self._specials = SpecialTokens(special_tokens or {})
         self.special_tokens = self._specials.tokens  # str -> id
         self.bos_id, self.eos_id, self.unk_id = bos_id, eos_id, unk_id
+        self.gguf_metadata = dict(gguf_metadata or {})
         table = [None] * (1 + max([*encoder.values(), *self.special_tokens.values()]))
         for b, i in encoder.items():
             table[i] = b
