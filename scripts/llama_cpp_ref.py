@@ -41,29 +41,40 @@ class LlamaCpp:
         p = cy.LlamaContextParams()
         p.n_ctx = p.n_batch = p.n_ubatch = self.n_ctx
         p.n_threads = p.n_threads_batch = self.threads
+        # llama.cpp's defaults round attention through F16: flash attention (on by default on CPU)
+        # and an F16 KV cache; ~1e-2 of logits each. Off here, so F32 files compare exactly.
+        p.flash_attn_type = 0        # LLAMA_FLASH_ATTN_TYPE_DISABLED
+        p.type_k = p.type_v = 0      # GGML_TYPE_F32
         return cy.LlamaContext(self.model, p)
+
+    @staticmethod
+    def _decode(ctx, ids, start: int) -> np.ndarray:
+        """Feed `ids` at positions start, start+1, ... -> their [T, V] logits."""
+        batch = cy.LlamaBatch(n_tokens=len(ids), embd=0, n_seq_max=1)
+        for k, t in enumerate(ids):
+            batch.add(int(t), start + k, [0], True)
+        ctx.decode(batch)
+        return np.array([ctx.get_logits_ith(i) for i in range(len(ids))], np.float32)
 
     def logits(self, ids) -> np.ndarray:
         """[T] ids -> [T, V] logits of one fresh sequence."""
         ctx = self._context()
-        batch = cy.LlamaBatch(n_tokens=len(ids), embd=0, n_seq_max=1)
-        for pos, t in enumerate(ids):
-            batch.add(int(t), pos, [0], True)
-        ctx.decode(batch)
-        out = np.array([ctx.get_logits_ith(i) for i in range(len(ids))], np.float32)  # [T, V]
+        out = self._decode(ctx, ids, 0)                                    # [T, V]
         del ctx
         return out
 
     def greedy(self, ids, n: int) -> tuple[list[int], list[float]]:
-        """n argmax tokens after `ids` (the whole prefix re-run each step: simple and exact), and
-        each step's margin between the best and the second-best logit."""
-        ids, new, margins = list(ids), [], []
+        """n argmax tokens after `ids` (llama.cpp's KV cache kept across steps), and each step's
+        margin between the best and the second-best logit."""
+        ctx = self._context()
+        last = self._decode(ctx, ids, 0)[-1]                               # [V]
+        new, margins = [], []
         for _ in range(n):
-            last = self.logits(ids)[-1]                                    # [V]
             top2 = np.sort(last)[-2:]
             new.append(int(last.argmax()))
             margins.append(float(top2[1] - top2[0]))
-            ids.append(new[-1])
+            last = self._decode(ctx, [new[-1]], len(ids) + len(new) - 1)[-1]
+        del ctx
         return new, margins
 
     def close(self) -> None:
