@@ -71,6 +71,21 @@ def test_template_inserts_our_default_system_prompt(path):
     assert "'<|im_start|>assistant\n'" in template
 
 
+def test_a_re_export_keeps_every_key_llama_cpp_wrote(smollm2, path, tmp_path):
+    """Regression: re-exporting lost tokenizer.chat_template, general.*, the padding id and
+    add_space_prefix. Now every key of llama.cpp's conversion comes back with its value and GGUF
+    type; only the tensor encoding's keys change (Q4_1 -> F32)."""
+    model, tok = smollm2
+    before = read_gguf(str(path)).metadata
+    after = read_gguf(str(model.save_gguf(tmp_path / "s.gguf", tok))).metadata
+    changed = {k for k in before
+               if (before[k], before.types[k]) != (after.get(k), after.types.get(k))}
+    assert changed == {"general.file_type", "general.quantization_version"}
+    assert after["general.file_type"] == 0 and "general.quantization_version" not in after
+    assert set(after) <= set(before)
+    assert after["tokenizer.chat_template"].startswith("{% for message in messages %}")
+
+
 def test_prompt_ids_equal_the_reference_prompt(smollm2, expected):
     _, tok = smollm2
     ids = chatml_ids(tok, QUESTION)

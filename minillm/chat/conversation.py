@@ -5,6 +5,12 @@ fed to ``generate``. The KV cache lives across turns: each turn feeds only the i
 not hold yet. When history + a full answer would overflow the context window, the oldest turns
 are dropped (the system message stays).
 
+One count of the context: ``context_tokens()``, the tokens of the conversation so far (system
+prompt included, also before the first turn and after ``reset``). After each reply the cache is
+brought to hold exactly those ids (the reply as re-encoded, and the ``\n`` closing its turn, which
+the model never generates), so the count a reply's stats show, ``/context`` and the next turn's
+"cached" prompt tokens are one number.
+
 Example::
 
     chat = Chat(model, tokenizer, preset="chat", seed=0)
@@ -17,7 +23,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from minillm.chat.chatml import IM_START, chatml_ids, check_messages, special_id, stop_ids
+from minillm.chat.chatml import (DEFAULT_SYSTEM, IM_START, chatml_ids, check_messages, special_id,
+                                 stop_ids)
 from minillm.decoding.generate import generate_with
 from minillm.decoding.generate_args import GenerationSettings
 from minillm.kv_cache import KVCache
@@ -58,6 +65,7 @@ class Chat:
         self.cached_ids: list[int] = []          # the ids whose keys/values the cache holds
         self.last_turn = (0, 0, 0)               # last reply: (prompt, of them cached, generated)
         special_id(tokenizer, IM_START)          # fail now, not at the first turn
+        self._hold_history([])                   # the system prompt, cached from the start
 
     def conversation(self) -> list[dict]:
         """The messages as the model sees them (system message first when one was given)."""
@@ -70,6 +78,29 @@ class Chat:
     def count_tokens(self) -> int:
         """Tokens the next reply starts from: the rendered history plus the generation prompt."""
         return len(self.prompt_ids())
+
+    def history_ids(self) -> list[int]:
+        """The conversation so far, without the generation prompt. subtle: with no turns yet the
+        template would render nothing; the system prompt the next turn will start with is
+        counted instead (``system``, or the template's default)."""
+        conversation = self.conversation() or [{"role": "system", "content": DEFAULT_SYSTEM}]
+        return chatml_ids(self.tokenizer, conversation, add_generation_prompt=False)
+
+    def context_tokens(self) -> int:
+        """How much of the context window the conversation fills: the one count shown after a
+        reply, by ``/context``, and as the next turn's cached prompt tokens."""
+        return len(self.history_ids())
+
+    def _hold_history(self, held: list[int]) -> None:
+        """Bring the cache (holding ``held``) to hold exactly ``history_ids()``: keep the common
+        prefix, feed the rest (a few tokens: the turn's closing newline, a reply re-encoded
+        differently)."""
+        history = self.history_ids()[:self.cache.capacity]
+        keep = _common_prefix(held, history)
+        self.cache.rollback(keep)
+        if keep < len(history):
+            self.model(np.array(history[keep:])[None], cache=self.cache, last_only=True)  # [1, T']
+        self.cached_ids = history
 
     def fit_window(self) -> int:
         """Drop the oldest turns until prompt + max_new_tokens fits in n_ctx; -> prompt length."""
@@ -107,7 +138,7 @@ class Chat:
             self.messages.append({"role": "assistant", "content": "".join(pieces)})
             # subtle: the cache holds a prefix of prompt + generated; the reply is re-encoded from
             # its text next turn and may split into other tokens: the common prefix decides.
-            self.cached_ids = (ids + generated)[:self.cache.length]
+            self._hold_history((ids + generated)[:self.cache.length])
             self.last_turn = (len(ids), reused, len(generated))
 
     def ask(self, text: str) -> str:
@@ -115,9 +146,9 @@ class Chat:
         return "".join(self.send(text))
 
     def reset(self) -> None:
+        """Forget the turns; the system prompt stays (and stays cached)."""
         self.messages.clear()
-        self.cache.rollback(0)
-        self.cached_ids = []
+        self._hold_history(self.cached_ids)
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:

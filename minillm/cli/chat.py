@@ -7,7 +7,10 @@ Ctrl-D leaves). Otherwise every line of stdin is one user turn and each reply is
 own line, so ``echo "Hi" | python -m minillm chat --model smollm2`` works.
 
 After each reply one line goes to stderr: prompt and generated tokens, tokens/s, and how much of
-the context window the conversation now fills (old turns are dropped when it would overflow).
+the context window the conversation now fills (old turns are dropped when it would overflow):
+the same count ``/context`` gives and the next turn's prompt shows as cached
+(``Chat.context_tokens``). A line starting with ``/`` is a command, answered here; an unknown one
+gets the list of commands.
 """
 from __future__ import annotations
 
@@ -20,7 +23,9 @@ HELP = """commands:
   /help     this list
   /context  how much of the context window the conversation fills
   /reset    forget the conversation (the system prompt stays)
-  /exit     leave (also /quit or Ctrl-D); Ctrl-C cuts a reply short"""
+  /exit     leave (also /quit or Ctrl-D); Ctrl-C cuts a reply short
+a line starting with '/' is a command, never sent to the model (start it with a space to send it)"""
+COMMANDS = ("/help", "/context", "/reset", "/exit", "/quit")
 
 
 def add_arguments(parser) -> None:
@@ -45,15 +50,18 @@ def run(args) -> int:
               f"{model.num_parameters() / 1e6:.0f}M parameters, n_ctx {model.config.n_ctx}). "
               f"/help for commands.", file=sys.stderr)
     for line in _turns(interactive):
-        command = line.strip()
+        command = line.rstrip()
         if command in ("/exit", "/quit"):
             break
-        if command in ("/help", "/reset", "/context"):
+        if command.startswith("/"):                 # answered here, never sent to the model
             if command == "/reset":
                 chat.reset()
-            print(HELP if command == "/help" else _context(chat), file=sys.stderr)
+            known = command in COMMANDS
+            print(_context(chat) if command in ("/reset", "/context") else
+                  HELP if known else f"unknown command {command.split()[0]!r}; {HELP}",
+                  file=sys.stderr)
             continue
-        if not command:
+        if not command.strip():
             continue
         _reply(chat, line, interactive)
     return 0
@@ -71,12 +79,12 @@ def _reply(chat, line: str, interactive: bool) -> None:
     print(flush=True)
     prompt, cached, generated = chat.last_turn
     n_ctx = chat.model.config.n_ctx
-    used = min(prompt + generated, n_ctx)
-    print(timings.line(prompt, generated, used, n_ctx, cached=cached), file=sys.stderr)
+    print(timings.line(prompt, generated, chat.context_tokens(), n_ctx, cached=cached),
+          file=sys.stderr)
 
 
 def _context(chat) -> str:
-    n, n_ctx = chat.count_tokens(), chat.model.config.n_ctx
+    n, n_ctx = chat.context_tokens(), chat.model.config.n_ctx
     return (f"context: {n}/{n_ctx} tokens ({100 * n / n_ctx:.0f}%) in {len(chat.messages)} "
             f"messages; a reply may add up to {chat.max_new_tokens}")
 

@@ -7,15 +7,15 @@
 One tab-separated row per file (and a total row for several): tokens, characters, characters per
 token (how well the tokenizer compresses this text), and -- with ``--context N``, or ``--model``,
 whose n_ctx is the default -- the share of a context window of N tokens the text would fill.
-Special-token strings in the text are counted as ordinary text unless --allow-special.
+Special-token strings in the text are counted as ordinary text unless --allow-special. The
+tokenizer used is named on stderr; reading a terminal, a line on stderr says input is awaited.
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from minillm.cli.resolve import model_context
-from minillm.cli.tokenize import add_tokenizer_arguments, encode, tokenizer_from
+from minillm.cli.tokenize import add_tokenizer_arguments, encode, read_stdin, tokenizer_from
 
 
 def add_arguments(parser) -> None:
@@ -48,7 +48,7 @@ def run(args) -> int:
 
 def _read(name: str) -> str:
     if name == "-":
-        return sys.stdin.read()
+        return read_stdin("the text to count (or name FILEs)")
     path = Path(name)
     if not path.is_file():
         raise FileNotFoundError(f"no such file: {name}")

@@ -12,6 +12,8 @@ OUT is written whole or not at all (a temp file renamed into place: ``io/atomic.
 refused when it is one of the export's inputs (the source .gguf, or any file of the model folder,
 compared by identity: a link or a hard link to one counts), when it is a link, and, unless
 ``--overwrite``, when it exists.
+Metadata the source carries (chat template, ``general.*``, padding id, ...) is written back unless
+dropped: ``--drop-metadata tokenizer.chat_template --drop-metadata 'general.*'``.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ import sys
 from pathlib import Path
 
 from minillm.cli.resolve import help_text, load_model_and_tokenizer
+from minillm.io.gguf_carry import drop
 from minillm.io.gguf_export import DTYPES
 
 
@@ -31,11 +34,15 @@ def add_arguments(parser) -> None:
     parser.add_argument("--tokenizer", help="instead of the model's own: " + help_text("--tokenizer"))
     parser.add_argument("--overwrite", action="store_true",
                         help="replace OUT if it exists (never an input of the export, never a link)")
+    parser.add_argument("--drop-metadata", action="append", default=[], metavar="KEY",
+                        help="a metadata key the source carries not to write back (repeatable; "
+                             "'general.*' drops a prefix)")
 
 
 def run(args) -> int:
     check_target(Path(args.gguf), inputs(args), args.overwrite)
     path, model, tokenizer = load_model_and_tokenizer(args.model, args.tokenizer)
+    drop(model, tokenizer, args.drop_metadata)
     out = model.save_gguf(args.gguf, tokenizer, dtype=args.dtype)
     size = out.stat().st_size / 1e6
     print(f"minillm: {path} -> {out} ({args.dtype}, {size:.1f} MB)", file=sys.stderr)

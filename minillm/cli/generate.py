@@ -4,6 +4,7 @@
     python -m minillm generate --model DIR --preset chat --seed 0 "Once upon a time"
     python -m minillm generate -t 0.8 --top-k 50 --top-p 0.9 --max-new-tokens 50 --stop "\\n\\n" "Hi"
     python -m minillm generate --beams 4 --max-new-tokens 20 "The sea is"
+    python -m minillm generate --prompt-file chapter1.txt      # or '-': the prompt from stdin
 
 stdout gets the prompt (as nanoGPT, llama.cpp and Hugging Face pipelines print it; ``--no-echo``
 leaves it out) and then the generated text; stderr gets what was loaded and, at the end, one line
@@ -14,6 +15,7 @@ Sampling stops at the model's end-of-text token (when it has one) or a ``--stop`
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from minillm.cli.options import Timings, add_sampling_arguments, sampling_kwargs, unescape
 from minillm.cli.resolve import help_text, load_model_and_tokenizer
@@ -22,7 +24,11 @@ DEFAULT_MODEL = "weights/shakespeare"
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("prompt", help="the text to continue")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("prompt", nargs="?", help="the text to continue")
+    source.add_argument("--prompt-file", metavar="FILE",
+                        help="read the prompt from FILE, exactly as it is ('-': standard input); "
+                             "for prompts too long for one argument")
     parser.add_argument("--model", default=DEFAULT_MODEL, help=help_text("--model"))
     parser.add_argument("--tokenizer", help="instead of the model's own: " + help_text("--tokenizer"))
     add_sampling_arguments(parser)
@@ -38,6 +44,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
+    args.prompt = _prompt(args)                          # before the model loads: fail fast
     path, model, tokenizer = load_model_and_tokenizer(args.model, args.tokenizer)
     print(f"minillm: {path} ({model.num_parameters():,} parameters, n_ctx {model.config.n_ctx})",
           file=sys.stderr)
@@ -66,6 +73,25 @@ def run(args) -> int:
     used = min(len(prompt_ids) + generated, n_ctx)     # a sliding window never holds more
     print(timings.line(len(prompt_ids), generated, used, n_ctx), file=sys.stderr)
     return 0
+
+
+def _prompt(args) -> str:
+    """The positional prompt, or the --prompt-file's text (argparse refuses both)."""
+    if args.prompt_file is None:
+        if args.prompt is None:
+            raise ValueError("generate needs a prompt: PROMPT, or --prompt-file FILE ('-' for "
+                             "standard input)")
+        return args.prompt
+    if args.prompt_file == "-":
+        from minillm.cli.tokenize import read_stdin
+        return read_stdin("the prompt")
+    path = Path(args.prompt_file)
+    if not path.is_file():
+        raise FileNotFoundError(f"--prompt-file {args.prompt_file}: no such file")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"--prompt-file {args.prompt_file}: not UTF-8 text ({exc})") from None
 
 
 def _beams(args, model, tokenizer, prompt_ids, eos) -> int:

@@ -7,7 +7,8 @@
 
     $ python -m minillm tokenize --model smollm2 "海水会吸收较多红光"     # a model's own tokenizer
 
-Parts of a character (a token holding only some of its UTF-8 bytes) are shown as hex bytes.
+Parts of a character (a token holding only some of its UTF-8 bytes) are shown as hex bytes. The
+tokenizer used is named on stderr (``tokenizer: gpt2 (default)``).
 """
 from __future__ import annotations
 
@@ -30,10 +31,24 @@ def add_tokenizer_arguments(parser) -> None:
 
 
 def tokenizer_from(args):
-    """The tokenizer the options name: --tokenizer, else --model's, else gpt2."""
+    """The tokenizer the options name: --tokenizer, else --model's, else gpt2; which one is said
+    on stderr ("tokenizer: gpt2 (default)"), so a count is never read against the wrong one."""
     if args.tokenizer is None and args.model is not None:
-        return load_tokenizer(args.model, "--model")
-    return load_tokenizer(args.tokenizer or DEFAULT_TOKENIZER)
+        name, how, tok = args.model, "the --model's", load_tokenizer(args.model, "--model")
+    else:
+        name, how = args.tokenizer or DEFAULT_TOKENIZER, "--tokenizer" if args.tokenizer else "default"
+        tok = load_tokenizer(name)
+    print(f"tokenizer: {name} ({how})", file=sys.stderr)
+    return tok
+
+
+def read_stdin(what: str) -> str:
+    """All of standard input; at a terminal, first a line on stderr saying what is awaited (a
+    command waiting silently looks hung)."""
+    if sys.stdin.isatty():
+        print(f"minillm: reading {what} from standard input; end it with Ctrl-D (Ctrl-Z Enter "
+              f"on Windows)", file=sys.stderr)
+    return sys.stdin.read()
 
 
 def encode(tok, text: str, allow_special: bool) -> list[int]:
@@ -46,8 +61,8 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    text = args.text if args.text is not None else sys.stdin.read()
     tok = tokenizer_from(args)
+    text = args.text if args.text is not None else read_stdin("the text to tokenize")
     ids = encode(tok, text, args.allow_special)
     print(" | ".join(render_token(tok.token_bytes(i)) for i in ids))
     print(f"ids: {ids}")

@@ -9,7 +9,8 @@ Layout (all integers little-endian; a *string* is a uint64 byte length + UTF-8 b
     tensor bytes, each at data start + offset (offset a multiple of the alignment)
 
 Strings, counts and metadata values (int, float, bool, str, list) are read by gguf_values.py,
-which also holds the limits on counts and lengths.
+which also holds the limits on counts and lengths. Each value's GGUF type is kept beside it
+(``Metadata.types``), so that a re-export writes it back with the same type (gguf_carry.py).
 
 Shape convention (subtle): GGUF lists dims fastest-first, ``ne[0]`` is the row length. NumPy
 lists them slowest-first, so ``TensorInfo.shape = tuple(reversed(ne))``. An HF ``nn.Linear`` weight
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from minillm.io.dequant import DEQUANTIZERS, dequantize
-from minillm.io.gguf_values import MAX_METADATA, MAX_TENSORS, Cursor
+from minillm.io.gguf_values import ARRAY, MAX_METADATA, MAX_TENSORS, Cursor
 
 MAGIC = b"GGUF"
 VERSIONS = (2, 3)
@@ -44,6 +45,16 @@ GGML_TYPES = {0: ("F32", 1, 4), 1: ("F16", 1, 2), 2: ("Q4_0", 32, 18), 3: ("Q4_1
               25: ("I16", 1, 2), 26: ("I32", 1, 4), 27: ("I64", 1, 8), 28: ("F64", 1, 8),
               29: ("IQ1_M", 256, 56), 30: ("BF16", 1, 2), 34: ("TQ1_0", 256, 54),
               35: ("TQ2_0", 256, 66), 39: ("MXFP4", 32, 17)}
+
+
+class Metadata(dict):
+    """The metadata as read, ``{key: value}`` (int, float, bool, str, list), plus ``types``:
+    ``{key: (GGUF value type, element type of an array or None)}``, e.g. ``(4, None)`` for a
+    UINT32, ``(9, 8)`` for an array of strings."""
+
+    def __init__(self):
+        super().__init__()
+        self.types: dict[str, tuple[int, int | None]] = {}
 
 
 @dataclass(frozen=True)
@@ -86,12 +97,17 @@ class GGUF:
             raise ValueError(f"unsupported GGUF version {self.version}{endian}; supported: 2, 3")
         n_tensors = cur.count("tensor count", 24, MAX_TENSORS)  # a tensor info takes >= 24 bytes
         n_kv = cur.count("metadata count", 13, MAX_METADATA)    # a key/value pair takes >= 13
-        self.metadata = {}
+        self.metadata = Metadata()
         for i in range(n_kv):
             key = cur.string(f"metadata key {i}")
             if key in self.metadata:
                 raise ValueError(f"duplicate metadata key {key!r}")
-            self.metadata[key] = cur.value(cur.u32(f"type of {key!r}"), key)
+            vtype = cur.u32(f"type of {key!r}")
+            start = cur.pos
+            self.metadata[key] = cur.value(vtype, key)
+            # an array starts with its element type (read, hence in bounds, by cur.value)
+            etype = struct.unpack_from("<I", cur.buf, start)[0] if vtype == ARRAY else None
+            self.metadata.types[key] = (vtype, etype)
         self.alignment = self.metadata.get("general.alignment", 32)
         if (type(self.alignment) is not int or self.alignment < 1
                 or self.alignment & (self.alignment - 1)):

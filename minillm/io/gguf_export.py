@@ -10,11 +10,19 @@ What is written, and why each choice is the one llama.cpp's own converter makes:
                            with rotate-half RoPE, so its Q/K rows are NOT permuted)
     {arch}.*               the shapes: context_length, embedding_length, block_count, ...
     tokenizer.ggml.*       the vocabulary, merges and pre-tokeniser name (``gguf_vocab.py``)
+    the rest               carried from the source: ``model.gguf_metadata`` (``general.name``,
+                           licence, ...) and ``tokenizer.gguf_metadata`` (chat template, padding
+                           id, add_bos_token, ...), each with its own GGUF type (``gguf_carry.py``)
     tensors                GGUF names (``gguf_model.py``, ``gguf_gpt2.py``) in ``[out, in]``
                            row order; for ``llama``, Q and K rows permuted (``permute_qk``: the
                            reader's ``unpermute_qk`` undoes it exactly); 1-D tensors (norms, biases)
-                           always F32, matrices F32 / F16 / Q8_0 (Q8_0 needs rows of 32k values:
-                           a matrix that has none stays F16)
+                           and GPT-2's ``position_embd`` always F32, the other matrices F32 / F16 /
+                           Q8_0 (Q8_0 needs rows of 32k values: a matrix that has none stays F16)
+
+Which tensors stay F32 whatever the dtype is llama.cpp's rule, in its converter
+(``convert_hf_to_gguf.py``: 1-D tensors, ``*_norm.weight``, biases, ``POS_EMBD``) and its quantiser
+(``llama-quant.cpp``: never quantises ``position_embd``). A GPT-2 file written otherwise loads, but
+llama.cpp's logits then differ from its own conversion of the same weights.
 
 Round trip: ``load_model(path)`` gives back the same config and, for F32, bit-identical weights
 and logits (tests/io/test_gguf_export.py).
@@ -27,6 +35,7 @@ import numpy as np
 
 from minillm.config import ModelConfig
 from minillm.io import gguf_gpt2
+from minillm.io.gguf_carry import checked
 from minillm.io.gguf_model import gguf_names
 from minillm.io.qk_rows import PERMUTED_QK, permute_qk
 from minillm.io.gguf_vocab import tokenizer_metadata
@@ -35,6 +44,7 @@ from minillm.io.gguf_write import F16, F32, FLOAT32, Q8_0, STRING, UINT32, encod
 # dtype -> (ggml type of the matrices, general.file_type: llama.cpp's ALL_F32 0, MOSTLY_F16 1,
 # MOSTLY_Q8_0 7)
 DTYPES = {"f32": (F32, 0), "f16": (F16, 1), "q8_0": (Q8_0, 7)}
+ALWAYS_F32 = ("position_embd.weight",)   # matrices llama.cpp never converts or quantises
 
 
 def gguf_arch(config: ModelConfig) -> str:
@@ -96,9 +106,12 @@ def save_gguf(path: str | Path, model, tokenizer, dtype: str = "f32") -> Path:
     if matrix_type == Q8_0:
         meta["general.quantization_version"] = (UINT32, 2)           # as ggml's quantisers write
     meta.update(tokenizer_metadata(tokenizer, config.vocab_size, config.bos_id, config.eos_id))
+    # carried keys never collide with computed ones, except defaults such as add_bos_token = false
+    meta.update(checked(getattr(model, "gguf_metadata", {}), "model"))
+    meta.update(checked(getattr(tokenizer, "gguf_metadata", {}), "tokenizer"))
     tensors = {}
     for name, a in gguf_tensors(config, model.params.named(), arch).items():
-        ggml_type = F32 if a.ndim == 1 else matrix_type
+        ggml_type = F32 if a.ndim == 1 or name in ALWAYS_F32 else matrix_type
         if ggml_type == Q8_0 and a.shape[-1] % 32:
             ggml_type = F16                                           # llama.cpp's fallback too
         tensors[name] = (ggml_type, a.shape, encode_tensor(a, ggml_type))

@@ -54,6 +54,7 @@ import numpy as np
 from minillm.config import ModelConfig
 from minillm.io import gguf_gpt2
 from minillm.io.dequant import DEQUANTIZERS, dequantize, dequantize_into
+from minillm.io.gguf_carry import carried
 from minillm.io.gguf import GGUF, read_gguf
 from minillm.io.qk_rows import PERMUTED_QK, unpermute_qk
 from minillm.io.sizes import check_sizes
@@ -188,9 +189,13 @@ def load_gguf(path: str | Path) -> tuple[ModelConfig, GPTParams, dict]:
 
 
 def load_gguf_model(path: str | Path):
-    """-> (GPT, Tokenizer or None): the model and, when the metadata has one, its tokenizer."""
+    """-> (GPT, Tokenizer or None): the model and, when the metadata has one, its tokenizer. The
+    metadata neither computes (``general.*``, chat template, padding id, ...) stays on them as
+    ``gguf_metadata``, so that ``save_gguf`` writes it back (``gguf_carry.py``)."""
     from minillm.model import GPT
     from minillm.tokenizer.tokenizer import Tokenizer
     config, params, meta = load_gguf(path)
     tokenizer = Tokenizer.from_gguf_metadata(meta) if "tokenizer.ggml.tokens" in meta else None
-    return GPT(config, params), tokenizer
+    model = GPT(config, params)
+    model.gguf_metadata = carried(meta)[0]
+    return model, tokenizer

@@ -6,7 +6,9 @@
                                                        alphabet (" world" -> "Ġworld"); specials as is
     tokenizer.ggml.token_type  [V] int32               1 normal, 3 control (specials), 4 user-defined,
                                                        5 unused (padding)
-    tokenizer.ggml.merges      strings "a b"           in rank order, same alphabet
+    tokenizer.ggml.merges      strings "a b"           in rank order, same alphabet (a tiktoken
+                                                       vocabulary: derived from its ranks,
+                                                       tokenizer/rank_merges.py)
     tokenizer.ggml.bos_token_id / eos_token_id         when the tokenizer names them
 
 llama.cpp does not read the regex from the file: it keeps a table from ``tokenizer.ggml.pre``
@@ -23,6 +25,7 @@ from __future__ import annotations
 from minillm.io.gguf_write import ARRAY, BOOL, INT32, STRING, UINT32
 from minillm.tokenizer.byte_alphabet import bytes_to_unicode
 from minillm.tokenizer.pattern_names import GPT2_PATTERN, LLAMA_CPP_IGNORE_MERGES, LLAMA_CPP_PRE
+from minillm.tokenizer.rank_merges import with_derived_merges
 
 # (pre-tokeniser stages, whole_piece_lookup) -> llama.cpp's `tokenizer.ggml.pre` name. Every
 # llama.cpp name maps its own stages (a GGUF read by minillm goes back out under its name); GPT-2's
@@ -54,9 +57,8 @@ def tokenizer_metadata(tok, vocab_size: int, bos_id: int | None = None,
                        eos_id: int | None = None) -> dict:
     """{key: (GGUF type, value)} for ``tok``, padded to the model's ``vocab_size`` rows.
     ``bos_id`` / ``eos_id`` (the model config's) are used where the tokenizer names none."""
-    if tok.merges is None:
-        raise ValueError("this tokenizer has ranks but no merge list (a tiktoken vocabulary); "
-                         "GGUF stores merges: export a tokenizer trained or loaded with merges")
+    if tok.merges is None:                            # tiktoken ranks: GGUF stores merges
+        tok = with_derived_merges(tok)
     if tok.vocab_size > vocab_size:
         raise ValueError(f"the tokenizer has {tok.vocab_size} ids, the model only {vocab_size} rows")
     b2u = bytes_to_unicode()

@@ -10,28 +10,45 @@ learning it from text (`train`), writing it (`save`), and small conveniences (`e
 """
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from . import bpe, formats, gguf_meta
 
 
 def build(cls, kwargs: dict, **options):
     """A reader's kwargs -> `cls(**kwargs)`, or a SentencePieceBPE (spm.py) for a
     SentencePiece-style vocabulary (its kwargs name `pieces`, not an `encoder`).
-    `unreachable_tokens` ({id: bytes}, gguf_meta.py): ids no text gives, decoded as those bytes."""
+    `unreachable_tokens` ({id: bytes}, gguf_meta.py): ids no text gives, decoded as those bytes;
+    `gguf_metadata`: kept as the tokenizer's attribute (TokenizerFiles.gguf_metadata)."""
+    kwargs = dict(kwargs)
+    carried = kwargs.pop("gguf_metadata", None)
     if "pieces" in kwargs:
         from .spm import SentencePieceBPE
-        return SentencePieceBPE(**kwargs, **options)
-    kwargs = dict(kwargs)
+        return with_metadata(SentencePieceBPE(**kwargs, **options), carried)
     unreachable = kwargs.pop("unreachable_tokens", {})    # {id: bytes}: decoded, never encoded
     tok = cls(**kwargs, **options)
     table = tok._id_to_bytes
     table.extend([None] * (max(unreachable, default=-1) + 1 - len(table)))
     for i, data in unreachable.items():
         table[i] = data if table[i] is None else table[i]
+    return with_metadata(tok, carried)
+
+
+def with_metadata(tok, carried: dict | None):
+    """`tok` with `gguf_metadata` set to its own copy of `carried` (when given)."""
+    if carried:
+        tok.gguf_metadata = dict(carried)
     return tok
 
 
 class TokenizerFiles:
-    """The Tokenizer's loading, saving, training and conveniences (see the module docstring)."""
+    """The Tokenizer's loading, saving, training and conveniences (see the module docstring).
+
+    `gguf_metadata`: what the source file says beyond the vocabulary (chat template, padding id,
+    …) as GGUF keys, ``{key: (GGUF type, value)}``, written back by a GGUF export
+    (io/gguf_carry.py); empty (read-only) unless the tokenizer was read from such a file."""
+
+    gguf_metadata = MappingProxyType({})
 
     @classmethod
     def load(cls, path_or_name, pattern=None, *, fast: bool = True):
@@ -43,8 +60,11 @@ class TokenizerFiles:
 
     @classmethod
     def from_gguf_metadata(cls, meta: dict, pattern=None):
-        """Build from GGUF `tokenizer.ggml.*` metadata already parsed into a dict."""
-        return build(cls, gguf_meta.read_gguf_metadata(meta, pattern))
+        """Build from GGUF `tokenizer.ggml.*` metadata already parsed into a dict. Read from a file
+        (io.gguf.read_gguf), its other `tokenizer.*` keys are kept in `gguf_metadata`."""
+        from minillm.io.gguf_carry import carried
+        return build(cls, {**gguf_meta.read_gguf_metadata(meta, pattern),
+                           "gguf_metadata": carried(meta)[1]})
 
     @classmethod
     def train(cls, text: str, vocab_size: int, pattern=None, special_tokens=(),

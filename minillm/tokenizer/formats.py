@@ -24,6 +24,7 @@ import zlib
 from pathlib import Path
 
 from minillm.io.atomic import atomic_write_text
+from minillm.io.gguf_carry import carried, hf_chat_templates
 from minillm.io.safetensors_header import no_duplicate_keys
 
 from .display import render_token
@@ -157,7 +158,7 @@ def _read(path: Path, pattern=None) -> dict:
         meta = read_gguf(path).metadata
         if "tokenizer.ggml.tokens" not in meta:
             raise ValueError(f"{path} carries no tokenizer (no tokenizer.ggml.* metadata)")
-        return read_gguf_metadata(meta, pattern)
+        return {**read_gguf_metadata(meta, pattern), "gguf_metadata": carried(meta)[1]}
     if path.name.endswith((".tiktoken", ".tiktoken.gz")):
         return read_tiktoken(path, pattern)
     data = _load_json(path)
@@ -170,7 +171,8 @@ def _read(path: Path, pattern=None) -> dict:
         config = _load_json(config_path) if config_path.exists() else None
         if config is not None and not isinstance(config, dict):
             raise ValueError(f"{config_path}: expected a JSON object")
-        kw = read_hf_json(data, config)
+        kw = {**read_hf_json(data, config),
+              "gguf_metadata": hf_chat_templates(config, path.parent)}   # kept for GGUF export
     else:
         raise ValueError(f"{path}: neither a Hugging Face tokenizer.json nor minillm's format")
     return {**kw, "pattern": pattern or kw["pattern"]}

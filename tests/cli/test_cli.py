@@ -12,13 +12,13 @@ import sys
 import numpy as np
 import pytest
 
-from minillm import GPT, ModelConfig, __version__
+from minillm import __version__
 from minillm.cli import COMMANDS, main
 from minillm.cli._threads import THREAD_VARIABLES, use_one_blas_thread
 from minillm.cli.options import unescape
 from minillm.decoding.generate import generate
 from minillm.loading import load_model
-from minillm.tokenizer import Tokenizer
+from tests.cli.helpers import run_cli
 from tests.conftest import REPO, shared_file
 
 SHAKESPEARE = REPO / "weights" / "shakespeare"
@@ -30,20 +30,6 @@ def shakespeare():
     return load_model(SHAKESPEARE)
 
 
-@pytest.fixture(scope="module")
-def chat_gguf(tmp_path_factory):
-    text = ("system user assistant\nWhat is the capital of France? Paris is the capital.\n") * 20
-    tok = Tokenizer.train(text, vocab_size=300,
-                          special_tokens=("<|endoftext|>", "<|im_start|>", "<|im_end|>"))
-    config = ModelConfig(arch="llama", vocab_size=tok.vocab_size, n_ctx=128, d_model=32,
-                         n_heads=4, n_kv_heads=2, n_layers=2, d_ff=64)
-    return GPT(config, seed=0).save_gguf(tmp_path_factory.mktemp("chat") / "tiny.gguf", tok)
-
-
-def run_cli(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # ---- generate ------------------------------------------------------------------------------------
@@ -227,7 +213,7 @@ def test_chat_help_context_and_timings(capsys, monkeypatch, chat_gguf):
     assert "/context" in err and "/reset" in err                   # the /help text
     timings = [line for line in err.splitlines() if line.startswith("minillm: prompt")]
     assert len(timings) == 2 and all("/128" in line for line in timings)
-    assert "cached" not in timings[0] and "cached)" in timings[1]  # the second turn reuses the KV
+    assert all("cached)" in line for line in timings)   # the system prompt, then the first turn
     assert any(line.startswith("context: ") and "/128 tokens" in line for line in err.splitlines())
 
 

@@ -110,6 +110,18 @@ def test_f16_keeps_vectors_f32_and_q8_0_falls_back_to_f16_for_short_rows(tmp_pat
         assert g.metadata["general.file_type"] == file_type
 
 
+@pytest.mark.parametrize("dtype,matrices", [("f16", "F16"), ("q8_0", "Q8_0")])
+def test_position_embedding_stays_f32_as_llama_cpp_writes_it(shakespeare, tmp_path, dtype, matrices):
+    """llama.cpp's converter and quantiser never convert position_embd; minillm did (F16 / Q8_0)."""
+    model, tok = shakespeare
+    g = read_gguf(str(model.save_gguf(tmp_path / "s.gguf", tok, dtype=dtype)))
+    assert g.tensors["position_embd.weight"].type_name == "F32"
+    np.testing.assert_array_equal(g.tensor("position_embd.weight"), model.params.wpe)  # exact
+    assert g.tensors["token_embd.weight"].type_name == matrices
+    assert g.tensors["blk.0.attn_qkv.weight"].type_name == matrices
+    assert g.tensors["blk.0.attn_qkv.bias"].type_name == "F32"
+
+
 def test_untied_gpt2_stays_untied_and_tied_head_is_written_as_a_copy(shakespeare, tmp_path):
     model = GPT.from_pretrained(FIXTURES / "gpt2_untied")
     tok = byte_tokenizer(model.config.vocab_size)

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from minillm.tokenizer import Tokenizer, formats
+from minillm.tokenizer.files import build
 from minillm.tokenizer.gguf_meta import read_gguf_metadata
 from minillm.tokenizer.pattern_names import LLAMA_CPP_IGNORE_MERGES, LLAMA_CPP_PRE
 from minillm.tokenizer.patterns import PreTokenizer
@@ -38,8 +39,8 @@ def test_pre_tokeniser_matches_the_reference(name):
     ref = REFERENCE["names"][name]
     assert list(LLAMA_CPP_PRE[name]) == ref["stages"]      # the fixture is of this very table
     pre = PreTokenizer(name)
-    tok = Tokenizer(**{**formats.read(SHAKESPEARE), "pattern": name,
-                       "whole_piece_lookup": name in LLAMA_CPP_IGNORE_MERGES})
+    tok = build(Tokenizer, {**formats.read(SHAKESPEARE), "pattern": name,
+                            "whole_piece_lookup": name in LLAMA_CPP_IGNORE_MERGES})
     for text, pieces, ids in zip(REFERENCE["texts"], ref["pieces"], ref["ids"]):
         assert pre.split(text) == pieces, text
         assert tok.encode(text) == ids, text
