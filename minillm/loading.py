@@ -13,6 +13,7 @@ uses the same rule).
 """
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 from minillm.model import GPT
@@ -20,13 +21,15 @@ from minillm.model import GPT
 
 def load_model(path: str | Path):
     """-> (GPT, Tokenizer or None). Raises FileNotFoundError / ValueError with what was found."""
+    from minillm.io.bounded import probe, shown
     path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"no model at {path}")
-    if path.is_file() and path.suffix == ".gguf":
+    found = probe(path)                       # (a 5,000-character name: a ValueError here)
+    if found is None:
+        raise FileNotFoundError(f"no model at {shown(path)}")
+    if path.suffix == ".gguf" and not stat.S_ISDIR(found.st_mode):
         from minillm.io.gguf_model import load_gguf_model   # llama.cpp files (GGUF)
         return load_gguf_model(path)
-    if path.is_dir():
+    if stat.S_ISDIR(found.st_mode):
         model = GPT.from_pretrained(path)
         return model, find_tokenizer(path)
     raise ValueError(f"{path}: expected a checkpoint directory (config.json + model.safetensors) "

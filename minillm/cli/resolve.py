@@ -11,7 +11,6 @@ A name that is none of these gets one message listing what is accepted.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -104,7 +103,7 @@ def model_context(name: str) -> int:
     config = path / "config.json"
     if not config.exists():
         raise ValueError(f"{path} is not a model (no config.json); --model takes {accepted('--model')}")
-    return ModelConfig.from_hf_dict(json.loads(config.read_text(encoding="utf-8"))).n_ctx
+    return ModelConfig.load(config).n_ctx          # bounded, regular files only (io/bounded.py)
 
 
 def load_model_and_tokenizer(model_name: str, tokenizer_name: str | None = None):
