@@ -5,6 +5,7 @@ It looks at what ``path`` is and dispatches:
     a directory with config.json + model.safetensors   Hugging Face (GPT-2, Llama, Qwen2) or a
                                                         minillm checkpoint (same layout)
     a .gguf file                                        llama.cpp's format (weights + tokenizer)
+    a downloaded model's name ("smollm2")               its cached file, sha256 checked first
 
 The tokenizer is whatever the checkpoint carries (``tokenizer.json``, minillm's own
 ``tokenizer.minillm.json``, ``encoder.json`` + ``vocab.bpe``, the GGUF metadata), or None when it
@@ -21,7 +22,10 @@ from minillm.model import GPT
 
 def load_model(path: str | Path):
     """-> (GPT, Tokenizer or None). Raises FileNotFoundError / ValueError with what was found."""
+    from minillm.cli.download import MODELS, verified_download
     from minillm.io.bounded import probe, shown
+    if isinstance(path, str) and path in MODELS and not Path(path).exists():
+        path = verified_download(path)         # "smollm2": the download, its sha256 checked
     path = Path(path)
     found = probe(path)                       # (a 5,000-character name: a ValueError here)
     if found is None:

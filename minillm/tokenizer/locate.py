@@ -50,14 +50,11 @@ def tokenizer_file(directory: Path) -> Path | None:
 
 
 def downloaded(name: str) -> Path:
-    """The downloaded file of `name` ("smollm2", "deepseek-v4"), or a FileNotFoundError that
-    says which command downloads it."""
-    from minillm.cli.download import models_dir   # (the cache location: $MINILLM_HOME, ...)
-    path = models_dir() / DOWNLOADED[name]
-    if not path.is_file():
-        raise FileNotFoundError(f"{name} is not downloaded yet ({path} does not exist): run "
-                                f"`python -m minillm download {name}` first")
-    return path
+    """The downloaded file of `name` ("smollm2", "deepseek-v4"), every file of the download
+    checked against its sha256 (deepseek-v4's tokenizer_config.json too: it names the EOS), or
+    an error that says which command downloads it (again)."""
+    from minillm.cli.download import verified_download   # (the cache: $MINILLM_HOME, ...)
+    return verified_download(name)
 
 
 def locate(path_or_name) -> Path:
