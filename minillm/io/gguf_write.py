@@ -101,6 +101,8 @@ def write_gguf(path: str | Path, metadata: dict, tensors: dict, alignment: int =
         raise ValueError(f"alignment must be a power of two, got {alignment}")
     if alignment != ALIGNMENT:
         metadata = {**metadata, "general.alignment": (UINT32, alignment)}
+    from minillm.io.gguf_limits import check_header
+    check_header(metadata, tensors)                 # every value in range, before opening
     head, placed = _head_and_offsets(metadata, tensors, 3, alignment, None)
     with open(path, "wb") as f:
         f.write(head)
