@@ -1,19 +1,27 @@
-"""What ``minillm train`` refuses before it starts, so a run never fails hours in or overwrites
-something it did not write:
+"""What ``minillm train`` refuses before it starts, so a run never fails hours in, overwrites
+something it did not write, or leaves a half-made OUT behind:
 
 * a model whose parameters, gradients and AdamW state (16 bytes per parameter) exceed the
   machine's memory;
 * an OUT that is a file, holds files minillm did not write, or is not empty (unless ``--resume``
-  or ``--overwrite``).
+  or ``--overwrite``);
+* a ``--pattern`` that the tokenizer loader would refuse (the loader's own check, validate.py:
+  train never writes a tokenizer that minillm cannot read back) or that matches the empty string;
+* a ``--warmup`` longer than ``--steps`` (the learning rate would never reach ``--lr``);
+* a text too short for one training and one validation window of ``--context`` + 1 tokens
+  (checked once the tokenizer has encoded it, before anything is written into OUT).
 
 The command itself: train.py. Example::
 
     check_out(Path("runs/tiny"), resume=False, overwrite=False)   # ValueError if it is not empty
+    check_schedule(steps=60, warmup=100)                          # ValueError naming both
 """
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+import regex
 
 
 def check_memory(config) -> None:
@@ -47,3 +55,36 @@ def check_out(out: Path, resume: bool, overwrite: bool) -> None:
         raise ValueError(f"--out {out} is not empty ({shown}): choose a new or empty folder, "
                          f"--resume to continue the run in it, or --overwrite to replace the "
                          f"files minillm writes there")
+
+
+def check_pattern(stages) -> None:
+    """``--pattern`` stages (names expanded) as the tokenizer loader checks them, and none that
+    matches the empty string (its pieces would be empty: text between matches is not split)."""
+    if stages is None:
+        return
+    from minillm.tokenizer.pattern_names import KNOWN_STAGES
+    from minillm.tokenizer.validate import check_patterns
+    check_patterns([s for s in stages if s not in KNOWN_STAGES], "--pattern")   # as load does
+    for stage in stages:
+        if regex.fullmatch(stage, "") is not None:
+            raise ValueError(f"--pattern {stage!r} matches the empty string: a pre-tokenisation "
+                             f"pattern must match at least one character (e.g. '\\w+' rather "
+                             f"than '\\w*')")
+
+
+def check_schedule(steps: int, warmup: int) -> None:
+    """The learning rate climbs for ``warmup`` steps: it must reach its peak within ``steps``."""
+    if warmup > steps:
+        raise ValueError(f"--warmup {warmup} is longer than --steps {steps}: the learning rate "
+                         f"would still be climbing when training ends and never reach --lr; "
+                         f"pass --warmup {max(1, steps // 10)} (a tenth of the steps) or more "
+                         f"--steps")
+
+
+def check_data(n_train: int, n_val: int, context: int) -> None:
+    """Training draws windows of ``context`` + 1 tokens, validation tiles them: both need one."""
+    for part, n in (("training", n_train), ("validation", n_val)):
+        if n < context + 1:
+            raise ValueError(f"the {part} text is {n:,} tokens, fewer than --context {context} "
+                             f"+ 1: give a longer --data text, a smaller --context"
+                             + (" or a larger --val-fraction" if part == "validation" else ""))

@@ -24,7 +24,8 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from minillm.cli._train_checks import check_memory, check_out
+from minillm.cli._train_checks import (check_data, check_memory, check_out, check_pattern,
+                                       check_schedule)
 
 VAL_SAMPLE_BYTES = 40_000
 
@@ -65,6 +66,8 @@ def run(args) -> int:
     from minillm.train.evaluate import evaluate_text
     from minillm.train.loop import LOG_NAME, TrainSettings, train
 
+    check_schedule(args.steps, args.warmup)        # checks that need no data come first
+    check_pattern(_stages(args.pattern))
     out = Path(args.out)
     data = Path(args.data)
     if not data.is_file():
@@ -92,9 +95,11 @@ def run(args) -> int:
         tok = Tokenizer.load(tok_path)
     else:       # the tokenizer learns from the training part only: validation stays unseen
         tok = Tokenizer.train(train_text, args.vocab_size, pattern=_stages(args.pattern))
-        tok.save(tok_path, model_max_length=args.context)   # HF format: AutoTokenizer reads it
     train_ids = token_array(tok.encode_ordinary(train_text), tok.vocab_size)
     val_ids = token_array(tok.encode_ordinary(val_text), tok.vocab_size)
+    check_data(len(train_ids), len(val_ids), args.context)   # before OUT holds anything
+    if not args.resume:
+        tok.save(tok_path, model_max_length=args.context)   # HF format: AutoTokenizer reads it
     say(f"tokenizer: {tok.vocab_size} tokens; train {len(train_ids):,} tokens "
         f"({len(train_text) / len(train_ids):.2f} chars/token), validation {len(val_ids):,} "
         f"tokens ({time.perf_counter() - t0:.0f} s)")
