@@ -18,7 +18,6 @@ The command itself: train.py. Example::
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import regex
@@ -27,12 +26,9 @@ import regex
 def check_memory(config) -> None:
     """Parameters, gradients and AdamW's m and v: 16 bytes per parameter must fit in memory."""
     from minillm.io.sizes import parameter_count
-    need = 16 * parameter_count(config)
-    try:
-        have = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):       # not every system reports it
-        return
-    if need > have:
+    from minillm.kv_cache import memory_bytes
+    need, have = 16 * parameter_count(config), memory_bytes()
+    if have is not None and need > have:                # (not every system reports it)
         raise ValueError(f"--layers {config.n_layers} --d-model {config.d_model} --vocab-size "
                          f"{config.vocab_size} --context {config.n_ctx} make "
                          f"{parameter_count(config):,} parameters: training needs {need / 1e9:.1f} "

@@ -45,7 +45,7 @@ import numpy as np
 from minillm.decoding.generate import Step, _step, held_text, stream_decoder
 from minillm.decoding.generate_args import check_count, uses_history
 from minillm.sampling import categorical
-from minillm.decoding.speculative_drafts import make_draft
+from minillm.decoding.speculative_drafts import check_proposal, make_draft
 
 
 def verify(probs_at, drafts: np.ndarray, q: np.ndarray | None, rng, greedy: bool) -> list[int]:
@@ -82,6 +82,8 @@ def speculative_steps(model, prompt, n_new, sampler, rng, stop_ids, stop_text, t
     k = check_count(num_draft_tokens, "num_draft_tokens")
     if k == 0 or keep is not None:
         raise ValueError("speculative decoding needs num_draft_tokens >= 1 and no sliding_window")
+    if k > model.config.n_ctx:          # (more guesses than the context holds: never useful)
+        raise ValueError(f"num_draft_tokens must be in [1, n_ctx={model.config.n_ctx:,}], got {k:,}")
     source = make_draft(draft)
     P = len(prompt)
     source.start(model, P + n_new)
@@ -118,7 +120,8 @@ def _rounds(model, prompt, n_new, sampler, rng, stop_ids, stop_text, tokenizer, 
         m = P + n                                                  # seq[:m] is the context
         room = min(length, n_new - n - 1) if wait == 0 else 0      # never draft past max_new_tokens
         wait = max(wait - 1, 0)
-        drafts, q = source.propose(seq, m, room, choose) if room else (seq[:0], None)
+        drafts, q = check_proposal(source.propose(seq, m, room, choose), room,
+                                   model.config.vocab_size) if room else (seq[:0], None)
         seq[m:m + len(drafts)] = drafts                            # [a] tentatively in the context
         fed = seq[cache.length:m + len(drafts)]                    # [1 + k'] last token + drafts
         logits = model(fed[None], cache=cache)[0, -len(drafts) - 1:]   # [k' + 1, V] ONE forward
