@@ -113,7 +113,16 @@ def load_model_and_tokenizer(model_name: str, tokenizer_name: str | None = None)
     path = resolve_model_path(model_name)
     model, tokenizer = load_model(path)
     if tokenizer_name is not None:
+        own = tokenizer
         tokenizer = load_tokenizer(tokenizer_name)
+        V = model.config.vocab_size
+        if tokenizer.vocab_size > V:         # its ids (EOS among them) would be past the model's rows
+            instead = ("leave out --tokenizer to use the model's own" if own is not None
+                       else f"pass the tokenizer the model was trained with")
+            raise ValueError(f"--tokenizer {tokenizer_name} has a vocabulary of "
+                             f"{tokenizer.vocab_size:,} tokens, which does not fit the model "
+                             f"{path} ({V:,} tokens): its ids would name rows the model does "
+                             f"not have; {instead} (at most {V:,} tokens)")
     if tokenizer is None:
         raise ValueError(f"{path} carries no tokenizer: pass --tokenizer gpt2 or --tokenizer PATH")
     return path, model, tokenizer

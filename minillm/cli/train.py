@@ -24,6 +24,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from minillm.cli.options import seed
 from minillm.cli._train_checks import (check_data, check_memory, check_out, check_pattern,
                                        check_schedule)
 
@@ -44,7 +45,7 @@ def add_arguments(p) -> None:
     p.add_argument("--context", type=int, default=128, help="tokens per training window (n_ctx)")
     p.add_argument("--steps", type=int, default=3000, help="optimizer steps")
     p.add_argument("--batch", type=int, default=16, help="training windows per step")
-    p.add_argument("--seed", type=int, default=0, help="initial weights and batch order")
+    p.add_argument("--seed", type=seed, default=0, help="initial weights and batch order")
     p.add_argument("--lr", type=float, default=2e-3, help="peak learning rate (after warmup)")
     p.add_argument("--min-lr", type=float, default=None, help="final learning rate (default lr/10)")
     p.add_argument("--warmup", type=int, default=100, help="steps of linear learning-rate warmup")

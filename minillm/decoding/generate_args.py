@@ -40,6 +40,8 @@ def make_sampler(temperature=None, top_k=None, top_p=None, min_p=None, preset=No
 def make_rng(seed=None, rng=None) -> np.random.Generator:
     """The one source of randomness: ``rng`` as given, or ``np.random.default_rng(seed)``."""
     if rng is None:
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed < 0:
+            raise ValueError(f"seed must be an integer >= 0 (or None), got {seed}")
         return np.random.default_rng(seed)
     if seed is not None or not isinstance(rng, np.random.Generator):
         raise TypeError("rng must be a np.random.Generator, and not given together with seed")
