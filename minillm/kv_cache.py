@@ -65,7 +65,7 @@ class KVCache:
         if not _is_int(capacity) or not 1 <= capacity <= config.n_ctx:
             raise ValueError(f"capacity must be an integer in [1, n_ctx={config.n_ctx}], got {capacity!r}")
         batch_size, capacity = int(batch_size), int(capacity)
-        check_cache_fits(config, batch_size, capacity)             # before allocating
+        check_cache_fits(config, batch_size, capacity, per_row=0)  # before allocating
         shape = (config.n_layers, batch_size, config.n_kv_heads, capacity, config.d_head)
         self.k = np.zeros(shape, dtype=np.float32)     # [L, B, K, N, D]  zeros: pages untouched until used
         self.v = np.zeros(shape, dtype=np.float32)     # [L, B, K, N, D]
