@@ -19,6 +19,15 @@ from pathlib import Path
 
 from minillm.io import config_hf
 
+# the sizes, with their names in Hugging Face's config.json (for messages), and their bound
+_SIZES = {"vocab_size": "config.json: vocab_size",
+          "n_ctx": "config.json: max_position_embeddings or n_positions",
+          "d_model": "config.json: hidden_size or n_embd",
+          "n_heads": "config.json: num_attention_heads or n_head",
+          "n_layers": "config.json: num_hidden_layers or n_layer",
+          "d_ff": "config.json: intermediate_size or n_inner",
+          "n_kv_heads": "config.json: num_key_value_heads"}
+MAX_SIZE = 2**32 - 1
 _CHOICES = {
     "arch": ("gpt2", "llama"),
     "norm": ("layernorm", "rmsnorm"),
@@ -66,10 +75,13 @@ class ModelConfig:
         for name, value in defaults.items():
             if getattr(self, name) is None:
                 setattr(self, name, value)
-        for name in ("vocab_size", "n_ctx", "d_model", "n_heads", "n_layers", "d_ff", "n_kv_heads"):
+        for name in _SIZES:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
+            if value > MAX_SIZE:        # no model is this large, and GGUF could not store it
+                raise ValueError(f"{name} ({_SIZES[name]}) = {value:,} is out of range: allowed "
+                                 f"[1, {MAX_SIZE:,}] (GGUF stores it as a uint32)")
         for name in ("norm", "ffn", "position"):
             if getattr(self, name) not in _CHOICES[name]:
                 raise ValueError(f"{name} must be one of {_CHOICES[name]}, got {getattr(self, name)!r}")
@@ -89,6 +101,10 @@ class ModelConfig:
             value = getattr(self, name)
             if value is not None and (type(value) is not int or value < 0):
                 raise ValueError(f"{name} must be an integer id >= 0 or None, got {value!r}")
+        if self.bos_id is not None and self.bos_id >= self.vocab_size:
+            raise ValueError(f"bos_id (config.json: bos_token_id) = {self.bos_id:,} is not a token "
+                             f"id of the {self.vocab_size:,}-token vocabulary: allowed "
+                             f"[0, {self.vocab_size:,}) or None")
         for name in ("norm_eps", "rope_theta"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, numbers.Real) \

@@ -14,10 +14,47 @@ in a batch of prompts of different lengths).
 
 Example: cache = KVCache(config, batch_size=1, capacity=64); model(prompt_ids, cache=cache);
 then model(next_id[None, None], cache=cache) one token at a time.
+
+Sizes come from users (``batch_size``, ``beam_size``, a batch of prompts): the bytes a cache needs
+are checked against the machine's physical memory before anything is allocated
+(``check_cache_fits``), so ``batch_size=10**6`` is a ValueError naming it, not a MemoryError or a
+machine swapping to death. The limit is all of the memory, a bound no run can pass; the forward
+pass needs its activations on top.
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
+
+
+def memory_bytes() -> int | None:
+    """The machine's physical memory in bytes, or None where the system does not say."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def cache_bytes(config, batch_size: int, capacity: int) -> int:
+    """What a cache of B rows and N positions holds: k and v [L, B, K, N, D] float32, valid [B, N]."""
+    return 2 * config.n_layers * batch_size * config.n_kv_heads * capacity * config.d_head * 4 \
+        + batch_size * capacity
+
+
+def check_cache_fits(config, batch_size: int, capacity: int, name: str = "batch_size",
+                     per_row: int | None = None) -> None:
+    """A ValueError naming ``name`` unless ``batch_size`` rows fit in memory: each a cache row of
+    ``capacity`` positions plus ``per_row`` bytes (default: its [V] float32 logits; beam search
+    also keeps float64 scores)."""
+    per_row = 4 * config.vocab_size if per_row is None else per_row
+    row = cache_bytes(config, 1, capacity) + per_row
+    need, have = batch_size * row, memory_bytes()
+    if have is not None and need > have:
+        raise ValueError(f"{name}={batch_size:,} needs {need / 1e9:,.1f} GB ({batch_size:,} rows "
+                         f"of a KV cache of {capacity:,} positions × {config.n_layers} layers and "
+                         f"their logits), more than this machine's {have / 1e9:,.1f} GB of memory: "
+                         f"allowed at most {have // row:,}")
 
 
 class KVCache:
@@ -28,6 +65,7 @@ class KVCache:
         if not _is_int(capacity) or not 1 <= capacity <= config.n_ctx:
             raise ValueError(f"capacity must be an integer in [1, n_ctx={config.n_ctx}], got {capacity!r}")
         batch_size, capacity = int(batch_size), int(capacity)
+        check_cache_fits(config, batch_size, capacity, per_row=0)  # before allocating
         shape = (config.n_layers, batch_size, config.n_kv_heads, capacity, config.d_head)
         self.k = np.zeros(shape, dtype=np.float32)     # [L, B, K, N, D]  zeros: pages untouched until used
         self.v = np.zeros(shape, dtype=np.float32)     # [L, B, K, N, D]

@@ -5,6 +5,7 @@ It looks at what ``path`` is and dispatches:
     a directory with config.json + model.safetensors   Hugging Face (GPT-2, Llama, Qwen2) or a
                                                         minillm checkpoint (same layout)
     a .gguf file                                        llama.cpp's format (weights + tokenizer)
+    a downloaded model's name ("smollm2")               its cached file, sha256 checked first
 
 The tokenizer is whatever the checkpoint carries (``tokenizer.json``, minillm's own
 ``tokenizer.minillm.json``, ``encoder.json`` + ``vocab.bpe``, the GGUF metadata), or None when it
@@ -13,6 +14,7 @@ uses the same rule).
 """
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 from minillm.model import GPT
@@ -20,13 +22,18 @@ from minillm.model import GPT
 
 def load_model(path: str | Path):
     """-> (GPT, Tokenizer or None). Raises FileNotFoundError / ValueError with what was found."""
+    from minillm.cli.download import MODELS, verified_download
+    from minillm.io.bounded import probe, shown
+    if isinstance(path, str) and path in MODELS and not Path(path).exists():
+        path = verified_download(path)         # "smollm2": the download, its sha256 checked
     path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"no model at {path}")
-    if path.is_file() and path.suffix == ".gguf":
+    found = probe(path)                       # (a 5,000-character name: a ValueError here)
+    if found is None:
+        raise FileNotFoundError(f"no model at {shown(path)}")
+    if path.suffix == ".gguf" and not stat.S_ISDIR(found.st_mode):
         from minillm.io.gguf_model import load_gguf_model   # llama.cpp files (GGUF)
         return load_gguf_model(path)
-    if path.is_dir():
+    if stat.S_ISDIR(found.st_mode):
         model = GPT.from_pretrained(path)
         return model, find_tokenizer(path)
     raise ValueError(f"{path}: expected a checkpoint directory (config.json + model.safetensors) "

@@ -75,3 +75,28 @@ def test_train_sizes_beyond_memory_are_refused_first(tmp_path, capsys):
     code, err = run(capsys, "train", "--data", str(tmp_path / "corpus.txt"), "--out",
                     str(tmp_path / "m"), "--layers", "100000", "--d-model", "4096", "--heads", "32")
     assert code == 2 and "training needs" in err and not (tmp_path / "m").exists()
+
+
+# ---- messages that say what to do ---------------------------------------------------------------
+@pytest.mark.parametrize("command", [["generate", "hi"], ["train", "--data", "x", "--out", "y"]])
+def test_seed_minus_1_says_seeds_are_integers_from_0(capsys, command):
+    with pytest.raises(SystemExit):
+        main([*command, "--seed", "-1"])
+    assert "seeds are integers >= 0 (e.g. --seed 0), got '-1'" in capsys.readouterr().err
+
+
+def test_a_tokenizer_whose_vocabulary_does_not_fit_the_model_says_so(capsys):
+    code, err = run(capsys, "generate", "--model", "weights/shakespeare", "--tokenizer", "gpt2",
+                    "hi")
+    assert code == 2 and "--tokenizer gpt2 has a vocabulary of 50,257 tokens, which does not " \
+                         "fit the model" in err
+    assert "leave out --tokenizer to use the model's own" in err and "stop_ids" not in err
+
+
+@pytest.mark.parametrize("flags", [["--top-p", "7"], ["--beams", "0"], ["-t", "-1"],
+                                   ["--max-new-tokens", "100000"]])
+def test_generate_checks_its_flags_before_printing_the_prompt(capsys, flags):
+    code = main(["generate", *flags, "the prompt"])
+    out, err = capsys.readouterr()
+    assert code == 2 and "the prompt" not in out and len(err.strip().splitlines()) == 2
+    assert err.strip().splitlines()[-1].startswith("minillm generate: error: ")

@@ -1,5 +1,5 @@
-"""What ``minillm train`` refuses before it starts, so a run never fails hours in or overwrites
-something it did not write:
+"""What ``minillm train`` refuses before it starts, so a run never fails hours in, overwrites
+something it did not write, or leaves a half-made OUT behind:
 
 * a model whose parameters, gradients and AdamW state (16 bytes per parameter) exceed the
   machine's memory;
@@ -7,16 +7,23 @@ something it did not write:
   or ``--overwrite``);
 * a symbolic link at any name minillm writes, renames or deletes in OUT (a file, or a checkpoint
   folder ``checkpoint``, ``best`` and their ``.tmp`` / ``.old``): minillm never writes or deletes
-  outside OUT, nor through a link it did not make.
+  outside OUT, nor through a link it did not make;
+* a ``--pattern`` that the tokenizer loader would refuse (the loader's own check, validate.py:
+  train never writes a tokenizer that minillm cannot read back) or that matches the empty string;
+* a ``--warmup`` longer than ``--steps`` (the learning rate would never reach ``--lr``);
+* a text too short for one training and one validation window of ``--context`` + 1 tokens
+  (checked once the tokenizer has encoded it, before anything is written into OUT).
 
 The command itself: train.py. Example::
 
     check_out(Path("runs/tiny"), resume=False, overwrite=False)   # ValueError if it is not empty
+    check_schedule(steps=60, warmup=100)                          # ValueError naming both
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+import regex
 
 # the files minillm train writes in OUT (besides the checkpoint folders)
 WRITTEN = ("tokenizer.json", "tokenizer_config.json", "tokenizer.json.vocab", "config.json",
@@ -26,12 +33,9 @@ WRITTEN = ("tokenizer.json", "tokenizer_config.json", "tokenizer.json.vocab", "c
 def check_memory(config) -> None:
     """Parameters, gradients and AdamW's m and v: 16 bytes per parameter must fit in memory."""
     from minillm.io.sizes import parameter_count
-    need = 16 * parameter_count(config)
-    try:
-        have = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):       # not every system reports it
-        return
-    if need > have:
+    from minillm.kv_cache import memory_bytes
+    need, have = 16 * parameter_count(config), memory_bytes()
+    if have is not None and need > have:                # (not every system reports it)
         raise ValueError(f"--layers {config.n_layers} --d-model {config.d_model} --vocab-size "
                          f"{config.vocab_size} --context {config.n_ctx} make "
                          f"{parameter_count(config):,} parameters: training needs {need / 1e9:.1f} "
@@ -58,3 +62,36 @@ def check_out(out: Path, resume: bool, overwrite: bool) -> None:
         raise ValueError(f"--out {out} is not empty ({shown}): choose a new or empty folder, "
                          f"--resume to continue the run in it, or --overwrite to replace the "
                          f"files minillm writes there")
+
+
+def check_pattern(stages) -> None:
+    """``--pattern`` stages (names expanded) as the tokenizer loader checks them, and none that
+    matches the empty string (its pieces would be empty: text between matches is not split)."""
+    if stages is None:
+        return
+    from minillm.tokenizer.pattern_names import KNOWN_STAGES
+    from minillm.tokenizer.validate import check_patterns
+    check_patterns([s for s in stages if s not in KNOWN_STAGES], "--pattern")   # as load does
+    for stage in stages:
+        if regex.fullmatch(stage, "") is not None:
+            raise ValueError(f"--pattern {stage!r} matches the empty string: a pre-tokenisation "
+                             f"pattern must match at least one character (e.g. '\\w+' rather "
+                             f"than '\\w*')")
+
+
+def check_schedule(steps: int, warmup: int) -> None:
+    """The learning rate climbs for ``warmup`` steps: it must reach its peak within ``steps``."""
+    if warmup > steps:
+        raise ValueError(f"--warmup {warmup} is longer than --steps {steps}: the learning rate "
+                         f"would still be climbing when training ends and never reach --lr; "
+                         f"pass --warmup {max(1, steps // 10)} (a tenth of the steps) or more "
+                         f"--steps")
+
+
+def check_data(n_train: int, n_val: int, context: int) -> None:
+    """Training draws windows of ``context`` + 1 tokens, validation tiles them: both need one."""
+    for part, n in (("training", n_train), ("validation", n_val)):
+        if n < context + 1:
+            raise ValueError(f"the {part} text is {n:,} tokens, fewer than --context {context} "
+                             f"+ 1: give a longer --data text, a smaller --context"
+                             + (" or a larger --val-fraction" if part == "validation" else ""))

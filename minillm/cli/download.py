@@ -74,16 +74,26 @@ def models_dir(override: str | Path | None = None) -> Path:
 def resolve_model(name_or_path: str) -> Path:
     """A path as is; a known model's name -> its downloaded file (or a FileNotFoundError)."""
     if name_or_path in MODELS and not Path(name_or_path).exists():
-        spec = MODELS[name_or_path]
-        path = models_dir() / spec.filename
-        if not path.exists():
-            raise FileNotFoundError(f"{name_or_path} is not downloaded yet: run "
-                                    f"`python -m minillm download {name_or_path}` (or give a path)")
-        if not verify_cached(path, spec):
-            raise ValueError(f"{path} does not match its sha256 (damaged or replaced): run "
-                             f"`python -m minillm download {name_or_path}` to replace it")
-        return path
+        return verified_download(name_or_path)
     return Path(name_or_path)
+
+
+def verified_download(name: str) -> Path:
+    """The cached file of download ``name`` (its first), after checking EVERY file of it against
+    its sha256 (_verified.py: re-hashed whenever its record no longer matches). The library's
+    ``load_model("smollm2")`` and ``Tokenizer.load("deepseek-v4")`` come here as the CLI does.
+    Not downloaded: FileNotFoundError; damaged or replaced: ValueError; both say the command."""
+    spec = MODELS[name]
+    for part in (spec, *spec.extras):
+        path = models_dir() / part.filename
+        if not path.exists():
+            raise FileNotFoundError(f"{name} is not downloaded yet ({path} does not exist): run "
+                                    f"`python -m minillm download {name}` first (or give a path)")
+        if not verify_cached(path, part):
+            raise ValueError(f"{path} does not match its sha256 (damaged or replaced since it "
+                             f"was downloaded): run `python -m minillm download {name}` to fetch "
+                             f"it again")
+    return models_dir() / spec.filename
 
 
 def download(spec: ModelSpec, directory: Path, fetch=None) -> Path:
@@ -92,6 +102,8 @@ def download(spec: ModelSpec, directory: Path, fetch=None) -> Path:
     specs = (spec, *spec.extras)
     targets = [Path(directory) / s.filename for s in specs]
     if all(verify_cached(t, s) for t, s in zip(targets, specs)):
+        for t, s in zip(targets, specs):
+            write_record(t, s)                    # (a stale record: no re-hash at each use)
         print(f"{targets[0]} is already downloaded (sha256 verified)", file=sys.stderr)
         return targets[0]
     for t in targets:

@@ -50,9 +50,6 @@ def run(args) -> int:
           file=sys.stderr)
     prompt_ids = tokenizer.encode(args.prompt)
     eos = tokenizer.eos_id if tokenizer.eos_id is not None else model.config.eos_id
-    if not args.no_echo:
-        sys.stdout.write(args.prompt)
-        sys.stdout.flush()
     if args.beams is not None:
         return _beams(args, model, tokenizer, prompt_ids, eos)
     from minillm.decoding.generate import generate
@@ -61,6 +58,7 @@ def run(args) -> int:
                      seed=args.seed, stop_ids=() if eos is None else (eos,),
                      stop_strings=tuple(unescape(s) for s in args.stop), tokenizer=tokenizer,
                      sliding_window=model.config.n_ctx // 2 if args.sliding_window else None)
+    _echo(args)                      # after generate() checked every flag: errors get a line
     generated = 0
     for step in steps:
         if step.id is not None:
@@ -94,6 +92,13 @@ def _prompt(args) -> str:
         raise ValueError(f"--prompt-file {args.prompt_file}: not UTF-8 text ({exc})") from None
 
 
+def _echo(args) -> None:
+    """The prompt on stdout (unless --no-echo), once the options are known to be valid."""
+    if not args.no_echo:
+        sys.stdout.write(args.prompt)
+        sys.stdout.flush()
+
+
 def _beams(args, model, tokenizer, prompt_ids, eos) -> int:
     sampling = (args.preset, args.temperature, args.top_k, args.top_p, args.min_p, args.seed)
     if any(x is not None for x in sampling) or args.stop or args.sliding_window:
@@ -105,6 +110,7 @@ def _beams(args, model, tokenizer, prompt_ids, eos) -> int:
                        length_penalty=args.length_penalty, stop_ids=() if eos is None else eos)[0]
     ends = {eos, *model.config.eos_ids}                    # the model's EOS ids stop beams too
     ids = best.ids[:-1] if best.ids and best.ids[-1] in ends else best.ids
+    _echo(args)
     sys.stdout.write(tokenizer.decode(ids) + "\n")
     print(f"minillm: beam score {best.score:.4f} (Σ log p {best.logprob:.4f})", file=sys.stderr)
     used = len(prompt_ids) + len(best.ids)

@@ -46,7 +46,18 @@ def add_sampling_arguments(parser, default_preset: str | None = None) -> None:
     parser.add_argument("--top-k", type=int, help="keep the k most likely tokens (0 = off)")
     parser.add_argument("--top-p", type=float, help="keep the smallest set with mass >= p (1 = off)")
     parser.add_argument("--min-p", type=float, help="keep tokens with p >= min_p · p_max (0 = off)")
-    parser.add_argument("--seed", type=int, help="random seed: same seed, same text")
+    parser.add_argument("--seed", type=seed, help="random seed: same seed, same text")
+
+
+def seed(text: str) -> int:
+    """``--seed``'s type: an integer >= 0 (NumPy's generators take no negative seed)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"seeds are integers >= 0 (e.g. --seed 0), got {text!r}")
+    return value
 
 
 def sampling_kwargs(args) -> dict:

@@ -11,7 +11,6 @@ A name that is none of these gets one message listing what is accepted.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -104,7 +103,7 @@ def model_context(name: str) -> int:
     config = path / "config.json"
     if not config.exists():
         raise ValueError(f"{path} is not a model (no config.json); --model takes {accepted('--model')}")
-    return ModelConfig.from_hf_dict(json.loads(config.read_text(encoding="utf-8"))).n_ctx
+    return ModelConfig.load(config).n_ctx          # bounded, regular files only (io/bounded.py)
 
 
 def load_model_and_tokenizer(model_name: str, tokenizer_name: str | None = None):
@@ -114,7 +113,16 @@ def load_model_and_tokenizer(model_name: str, tokenizer_name: str | None = None)
     path = resolve_model_path(model_name)
     model, tokenizer = load_model(path)
     if tokenizer_name is not None:
+        own = tokenizer
         tokenizer = load_tokenizer(tokenizer_name)
+        V = model.config.vocab_size
+        if tokenizer.vocab_size > V:         # its ids (EOS among them) would be past the model's rows
+            instead = ("leave out --tokenizer to use the model's own" if own is not None
+                       else f"pass the tokenizer the model was trained with")
+            raise ValueError(f"--tokenizer {tokenizer_name} has a vocabulary of "
+                             f"{tokenizer.vocab_size:,} tokens, which does not fit the model "
+                             f"{path} ({V:,} tokens): its ids would name rows the model does "
+                             f"not have; {instead} (at most {V:,} tokens)")
     if tokenizer is None:
         raise ValueError(f"{path} carries no tokenizer: pass --tokenizer gpt2 or --tokenizer PATH")
     return path, model, tokenizer

@@ -26,7 +26,9 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from minillm.cli._train_checks import check_memory, check_out
+from minillm.cli.options import seed
+from minillm.cli._train_checks import (check_data, check_memory, check_out, check_pattern,
+                                       check_schedule)
 
 VAL_SAMPLE_BYTES = 40_000
 
@@ -45,7 +47,7 @@ def add_arguments(p) -> None:
     p.add_argument("--context", type=int, default=128, help="tokens per training window (n_ctx)")
     p.add_argument("--steps", type=int, default=3000, help="optimizer steps")
     p.add_argument("--batch", type=int, default=16, help="training windows per step")
-    p.add_argument("--seed", type=int, default=0, help="initial weights and batch order")
+    p.add_argument("--seed", type=seed, default=0, help="initial weights and batch order")
     p.add_argument("--lr", type=float, default=2e-3, help="peak learning rate (after warmup)")
     p.add_argument("--min-lr", type=float, default=None, help="final learning rate (default lr/10)")
     p.add_argument("--warmup", type=int, default=100, help="steps of linear learning-rate warmup")
@@ -72,6 +74,8 @@ def run(args) -> int:
     from minillm.train.loop import TrainSettings, train
     from minillm.train.trainlog import LOG_NAME, append_record
 
+    check_schedule(args.steps, args.warmup)        # checks that need no data come first
+    check_pattern(_stages(args.pattern))
     out = Path(args.out)
     data = Path(args.data)
     if not data.is_file():
@@ -102,9 +106,11 @@ def run(args) -> int:
         tok = Tokenizer.load(tok_path)
     else:       # the tokenizer learns from the training part only: validation stays unseen
         tok = Tokenizer.train(train_text, args.vocab_size, pattern=_stages(args.pattern))
-        tok.save(tok_path, model_max_length=args.context)   # HF format: AutoTokenizer reads it
     train_ids = token_array(tok.encode_ordinary(train_text), tok.vocab_size)
     val_ids = token_array(tok.encode_ordinary(val_text), tok.vocab_size)
+    check_data(len(train_ids), len(val_ids), args.context)   # before OUT holds anything
+    if not args.resume:
+        tok.save(tok_path, model_max_length=args.context)   # HF format: AutoTokenizer reads it
     say(f"tokenizer: {tok.vocab_size} tokens; train {len(train_ids):,} tokens "
         f"({len(train_text) / len(train_ids):.2f} chars/token), validation {len(val_ids):,} "
         f"tokens ({time.perf_counter() - t0:.0f} s)")

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from minillm.decoding.generate_args import GenerationSettings, check_count, check_prompt, uses_history
-from minillm.kv_cache import KVCache
+from minillm.kv_cache import KVCache, check_cache_fits
 from minillm.model.attention import causal_mask
 
 
@@ -96,6 +96,7 @@ def generate_batch(model, prompts, max_new_tokens: int = 100, *, seed=None, rng=
     B, S = ids.shape
     if S + n_new > model.config.n_ctx:
         raise ValueError(f"longest prompt ({S}) + max_new_tokens ({n_new}) exceed n_ctx={model.config.n_ctx}")
+    check_cache_fits(model.config, B, S + n_new, "len(prompts)")   # before allocating
     if n_new == 0:
         return [[] for _ in range(B)]
     seq = np.zeros((B, S + n_new), dtype=np.int64)                 # [B, S + N] preallocated: prompts, then new ids

@@ -42,6 +42,7 @@ import numpy as np
 from minillm.decoding.batch import shared_prefix_cache
 from minillm.functional import log_softmax
 from minillm.decoding.generate_args import check_count, check_prompt, stop_set
+from minillm.kv_cache import check_cache_fits
 
 EARLY_STOPPING = ("heuristic", "pool_full", "never")     # HF: False, True, "never"
 
@@ -78,6 +79,8 @@ def beam_search(model, prompt_ids, beam_size: int = 4, max_new_tokens: int = 20,
     if len(prompt) + n_new > model.config.n_ctx:
         raise ValueError(f"prompt ({len(prompt)}) + max_new_tokens ({n_new}) exceed "
                          f"n_ctx={model.config.n_ctx}")
+    check_cache_fits(model.config, nb, len(prompt) + n_new, "beam_size",   # before allocating
+                     per_row=12 * V)           # each beam: [V] float32 logits, float64 scores
 
     cache, logits = shared_prefix_cache(model, prompt, nb, capacity=len(prompt) + n_new)
     logits = logits[None]                                          # [1, V]  one live beam at first

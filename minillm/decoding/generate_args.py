@@ -74,6 +74,9 @@ class GenerationSettings:
             k = check_count(num_draft_tokens, "num_draft_tokens")
             if k == 0 or keep is not None:
                 raise ValueError("speculative decoding needs num_draft_tokens >= 1 and no sliding_window")
+            if k > model.config.n_ctx:      # (more guesses than the context holds: never useful)
+                raise ValueError(f"num_draft_tokens must be in [1, n_ctx={model.config.n_ctx:,}], "
+                                 f"got {k:,}")
         return cls(sampler=sampler, rng=rng, stop_ids=stops, stop_strings=stop_strings,
                    tokenizer=tokenizer, logprobs=bool(logprobs), top_n=top_n, sliding_window=keep,
                    draft=draft, num_draft_tokens=k)
@@ -97,6 +100,8 @@ def make_sampler(temperature=None, top_k=None, top_p=None, min_p=None, preset=No
 def make_rng(seed=None, rng=None) -> np.random.Generator:
     """The one source of randomness: ``rng`` as given, or ``np.random.default_rng(seed)``."""
     if rng is None:
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed < 0:
+            raise ValueError(f"seed must be an integer >= 0 (or None), got {seed}")
         return np.random.default_rng(seed)
     if seed is not None or not isinstance(rng, np.random.Generator):
         raise TypeError("rng must be a np.random.Generator, and not given together with seed")

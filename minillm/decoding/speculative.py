@@ -43,7 +43,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from minillm.decoding.generate_args import GenerationSettings, uses_history
-from minillm.decoding.speculative_drafts import make_draft
+from minillm.decoding.speculative_drafts import check_proposal, make_draft
 from minillm.decoding.steps import Step, StepWriter
 from minillm.sampling import categorical
 
@@ -113,7 +113,8 @@ def _rounds(model, prompt, n_new, settings, *, cache, source) -> Iterator[Step]:
         m = P + n                                                  # seq[:m] is the context
         room = min(length, n_new - n - 1) if wait == 0 else 0      # never draft past max_new_tokens
         wait = max(wait - 1, 0)
-        drafts, q = source.propose(seq, m, room, choose) if room else (seq[:0], None)
+        drafts, q = check_proposal(source.propose(seq, m, room, choose), room,
+                                   model.config.vocab_size) if room else (seq[:0], None)
         seq[m:m + len(drafts)] = drafts                            # [a] tentatively in the context
         fed = seq[cache.length:m + len(drafts)]                    # [1 + k'] last token + drafts
         logits = model(fed[None], cache=cache)[0, -len(drafts) - 1:]   # [k' + 1, V] ONE forward

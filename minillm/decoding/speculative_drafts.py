@@ -114,6 +114,28 @@ def first_layers(model, n: int):
     return GPT(dataclasses.replace(model.config, n_layers=n), params)
 
 
+def check_proposal(proposal, k: int, V: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """What a DraftSource's ``propose`` returned, as (drafts int64 [a], q [a, V] or None) with
+    a <= k and every id in [0, V): any sequence of ints is accepted (a list as well as an
+    array); anything else is a TypeError / ValueError saying what is expected."""
+    expected = (f"DraftSource.propose must return (drafts, q): drafts a sequence of at most "
+                f"k={k} token ids, q None or a [len(drafts), V={V}] array of probabilities")
+    if not isinstance(proposal, tuple) or len(proposal) != 2:
+        raise TypeError(f"{expected}; got {type(proposal).__name__}")
+    drafts, q = np.asarray(proposal[0]), proposal[1]
+    if drafts.size == 0:
+        drafts = drafts.astype(np.int64).reshape(0)                  # [] -> [0]
+    if drafts.ndim != 1 or drafts.dtype.kind not in "iu":
+        raise TypeError(f"{expected}; got drafts of shape {drafts.shape}, dtype {drafts.dtype}")
+    if len(drafts) > k or (len(drafts) and not 0 <= drafts.min() <= drafts.max() < V):
+        raise ValueError(f"{expected}; got {len(drafts)} drafts {drafts[:8].tolist()}")
+    if q is not None:
+        q = np.asarray(q)
+        if q.shape != (len(drafts), V):
+            raise ValueError(f"{expected}; got q of shape {q.shape}")
+    return drafts.astype(np.int64), q
+
+
 def make_draft(draft) -> DraftSource:
     """``"prompt"`` -> PromptLookup(); a ``GPT`` -> DraftModel(it); a DraftSource as it is."""
     from minillm.model import GPT

@@ -17,6 +17,7 @@ import numpy as np
 from minillm.config import ModelConfig
 from minillm.io.commit import atomic_files, finish_interrupted
 from minillm.io.hf_names import GPT2_BUFFERS, LM_HEAD, hf_sources, named_to_hf
+from minillm.io.bounded import open_regular, probe
 from minillm.io.safetensors import (DTYPES, bf16_to_float32, read_safetensors_shapes,
                                     save_safetensors)
 from minillm.io.safetensors_header import check_entries, read_header
@@ -46,8 +47,8 @@ def load_arena(file: str | Path, config: ModelConfig) -> GPTParams:
     split and transposed on the way). Missing or unexpected tensors raise ValueError."""
     params = empty_arena(config)
     sources = hf_sources(config)
-    file_size = os.path.getsize(file)
-    with open(file, "rb") as f:
+    with open_regular(file) as f:                   # a device, FIFO or folder: refused
+        file_size = os.fstat(f.fileno()).st_size
         header, data_start = read_header(f, file_size)
         entries = {e[0]: e for e in check_entries(header, file_size - data_start)}
         if config.arch == "gpt2":   # the optional prefix of GPT2LMHeadModel; the causal-mask buffers go
@@ -86,12 +87,13 @@ def load_hf_checkpoint(path: str | Path) -> tuple[ModelConfig, GPTParams]:
     """Read a checkpoint directory -> (config, params)."""
     path = Path(path)
     finish_interrupted(path)                          # a save a crash cut short (commit.py)
-    if not (path / "config.json").is_file():
+    # (probe, not is_file: a device or folder under these names is refused by type when read)
+    if probe(path / "config.json") is None:
         raise FileNotFoundError(f"{path} is not a checkpoint directory: no config.json")
-    if not (path / "model.safetensors").is_file():
+    if probe(path / "model.safetensors") is None:
         raise FileNotFoundError(f"{path} has no model.safetensors (sharded and .bin checkpoints "
                                 f"are not supported; minillm never unpickles)")
-    config = ModelConfig.load(path / "config.json")
+    config = ModelConfig.load(path)                   # path/config.json (+ generation_config.json)
     check_checkpoint_sizes(path, config)              # before anything of the config's size
     return config, load_arena(path / "model.safetensors", config)
 

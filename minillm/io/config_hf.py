@@ -18,6 +18,7 @@ import dataclasses
 import json
 import numbers
 import reprlib
+import stat
 from pathlib import Path
 
 MAX_CONFIG_BYTES = 1 << 20   # real config.json files are 1-10 KB
@@ -99,11 +100,13 @@ def load(cls, path: str | Path):
     """Read ``config.json`` (a file, or the directory that holds it). As in transformers, the
     EOS ids of a ``generation_config.json`` beside it win when it gives them (Llama-3-Instruct:
     [128001, 128009] there, 128001 in config.json)."""
+    from minillm.io.bounded import probe
     path = Path(path)
-    if path.is_dir():
+    found = probe(path)                      # (a 5,000-character name: a ValueError here)
+    if found and stat.S_ISDIR(found.st_mode):
         path = path / "config.json"
     d, generation = _read_json(path), path.parent / "generation_config.json"
-    if generation.exists() and "minillm" not in d:
+    if probe(generation) and "minillm" not in d:
         d["eos_token_id"] = _read_json(generation).get("eos_token_id") or d.get("eos_token_id")
     try:
         return cls.from_hf_dict(d)
@@ -168,12 +171,11 @@ def _reject(d: dict, **allowed) -> None:
 
 def _read_json(path: Path) -> dict:
     """A small JSON object from ``path`` (config.json, generation_config.json), or a ValueError."""
-    if path.stat().st_size > MAX_CONFIG_BYTES:
-        raise ValueError(f"{path} is {path.stat().st_size:,} bytes; a config file is limited "
-                         f"to {MAX_CONFIG_BYTES:,}")
+    from minillm.io.bounded import read_bounded_text
+    text = read_bounded_text(path, MAX_CONFIG_BYTES, "a config file")   # regular files only
     try:
-        d = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        d = json.loads(text)
+    except json.JSONDecodeError as exc:
         raise ValueError(f"{path} is not valid JSON: {exc}") from None
     except RecursionError:
         raise ValueError(f"{path}: JSON nested too deeply") from None

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from minillm.io.bounded import open_regular
 from minillm.io.dequant import DEQUANTIZERS, dequantize
 from minillm.io.gguf_values import ARRAY, MAX_METADATA, MAX_TENSORS, Cursor
 
@@ -84,10 +85,12 @@ class GGUF:
 
     def __init__(self, path):
         self.path = path
-        if os.path.getsize(path) < 24:
-            raise ValueError(f"{path} is not a GGUF file: {os.path.getsize(path)} bytes, "
-                             f"the header alone takes 24")
-        self._map = np.memmap(path, dtype=np.uint8, mode="r")  # [file_size], read-only, lazy
+        with open_regular(path) as f:                   # a device, FIFO or folder: refused
+            size = os.fstat(f.fileno()).st_size
+            if size < 24:
+                raise ValueError(f"{path} is not a GGUF file: {size} bytes, the header alone "
+                                 f"takes 24")
+            self._map = np.memmap(f, dtype=np.uint8, mode="r")  # [file_size], read-only, lazy
         cur = Cursor(memoryview(self._map))
         if bytes(cur.take(4, "magic")) != MAGIC:
             raise ValueError(f"{path} is not a GGUF file (magic is not b'GGUF')")

@@ -92,6 +92,16 @@ def gguf_tensors(config: ModelConfig, named: dict[str, np.ndarray], arch: str) -
     return gguf_gpt2.fuse_qkv(out, config) if arch == "gpt2" else out
 
 
+def check_token_ids(meta: dict, vocab_size: int) -> None:
+    """``tokenizer.ggml.*_token_id`` must name a row of the model: minillm (and llama.cpp) refuse
+    a file whose BOS or EOS is past the vocabulary, so it is refused before it is written."""
+    for key, (_, value) in meta.items():
+        if key.startswith("tokenizer.ggml.") and key.endswith("_token_id") \
+                and not 0 <= value < vocab_size:
+            raise ValueError(f"GGUF field {key} = {value:,} is not a token id of the model's "
+                             f"{vocab_size:,}-token vocabulary: allowed [0, {vocab_size:,})")
+
+
 def save_gguf(path: str | Path, model, tokenizer, dtype: str = "f32") -> Path:
     """Write ``model`` and ``tokenizer`` to ``path`` as GGUF. dtype: "f32", "f16" or "q8_0"."""
     if dtype not in DTYPES:
@@ -109,6 +119,7 @@ def save_gguf(path: str | Path, model, tokenizer, dtype: str = "f32") -> Path:
     # carried keys never collide with computed ones, except defaults such as add_bos_token = false
     meta.update(checked(getattr(model, "gguf_metadata", {}), "model"))
     meta.update(checked(getattr(tokenizer, "gguf_metadata", {}), "tokenizer"))
+    check_token_ids(meta, config.vocab_size)
     tensors = {}
     for name, a in gguf_tensors(config, model.params.named(), arch).items():
         ggml_type = F32 if a.ndim == 1 or name in ALWAYS_F32 else matrix_type

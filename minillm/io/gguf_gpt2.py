@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from minillm.config import ModelConfig
+from minillm.io.gguf_values import metadata_number
 
 BLOCK = {"norm1.weight": ("attn_norm.weight", False), "norm1.bias": ("attn_norm.bias", False),
          "attn.wq": ("attn_q.weight", True), "attn.wk": ("attn_k.weight", True),
@@ -55,7 +56,8 @@ def gpt2_config(meta: dict, tensors: dict, tied: bool) -> ModelConfig:
         vocab_size=tensors["token_embd.weight"].shape[0], n_ctx=key("context_length"),
         d_model=key("embedding_length"), n_heads=key("attention.head_count"),
         n_layers=key("block_count"), d_ff=key("feed_forward_length"),
-        norm_eps=float(key("attention.layer_norm_epsilon")), arch="gpt2", tie_embeddings=tied,
+        norm_eps=metadata_number(meta, "gpt2.attention.layer_norm_epsilon"), arch="gpt2",
+        tie_embeddings=tied,
         bos_id=meta.get("tokenizer.ggml.bos_token_id"), eos_id=meta.get("tokenizer.ggml.eos_token_id"))
 
 

@@ -56,6 +56,7 @@ from minillm.io import gguf_gpt2
 from minillm.io.dequant import DEQUANTIZERS, dequantize, dequantize_into
 from minillm.io.gguf_carry import carried
 from minillm.io.gguf import GGUF, read_gguf
+from minillm.io.gguf_values import metadata_number
 from minillm.io.qk_rows import PERMUTED_QK, unpermute_qk
 from minillm.io.sizes import check_sizes
 from minillm.model.arena import empty_arena
@@ -124,9 +125,9 @@ def gguf_config(meta: dict, tensors: dict, tied: bool | None = None) -> ModelCon
         d_ff=key("feed_forward_length"), n_kv_heads=key("attention.head_count_kv", n_heads),
         # subtle: eps is stored as float32 (SmolLM2: 9.99999975e-06 where HF's config says 1e-5);
         # the two are the same number once they meet float32 activations.
-        norm_eps=float(key("attention.layer_norm_rms_epsilon")), arch="llama",
+        norm_eps=metadata_number(meta, f"{arch}.attention.layer_norm_rms_epsilon"), arch="llama",
         attn_bias="blk.0.attn_q.bias" in tensors, mlp_bias=False,
-        rope_theta=float(key("rope.freq_base", 10000.0)),
+        rope_theta=metadata_number(meta, f"{arch}.rope.freq_base", 10000.0),
         tie_embeddings="output.weight" not in tensors,
         bos_id=meta.get("tokenizer.ggml.bos_token_id"), eos_id=meta.get("tokenizer.ggml.eos_token_id"))
 

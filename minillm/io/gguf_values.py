@@ -30,6 +30,18 @@ SCALARS = {0: "<u1", 1: "<i1", 2: "<u2", 3: "<i2", 4: "<u4", 5: "<i4", 6: "<f4",
 STRING, ARRAY, BOOL = 8, 9, 7
 
 
+def metadata_number(meta: dict, key: str, default=None) -> float:
+    """A float from the metadata value ``key`` (an int or float of the file), or a ValueError
+    naming the key (``float("abc")`` would say only "could not convert string to float")."""
+    value = meta.get(key, default)
+    if value is None:
+        raise ValueError(f"GGUF metadata lacks {key}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"GGUF metadata {key} must be a number, got {str(value)[:60]!r} "
+                         f"({type(value).__name__})")
+    return float(value)
+
+
 class Cursor:
     """Bounds-checked sequential reads from the mapped file."""
 

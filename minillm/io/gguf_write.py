@@ -25,10 +25,11 @@ from pathlib import Path
 import numpy as np
 
 from minillm.io.atomic import atomic_open
+# metadata value types: their numbers and ranges live in gguf_limits.py (checked before writing)
+from minillm.io.gguf_limits import (  # noqa: F401  (the types, importable from here too)
+    ARRAY, BOOL, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, STRING, UINT8, UINT16, UINT32,
+    UINT64, check_header)
 
-# metadata value types (gguf_values.py reads the same numbers)
-UINT8, INT8, UINT16, INT16, UINT32, INT32, FLOAT32, BOOL, STRING, ARRAY, UINT64, INT64, FLOAT64 = \
-    range(13)
 FORMATS = {UINT8: "<B", INT8: "<b", UINT16: "<H", INT16: "<h", UINT32: "<I", INT32: "<i",
            FLOAT32: "<f", BOOL: "<?", UINT64: "<Q", INT64: "<q", FLOAT64: "<d"}
 F32, F16, Q8_0 = 0, 1, 8          # the ggml tensor types this writer produces
@@ -103,6 +104,7 @@ def write_gguf(path: str | Path, metadata: dict, tensors: dict, alignment: int =
         raise ValueError(f"alignment must be a power of two, got {alignment}")
     if alignment != ALIGNMENT:
         metadata = {**metadata, "general.alignment": (UINT32, alignment)}
+    check_header(metadata, tensors)                 # every value in range, before opening
     head, placed = _head_and_offsets(metadata, tensors, 3, alignment, None)
     with atomic_open(path, "wb") as f:     # a crash or a full disk leaves the old file (atomic.py)
         f.write(head)

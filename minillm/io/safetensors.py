@@ -30,6 +30,7 @@ import os
 import numpy as np
 
 from minillm.io.atomic import atomic_open
+from minillm.io.bounded import open_regular
 from minillm.io.safetensors_header import DTYPES, check_entries, read_header
 
 
@@ -70,8 +71,8 @@ def load_safetensors(path, mmap=True):
         save_safetensors("t.safetensors", {"w": np.ones((2, 3), np.float32)})
         load_safetensors("t.safetensors")["w"].shape   # (2, 3)
     """
-    file_size = os.path.getsize(path)
-    with open(path, "rb") as f:
+    with open_regular(path) as f:               # a device, FIFO or folder: refused
+        file_size = os.fstat(f.fileno()).st_size
         header, start = read_header(f, file_size)
         entries = check_entries(header, file_size - start)
         if file_size == start:  # np.memmap refuses an empty map
@@ -93,17 +94,22 @@ def load_safetensors(path, mmap=True):
 
 def load_safetensors_metadata(path):
     """The ``__metadata__`` dict of string -> string of a .safetensors file ({} when absent)."""
-    with open(path, "rb") as f:
-        header, start = read_header(f, os.path.getsize(path))
-    check_entries(header, os.path.getsize(path) - start)
+    header, entries = _header(path)
     return dict(header.get("__metadata__", {}))
 
 
 def read_safetensors_shapes(path):
     """{name: shape} of every tensor, from the header alone (no tensor data is read)."""
-    with open(path, "rb") as f:
-        header, start = read_header(f, os.path.getsize(path))
-    return {name: shape for name, _, shape, _, _ in check_entries(header, os.path.getsize(path) - start)}
+    _, entries = _header(path)
+    return {name: shape for name, _, shape, _, _ in entries}
+
+
+def _header(path):
+    """(header dict, checked entries) of a .safetensors file, without reading tensor data."""
+    with open_regular(path) as f:
+        file_size = os.fstat(f.fileno()).st_size
+        header, start = read_header(f, file_size)
+    return header, check_entries(header, file_size - start)
 
 
 def save_safetensors(path, tensors, metadata=None, bf16=False):

@@ -36,7 +36,8 @@ def no_duplicate_keys(pairs):
 
 def read_header(f, file_size):
     """Parse and validate the length prefix and JSON header; return (header dict, data start)."""
-    prefix = f.read(8)
+    # subtle: the size first: a /proc file says 0 and then reads more, or fails (EIO)
+    prefix = f.read(8) if file_size >= 8 else b""
     if len(prefix) < 8:
         raise ValueError(f"not a safetensors file: {file_size} bytes, need at least 8")
     n = int.from_bytes(prefix, "little")

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from minillm.io.atomic import atomic_write_text
 from minillm.io.gguf_carry import carried, hf_chat_templates
+from minillm.io.bounded import read_bounded
 from minillm.io.safetensors_header import no_duplicate_keys
 
 from .display import render_token
@@ -49,10 +50,7 @@ MAX_TEXT_BYTES = 64 << 20  # the largest real tokenizer files (o200k, Gemma's to
 
 
 def _read_text(path: Path) -> str:
-    if path.stat().st_size > MAX_TEXT_BYTES:
-        raise ValueError(f"{path} is {path.stat().st_size:,} bytes; tokenizer files are limited "
-                         f"to {MAX_TEXT_BYTES:,} bytes")
-    raw = path.read_bytes()
+    raw = read_bounded(path, MAX_TEXT_BYTES, "a tokenizer file")   # regular files only
     if path.suffix == ".gz":
         try:
             with gzip.GzipFile(fileobj=io.BytesIO(raw)) as f:
@@ -138,8 +136,9 @@ def validated(kw: dict, source: str, from_file: bool = True) -> dict:
 
 
 def _load_json(path: Path):
+    text = _read_text(path)              # (its errors name the file already)
     try:
-        return json.loads(_read_text(path), object_pairs_hook=no_duplicate_keys)
+        return json.loads(text, object_pairs_hook=no_duplicate_keys)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path} is not valid JSON: {exc}") from None
     except ValueError as exc:

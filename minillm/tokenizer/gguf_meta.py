@@ -56,8 +56,12 @@ def read_gguf_metadata(meta: dict, pattern=None) -> dict:
         raise ValueError("GGUF metadata needs tokenizer.ggml.tokens and tokenizer.ggml.merges "
                          "lists")
     types = meta.get("tokenizer.ggml.token_type") or [1] * len(tokens)
+    if not isinstance(types, list):
+        raise ValueError(f"GGUF metadata tokenizer.ggml.token_type must be a list of integers, "
+                         f"one per token, got {shown(types)} ({type(types).__name__})")
     if len(types) != len(tokens):
-        raise ValueError(f"{len(types)} token types for {len(tokens)} tokens")
+        raise ValueError(f"GGUF metadata tokenizer.ggml.token_type has {len(types)} entries for "
+                         f"{len(tokens)} tokens: one per token")
     pre = meta.get("tokenizer.ggml.pre", "default")
     if not all(isinstance(t, str) for t in tokens) or not all(isinstance(m, str) for m in merges) \
             or not all(type(t) is int for t in types) or not isinstance(pre, str):

@@ -18,8 +18,10 @@ A name is a name even where a folder of that name exists: write "./gpt2" for the
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
+from minillm.io.bounded import probe, shown
 from minillm.resources import shipped
 
 # name -> vendored file under weights/ (see weights/gpt2/README.md, weights/tokenizers/README.md)
@@ -37,23 +39,22 @@ TOKENIZER_FILES = ("tokenizer.json", MINILLM_FILE, "tokenizer.json.gz", "encoder
 
 
 def tokenizer_file(directory: Path) -> Path | None:
-    """The tokenizer file a model folder carries (encoder.json counts only with vocab.bpe)."""
+    """The tokenizer file a model folder carries (encoder.json counts only with vocab.bpe).
+    subtle: anything under the name counts, so that a device or a folder named tokenizer.json
+    is refused when read (bounded.py), not silently passed over for the next name."""
     for name in TOKENIZER_FILES:
         candidate = directory / name
-        if candidate.is_file() and (name != "encoder.json" or (directory / "vocab.bpe").is_file()):
+        if probe(candidate) and (name != "encoder.json" or probe(directory / "vocab.bpe")):
             return candidate
     return None
 
 
 def downloaded(name: str) -> Path:
-    """The downloaded file of `name` ("smollm2", "deepseek-v4"), or a FileNotFoundError that
-    says which command downloads it."""
-    from minillm.cli.download import models_dir   # (the cache location: $MINILLM_HOME, ...)
-    path = models_dir() / DOWNLOADED[name]
-    if not path.is_file():
-        raise FileNotFoundError(f"{name} is not downloaded yet ({path} does not exist): run "
-                                f"`python -m minillm download {name}` first")
-    return path
+    """The downloaded file of `name` ("smollm2", "deepseek-v4"), every file of the download
+    checked against its sha256 (deepseek-v4's tokenizer_config.json too: it names the EOS), or
+    an error that says which command downloads it (again)."""
+    from minillm.cli.download import verified_download   # (the cache: $MINILLM_HOME, ...)
+    return verified_download(name)
 
 
 def locate(path_or_name) -> Path:
@@ -65,16 +66,17 @@ def locate(path_or_name) -> Path:
     if isinstance(path_or_name, str) and path_or_name in DOWNLOADED:
         return downloaded(path_or_name)
     path = Path(path_or_name)
-    if path.is_dir():
-        found = tokenizer_file(path)
-        if found is None:
+    found = probe(path)                      # (a 5,000-character name: a ValueError here)
+    if found and stat.S_ISDIR(found.st_mode):
+        tokenizer = tokenizer_file(path)
+        if tokenizer is None:
             raise ValueError(f"{path} is a folder without a tokenizer: expected one of "
                              f"{', '.join(TOKENIZER_FILES[:-1])} or encoder.json + vocab.bpe")
-        return found
-    if path.is_file():
+        return tokenizer
+    if found:                                # a file (a device or FIFO is refused when read)
         return path
     raise FileNotFoundError(
-        f"no tokenizer {str(path_or_name)!r}: it is not a file, a folder or a known name. "
+        f"no tokenizer {shown(path_or_name)!r}: it is not a file, a folder or a known name. "
         f"Accepted: the named tokenizers shipped with minillm ({', '.join(NAMED)}); a downloaded "
         f"one ({', '.join(DOWNLOADED)}: `python -m minillm download NAME`); a model folder (with "
         f"{' or '.join(TOKENIZER_FILES[:-1])} or encoder.json + vocab.bpe); a .tiktoken(.gz), "

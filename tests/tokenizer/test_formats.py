@@ -71,7 +71,7 @@ def test_gguf_metadata_errors():
         read_gguf_metadata({**meta, "tokenizer.ggml.model": "no-such-model"})
     with pytest.raises(ValueError, match="pre-tokeniser"):
         read_gguf_metadata({**meta, "tokenizer.ggml.pre": "no-such-pre"})
-    with pytest.raises(ValueError, match="token types"):
+    with pytest.raises(ValueError, match="token_type has 1 entries for"):
         read_gguf_metadata({**meta, "tokenizer.ggml.token_type": [1]})
 
 

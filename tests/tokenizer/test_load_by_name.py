@@ -1,13 +1,24 @@
 """Tokenizer.load by any name: a .gguf file, a model folder, a downloaded model's name; and the
 messages when a name means nothing (locate.py)."""
+import dataclasses
+
 import pytest
 
+from minillm.cli._verified import sha256_file
 from minillm.cli.download import MODELS
 from minillm.tokenizer import Tokenizer
 from minillm.tokenizer.hf_write import token_string
 from minillm.tokenizer.locate import DOWNLOADED, MINILLM_FILE, locate
 from tests.conftest import REPO, shared_file
 from tests.io import gguf_writer as w
+
+def record_as_downloaded(models, spec):
+    """``spec`` with every file's digest and size those of the file now at its place."""
+    def now(s):
+        path = models / s.filename
+        return dataclasses.replace(s, sha256=sha256_file(path), size=path.stat().st_size)
+    return dataclasses.replace(now(spec), extras=tuple(now(s) for s in spec.extras))
+
 
 TEXT = "Hello wörld 12345, it's 海水会吸收较多红光 <|end|>"
 
@@ -83,6 +94,8 @@ def test_downloaded_names_are_found_where_download_puts_them(tmp_path, monkeypat
     (models / "deepseek-v4").mkdir(parents=True)
     tok.save(models / "deepseek-v4" / "tokenizer.json")
     gguf_file(models / MODELS["smollm2"].filename, tok)
+    for name in ("smollm2", "deepseek-v4"):      # the records of these stand-ins: they verify
+        monkeypatch.setitem(MODELS, name, record_as_downloaded(models, MODELS[name]))
     for name in ("smollm2", "deepseek-v4"):
         assert Tokenizer.load(name).encode(TEXT, allowed_special="all") \
             == tok.encode(TEXT, allowed_special="all")
