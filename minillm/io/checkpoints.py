@@ -2,8 +2,9 @@
 
 A checkpoint directory is ``config.json`` + ``model.safetensors``. This module only renames,
 splits and transposes; it never changes a value. Loading reads the file one tensor (in slices of
-rows) at a time straight into its place in a new parameter arena (``model/arena.py``): the peak
-memory is the weights plus one slice, not the weights twice. The file is read, not memory-mapped,
+rows) at a time straight into its place in the model's parameters (plain arrays, or the engine's
+arena: ``minillm/engine/arena.py``): the peak memory is the weights plus one slice, not the
+weights twice. The file is read, not memory-mapped,
 so its pages are the OS's page cache and never count against the process.
 
 GPT-2 (``GPT2LMHeadModel``; names may carry a ``transformer.`` prefix):
@@ -30,8 +31,8 @@ from minillm.io.safetensors import (DTYPES, bf16_to_float32, read_safetensors_sh
                                     save_safetensors)
 from minillm.io.safetensors_header import check_entries, read_header
 from minillm.io.sizes import check_sizes
-from minillm.model.arena import empty_arena
-from minillm.model.params import GPTParams
+from minillm.engine.tiled import to_numpy
+from minillm.model.params import GPTParams, empty_params
 
 # minillm block name -> (HF name, transpose?) ; "{i}" is the layer.
 _GPT2_BLOCK = {"norm1.weight": ("h.{i}.ln_1.weight", False), "norm1.bias": ("h.{i}.ln_1.bias", False),
@@ -101,10 +102,10 @@ def _row_slices(f, data_start: int, entry):
         yield r0, r1, a.reshape(r1 - r0, n)                                     # [r1 − r0, n]
 
 
-def load_arena(file: str | Path, config: ModelConfig) -> GPTParams:
-    """Read ``model.safetensors`` into a new parameter arena, one tensor at a time (renamed,
-    split and transposed on the way). Missing or unexpected tensors raise ValueError."""
-    params = empty_arena(config)
+def load_weights(file: str | Path, config: ModelConfig, params: GPTParams) -> GPTParams:
+    """Read ``model.safetensors`` into ``params`` (written through ``w[...] = …``: plain arrays
+    or an engine arena's views), one tensor at a time, renamed, split and transposed on the way.
+    Missing or unexpected tensors raise ValueError."""
     sources = _sources(config)
     file_size = os.path.getsize(file)
     with open(file, "rb") as f:
@@ -143,7 +144,7 @@ def load_arena(file: str | Path, config: ModelConfig) -> GPTParams:
 
 
 def named_to_hf(named: dict[str, np.ndarray], config: ModelConfig) -> dict[str, np.ndarray]:
-    """minillm flat names -> HF state dict (what ``load_arena`` reads back). A config whose
+    """minillm flat names -> HF state dict (what ``load_weights`` reads back). A config whose
     parameters HF's names cannot all carry (a Llama with LayerNorm biases or learned positions,
     a GPT-2 without Q, K, V biases) is a ValueError: the file would not load."""
     unnamed = sorted(set(named) - set(_sources(config)))
@@ -162,11 +163,11 @@ def named_to_hf(named: dict[str, np.ndarray], config: ModelConfig) -> dict[str, 
     for name, (hf, transpose) in _table(config).items():
         if name in named:
             a = named[name].T if transpose else named[name]          # [in, out] -> [out, in]
-            out[hf] = np.ascontiguousarray(a)                        # (views, tiles: arena.py)
+            out[hf] = np.ascontiguousarray(to_numpy(a))              # (views, tiles: engine/)
     if config.arch == "gpt2":
         for i in range(config.n_layers):   # fuse Q, K, V back into Conv1D c_attn
             out[f"h.{i}.attn.c_attn.weight"] = np.concatenate(
-                [named[f"blocks.{i}.attn.w{x}"] for x in "qkv"], axis=1)      # 3 × [C, C] -> [C, 3C]
+                [to_numpy(named[f"blocks.{i}.attn.w{x}"]) for x in "qkv"], axis=1)   # 3 × [C, C] -> [C, 3C]
             out[f"h.{i}.attn.c_attn.bias"] = np.concatenate(
                 [named[f"blocks.{i}.attn.b{x}"] for x in "qkv"])                 # 3 × [C] -> [3C]
         out = {(k if k == _LM_HEAD[0] else "transformer." + k): v for k, v in out.items()}
@@ -174,7 +175,13 @@ def named_to_hf(named: dict[str, np.ndarray], config: ModelConfig) -> dict[str, 
 
 
 def load_hf_checkpoint(path: str | Path) -> tuple[ModelConfig, GPTParams]:
-    """Read a checkpoint directory -> (config, params)."""
+    """Read a checkpoint directory -> (config, params of plain float32 arrays)."""
+    config = read_checkpoint_config(path)
+    return config, load_weights(Path(path) / "model.safetensors", config, empty_params(config))
+
+
+def read_checkpoint_config(path: str | Path) -> ModelConfig:
+    """A checkpoint directory's config, checked against its weights file's header."""
     path = Path(path)
     if not (path / "config.json").is_file():
         raise FileNotFoundError(f"{path} is not a checkpoint directory: no config.json")
@@ -183,7 +190,7 @@ def load_hf_checkpoint(path: str | Path) -> tuple[ModelConfig, GPTParams]:
                                 f"are not supported; minillm never unpickles)")
     config = ModelConfig.load(path / "config.json")
     check_checkpoint_sizes(path, config)              # before anything of the config's size
-    return config, load_arena(path / "model.safetensors", config)
+    return config
 
 
 def check_checkpoint_sizes(path: Path, config: ModelConfig) -> None:
@@ -198,7 +205,7 @@ def check_checkpoint_sizes(path: Path, config: ModelConfig) -> None:
     names = {name.removeprefix("transformer.") for name in shapes}
     fused = [f"h.{i}.attn.c_attn.{w}" for i in range(config.n_layers) for w in ("weight", "bias")]
     missing = [name for name in fused if config.arch == "gpt2" and name not in names]
-    if missing:        # (the other tensors are named by load_arena)
+    if missing:        # (the other tensors are named by load_weights)
         raise ValueError(f"{path / 'model.safetensors'} is missing tensor {missing[0]!r}")
 
 
