@@ -46,7 +46,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from minillm import GPT, KVCache, ModelConfig  # noqa: E402
-from minillm.engine import EngineGPT, empty_arena, plain_params, to_engine  # noqa: E402
+from minillm.engine import empty_arena, plain_params, to_engine  # noqa: E402
+from minillm.loading import FastGPT  # noqa: E402
 from minillm.engine.ops import linear  # noqa: E402
 from minillm.engine.tiled import TiledMatrix, tiled_product  # noqa: E402
 from minillm.model.init import init_params  # noqa: E402
@@ -286,7 +287,7 @@ def main() -> None:
     t = time.perf_counter()
     arena = empty_arena(CONFIG, "tiled")                  # drawn straight into the loaders' layout
     init_params(CONFIG, np.random.default_rng(0), params=arena.params)
-    model = EngineGPT(CONFIG, arena)
+    model = FastGPT(CONFIG, arena)                    # what load_model returns
     print(f"model: GPT-2 124M shape, {model.num_parameters():,} parameters (random init "
           f"{time.perf_counter() - t:.1f} s); weights read per token "
           f"{weight_bytes_per_token(model) / 1e6:.0f} MB")
