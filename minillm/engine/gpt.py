@@ -84,7 +84,8 @@ def _leaves(params: GPTParams) -> list[tuple[object, str, object]]:
 
 def to_engine(model: GPT, layout: str = "tiled") -> EngineGPT:
     """An ``EngineGPT`` with float32 copies of ``model``'s weights in a new arena ("tiled", the
-    loaders' layout, or "decode")."""
+    loaders' layout, or "decode"). (It has no file methods: ``minillm.loading.FastGPT(config,
+    arena)``, what ``load_model`` returns, is the same model with them.)"""
     return EngineGPT(model.config, to_arena(model.params, model.config, layout))
 
 
