@@ -9,7 +9,7 @@ Prints (medians of interleaved rounds, every figure a ratio to a baseline of the
                 A step reads every weight once whatever B is, so until the products become
                 compute-bound the ratio can approach B — IF each product reads its matrix once
                 (``[B·T, C] @ W``), not once per row, and without packing it first (the tiled
-                layout, ``minillm/model/tiled.py``; the "decode" layout is timed beside it).
+                layout, ``minillm/engine/tiled.py``; the "decode" layout is timed beside it).
                 The compute ceiling: B rows cost at least 2·B·parameters flops, at the best
                 matrix-multiply rate this run measures — B = 32 cannot beat it on any layout
   continuous    32 requests of mixed prompt lengths and budgets (greedy): ``serve`` with 8 and
@@ -37,8 +37,9 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 from bench_decode import CONFIG, blas_info  # noqa: E402
 
-from minillm import GPT, KVCache, generate, generate_batch, serve  # noqa: E402
-from minillm.model.arena import to_arena  # noqa: E402
+from minillm import KVCache, generate, generate_batch, serve  # noqa: E402
+from minillm.engine import empty_arena, to_engine  # noqa: E402
+from minillm.loading import FastGPT  # noqa: E402
 from minillm.model.init import init_params  # noqa: E402
 
 SMOLLM2 = HERE.parent.parent / "shared" / "data" / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -123,7 +124,7 @@ def report(name: str, model, args) -> None:
     print(f"\n== {name}: {model.num_parameters():,} parameters, "
           f"{sum(a.nbytes for a in model.params.named().values()) / 1e6:.0f} MB float32")
     sizes = [1, 8, 32] if args.quick else [1, 2, 4, 8, 16, 32]
-    decode = GPT(model.config, to_arena(model.params, model.config, layout="decode"))
+    decode = to_engine(model, layout="decode")
     step_times(model, 2, 16, 2)                                   # warm up
     m = batch_sizes(model, sizes, args.steps, args.rounds)
     d = batch_sizes(decode, [1, 8], args.steps, args.rounds)
@@ -165,7 +166,9 @@ def main() -> None:
         print(f"BLAS: {blas_info()}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
         print("env: " + (" ".join(f"{k}={v}" for k, v in os.environ.items()
                                   if k.startswith(("OPENBLAS", "OMP_", "MKL_"))) or "(none set)"))
-        model = GPT(CONFIG, init_params(CONFIG, np.random.default_rng(0), layout="tiled"))
+        arena = empty_arena(CONFIG, "tiled")
+        init_params(CONFIG, np.random.default_rng(0), params=arena.params)
+        model = FastGPT(CONFIG, arena)                    # what load_model returns
         report("GPT-2-124M shape (random weights, tiled layout)", model, args)
         if not args.skip_smollm2 and SMOLLM2.exists():
             from minillm.io.gguf_model import load_gguf_model

@@ -14,10 +14,11 @@ Prints, per BLAS thread count (medians of per-step times, all measured in this o
                 the LM head too, but only one row is gathered for the embedding)
   cache@16      decode tokens/s with the KV cache at context 16, and % of the bound
   cache@1000    the same at context 1000 (+ per-token time ratio to context 16; goal <= 1.3)
-  decode layout cache@16 (and prefill 512) with the same weights in the "decode" arena layout
-                (model/arena.py: [C, N] matrices, not tiles) against the "tiled" layout used above,
-                the loaders' (model/tiled.py)
-  plain layout  the same in the "plain" layout (no joined products, the tied head stored [V, C])
+  decode layout cache@16 (and prefill 512) with the same weights in the engine's "decode" arena
+                layout (engine/arena.py: [C, N] matrices, not tiles) against the "tiled" layout used
+                above, the loaders' (engine/tiled.py)
+  plain layout  the same in the model of plain ndarrays (``fast=False``: model/ code only, no
+                arena, no joined products, the tied head read as wteᵀ)
   no cache      tokens/s re-running the whole context every step (context 16 .. 16+steps)
   torch         HF transformers + torch CPU ``generate`` on the same shape (greedy, KV cache),
                 when torch and transformers are installed
@@ -45,9 +46,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from minillm import GPT, KVCache, ModelConfig  # noqa: E402
-from minillm.model.arena import to_arena  # noqa: E402
-from minillm.model.linear import linear  # noqa: E402
-from minillm.model.tiled import TiledMatrix, tiled_product  # noqa: E402
+from minillm.engine import empty_arena, plain_params, to_engine  # noqa: E402
+from minillm.loading import FastGPT  # noqa: E402
+from minillm.engine.ops import linear  # noqa: E402
+from minillm.engine.tiled import TiledMatrix, tiled_product  # noqa: E402
 from minillm.model.init import init_params  # noqa: E402
 
 CONFIG = ModelConfig(vocab_size=50257, n_ctx=1024, d_model=768, n_heads=12, n_layers=12)
@@ -74,7 +76,7 @@ def bandwidth(repeats: int) -> float:
     """Bytes per second actually streamed from memory: the best of four read-only kernels —
     a float32 dot product of two 512 MB arrays, a reduction of one, x @ A with A [C, N] (the
     product x @ W, W stored [in, out]), and the same product over A cut into 32-column tiles
-    (model/tiled.py, which the model itself uses: it streams faster than the other three on
+    (engine/tiled.py, which the loaded model uses: it streams faster than the other three on
     some machines, and a bound below the model's own rate would be no bound)."""
     global STREAMS
     if STREAMS is None:
@@ -199,8 +201,8 @@ class Torch:
 def measure(model, threads: int, steps: int, rounds: int, with_torch: bool) -> dict:
     """Every figure for one thread count, in interleaved rounds; medians over the rounds."""
     short, long = Decoder(model, 16, steps), Decoder(model, 1000, steps)
-    plain = Decoder(GPT(CONFIG, to_arena(model.params, CONFIG, layout="plain")), 16, steps)
-    decode = GPT(CONFIG, to_arena(model.params, CONFIG, layout="decode"))
+    plain = Decoder(GPT(CONFIG, plain_params(model.params, CONFIG)), 16, steps)
+    decode = to_engine(model, layout="decode")
     decode16 = Decoder(decode, 16, steps)
     torch_model = None
     if with_torch:
@@ -283,7 +285,9 @@ def main() -> None:
     print("env: " + (" ".join(f"{k}={v}" for k, v in os.environ.items()
                               if k.startswith(("OPENBLAS", "OMP_", "MKL_"))) or "(no OPENBLAS_*/OMP_* set)"))
     t = time.perf_counter()
-    model = GPT(CONFIG, init_params(CONFIG, np.random.default_rng(0), layout="tiled"))
+    arena = empty_arena(CONFIG, "tiled")                  # drawn straight into the loaders' layout
+    init_params(CONFIG, np.random.default_rng(0), params=arena.params)
+    model = FastGPT(CONFIG, arena)                    # what load_model returns
     print(f"model: GPT-2 124M shape, {model.num_parameters():,} parameters (random init "
           f"{time.perf_counter() - t:.1f} s); weights read per token "
           f"{weight_bytes_per_token(model) / 1e6:.0f} MB")

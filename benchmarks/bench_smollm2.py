@@ -17,7 +17,7 @@ Prints (medians; every figure from this one run):
     bound       float32 weight bytes read per token / bandwidth (every matrix once; wte in full,
                 as the tied LM head) -> tokens/s
     decode      tokens/s with the KV cache after the 37-token chat prompt, and % of the bound
-    decode layout  the same with the weights in the untiled "decode" layout (model/arena.py)
+    decode layout  the same with the weights in the untiled "decode" layout (engine/arena.py)
     matmuls     the token's matrix products alone (x @ W for each weight, same shapes): the BLAS
                 floor; decode - matmuls = attention, norms, RoPE, SwiGLU and Python overhead
     generate    tokens/s through ``minillm.decoding.generate`` (preset "chat"), sampling and prompt included
@@ -43,14 +43,14 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 from bench_decode import BANDWIDTHS, bandwidth, blas_info, median_time, peak_rss_mb  # noqa: E402
 
-from minillm import GPT, KVCache  # noqa: E402
+from minillm import KVCache  # noqa: E402
 from minillm.chat.conversation import chatml_ids  # noqa: E402
 from minillm.decoding.generate import generate  # noqa: E402
 from minillm.sampling import PRESETS, Sampler  # noqa: E402
 from minillm.io.gguf import read_gguf  # noqa: E402
-from minillm.io.gguf_model import load_gguf_model  # noqa: E402
-from minillm.model.arena import to_arena  # noqa: E402
-from minillm.model.linear import linear  # noqa: E402
+from minillm.loading import load_gguf_model  # noqa: E402
+from minillm.engine import to_engine  # noqa: E402
+from minillm.engine.ops import linear  # noqa: E402
 
 DEFAULT = HERE.parent.parent / "shared" / "data" / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -78,10 +78,10 @@ def matmuls_only(model) -> None:
     ``linear`` as the model calls it (tiled matrices: one small product per tile)."""
     p, C = model.params, model.config.d_model
     x, h = np.ones((1, C), np.float32), np.ones((1, model.config.d_ff), np.float32)
-    for b in p.blocks:
+    for b, joined in zip(p.blocks, model.arena.joined):
         a, f = b.attn, b.ffn
-        qkv = [a.wqkv] if a.wqkv is not None else [a.wq, a.wk, a.wv]
-        gate_up = [f.w_gate_up] if f.w_gate_up is not None else [f.w_gate, f.w_up]
+        qkv = [joined.qkv] if joined.qkv is not None else [a.wq, a.wk, a.wv]
+        gate_up = [joined.gate_up] if joined.gate_up is not None else [f.w_gate, f.w_up]
         for w in (*qkv, a.wo, *gate_up):
             linear(x, w)                                                # [1, C] @ [C, ·]
         linear(h, f.w_down)                                             # [1, F] @ [F, C]
@@ -136,7 +136,7 @@ def main() -> None:
     print(f"keep Q4_1      tensors take {quantised / 1e6:.0f} MB; dequantising them all takes "
           f"{deq * 1e3:.0f} ms = the extra cost of EVERY token if weights were decoded on use")
     prompt = chatml_ids(tok, [{"role": "user", "content": "What is the capital of France?"}])
-    decode_layout = GPT(model.config, to_arena(model.params, model.config, layout="decode"))
+    decode_layout = to_engine(model, layout="decode")
     for threads in args.threads:
         r = {"bw": [], "dec": [], "dec_d": [], "mm": [], "gen": [], "greedy": [], "chat": [],
              "s_greedy": [], "s_chat": []}
@@ -164,7 +164,7 @@ def main() -> None:
         print(f"decode         {1 / m['dec']:6.1f} tok/s  ({m['dec'] * 1e3:.1f} ms)  "
               f"{100 * bound / m['dec']:5.1f} % of the bound")
         print(f"decode layout  {1 / m['dec_d']:6.1f} tok/s  ({m['dec_d'] * 1e3:.1f} ms)  the same "
-              f"weights untiled (model/arena.py): the tiled layout is {m['dec_d'] / m['dec']:.2f}x faster")
+              f"weights untiled (engine/arena.py): the tiled layout is {m['dec_d'] / m['dec']:.2f}x faster")
         print(f"matmuls only   {1 / m['mm']:6.1f} tok/s  ({m['mm'] * 1e3:.1f} ms)  "
               f"the rest of the step: {(m['dec'] - m['mm']) * 1e3:.1f} ms")
         print(f"generate       {m['gen']:6.1f} tok/s  (preset chat, sampling included)")

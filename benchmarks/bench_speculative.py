@@ -78,7 +78,7 @@ def main() -> None:
         sys.exit(f"no model at {args.model}: run `python -m minillm download smollm2` and pass --model")
     from threadpoolctl import threadpool_limits
 
-    from minillm.io.gguf_model import load_gguf_model
+    from minillm.loading import load_gguf_model
     model, tok = load_gguf_model(args.model)
     stops = stop_ids(tok)                                         # the answer ends at <|im_end|>
     with threadpool_limits(args.threads):

@@ -8,7 +8,7 @@ Training lives in ``minillm.train`` (``minillm.train.train(...)``: the subpackag
 from minillm.config import ModelConfig
 from minillm.functional import cross_entropy, log_softmax, softmax
 from minillm.kv_cache import KVCache
-from minillm.model import GPT, GPTParams, init_params
+from minillm.model import GPTParams, init_params
 from minillm.sampling import PRESETS, Sampler
 from minillm.tokenizer import StreamDecoder, Tokenizer
 from minillm.decoding.budget import Budget, context_budget, count_tokens, estimate_cost
@@ -21,7 +21,7 @@ from minillm.decoding.beam import Hypothesis, beam_search
 from minillm.decoding.options import OptionScores, score_options
 from minillm.chat.conversation import Chat
 from minillm.chat.chatml import DEFAULT_SYSTEM, chatml_ids, render_chatml
-from minillm.loading import load_model
+from minillm.loading import GPT, load_model
 from minillm.train import AdamW, TrainSettings, evaluate_text, loss_and_grads
 
 __version__ = "0.1.0"

@@ -69,20 +69,22 @@ def load_deepseek_v4(fallback: str = "gpt2"):
     return Tokenizer.load(fallback), fallback
 
 
-def load_shipped(name: str):
-    """A model trained by minillm and shipped in weights/NAME -> (model, tokenizer)."""
-    return load_model(WEIGHTS / name)
+def load_shipped(name: str, fast: bool = True):
+    """A model trained by minillm and shipped in weights/NAME -> (model, tokenizer); ``fast=False``:
+    every weight a plain ndarray, only minillm/model/ code runs (to inspect or rebuild it)."""
+    return load_model(WEIGHTS / name, fast=fast)
 
 
-def load_pretrained(fallback: str = "shakespeare"):
-    """-> (model, tokenizer, name): SmolLM2 when found, else the shipped ``fallback`` model."""
+def load_pretrained(fallback: str = "shakespeare", fast: bool = True):
+    """-> (model, tokenizer, name): SmolLM2 when found, else the shipped ``fallback`` model
+    (``fast`` as for ``load_shipped``)."""
     start = time.perf_counter()
     path = find_smollm2()
     if path is not None:
-        model, tokenizer = load_model(path)
+        model, tokenizer = load_model(path, fast=fast)
         name = "SmolLM2-135M-Instruct"
     else:
-        model, tokenizer = load_shipped(fallback)
+        model, tokenizer = load_shipped(fallback, fast)
         name = f"weights/{fallback}"
         print(f"SmolLM2 not found ({SMOLLM2}; run `python -m minillm download smollm2` to get "
               f"it): using the small model shipped in {name} instead.")

@@ -83,7 +83,7 @@ def test_left_padded_batch_equals_each_row_alone(config, data):
 
 def test_cache_errors_are_clear():
     from minillm.config import ModelConfig
-    from minillm.model import GPT
+    from minillm import GPT
     config = ModelConfig(vocab_size=10, n_ctx=8, d_model=8, n_heads=2, n_layers=1)
     model = GPT(config)
     cache = KVCache(config, batch_size=1, capacity=4)

@@ -21,41 +21,49 @@ from minillm.decoding.options import score_options
 from tests.conftest import FIXTURES
 
 NAMES = ["llama_tiny", "llama_untied", "qwen2_tiny"]
-MODELS = {name: GPT.from_pretrained(FIXTURES / name) for name in NAMES}
+# every check on the model of plain arrays (fast=False: model/ code only) and the engine's (default)
+CASES = [pytest.param((name, fast), id=f"{name}-{'engine' if fast else 'plain'}")
+         for name in NAMES for fast in (False, True)]
+MODELS = {(name, fast): GPT.from_pretrained(FIXTURES / name, fast=fast)
+          for name in NAMES for fast in (False, True)}
 EXPECTED = {name: load_safetensors(FIXTURES / name / "expected.safetensors") for name in NAMES}
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_load_model_reads_hf_llama_directories(name):
+@pytest.mark.parametrize("case", CASES)
+def test_load_model_reads_hf_llama_directories(case):
+    name, fast = case
     """One entry point: ``load_model(dir)`` dispatches to the HF checkpoint loader."""
-    model, tokenizer = load_model(FIXTURES / name)
-    assert model.config == MODELS[name].config and model.config.arch == "llama"
+    model, tokenizer = load_model(FIXTURES / name, fast=fast)
+    assert model.config == MODELS[case].config and model.config.arch == "llama"
     assert model.config.n_kv_heads < model.config.n_heads            # the fixtures use GQA
     assert tokenizer is None                                          # the fixtures carry none
     ids = EXPECTED[name]["ids"][:1, :16]
-    np.testing.assert_array_equal(model(ids), MODELS[name](ids))
+    np.testing.assert_array_equal(model(ids), MODELS[case](ids))
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_generate_greedy_matches_hf_greedy_ids(name):
+@pytest.mark.parametrize("case", CASES)
+def test_generate_greedy_matches_hf_greedy_ids(case):
+    name, fast = case
     prompt, want = EXPECTED[name]["greedy_prompt"][0], EXPECTED[name]["greedy_ids"][0]
-    got = [s.id for s in generate(MODELS[name], prompt, len(want), temperature=0)]
+    got = [s.id for s in generate(MODELS[case], prompt, len(want), temperature=0)]
     assert got == want.tolist()
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_beam_search_matches_hf_beam4_within_1e_4(name):
+@pytest.mark.parametrize("case", CASES)
+def test_beam_search_matches_hf_beam4_within_1e_4(case):
+    name, fast = case
     e = EXPECTED[name]
     prompt = e["greedy_prompt"][0]
-    beams = beam_search(MODELS[name], prompt, beam_size=4, max_new_tokens=8, num_return_sequences=4)
+    beams = beam_search(MODELS[case], prompt, beam_size=4, max_new_tokens=8, num_return_sequences=4)
     assert [b.ids for b in beams] == e["beam4_sequences"][:, len(prompt):].tolist()
     np.testing.assert_allclose([b.score for b in beams], e["beam4_scores"], atol=1e-4)
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_score_options_equals_summed_logprobs(name):
+@pytest.mark.parametrize("case", CASES)
+def test_score_options_equals_summed_logprobs(case):
+    name, fast = case
     """P(option | prompt) from score_options = Σ log p of the option's tokens, by hand."""
-    model, prompt = MODELS[name], [5, 17, 3]
+    model, prompt = MODELS[case], [5, 17, 3]
     options = [[7], [8, 9], [10, 11, 12]]
     scores = score_options(model, None, prompt, options)
     for option, got in zip(options, scores.logprobs):
@@ -65,27 +73,30 @@ def test_score_options_equals_summed_logprobs(name):
     assert abs(scores.probs.sum() - 1) <= 1e-5
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_sampling_presets_run_and_repeat_with_a_seed(name):
-    model, prompt = MODELS[name], [1, 2, 3]
+@pytest.mark.parametrize("case", CASES)
+def test_sampling_presets_run_and_repeat_with_a_seed(case):
+    name, fast = case
+    model, prompt = MODELS[case], [1, 2, 3]
     runs = [[s.id for s in generate(model, prompt, 12, preset="chat", seed=7)] for _ in range(2)]
     assert runs[0] == runs[1] and len(runs[0]) == 12
     assert all(0 <= i < model.config.vocab_size for i in runs[0])
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_left_padded_batch_equals_each_prompt_alone(name):
+@pytest.mark.parametrize("case", CASES)
+def test_left_padded_batch_equals_each_prompt_alone(case):
+    name, fast = case
     """RoPE positions skip the padding: a short prompt in a batch continues as it would alone."""
-    model, prompts = MODELS[name], [[4, 5, 6, 7, 8], [9, 10]]
+    model, prompts = MODELS[case], [[4, 5, 6, 7, 8], [9, 10]]
     batch = generate_batch(model, prompts, 6, temperature=0)
     alone = [[s.id for s in generate(model, p, 6, temperature=0)] for p in prompts]
     assert batch == alone
 
 
-@given(name=st.sampled_from(NAMES), cuts=st.lists(st.integers(1, 8), min_size=1, max_size=5))
-def test_cache_equals_recompute(name, cuts):
+@given(name=st.sampled_from(NAMES), fast=st.booleans(),
+       cuts=st.lists(st.integers(1, 8), min_size=1, max_size=5))
+def test_cache_equals_recompute(name, fast, cuts):
     """Feeding a sequence in chunks through the KV cache gives the logits of one full pass."""
-    model, ids = MODELS[name], EXPECTED[name]["ids"][0, :sum(cuts)]
+    model, ids = MODELS[name, fast], EXPECTED[name]["ids"][0, :sum(cuts)]
     cache, start, got = KVCache(model.config, capacity=len(ids)), 0, []
     for n in cuts:
         got.append(model(ids[start:start + n], cache=cache))          # [n, V]

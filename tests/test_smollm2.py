@@ -19,7 +19,7 @@ from minillm.chat.conversation import Chat
 from minillm.chat.chatml import DEFAULT_SYSTEM, chatml_ids, render_chatml, stop_ids
 from minillm.decoding.generate import generate
 from minillm.io.gguf import read_gguf
-from minillm.io.gguf_model import load_gguf_model
+from minillm.loading import load_gguf_model
 from minillm.io.safetensors import load_safetensors
 from tests.conftest import FIXTURES, shared_file
 
@@ -31,9 +31,10 @@ def path():
     return shared_file("models/SmolLM2-135M-Instruct.Q4_1.gguf")
 
 
-@pytest.fixture(scope="module")
-def smollm2(path):
-    return load_gguf_model(path)
+@pytest.fixture(scope="module", params=[True, False], ids=["engine", "plain"])
+def smollm2(path, request):
+    """The engine's model (the default) and the model of plain arrays (fast=False)."""
+    return load_gguf_model(path, fast=request.param)
 
 
 @pytest.fixture(scope="module")

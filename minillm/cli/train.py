@@ -65,7 +65,7 @@ def add_arguments(p) -> None:
 
 def run(args) -> int:
     from minillm.config import ModelConfig
-    from minillm.model import GPT
+    from minillm import GPT
     from minillm.tokenizer import Tokenizer
     from minillm.train.data import split_text, token_array
     from minillm.io.atomic import atomic_write_text

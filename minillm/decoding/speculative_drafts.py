@@ -104,14 +104,16 @@ class DraftModel(DraftSource):
 
 
 def first_layers(model, n: int):
-    """A ``GPT`` made of ``model``'s first ``n`` blocks, its final norm and head: the weights are
-    shared (views, no copy), so it drafts at about n/L of a step's cost."""
-    from minillm.model import GPT
+    """A model of ``model``'s class made of its first ``n`` blocks, its final norm and head: the
+    weights are shared (views, no copy), so it drafts at about n/L of a step's cost."""
+    from minillm.engine import EngineGPT
     L = model.config.n_layers
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n < L:
         raise ValueError(f"n must be an integer in [1, {L}) (the model has {L} layers), got {n!r}")
+    if isinstance(model, EngineGPT):                    # its arena's first n layers
+        return model.first_layers(n)
     params = dataclasses.replace(model.params, blocks=model.params.blocks[:n])
-    return GPT(dataclasses.replace(model.config, n_layers=n), params)
+    return type(model)(dataclasses.replace(model.config, n_layers=n), params)
 
 
 def check_proposal(proposal, k: int, V: int) -> tuple[np.ndarray, np.ndarray | None]:

@@ -1,10 +1,11 @@
 """A Hugging Face checkpoint directory: ``config.json`` + ``model.safetensors``, read and written.
 
-Loading reads the file one tensor (in slices of rows) at a time straight into its place in a new
-parameter arena (``model/arena.py``), renamed, split and transposed by the tables of
-``hf_names.py``: the peak memory is the weights plus one slice, not the weights twice. The file is
-read, not memory-mapped, so its pages are the OS's page cache and never count against the process.
-Saving writes both files as one (``commit.py``): a crash leaves the old pair or the new one.
+Loading reads the file one tensor (in slices of rows) at a time straight into its place in the
+model's parameters (plain arrays, or the engine's arena: ``minillm/engine/arena.py``), renamed,
+split and transposed by the tables of ``hf_names.py``: the peak memory is the weights plus one
+slice, not the weights twice. The file is read, not memory-mapped, so its pages are the OS's page
+cache and never count against the process. Saving writes both files as one (``commit.py``): a
+crash leaves the old pair or the new one.
 """
 from __future__ import annotations
 
@@ -22,8 +23,7 @@ from minillm.io.safetensors import (DTYPES, bf16_to_float32, read_safetensors_sh
                                     save_safetensors)
 from minillm.io.safetensors_header import check_entries, read_header
 from minillm.io.sizes import check_sizes
-from minillm.model.arena import empty_arena
-from minillm.model.params import GPTParams
+from minillm.model.params import GPTParams, empty_params
 
 ROWS_AT_ONCE = 1 << 20   # values read per slice: 4 MB of float32, whatever the tensor's size
 
@@ -42,10 +42,10 @@ def _row_slices(f, data_start: int, entry):
         yield r0, r1, a.reshape(r1 - r0, n)                                     # [r1 − r0, n]
 
 
-def load_arena(file: str | Path, config: ModelConfig) -> GPTParams:
-    """Read ``model.safetensors`` into a new parameter arena, one tensor at a time (renamed,
-    split and transposed on the way). Missing or unexpected tensors raise ValueError."""
-    params = empty_arena(config)
+def load_weights(file: str | Path, config: ModelConfig, params: GPTParams) -> GPTParams:
+    """Read ``model.safetensors`` into ``params`` (written through ``w[...] = …``: plain arrays
+    or an engine arena's views), one tensor at a time, renamed, split and transposed on the way.
+    Missing or unexpected tensors raise ValueError."""
     sources = hf_sources(config)
     with open_regular(file) as f:                   # a device, FIFO or folder: refused
         file_size = os.fstat(f.fileno()).st_size
@@ -84,7 +84,13 @@ def load_arena(file: str | Path, config: ModelConfig) -> GPTParams:
 
 
 def load_hf_checkpoint(path: str | Path) -> tuple[ModelConfig, GPTParams]:
-    """Read a checkpoint directory -> (config, params)."""
+    """Read a checkpoint directory -> (config, params of plain float32 arrays)."""
+    config = read_checkpoint_config(path)
+    return config, load_weights(Path(path) / "model.safetensors", config, empty_params(config))
+
+
+def read_checkpoint_config(path: str | Path) -> ModelConfig:
+    """A checkpoint directory's config, checked against its weights file's header."""
     path = Path(path)
     finish_interrupted(path)                          # a save a crash cut short (commit.py)
     # (probe, not is_file: a device or folder under these names is refused by type when read)
@@ -95,7 +101,7 @@ def load_hf_checkpoint(path: str | Path) -> tuple[ModelConfig, GPTParams]:
                                 f"are not supported; minillm never unpickles)")
     config = ModelConfig.load(path)                   # path/config.json (+ generation_config.json)
     check_checkpoint_sizes(path, config)              # before anything of the config's size
-    return config, load_arena(path / "model.safetensors", config)
+    return config
 
 
 def check_checkpoint_sizes(path: Path, config: ModelConfig) -> None:
@@ -110,7 +116,7 @@ def check_checkpoint_sizes(path: Path, config: ModelConfig) -> None:
     names = {name.removeprefix("transformer.") for name in shapes}
     fused = [f"h.{i}.attn.c_attn.{w}" for i in range(config.n_layers) for w in ("weight", "bias")]
     missing = [name for name in fused if config.arch == "gpt2" and name not in names]
-    if missing:        # (the other tensors are named by load_arena)
+    if missing:        # (the other tensors are named by load_weights)
         raise ValueError(f"{path / 'model.safetensors'} is missing tensor {missing[0]!r}")
 
 

@@ -1,6 +1,6 @@
 """A llama.cpp GGUF file as a minillm model: metadata -> ModelConfig, tensors -> GPTParams.
 
-    model, tokenizer = load_gguf_model("SmolLM2-135M-Instruct.Q4_1.gguf")
+    config, params, metadata = load_gguf("SmolLM2-135M-Instruct.Q4_1.gguf")   # or load_model(path)
 
 GGUF keeps the config in ``{arch}.*`` metadata keys and the tokenizer in ``tokenizer.ggml.*``
 (read by ``Tokenizer.from_gguf_metadata``). Tensor names (``blk.{i}.`` prefix per layer)::
@@ -14,8 +14,8 @@ GGUF keeps the config in ``{arch}.*`` metadata keys and the tokenizer in ``token
 ``gguf_gpt2.py``; ``gguf_export.py`` writes all three architectures.
 
 Every weight is dequantised ONCE, at load, to float32 (see ``dequant.py``), straight into its
-place in a parameter arena (``model/arena.py``) one tensor at a time, so loading peaks at the
-float32 weights plus one tensor. Why not keep it quantised (97 MB) and decode a matrix each time
+place in the model's parameters (plain arrays, or the engine's arena) one tensor at a time, so
+loading peaks at the float32 weights plus one tensor. Why not keep it quantised (97 MB) and decode a matrix each time
 it is used? Each token reads every weight, and NumPy's fast path is BLAS on float32: in one run
 decoding all of SmolLM2-135M's tensors took 590 ms and a whole float32 decode step 40-60 ms, so
 decoding on use would make every token ~10-15x slower (``benchmarks/bench_smollm2.py``; figures
@@ -54,13 +54,11 @@ import numpy as np
 from minillm.config import ModelConfig
 from minillm.io import gguf_gpt2
 from minillm.io.dequant import DEQUANTIZERS, dequantize, dequantize_into
-from minillm.io.gguf_carry import carried
 from minillm.io.gguf import GGUF, read_gguf
 from minillm.io.gguf_values import metadata_number
 from minillm.io.qk_rows import PERMUTED_QK, unpermute_qk
 from minillm.io.sizes import check_sizes
-from minillm.model.arena import empty_arena
-from minillm.model.params import GPTParams
+from minillm.model.params import GPTParams, empty_params
 
 ARCHS = ("llama", "qwen2", "gpt2")  # general.architecture values this loader understands
 
@@ -132,8 +130,9 @@ def gguf_config(meta: dict, tensors: dict, tied: bool | None = None) -> ModelCon
         bos_id=meta.get("tokenizer.ggml.bos_token_id"), eos_id=meta.get("tokenizer.ggml.eos_token_id"))
 
 
-def gguf_to_arena(g: GGUF, config: ModelConfig) -> GPTParams:
-    """Dequantise every tensor to float32 straight into a new parameter arena, renamed (+ Q/K
+def gguf_weights(g: GGUF, config: ModelConfig, params: GPTParams) -> GPTParams:
+    """Dequantise every tensor to float32 straight into ``params`` (plain arrays or an engine
+    arena's views, written through ``w[...] = …``), renamed (+ Q/K
     unpermuted, transposed) for minillm, reading one tensor's bytes at a time. A tensor stored as
     it is used is decoded in place, a slice at a time; one that is transposed or unpermuted goes
     through one float32 temporary."""
@@ -148,7 +147,6 @@ def gguf_to_arena(g: GGUF, config: ModelConfig) -> GPTParams:
     if unexpected:
         raise ValueError(f"GGUF file has tensors this config does not use: {unexpected[:5]}")
     permuted = g.metadata.get("general.architecture") in PERMUTED_QK
-    params = empty_arena(config)
     with open(g.path, "rb") as f:   # read, not mapped: the file's pages never count against us
         for name, out in params.named().items():
             gguf, transpose = table[name]
@@ -177,8 +175,8 @@ def gguf_to_arena(g: GGUF, config: ModelConfig) -> GPTParams:
     return params
 
 
-def load_gguf(path: str | Path) -> tuple[ModelConfig, GPTParams, dict]:
-    """Read a GGUF file -> (config, float32 params, metadata)."""
+def read_gguf_config(path: str | Path) -> tuple[GGUF, ModelConfig]:
+    """A GGUF file's index and its config, checked against the tensors before any allocation."""
     g = read_gguf(str(path))
     gpt2 = g.metadata.get("general.architecture") == "gpt2" and "token_embd.weight" in g.tensors
     tied = gguf_gpt2.head_is_tied(g) if gpt2 else None
@@ -186,17 +184,10 @@ def load_gguf(path: str | Path) -> tuple[ModelConfig, GPTParams, dict]:
     check_sizes(config, {n: t.shape for n, t in g.tensors.items()}, str(path),  # before allocating
                 ignore=lambda name: bool(tied) and name == "output.weight",  # a tied head's copy
                 expected_names=lambda: [gguf for gguf, _ in gguf_names(config).values()])
-    return config, gguf_to_arena(g, config), g.metadata
+    return g, config
 
 
-def load_gguf_model(path: str | Path):
-    """-> (GPT, Tokenizer or None): the model and, when the metadata has one, its tokenizer. The
-    metadata neither computes (``general.*``, chat template, padding id, ...) stays on them as
-    ``gguf_metadata``, so that ``save_gguf`` writes it back (``gguf_carry.py``)."""
-    from minillm.model import GPT
-    from minillm.tokenizer.tokenizer import Tokenizer
-    config, params, meta = load_gguf(path)
-    tokenizer = Tokenizer.from_gguf_metadata(meta) if "tokenizer.ggml.tokens" in meta else None
-    model = GPT(config, params)
-    model.gguf_metadata = carried(meta)[0]
-    return model, tokenizer
+def load_gguf(path: str | Path) -> tuple[ModelConfig, GPTParams, dict]:
+    """Read a GGUF file -> (config, float32 params of plain arrays, metadata)."""
+    g, config = read_gguf_config(path)
+    return config, gguf_weights(g, config, empty_params(config)), g.metadata

@@ -16,7 +16,7 @@ from minillm.model.norm import norm
 
 
 def block(x: np.ndarray, p, config, mask: np.ndarray, rope=None, cache=None, layer: int = 0,
-          return_weights: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+          return_weights: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
     """x [B, T, C] -> [B, T, C], plus this block's attention weights [B, H, T, S] (None when
     ``return_weights`` is False)."""
     a, weights = attention(norm(x, p.norm1, config.norm, config.norm_eps), p.attn, config,

@@ -14,8 +14,6 @@ positions or RoPE, LayerNorm or RMSNorm, GELU MLP or SwiGLU, full or grouped-que
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
 from minillm.config import ModelConfig
@@ -27,32 +25,29 @@ from minillm.model.linear import linear
 from minillm.model.norm import norm
 from minillm.model.init import init_params
 from minillm.model.params import GPTParams, check_names_and_shapes
-from minillm.model.rope import rope_tables
+from minillm.model.rope import rope_angles
 
 
 class GPT:
-    """A decoder-only transformer. ``GPT(config, seed=0)`` makes a randomly initialised one;
-    ``GPT.from_pretrained(path)`` loads a Hugging Face checkpoint directory.
-
-    ``GPT(config, params)`` uses ``params`` AS GIVEN: the model reads those very arrays, so
-    editing them afterwards changes the model. For decode speed give it a parameter arena in the
-    "tiled" layout (what the loaders make; ``minillm.model.arena.to_arena(params, config)``
-    packs any); ``seed=`` makes a "plain" one, laid out for training (``model/arena.py``).
+    """A decoder-only transformer over plain float32 ndarrays. ``GPT(config, seed=0)`` makes a
+    randomly initialised one; ``GPT(config, params)`` uses ``params`` AS GIVEN: the model reads
+    those very arrays, so editing them afterwards changes the model.
 
     Example: ``logits = GPT(config)(np.array([1, 2, 3]))`` -> [3, V] float32.
+
+    (``minillm.GPT`` is this class plus files: ``from_pretrained``, ``save_pretrained``,
+    ``save_gguf`` (``minillm/loading.py``); ``minillm/engine/`` runs the same math faster.)
     """
 
     def __init__(self, config: ModelConfig, params: GPTParams | None = None, seed: int = 0):
         self.config = config
         if params is None:
-            params = init_params(config, np.random.default_rng(seed))   # drawn into an arena
+            params = init_params(config, np.random.default_rng(seed))
         elif not isinstance(params, GPTParams):
             raise TypeError(f"params must be a GPTParams, got {type(params).__name__}")
         else:
             check_names_and_shapes(params.named(), config)
         self.params = params
-        if config.position == "rope":       # one table for every position the model can see
-            self.rope_cos, self.rope_sin = rope_tables(config.n_ctx, config.d_head, config.rope_theta, grow=True)
 
     # ---- the forward pass -----------------------------------------------------------------
     def __call__(self, ids, cache=None, *, positions=None, mask=None, return_weights: bool = False,
@@ -66,36 +61,40 @@ class GPT:
             ``minillm.decoding.batch.padded_inputs`` builds positions and mask for left-padded rows; a
             cache holding padding needs both (the defaults would count the padding).
         return_weights: also return each layer's attention weights, a list of [B, H, T, S].
-            (Without it, long inputs take attention.query_blocks: the same logits up to float32
-            rounding.)
         last_only: compute logits for the last position only ([B, 1, V]) — all generation needs.
         """
         ids, squeeze = self._check_ids(ids, cache)
         B, T = ids.shape
         positions, mask = self._check_positions_and_mask(positions, mask, cache, B, T)
+        logits, weights = self.forward(ids, positions, mask, cache, return_weights, last_only)
+        if cache is not None:
+            cache.advance(T)
+        if squeeze:
+            logits = logits[0]                                          # [T, V]
+            weights = [w[0] for w in weights]
+        return (logits, weights) if return_weights else logits
 
+    def forward(self, ids, positions, mask, cache=None, return_weights: bool = False,
+                last_only: bool = False):
+        """The math, on checked inputs: ids [B, T] -> (logits [B, T, V], weights: a list of
+        [B, H, T, S] per layer, or empty unless ``return_weights``)."""
         c, p = self.config, self.params
         x = embed(p.wte, ids, p.wpe, positions)                         # [B, T, C]
         rope = None
-        if c.position == "rope":
-            rope = (self.rope_cos[positions][:, None], self.rope_sin[positions][:, None])  # [B, 1, T, D/2]
+        if c.position == "rope":                                        # the angles of these positions
+            cos, sin = rope_angles(positions, c.d_head, c.rope_theta)   # [B, T, D/2] each
+            rope = (cos[:, None], sin[:, None])                         # [B, 1, T, D/2]: every head
         weights = []
         for layer, bp in enumerate(p.blocks):
             x, w = block(x, bp, c, mask, rope=rope, cache=cache, layer=layer,
                          return_weights=return_weights)                 # [B, T, C]
             if return_weights:
                 weights.append(w)                                       # [B, H, T, S]
-        if cache is not None:
-            cache.advance(T)
         if last_only:
             x = x[:, -1:]                                               # [B, 1, C]
         x = norm(x, p.norm_f, c.norm, c.norm_eps)                       # [B, T, C] (T = 1: last_only)
-        head = p.wte.T if p.lm_head is None else p.lm_head              # [C, V] (as stored: arena.py)
-        logits = linear(x, head)                                        # [B, T, C] @ [C, V] -> [B, T, V]
-        if squeeze:
-            logits = logits[0]                                          # [T, V]
-            weights = [w[0] for w in weights]
-        return (logits, weights) if return_weights else logits
+        head = p.wte.T if p.lm_head is None else p.lm_head              # [C, V] (tied: wteᵀ)
+        return linear(x, head), weights                                 # [B, T, C] @ [C, V] -> [B, T, V]
 
     def loss(self, ids) -> float:
         """Mean next-token cross-entropy over every position, in ONE forward pass.
@@ -163,25 +162,6 @@ class GPT:
         if not mask.any(axis=-1).all():
             raise ValueError("mask hides every key from some query (its softmax would be NaN)")
         return positions, mask
-
-    # ---- checkpoints ------------------------------------------------------------------------
-    @classmethod
-    def from_pretrained(cls, path: str | Path) -> "GPT":
-        """Load a Hugging Face checkpoint directory (``config.json`` + ``model.safetensors``)."""
-        from minillm.io.checkpoints import load_hf_checkpoint
-        config, params = load_hf_checkpoint(path)
-        return cls(config, params)
-
-    def save_pretrained(self, path: str | Path) -> None:
-        """Write ``config.json`` + ``model.safetensors`` in Hugging Face's layout and names."""
-        from minillm.io.checkpoints import save_hf_checkpoint
-        save_hf_checkpoint(path, self.config, self.params)
-
-    def save_gguf(self, path: str | Path, tokenizer, dtype: str = "f32") -> Path:
-        """Write one GGUF file (weights + ``tokenizer``) that llama.cpp and transformers load;
-        dtype "f32", "f16" or "q8_0". See ``minillm/io/gguf_export.py``."""
-        from minillm.io.gguf_export import save_gguf
-        return save_gguf(path, self, tokenizer, dtype)
 
     def num_parameters(self) -> int:
         return sum(a.size for a in self.params.named().values())

@@ -1,4 +1,4 @@
-"""Random initialisation in GPT-2's scheme, drawn straight into a parameter arena.
+"""Random initialisation in GPT-2's scheme.
 
     W ~ N(0, 0.02²)   every weight matrix and the embeddings (wpe: N(0, 0.01²))
     W ~ N(0, (0.02/√(2L))²)   wo and w_down, the two products that write into the residual stream
@@ -14,32 +14,26 @@ import math
 import numpy as np
 
 from minillm.config import ModelConfig
-from minillm.model.arena import empty_arena
-from minillm.model.params import GPTParams
+from minillm.model.params import GPTParams, empty_params
 
 
 def init_params(config: ModelConfig, rng: np.random.Generator, std: float = 0.02,
-                layout: str = "plain") -> GPTParams:
+                params: GPTParams | None = None) -> GPTParams:
     """Random parameters in GPT-2's scheme: weights ~ N(0, 0.02²), the two projections that write
     into the residual stream (``wo``, ``w_down``) scaled by 1/√(2L) so the stream's variance does
-    not grow with depth; biases 0; norm gains 1. Drawn straight into a fresh parameter arena
-    (``arena.empty_arena``): no second copy is ever made. ``layout`` "plain" (every tensor
-    C-contiguous: training, flat views), "decode" or "tiled" (faster decoding); the same seed
-    gives the same values in every layout.
+    not grow with depth; biases 0; norm gains 1. Drawn into ``params`` (default: new float32
+    arrays, ``empty_params``) through ``w[...] = …`` only, so the same seed gives the same values
+    in whatever ``params`` is made of.
 
     Example: ``GPT(config, init_params(config, np.random.default_rng(0)))`` — the same seed gives
     the same model (``GPT(config, seed=0)`` does exactly this).
     """
-    params = empty_arena(config, layout)            # "plain": flat views work; the others decode faster
+    params = empty_params(config) if params is None else params
     resid_std = std / math.sqrt(2 * config.n_layers)
 
-    def normal(w, s=std):                            # float32 draws into w: no float64 copy
-        if isinstance(w, np.ndarray) and w.flags.c_contiguous:
-            rng.standard_normal(out=w, dtype=np.float32)
-            w *= np.float32(s)
-            return      # subtle: drawing straight into a view laid out for decoding (arena.py)
-        rows = max(1, (1 << 18) // w.shape[-1])      # would fill it in ITS memory order (same
-        for r in range(0, w.shape[0], rows):         # seed, another model): ~1 MB row blocks
+    def normal(w, s=std):                            # float32 draws, ~1 MB of rows at a time, in
+        rows = max(1, (1 << 18) // w.shape[-1])      # row order: the draws of one whole-matrix call
+        for r in range(0, w.shape[0], rows):
             w[r:r + rows] = rng.standard_normal((min(rows, w.shape[0] - r), w.shape[1]),
                                                 dtype=np.float32) * np.float32(s)
 

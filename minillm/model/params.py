@@ -6,7 +6,8 @@ reader sees ``q = x @ wq`` exactly as the math is written. Hugging Face ``nn.Lin
 
 Flat names (``named()`` / ``from_named()``) look like ``blocks.0.attn.wq``; the optimiser, the
 checkpoint code and the tests use them. ``param_shapes(config)`` lists every name with its shape.
-Where the arrays live (one contiguous block, for speed) is ``arena.py``'s business.
+Where the engine keeps them (one contiguous block, tiles, for speed) is ``minillm/engine/``'s
+business; here every parameter is a plain float32 ndarray.
 
     wte [V, C]          token embeddings (also the LM head when tied)
     wpe [n_ctx, C]      learned position embeddings (GPT-2 only; Llama uses RoPE)
@@ -16,21 +17,11 @@ Where the arrays live (one contiguous block, for speed) is ``arena.py``'s busine
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields, is_dataclass
 
 import numpy as np
 
 from minillm.config import ModelConfig
-
-
-# Metadata of the fields that are not parameters but one matrix made of several (``wqkv``,
-# ``w_gate_up``): the arena lays those parameters side by side so one product reads them all.
-# ``named()``, ``from_named`` and checkpoints never see these fields.
-JOINED = {"joined": True}
-
-
-def joined_field():
-    return field(default=None, repr=False, compare=False, metadata=JOINED)
 
 
 @dataclass
@@ -49,7 +40,6 @@ class AttentionParams:
     bk: np.ndarray | None = None         # [K·D]
     bv: np.ndarray | None = None         # [K·D]
     bo: np.ndarray | None = None         # [C]
-    wqkv: np.ndarray | None = joined_field()   # [C, H·D + 2·K·D]: wq | wk | wv (arena.py)
 
 
 @dataclass
@@ -59,7 +49,6 @@ class FFNParams:
     w_gate: np.ndarray | None = None     # [C, F] (SwiGLU only)
     b_up: np.ndarray | None = None       # [F]
     b_down: np.ndarray | None = None     # [C]
-    w_gate_up: np.ndarray | None = joined_field()   # [C, 2F]: w_gate | w_up (arena.py)
 
 
 @dataclass
@@ -151,18 +140,24 @@ def check_names_and_shapes(named: dict, config: ModelConfig) -> None:
             raise ValueError(f"{name} has shape {tuple(named[name].shape)}, the config needs {shape}")
 
 
+def empty_params(config: ModelConfig) -> GPTParams:
+    """Every parameter an uninitialised float32 array of its shape: what the loaders fill and
+    ``init_params`` draws into."""
+    return GPTParams.from_named({name: np.empty(shape, np.float32)
+                                 for name, shape in param_shapes(config).items()}, config)
+
+
 def field_names(cls) -> list[str]:
-    """The parameter fields of a params dataclass (without the joined views)."""
-    return [f.name for f in fields(cls) if not f.metadata.get("joined")]
+    """The fields of a params dataclass."""
+    return [f.name for f in fields(cls)]
 
 
 def _flatten(obj, prefix: str, out: dict) -> None:
-    from minillm.model.tiled import TiledMatrix      # (a matrix in the "tiled" layout)
-    if isinstance(obj, (np.ndarray, TiledMatrix)):
-        out[prefix] = obj
-    elif isinstance(obj, list):
+    if isinstance(obj, list):                                   # blocks
         for i, item in enumerate(obj):
             _flatten(item, f"{prefix}.{i}", out)
-    elif obj is not None:
+    elif is_dataclass(obj):                                     # NormParams, AttentionParams, …
         for name in field_names(type(obj)):
             _flatten(getattr(obj, name), f"{prefix}.{name}" if prefix else name, out)
+    elif obj is not None:                                       # a parameter
+        out[prefix] = obj

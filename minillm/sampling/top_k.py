@@ -12,7 +12,8 @@ token tied with the k-th survives and more than k may be kept; vLLM does the sam
 llama.cpp partially sorts the candidates, leaving the order of ties unspecified. We keep exactly k
 so the support is a function of the logits alone, which the tests check.
 
-How: ``np.argpartition`` finds k largest logits in O(V) (no full sort; on a row of 50,000+ it
+``top_k_sorted`` is that definition as written (a stable sort of the whole row). ``top_k`` gives
+the same result without sorting (tested equal): ``np.argpartition`` finds k largest logits in O(V) (no full sort; on a row of 50,000+ it
 first keeps the few logits above a threshold that provably leaves the k largest in,
 ``candidates``), in no particular order and with ties at the k-th value broken arbitrarily; every logit above the k-th value is kept, and the
 remaining slots go to the tokens equal to it, lowest ids first. ``top_k_ids`` returns those ids
@@ -25,13 +26,28 @@ import numpy as np
 from .checks import check_logits, masked
 
 
-def check_top_k(k: int) -> int:
-    """``k`` as an int >= 0 (0 = off), else ValueError/TypeError."""
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise TypeError(f"top_k must be an int (0 = off), got {type(k).__name__}")
-    if k < 0:
-        raise ValueError(f"top_k must be >= 0 (0 = off), got {k}")
-    return int(k)
+def top_k_sorted(logits: np.ndarray, k: int) -> np.ndarray:
+    """The definition: order the tokens by logit, descending, ties by lower id first (a stable
+    sort), keep the first k. ``[V]`` or ``[B, V]``, dtype kept."""
+    if is_off(logits, k):
+        return logits.copy()                                       # [..., V]
+    order = np.argsort(-logits, axis=-1, kind="stable")            # [..., V]  best first
+    return keep_only(logits, order[..., :k])                       # [..., V]  the first k
+
+
+def top_k(logits: np.ndarray, k: int) -> np.ndarray:
+    """Mask all but the k largest logits (ties: lower id kept). ``[V]`` or ``[B, V]``, dtype kept.
+    The same as ``top_k_sorted``, in O(V)."""
+    if is_off(logits, k):
+        return logits.copy()                                       # [..., V]
+    return keep_only(logits, top_k_ids(logits, k))                 # [..., V]  exactly k kept
+
+
+def keep_only(logits: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """``logits`` [..., V] with every entry but ``ids`` [..., k] masked to -inf."""
+    keep = np.zeros(logits.shape, dtype=bool)                      # [..., V]
+    np.put_along_axis(keep, ids, True, axis=-1)                    # [..., V]
+    return masked(logits, keep)                                    # [..., V]
 
 
 def top_k_ids(logits: np.ndarray, k: int) -> np.ndarray:
@@ -69,12 +85,17 @@ def candidates(z: np.ndarray, k: int, stride: int = 16) -> np.ndarray:
     return pool if len(pool) >= k else np.arange(len(z))
 
 
-def top_k(logits: np.ndarray, k: int) -> np.ndarray:
-    """Mask all but the k largest logits (ties: lower id kept). ``[V]`` or ``[B, V]``, dtype kept."""
+def is_off(logits: np.ndarray, k: int) -> bool:
+    """Check both arguments; k = 0 or k >= V keeps every token."""
     check_logits(logits)
     k = check_top_k(k)
-    if k == 0 or k >= logits.shape[-1]:
-        return logits.copy()                                       # [..., V]  off
-    keep = np.zeros(logits.shape, dtype=bool)                      # [..., V]
-    np.put_along_axis(keep, top_k_ids(logits, k), True, axis=-1)   # [..., V]  exactly k kept
-    return masked(logits, keep)                                    # [..., V]
+    return k == 0 or k >= logits.shape[-1]
+
+
+def check_top_k(k: int) -> int:
+    """``k`` as an int >= 0 (0 = off), else ValueError/TypeError."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"top_k must be an int (0 = off), got {type(k).__name__}")
+    if k < 0:
+        raise ValueError(f"top_k must be >= 0 (0 = off), got {k}")
+    return int(k)

@@ -67,13 +67,14 @@ def remove_written(folder: Path) -> None:
 def write_checkpoint(model, out: Path, name: str, fields: dict, opt=None, settings=None) -> Path:
     """Write ``out/name`` (model; optimiser too when ``opt`` is given) by the rotation above.
     ``fields``: what the manifest records besides the files (manifest.py)."""
+    from minillm.io.checkpoints import save_hf_checkpoint
     from minillm.io.safetensors import save_safetensors
     final, tmp, old = (out / (name + s) for s in SUFFIXES)
     if foreign := foreign_files(out, (name,)):
         raise FileExistsError(f"{foreign[0]} was not written by minillm, which will not move or "
                               f"delete it: move it out of {foreign[0].parent} first")
     remove_written(tmp)                          # a leftover of an earlier crash: ours to redo
-    model.save_pretrained(tmp)
+    save_hf_checkpoint(tmp, model.config, model.params)
     if opt is not None:
         save_safetensors(tmp / OPTIMIZER, opt.state_arrays(),
                          metadata={"step": str(opt.t), "settings": json.dumps(asdict(settings))})

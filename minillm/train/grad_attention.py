@@ -27,8 +27,8 @@ import math
 
 import numpy as np
 
+from minillm.engine.ops import linear
 from minillm.model.attention import merge_heads, scaled_dot_product, split_heads
-from minillm.model.linear import linear
 
 
 def softmax_backward(dp: np.ndarray, p: np.ndarray) -> np.ndarray:

@@ -1,6 +1,6 @@
 """Backward of the GELU MLP: FFN(x) = GELU(x W_up + b_up) W_down + b_down.
 
-Forward with a cache (``gelu_mlp_forward``) calls the model's own ``gelu_tanh_fast`` and keeps
+Forward with a cache (``gelu_mlp_forward``) calls the engine's ``gelu_tanh_fast`` (model/ffn.py's formula, in place) and keeps
 h = x W_up + b_up and g = GELU(h): the two [N, F] activations the backward needs.
 
 Backward, with dy = ∂L/∂y [N, C] (rows flattened over batch and positions):
@@ -20,8 +20,7 @@ import math
 
 import numpy as np
 
-from minillm.model.ffn import gelu_tanh_fast
-from minillm.model.linear import linear
+from minillm.engine.ops import gelu_tanh_fast, linear
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)   # a Python float: keeps float32 arrays float32
 

@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from minillm.engine.ops import layer_norm_fast, linear
 from minillm.functional import log_softmax
 from minillm.model.attention import causal_mask
 from minillm.model.embedding import embed
-from minillm.model.norm import layer_norm_fast
 from minillm.train.grad_attention import attention_backward, attention_forward
 from minillm.train.grad_ffn import gelu_mlp_backward, gelu_mlp_forward
 from minillm.train.grad_norm import layer_norm_backward
-from minillm.model.linear import linear
 
 
 def check_trainable(config) -> None:
@@ -140,7 +139,7 @@ def backward(dlogits: np.ndarray, cache: tuple, params, config) -> dict:
     xf2 = xf.reshape(-1, C)                                             # [N, C]
     if params.lm_head is None:                                          # tied: logits = xf wteᵀ
         dwte = (xf2.T @ dlogits).T                                      # ([C, N] @ [N, V])ᵀ -> [V, C]
-        # (computed as the head [C, V] and seen transposed: the layout the arena gives wte)
+        # (computed as the head [C, V] and seen transposed: the layout the engine's arena gives wte)
         dxf = dlogits @ params.wte                                      # [N, V] @ [V, C] -> [N, C]
     else:
         dwte = np.zeros_like(params.wte)                                # [V, C]

@@ -27,7 +27,7 @@ from minillm.model.embedding import embed
 from nbhelpers import load_pretrained, load_shipped
 
 np.set_printoptions(precision=3, suppress=True, linewidth=120)
-songci, songci_tok = load_shipped("songci")
+songci, songci_tok = load_shipped("songci", fast=False)   # plain ndarrays, to inspect
 c = songci.config
 print(f"weights/songci: vocabulary V = {c.vocab_size}, width C = {c.d_model}, "
       f"positions {c.position} ({c.n_ctx} of them)")
@@ -139,7 +139,7 @@ assert sim["trained", "centred"] > sim["untrained", "centred"], "training should
 # principal components) of a few groups of words:
 
 # %%
-model, tok, model_name = load_pretrained()
+model, tok, model_name = load_pretrained(fast=False)
 wte = model.params.wte
 GROUPS = {"colours": [" red", " blue", " green", " yellow", " black", " white"],
           "numbers": [" one", " two", " three", " four", " five", " six"],

@@ -38,10 +38,10 @@ from minillm.functional import softmax
 from minillm.model.attention import causal_mask, scaled_dot_product, split_heads
 from minillm.model.embedding import embed
 from minillm.model.norm import norm
-from minillm.model.rope import apply_rope
+from minillm.model.rope import apply_rope, rope_angles
 from nbhelpers import claim, load_pretrained
 
-model, tok, model_name = load_pretrained()
+model, tok, model_name = load_pretrained(fast=False)   # plain ndarrays: model/ code only
 c, p = model.config, model.params
 
 # %% [markdown]
@@ -152,7 +152,7 @@ if b0.attn.bq is not None:
     q, k, v = q + b0.attn.bq, k + b0.attn.bk, v + b0.attn.bv
 q, k, v = split_heads(q, c.n_heads), split_heads(k, c.n_kv_heads), split_heads(v, c.n_kv_heads)
 if c.position == "rope":
-    cos, sin = model.rope_cos[positions][:, None], model.rope_sin[positions][:, None]
+    cos, sin = (a[:, None] for a in rope_angles(positions, c.d_head, c.rope_theta))  # [1, 1, T, D/2]
     q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
 print(f"x {x.shape}  h {h.shape}")
 print(f"q {q.shape} = [batch, {c.n_heads} query heads, T, D={c.d_head}]")
@@ -328,12 +328,12 @@ assert (future_weights == 0).all() and np.abs(W.sum(-1) - 1).max() < 1e-5
 #
 # Those exact zeros are also work saved. A prompt of T tokens has a T × T score matrix, and
 # almost half of it is the masked triangle. When nobody asks for the weights (generation never
-# does), the model computes attention for 64 queries at a time, each block over only the keys it
-# can see (`query_blocks` in `minillm/model/attention.py`): the same formula, called on slices,
-# the same output.
+# does), the engine (the fast model `load_model` gives by default) computes attention for 64
+# queries at a time, each block over only the keys it can see (`query_blocks` in
+# `minillm/engine/layers.py`): the same formula, called on slices, the same output.
 
 # %%
-from minillm.model.attention import QUERY_BLOCK, query_blocks
+from minillm.engine.layers import QUERY_BLOCK, query_blocks
 
 rng = np.random.default_rng(0)
 T_long, D = 512, 64

@@ -26,7 +26,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from minillm import GPT, KVCache, ModelConfig, PromptLookup, generate, serve
-from minillm.model.arena import to_arena
+from minillm.engine import to_engine
 from nbhelpers import load_shipped, median_time
 
 BATCH_SIZES = (1, 4, 16)           # rows per decode step in section 3
@@ -105,17 +105,18 @@ plt.show()
 #
 # subtle: how close B rows get to B× depends on the matrix-product routine. A product
 # `x [B, 1, C] @ W` with a batch dimension is computed by NumPy as B separate vector-matrix
-# products (each reading W), so `linear` flattens it to `x [B·T, C] @ W`: one product, one read.
+# products (each reading W), so the engine's `linear` (`minillm/engine/ops.py`) flattens it to
+# `x [B·T, C] @ W`: one product, one read.
 # But for a few rows OpenBLAS's matrix product first copies ("packs") W into blocks, and for so
 # few rows the copy costs more than the arithmetic. Cut into 32-column tiles (the loaders'
-# "tiled" layout, `minillm/model/tiled.py`), each piece is small enough for its small-matrix
+# "tiled" layout, `minillm/engine/tiled.py`), each piece is small enough for its small-matrix
 # kernel, which reads W where it lies. Both layouts are timed below. Ratios, not promises: the
 # output is this machine today.
 
 # %%
 cfg = ModelConfig(vocab_size=8192, n_ctx=64, d_model=512, n_heads=8, n_layers=8)
-mem_model = GPT(cfg, to_arena(GPT(cfg, seed=0).params, cfg, layout="tiled"))   # as loaded
-untiled = GPT(cfg, to_arena(mem_model.params, cfg, layout="decode"))           # same weights, [C, N]
+mem_model = to_engine(GPT(cfg, seed=0), layout="tiled")     # as loaded (the engine's default)
+untiled = to_engine(mem_model, layout="decode")              # same weights, [C, N]
 print(f"{mem_model.num_parameters() / 1e6:.0f} M parameters = "
       f"{4 * mem_model.num_parameters() / 1e6:.0f} MB float32")
 

@@ -12,7 +12,7 @@ import shutil
 import pytest
 
 from minillm import ModelConfig, beam_search, generate, generate_batch, serve
-from minillm.model import GPT
+from minillm import GPT
 from tests.conftest import FIXTURES
 from tests.model.strategies import random_model
 

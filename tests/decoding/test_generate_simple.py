@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from minillm import generate, generate_simple
 from minillm.config import ModelConfig
-from minillm.model import GPT
+from minillm import GPT
 from minillm.sampling import PRESETS, Sampler
 from tests.conftest import FIXTURES
 from tests.model.strategies import random_model, tiny_configs

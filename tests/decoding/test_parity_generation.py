@@ -15,7 +15,7 @@ import pytest
 from minillm.decoding.beam import beam_search
 from minillm.decoding.generate import generate
 from minillm.io.safetensors import load_safetensors
-from minillm.model import GPT
+from minillm import GPT
 from tests.conftest import FIXTURES
 
 EARLY_STOPPING = {False: "heuristic", True: "pool_full", "never": "never"}   # HF's -> minillm's

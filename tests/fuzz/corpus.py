@@ -14,8 +14,8 @@ import numpy as np
 
 from minillm.config import ModelConfig
 from minillm.io.checkpoints import load_hf_checkpoint
-from minillm.io.gguf_model import load_gguf_model
-from minillm.model import GPT
+from minillm.loading import load_gguf_model
+from minillm import GPT
 from minillm.tokenizer import Tokenizer
 from minillm.tokenizer.byte_alphabet import bytes_to_unicode
 from tests.fuzz.mutate import dumps, mutate_bytes, mutate_json

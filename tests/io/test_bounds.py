@@ -9,9 +9,9 @@ import pytest
 from minillm import GPT
 from minillm.config import ModelConfig
 from minillm.io.checkpoints import load_hf_checkpoint
-from minillm.io.gguf_model import load_gguf_model
+from minillm.loading import load_gguf_model
 from minillm.io.sizes import parameter_count
-from minillm.model.rope import rope_tables
+from minillm.engine import to_engine
 from tests.io import gguf_writer as w
 from tests.io.test_gguf_model import write_gguf
 
@@ -73,11 +73,12 @@ def test_gguf_huge_string_length_names_the_limit(tmp_path):
         read_gguf(tmp_path / "s.gguf")
 
 
-def test_rope_table_is_sized_to_the_positions_used():
-    """A context of 2**28 would be a 4-8 GiB table; only the rows used are computed."""
+@pytest.mark.parametrize("fast", [False, True])
+def test_rope_angles_are_computed_for_the_positions_used_only(fast):
+    """A context of 2**28 would be a 4-8 GiB table; only the positions used are computed."""
     model = tiny_llama()
     model.config.n_ctx = 2**28
-    model = GPT(model.config, model.params)
+    model = to_engine(model) if fast else GPT(model.config, model.params)
     tracemalloc.start()
     try:
         model(np.arange(10))
@@ -85,16 +86,6 @@ def test_rope_table_is_sized_to_the_positions_used():
     finally:
         tracemalloc.stop()
     assert peak < LIMIT
-
-
-def test_growing_rope_table_equals_the_full_table():
-    cos, sin = rope_tables(1000, 8, 10000.0)
-    gcos, gsin = rope_tables(1000, 8, 10000.0, grow=True)
-    positions = np.array([[3, 999, 257], [0, 512, 1]])
-    np.testing.assert_array_equal(gcos[positions], cos[positions])
-    np.testing.assert_array_equal(gsin[np.arange(1000)], sin)
-    with pytest.raises(IndexError):
-        gcos[np.array([1000])]
 
 
 @pytest.mark.parametrize("field, value, match", [

@@ -129,4 +129,5 @@ def test_a_model_made_here_exports_without_carried_keys(tmp_path):
     tok = Tokenizer({bytes([i]): i for i in range(256)}, {})
     meta = read_gguf(str(model.save_gguf(tmp_path / "m.gguf", tok))).metadata
     assert "tokenizer.chat_template" not in meta and meta["tokenizer.ggml.add_bos_token"] is False
-    np.testing.assert_array_equal(load_model(tmp_path / "m.gguf")[0].params.wte, model.params.wte)
+    np.testing.assert_array_equal(load_model(tmp_path / "m.gguf", fast=False)[0].params.wte,
+                                  model.params.wte)

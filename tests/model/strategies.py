@@ -2,8 +2,10 @@
 import numpy as np
 from hypothesis import strategies as st
 
+from minillm import GPT
 from minillm.config import ModelConfig
-from minillm.model import GPT, to_arena
+from minillm.engine import to_engine
+from minillm.model.attention import causal_mask
 
 
 @st.composite
@@ -21,7 +23,8 @@ def tiny_configs(draw, arch=None):
 
 def random_model(config: ModelConfig, seed: int, layout: str = "plain") -> GPT:
     """A model whose every parameter (biases and norm gains too) is random, so all are exercised;
-    ``layout`` "tiled" (the loaders') or "decode" gives the same numbers in that arena layout."""
+    ``layout`` "tiled" (the loaders') or "decode" gives the same numbers in the engine (its arena
+    in that layout); "plain" a ``GPT`` of plain ndarrays."""
     model = GPT(config, seed=seed)
     rng = np.random.default_rng(seed + 1)
     for name, a in model.params.named().items():
@@ -31,4 +34,21 @@ def random_model(config: ModelConfig, seed: int, layout: str = "plain") -> GPT:
             a[...] = 1 + rng.normal(0, 0.1, a.shape)
         else:
             a[...] = rng.normal(0, 0.3, a.shape)
-    return model if layout == "plain" else GPT(config, to_arena(model.params, config, layout))
+    return model if layout == "plain" else to_engine(model, layout)
+
+
+@st.composite
+def attention_inputs(draw):
+    """q [B, H, T, D], k and v [B, K, S, D] with S = cached + T, and a causal mask that may also
+    hide left padding (every query still sees itself, as the model guarantees)."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    B, K, G, D = draw(st.integers(1, 2)), draw(st.integers(1, 2)), draw(st.integers(1, 3)), 4
+    T, cached = draw(st.integers(1, 12)), draw(st.integers(0, 6))
+    S = cached + T
+    q = rng.standard_normal((B, K * G, T, D), dtype=np.float32) * 2
+    k, v = (rng.standard_normal((B, K, S, D), dtype=np.float32) * 2 for _ in range(2))
+    mask = np.repeat(causal_mask(T, S)[None], B, axis=0)                 # [B, T, S]
+    pad = draw(st.integers(0, S - 1))
+    mask[:, :, :pad] = False                                            # left padding hidden
+    mask[:, np.arange(T), cached + np.arange(T)] = True                  # each query sees itself
+    return q, k, v, mask, draw(st.integers(1, T + 1))

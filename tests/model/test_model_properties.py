@@ -5,7 +5,7 @@ from hypothesis import given, strategies as st
 
 from minillm.config import ModelConfig
 from minillm.functional import log_softmax
-from minillm.model import GPT
+from minillm import GPT
 from minillm.model.attention import causal_mask
 from tests.model.strategies import random_model, tiny_configs
 

@@ -2,7 +2,9 @@
 
 Fixtures: tests/fixtures/{gpt2_*,llama_*,qwen2_*}/ made by scripts/make_gpt2_fixtures.py and
 scripts/make_llama_fixtures.py (transformers 5.24.0, torch 2.13.0 CPU; every bias and norm gain
-random). Tolerances: logits max |Δ| ≤ 1e-4, loss |Δ| ≤ 1e-5, greedy ids identical.
+random). Tolerances: logits max |Δ| ≤ 1e-4, loss |Δ| ≤ 1e-5, greedy ids identical. Every
+check runs on the model of plain arrays (``fast=False``: only model/ code) and on the engine's
+(the default).
 """
 import numpy as np
 import pytest
@@ -14,10 +16,12 @@ from tests.conftest import FIXTURES
 NAMES = ["gpt2_tiny", "gpt2_small", "gpt2_untied", "llama_tiny", "llama_untied", "qwen2_tiny"]
 
 
-@pytest.fixture(scope="module", params=NAMES)
+@pytest.fixture(scope="module", params=[(name, fast) for name in NAMES for fast in (False, True)],
+                ids=lambda p: f"{p[0]}-{'engine' if p[1] else 'plain'}")
 def case(request):
-    path = FIXTURES / request.param
-    return GPT.from_pretrained(path), load_safetensors(path / "expected.safetensors")
+    name, fast = request.param
+    path = FIXTURES / name
+    return GPT.from_pretrained(path, fast=fast), load_safetensors(path / "expected.safetensors")
 
 
 def test_logits_match_hf_within_1e_4(case):
@@ -48,8 +52,8 @@ def test_greedy_20_tokens_match_hf_exactly(case):
 def test_save_pretrained_round_trips_hf_layout(case, tmp_path):
     model, expected = case
     model.save_pretrained(tmp_path)
-    again = GPT.from_pretrained(tmp_path)
-    assert again.config == model.config
+    again = GPT.from_pretrained(tmp_path, fast=type(model) is not GPT)
+    assert type(again) is type(model) and again.config == model.config
     np.testing.assert_array_equal(again(expected["ids"][:1]), model(expected["ids"][:1]))
 
 
@@ -65,8 +69,9 @@ def test_saved_names_are_exactly_hf_names(name, tmp_path):
 @pytest.mark.parametrize("block", [1, 7, 16])
 def test_logits_match_hf_within_1e_4_with_query_blocks(case, block, monkeypatch):
     """The prefill path (attention computed a block of queries at a time, masked keys skipped)
-    matches HF as the full formula does; the fixtures' 64 positions are one block by default."""
-    monkeypatch.setattr("minillm.model.attention.QUERY_BLOCK", block)
+    matches HF as the full formula does; the fixtures' 64 positions are one block by default.
+    (The engine's path: the model of plain arrays has no query blocks.)"""
+    monkeypatch.setattr("minillm.engine.layers.QUERY_BLOCK", block)
     model, expected = case
     ids, want = expected["ids"], expected["logits"]
     got = model(ids[:want.shape[0]])

@@ -4,7 +4,7 @@ import json
 import numpy as np
 
 from minillm.config import ModelConfig
-from minillm.model import GPT
+from minillm import GPT
 from minillm.train.loop import LOG_NAME, TrainSettings, train
 
 # A small text that a tiny model can learn: 40 lines over a 26-letter alphabet, token = letter.

@@ -49,11 +49,12 @@ def test_adamw_refuses_a_loaded_models_tiled_matrices_with_the_way_out():
     the update with "unsupported operand"; now a TypeError names the layout and the fix."""
     import pytest
     from minillm import GPT
-    from minillm.model.arena import to_arena
+    from minillm.engine import plain_params
     from minillm.train.optim import AdamW
     from tests.conftest import FIXTURES
     model = GPT.from_pretrained(FIXTURES / "gpt2_tiny")
-    with pytest.raises(TypeError, match="layout=\"plain\""):
+    with pytest.raises(TypeError, match=r"fast=False\), or train a plain copy"):
         AdamW(model.params.named())
-    plain = GPT(model.config, to_arena(model.params, model.config, layout="plain"))
+    AdamW(GPT.from_pretrained(FIXTURES / "gpt2_tiny", fast=False).params.named())
+    plain = GPT(model.config, plain_params(model.params, model.config))
     AdamW(plain.params.named())                                  # a plain copy trains

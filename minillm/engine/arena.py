@@ -1,8 +1,8 @@
 """The parameter arena: every parameter as a view into ONE contiguous float32 block.
 
-    params = empty_arena(config)          # one np.empty block, carved into the named tensors
-    params.wte[...] = …                   # loaders fill it one tensor at a time
-    params = to_arena(params, config)     # or: copy existing arrays (any dtype) into a new one
+    arena = empty_arena(config)           # one block, carved into the named tensors
+    arena.params.wte[...] = …             # loaders fill it one tensor at a time
+    arena = to_arena(params, config)      # or: copy existing arrays (any dtype) into a new one
 
 Why: this is for speed, not style. Decoding a token streams every weight from memory once; on a
 test machine separately allocated matrices streamed at ~4-6 GB/s but views of one allocation at
@@ -14,44 +14,32 @@ It also keeps loading lean: the loaders (``io/checkpoints.py``, ``io/gguf_model.
 arena from the shapes first and convert each tensor straight into its place, so the peak memory
 is the weights plus one tensor, not the weights twice.
 
-``GPT(config, params)`` uses the arrays it is given AS GIVEN, arena or not;
-``GPT(config, seed=…)`` and every loader hand it an arena. The loaders use the "tiled" layout
-below; ``init_params`` (and so ``GPT(config, seed=…)``, a model to be trained) the "plain" one.
-
-The "plain" layout is ``param_shapes(config)``'s order (wte, then block by block, then the
-final norm, wpe and lm_head), every tensor C-contiguous. The "decode" layout makes two changes,
-both for the speed of one-token decoding:
+An ``Arena`` is ``params`` (a ``GPTParams`` whose every entry is a view into the block: what
+``named()``, the loaders, checkpoints and a reader see) and, per layer, the JOINED matrices:
 
 - Matrices that multiply the same input sit side by side, as the column blocks of one matrix:
   a block's wq | wk | wv as one [C, H·D + 2·K·D] and w_gate | w_up as one [C, 2F]. Each
-  parameter is still its own [C, N] view (a column slice); the joined matrix is kept in the
-  block's params too (``wqkv``, ``w_gate_up``, not parameters: ``named()`` skips them), and the
-  model reads it in ONE product. A matrix-vector product pays a fixed start-up per call (small
-  ones stream at ~10-15 GB/s where large ones reach ~23); a 30-layer Llama makes 90 fewer calls.
+  parameter is its own [C, N] view (a column slice) of it, and the engine reads it in ONE
+  product. A matrix-vector product pays a fixed start-up per call (small ones stream at
+  ~10-15 GB/s where large ones reach ~23); a 30-layer Llama makes 90 fewer calls.
 - The tied embedding is stored as the LM head reads it. With tied embeddings wte [V, C] is both
   the lookup table (one row per token) and the head (logits = x @ wteᵀ, every entry read per
   token). The arena keeps its C·V numbers in [C, V] order and hands out ``params.wte`` as the
-  transposed view ``head.T``: still [V, C] with the same values and name, so loaders,
-  checkpoints, the optimiser and the tests see no difference, but ``wte.T`` is a contiguous
-  [C, V] matrix and ``x @ wte.T`` streams it like every block matrix. Stored [V, C], the same
-  product ran at about half the rate (OpenBLAS's transposed matrix-vector kernel;
+  transposed view ``head.T``: still [V, C] with the same values and name, but ``wte.T`` is a
+  contiguous [C, V] matrix and ``x @ wte.T`` streams it like every block matrix. Stored [V, C],
+  the same product ran at about half the rate (OpenBLAS's transposed matrix-vector kernel;
   benchmarks/README.md, "Single stream"). The lookup ``wte[ids]`` gathers C strided values.
 
-subtle: in the "decode" layout wte and the joined parameters are views that are not
-C-contiguous, so ``w.reshape(-1)`` is a COPY there (edits to it change nothing); use the
-"plain" layout to poke parameters through flat views. The joined matrices share the
-parameters' numbers, so editing wq in place (loading, training) edits ``wqkv``; REPLACING
-``params.blocks[i].attn.wq`` by another array leaves ``wqkv`` behind, and the model, seeing wq
-no longer inside it (``linear.joined_still``), falls back to three products.
+Two layouts: "tiled" (the loaders'): every matrix a product reads — the joined ones, wo, w_down
+and the head [C, V] — is a ``TiledMatrix`` of 32-column tiles, so that a product by 2 to 32 rows
+(a batch, or the positions speculative decoding verifies) reads each matrix once at memory speed
+instead of packing it first (``tiled.py``; 8 rows cost ~1.2x one row there, ~4x untiled). One row
+and long prefills run as fast or faster (benchmarks/README.md). "decode": the same joins and head
+with [C, N] ndarrays (the views are ndarrays; the benchmarks time it beside "tiled").
 
-The "tiled" layout (the loaders') is "decode" with every matrix a product reads — the joined
-ones, wo, w_down and the head [C, V] — kept as a ``TiledMatrix``: 32-column tiles, each one
-contiguous [C, 32] block, so that a product by 2 to 32 rows (a batch, or the positions that
-speculative decoding verifies) reads each matrix once at memory speed instead of packing it
-first (``tiled.py``; 8 rows cost ~1.2x one row there, ~4x in "decode"). Its matrices are not
-ndarrays: they read like them (``np.asarray(w)`` is the plain copy) and take writes through
-``w[...] = …`` only; train a "plain" copy. One row and long prefills run as fast or faster
-(benchmarks/README.md); where the BLAS lacks a small-matrix kernel, only the one-row gain stays.
+subtle: the joined matrices share the parameters' numbers, so writing into wq in place
+(``wq[...] = new``) changes ``qkv``; REPLACING ``params.blocks[i].attn.wq`` by another array would
+leave the joined matrix behind: the engine's model refuses to run then (``engine/gpt.py``).
 """
 from __future__ import annotations
 
@@ -59,34 +47,48 @@ import math
 
 import numpy as np
 
+from dataclasses import dataclass, replace
+
 from minillm.config import ModelConfig
+from minillm.engine.tiled import TILE, TiledMatrix, to_numpy
 from minillm.model.params import GPTParams, check_names_and_shapes, param_shapes
-from minillm.model.tiled import TILE, TiledMatrix
+
+
+@dataclass
+class Joined:
+    """One layer's side-by-side matrices (None where the layer has none, or its widths are not
+    whole tiles in the "tiled" layout)."""
+    qkv: object = None          # [C, H·D + 2·K·D]: wq | wk | wv
+    gate_up: object = None      # [C, 2F]: w_gate | w_up (SwiGLU only)
+
+
+@dataclass
+class Arena:
+    params: GPTParams           # every parameter a view into one block
+    joined: list[Joined]        # per layer
+
+    def first_layers(self, n: int) -> "Arena":
+        """The first n blocks' views (no copy)."""
+        return Arena(replace(self.params, blocks=self.params.blocks[:n]), self.joined[:n])
 
 
 # Parameters one product can read together, laid out side by side as the column blocks of one
-# [C, N₁ + N₂ + …] matrix, kept in the block's params under the joined field's name.
-SIDE_BY_SIDE = {"attn": (("wq", "wk", "wv"), "wqkv"), "ffn": (("w_gate", "w_up"), "w_gate_up")}
+# [C, N₁ + N₂ + …] matrix, kept in the layer's ``Joined`` under that name.
+SIDE_BY_SIDE = {"attn": (("wq", "wk", "wv"), "qkv"), "ffn": (("w_gate", "w_up"), "gate_up")}
 
 
-LAYOUTS = ("tiled", "decode", "plain")
+LAYOUTS = ("tiled", "decode")
 # The matrices a product multiplies by (``x @ W``): the ones the "tiled" layout cuts into tiles.
 PRODUCTS = ("wq", "wk", "wv", "wo", "w_up", "w_gate", "w_down")
 
 
-def empty_arena(config: ModelConfig, layout: str = "tiled") -> GPTParams:
-    """Parameters whose every tensor is a view into one new, uninitialised float32 block.
-
-    layout "decode" (the loaders'): joined products and the tied head stored [C, V], as above.
-    "plain": every tensor one C-contiguous block in param_shapes order, so ``named()[k]`` and
-    its ``reshape(-1)`` are views of the parameters (what ``init_params`` gives a model to be
-    trained, or poked entry by entry as a finite-difference check does).
-    """
+def empty_arena(config: ModelConfig, layout: str = "tiled") -> Arena:
+    """Parameters whose every tensor is a view into one new, uninitialised float32 block
+    (layout "tiled" or "decode", as above)."""
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
     if layout == "tiled":
         return tiled_arena(config)
-    decode = layout == "decode"
     shapes = param_shapes(config)
     block = np.empty(sum(math.prod(s) for s in shapes.values()), dtype=np.float32)   # [N] all weights
     views, joined, start = {}, {}, 0
@@ -95,7 +97,7 @@ def empty_arena(config: ModelConfig, layout: str = "tiled") -> GPTParams:
             continue
         n = math.prod(shape)
         flat = block[start:start + n]                          # [n] this tensor's numbers
-        group = _side_by_side_group(name, shapes) if decode else None
+        group = _side_by_side_group(name, shapes)
         if group:                                              # [C, N₁] [C, N₂] … as one [C, ΣN]
             prefix, members = group
             width = sum(shapes[m][1] for m in members)
@@ -105,7 +107,7 @@ def empty_arena(config: ModelConfig, layout: str = "tiled") -> GPTParams:
                 views[m] = whole[:, col:col + shapes[m][1]]    # [C, N_m] columns (a view)
                 col += shapes[m][1]
             joined[prefix] = whole
-        elif name == "wte" and config.tie_embeddings and decode:   # stored as the head reads it:
+        elif name == "wte" and config.tie_embeddings:   # stored as the head reads it:
             views[name] = flat.reshape(shape[::-1]).T          # [C, V] -> transposed view [V, C]
         else:
             views[name] = flat.reshape(shape)                  # [n] -> the tensor's shape (a view)
@@ -113,14 +115,14 @@ def empty_arena(config: ModelConfig, layout: str = "tiled") -> GPTParams:
     return _params_with_joined(views, joined, config)
 
 
-def _params_with_joined(views: dict, joined: dict, config: ModelConfig) -> GPTParams:
-    """The params around ``views``, each joined matrix set on its block ("blocks.3.attn" ->
-    ``params.blocks[3].attn.wqkv``)."""
-    params = GPTParams.from_named(views, config)
+def _params_with_joined(views: dict, joined: dict, config: ModelConfig) -> Arena:
+    """The params around ``views`` and each layer's joined matrices ("blocks.3.attn" ->
+    ``joined[3].qkv``)."""
+    layers = [Joined() for _ in range(config.n_layers)]
     for prefix, whole in joined.items():
         _, layer, sub = prefix.split(".")
-        setattr(getattr(params.blocks[int(layer)], sub), SIDE_BY_SIDE[sub][1], whole)
-    return params
+        setattr(layers[int(layer)], SIDE_BY_SIDE[sub][1], whole)
+    return Arena(GPTParams.from_named(views, config), layers)
 
 
 def _side_by_side_group(name: str, shapes: dict) -> tuple[str, list[str]] | None:
@@ -135,15 +137,15 @@ def _side_by_side_group(name: str, shapes: dict) -> tuple[str, list[str]] | None
 
 
 def to_arena(params: GPTParams | dict[str, np.ndarray], config: ModelConfig,
-             layout: str = "tiled") -> GPTParams:
+             layout: str = "tiled") -> Arena:
     """Float32 copies of ``params`` (a GPTParams or its ``named()`` dict) in one new arena
     (``layout`` as for ``empty_arena``). Wrong names or shapes raise ValueError. Editing the
     originals afterwards changes nothing."""
     named = params.named() if isinstance(params, GPTParams) else params
     check_names_and_shapes(named, config)
     packed = empty_arena(config, layout)
-    for name, view in packed.named().items():
-        view[...] = named[name]                               # copy (and cast to float32)
+    for name, view in packed.params.named().items():
+        view[...] = to_numpy(named[name])                     # copy (and cast to float32)
     return packed
 
 
@@ -152,12 +154,12 @@ def in_arena(params: GPTParams) -> bool:
     return len({id(a.base) if a.base is not None else id(a) for a in params.named().values()}) == 1
 
 
-def tiled_arena(config: ModelConfig) -> GPTParams:
+def tiled_arena(config: ModelConfig) -> Arena:
     """The "tiled" layout: every matrix a product multiplies by (``PRODUCTS``, ``lm_head``, and
     the tied wte as the head [C, V]) is a ``TiledMatrix`` over one arena block (``tiled.py``);
     norms, biases, wpe and an untied wte stay arrays. Side-by-side groups are joined as in
     "decode" when every member's width is a whole number of tiles (then wq, wk, wv are
-    ``columns`` views of ``wqkv``'s tiles); otherwise each matrix is tiled on its own."""
+    ``columns`` views of ``qkv``'s tiles); otherwise each matrix is tiled on its own."""
     shapes = param_shapes(config)
 
     def stored(name):                                          # the [C, N] matrix that is tiled

@@ -1,4 +1,4 @@
-"""Loading straight into the parameter arena, a slice at a time, changes no value."""
+"""Loading straight into the parameter arena (or plain arrays), a slice at a time, changes no value."""
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -6,8 +6,8 @@ from hypothesis import given, strategies as st
 from minillm import GPT
 from minillm.io import checkpoints, dequant
 from minillm.io.dequant import BF16, F16, F32, Q4_0, Q4_1, Q8_0, dequantize, dequantize_into
-from minillm.io.gguf_model import load_gguf_model
-from minillm.model.arena import in_arena
+from minillm.loading import load_gguf_model
+from minillm.engine import in_arena, to_numpy
 from tests.conftest import FIXTURES
 from tests.io import gguf_writer as w
 from tests.io.test_gguf_model import write_gguf
@@ -24,16 +24,18 @@ def encode(x, ggml_type):
     return x.astype("<f4" if ggml_type == F32 else "<f2").view(np.uint8).reshape(-1)
 
 
+@pytest.mark.parametrize("fast", [True, False])
 @pytest.mark.parametrize("name", ["gpt2_tiny", "gpt2_untied", "llama_untied", "qwen2_tiny"])
-def test_reading_in_small_slices_gives_the_same_weights(name, monkeypatch):
+def test_reading_in_small_slices_gives_the_same_weights(name, fast, monkeypatch):
     """A few rows per read (so every tensor spans several reads, and the transposed and split
-    ones are written column block by column block) loads exactly what one read per tensor does."""
-    whole = GPT.from_pretrained(FIXTURES / name).params.named()
+    ones are written column block by column block) loads exactly what one read per tensor does,
+    into the engine's arena or into plain arrays."""
+    whole = GPT.from_pretrained(FIXTURES / name, fast=False).params.named()
     monkeypatch.setattr(checkpoints, "ROWS_AT_ONCE", 5)
-    sliced = GPT.from_pretrained(FIXTURES / name).params
-    assert in_arena(sliced)
+    sliced = GPT.from_pretrained(FIXTURES / name, fast=fast).params
+    assert in_arena(sliced) == fast
     for key, value in whole.items():
-        np.testing.assert_array_equal(sliced.named()[key], value, err_msg=key)
+        np.testing.assert_array_equal(to_numpy(sliced.named()[key]), value, err_msg=key)
 
 
 @given(st.sampled_from(TYPES), st.integers(1, 6), st.integers(1, 3), st.integers(0, 2**32 - 1))
@@ -59,7 +61,7 @@ def test_dequantize_into_checks_its_output_and_the_byte_count():
 def test_dequantize_into_a_strided_view_or_a_tiled_matrix_writes_whole_rows(ggml_type):
     """Outputs that are not one C-contiguous array (the tied wte [C, V]ᵀ, a TiledMatrix) are
     written through themselves, a slice of rows at a time: the same values."""
-    from minillm.model.tiled import TiledMatrix
+    from minillm.engine import TiledMatrix
     shape = (5, 64)
     raw = encode(np.random.default_rng(0).standard_normal(shape, dtype=np.float32), ggml_type)
     want = dequantize(raw, ggml_type, shape)
@@ -68,19 +70,20 @@ def test_dequantize_into_a_strided_view_or_a_tiled_matrix_writes_whole_rows(ggml
         view = dequantize_into(raw, ggml_type, np.empty(shape[::-1], np.float32).T)
         tiled = dequantize_into(raw, ggml_type, TiledMatrix.empty(*shape))
     np.testing.assert_array_equal(view, want)
-    np.testing.assert_array_equal(np.asarray(tiled), want)
+    np.testing.assert_array_equal(tiled.to_numpy(), want)
 
 
 @pytest.mark.parametrize("ggml_type", [F32, Q8_0, Q4_1])
 def test_gguf_loads_the_same_in_small_slices(ggml_type, tmp_path, monkeypatch):
     path = write_gguf(tmp_path / "m.gguf", GPT.from_pretrained(FIXTURES / "llama_tiny"),
                       ggml_type=ggml_type)
-    whole = load_gguf_model(path)[0].params.named()
+    whole = load_gguf_model(path, fast=False)[0].params.named()
     monkeypatch.setattr(dequant, "VALUES_AT_ONCE", 32)
-    sliced = load_gguf_model(path)[0].params
-    assert in_arena(sliced)
-    for key, value in whole.items():
-        np.testing.assert_array_equal(sliced.named()[key], value, err_msg=key)
+    for fast in (True, False):
+        sliced = load_gguf_model(path, fast)[0].params
+        assert in_arena(sliced) == fast
+        for key, value in whole.items():
+            np.testing.assert_array_equal(to_numpy(sliced.named()[key]), value, err_msg=key)
 
 
 def test_a_gguf_tensor_of_the_wrong_shape_is_named(tmp_path):

@@ -3,7 +3,7 @@
     W [C, N]  is kept as  tiles [⌈N/32⌉, C, 32]:   tiles[j] = W[:, 32j : 32j + 32]   (contiguous)
     x [M, C] @ W  =  concat_j ( x @ tiles[j] )        -> [M, N]
 
-This is speed code for decoding, beside ``linear.py``; the math is still ``x @ W``. Why: a decode
+This is the engine's layout (beside ``model/linear.py``, whose math is still ``x @ W``). Why: a decode
 step multiplies a few rows (the batch, or the k + 1 positions speculative decoding verifies) by
 every weight matrix. For ONE row the BLAS runs a matrix-vector kernel that streams W at memory
 speed. For 2 to 32 rows it runs its general matrix kernel, which first copies ("packs") W into
@@ -14,11 +14,13 @@ BLAS's small-matrix kernel, which reads its operands in place without packing: 8
 about 1.2x one row (benchmarks/README.md, "Tiled weights"). The tiles must be contiguous, which a
 view of a [C, N] array cannot give, hence a layout of its own.
 
-``TiledMatrix`` reads like the [C, N] float32 array it stands for: ``.shape``, ``.T``, ``len``,
-``np.asarray(w)`` (a copy in the plain layout), ``w[rows, cols]`` to read and to write (the loaders
-fill it a slice at a time), ``wte[ids]`` on the transposed tied embedding; any other ndarray
-method or operator (``w.mean(0)``, ``x @ w``) works on a plain copy. It is not an ndarray: only
-``w[...] = …`` writes into it.
+A ``TiledMatrix`` is NOT an ndarray, and says so rather than pretend: it has ``.shape``,
+``.dtype``, ``.ndim``, ``.T``, ``len``; ``w[r0:r1, c0:c1]`` reads (a read-only copy) and
+``w[...] = new`` / ``w[r0:r1] = rows`` write in place (the loaders fill it a slice at a time);
+``wte[ids]`` gathers rows of the transposed tied embedding. ``w.to_numpy()`` is the plain [C, N]
+float32 array (a copy). Anything else — ``np.asarray(w)``, ``x @ w``, ``w.mean()``, ``w.fill(0)``
+— raises TypeError or AttributeError naming ``w.to_numpy()`` and ``load_model(path, fast=False)``
+(a model of plain ndarrays), so no method call can silently edit a copy.
 
 subtle: columns past N in the last tile are zeros that no product returns; a column that starts
 a tile is the only place one TiledMatrix can be cut into views of another (``columns``).
@@ -31,6 +33,9 @@ from __future__ import annotations
 import numpy as np
 
 TILE = 32   # columns per tile: 8-32 rows x C x 32 stays within OpenBLAS's small-matrix kernel
+HOW_TO_GET_AN_ARRAY = ("w.to_numpy() gives a plain float32 copy (writes into the model go through "
+                       "w[...] = new), and load_model(path, fast=False) a model whose every "
+                       "weight is an ndarray")
 
 
 class TiledMatrix:
@@ -77,26 +82,32 @@ class TiledMatrix:
     def T(self) -> "TiledMatrix":
         return TiledMatrix(self.tiles, self.n, not self.transposed)
 
-    def __array__(self, dtype=None, copy=None):
-        """The plain [C, N] (or [N, C]) array: always a copy (there is no such view)."""
-        if copy is False:
-            raise ValueError("a TiledMatrix has no plain view; np.asarray(w) makes a copy")
+    def to_numpy(self) -> np.ndarray:
+        """The plain [C, N] (or [N, C]) float32 array: a COPY (the tiles hold no such view), so
+        editing it leaves the model as it was; write into the model with ``w[...] = new``."""
         c, n = self.tiles.shape[1], self.n
         plain = self.tiles.transpose(1, 0, 2).reshape(c, -1)[:, :n]   # [C, N] (reshape copies)
-        plain = plain.T if self.transposed else plain
-        return np.ascontiguousarray(plain, dtype=dtype)
+        return np.ascontiguousarray(plain.T if self.transposed else plain)
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(f"a TiledMatrix {self.shape} is not an ndarray: {HOW_TO_GET_AN_ARRAY}")
 
     def __len__(self) -> int:
         return self.shape[0]
 
     def __getattr__(self, name):
-        """Any other ndarray attribute (``w.mean(0)``, ``w.reshape(…)``, ``w.astype(…)``) is the
-        plain array's: read-only use works, at the price of a copy. (Operators such as ``w + 1``
-        convert through ``__array__`` the same way; ``w += 1`` raises TypeError: write through
-        ``w[...] = …``.)"""
+        """Any other ndarray attribute is refused: on a copy, ``w.fill(0)`` or
+        ``w.reshape(-1)[i] = x`` would change nothing, silently."""
         if name.startswith("__"):
             raise AttributeError(name)
-        return getattr(np.asarray(self), name)
+        raise AttributeError(f"a TiledMatrix {self.shape} has no {name!r}: it is not an ndarray; "
+                             f"{HOW_TO_GET_AN_ARRAY}")
+
+    def _refuse(self, *args):
+        raise TypeError(f"a TiledMatrix {self.shape} takes no arithmetic: {HOW_TO_GET_AN_ARRAY}")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = \
+        __matmul__ = __rmatmul__ = __pow__ = __neg__ = __iadd__ = __isub__ = __imul__ = _refuse
 
     def __repr__(self) -> str:
         return f"TiledMatrix(shape={self.shape}, tiles={self.tiles.shape})"
@@ -108,12 +119,13 @@ class TiledMatrix:
             if ids.size and (ids.min() < -self.n or ids.max() >= self.n):
                 raise IndexError(f"ids must be in [-{self.n}, {self.n}), got {ids.min()}…{ids.max()}")
             ids = ids % self.n                                   # (negative ids count from the end)
-            return self.tiles[ids // TILE, :, ids % TILE]        # [..., C]
+            return self.tiles[ids // TILE, :, ids % TILE]        # [..., C] (a new array, as in NumPy)
         rows, cols = self._rows_cols(key)
         out = np.empty((rows.stop - rows.start, cols.stop - cols.start), np.float32)
         for j, a, b, at in self._spans(cols):                    # the tiles the columns touch
             out[:, at:at + b - a] = self.tiles[j, rows, a:b]     # [r, b − a]
-        return out.T if self.transposed else out
+        out.flags.writeable = False   # subtle: NumPy's slice is a view; this is a copy, so writing
+        return out.T if self.transposed else out   # into it must fail, not change nothing
 
     def __setitem__(self, key, value):
         rows, cols = self._rows_cols(key)
@@ -177,3 +189,8 @@ def tiled_product(x: np.ndarray, w: TiledMatrix) -> np.ndarray:
     for r in range(0, M, step):                                  # [m, C] @ [nt, C, TILE] -> [nt, m, TILE]
         np.matmul(x[r:r + step], w.tiles, out=y[r:r + step].reshape(-1, nt, TILE).transpose(1, 0, 2))
     return y if w.n == nt * TILE else y[:, :w.n]                 # [M, N] (the padding dropped)
+
+
+def to_numpy(w) -> np.ndarray:
+    """Any weight as a plain float32 ndarray: a TiledMatrix's copy, or the array itself."""
+    return w.to_numpy() if isinstance(w, TiledMatrix) else np.asarray(w, dtype=np.float32)

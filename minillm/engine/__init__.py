@@ -1,0 +1,34 @@
+"""The engine: the model's math laid out for speed, beside ``minillm/model/`` (which it imports;
+model/ never imports it).
+
+What lives here, and nowhere in model/: the parameter arena (every weight a view into one
+contiguous block, ``arena.py``), weights kept in 32-column tiles and their product
+(``tiled.py``), the joined Q|K|V and gate|up products and the tied head stored [C, V]
+(``arena.py``, ``layers.py``), attention a block of queries at a time for long prompts
+(``layers.py``), the norms and activations in place (``ops.py``), and the forward pass over all
+of it (``gpt.py``).
+
+The one seam: ``EngineGPT``, a subclass of ``minillm.model.GPT`` that overrides ``forward`` (and
+holds an ``Arena``). Why this seam and not the others considered:
+- weight objects that NumPy's ``@`` hands over to (``__array_ufunc__ = None`` + ``__rmatmul__``)
+  would let model/'s ``x @ w`` run on tiles unchanged, but the joined products and the query
+  blocks change the ORDER of the computation (one product for three, attention per block), which
+  no weight object can do from inside ``x @ w``; they would have stayed in model/.
+- parameter classes whose projections are methods would put a method call where the reader
+  expects the formula ``x @ W``.
+A subclass keeps model/ the formulas over plain ndarrays, keeps the input checks and the public
+call (``model(ids, cache=…, positions=…, mask=…, last_only=…, return_weights=…)``) in one place,
+and puts every speed decision in one ``forward`` that reads top to bottom like the model's.
+
+``load_model(path)`` (``minillm/loading.py``) loads into an arena and returns an engine model;
+``load_model(path, fast=False)`` a ``GPT`` of plain ndarrays that runs only model/ code.
+``to_engine(model)`` copies any model into the engine; ``plain_params`` copies back out.
+The engine's logits equal the model's up to float32 rounding, and its greedy tokens are the same
+(tests/engine/test_engine_equals_model.py).
+"""
+from minillm.engine.arena import Arena, Joined, empty_arena, in_arena, to_arena
+from minillm.engine.gpt import EngineGPT, plain_params, to_engine
+from minillm.engine.tiled import TiledMatrix, tiled_product, to_numpy
+
+__all__ = ["Arena", "EngineGPT", "Joined", "TiledMatrix", "empty_arena", "in_arena",
+           "plain_params", "tiled_product", "to_arena", "to_engine", "to_numpy"]

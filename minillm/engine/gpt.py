@@ -1,0 +1,95 @@
+"""The engine's model: ``model.GPT`` with its forward pass over an arena.
+
+``EngineGPT(config, arena)`` is a subclass of ``minillm.model.GPT``: the same input checks,
+``__call__``, ``loss`` and ``num_parameters``; ``params`` is the arena's ``GPTParams`` (views into
+the one block, so ``named()`` and the loaders see every parameter under its name); only
+``forward`` differs — the joined products, query blocks and in-place forms of ``layers.py``, and
+the head read as the arena stores it ([C, V]). Reused from model/ as they are: the embedding,
+the RoPE angles and rotation, ``scaled_dot_product`` and the masks.
+
+    fast = to_engine(GPT(config, seed=0))       # the same weights, copied into a tiled arena
+    fast(ids) ≈ model(ids)                      # equal up to float32 rounding (tests/engine/)
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from minillm.config import ModelConfig
+from minillm.engine.arena import Arena, to_arena
+from minillm.engine.layers import block
+from minillm.engine.ops import linear, norm_fast
+from minillm.engine.tiled import to_numpy
+from minillm.model.embedding import embed
+from minillm.model.gpt import GPT
+from minillm.model.params import GPTParams, field_names
+from minillm.model.rope import rope_angles
+
+
+class EngineGPT(GPT):
+    """``GPT`` over an ``Arena`` (``arena.py``): the same logits up to float32 rounding, faster."""
+
+    def __init__(self, config: ModelConfig, arena: Arena):
+        if not isinstance(arena, Arena):
+            raise TypeError(f"arena must be an engine Arena (empty_arena, to_arena), got "
+                            f"{type(arena).__name__}; a GPTParams goes to GPT(config, params)")
+        super().__init__(config, arena.params)
+        self.arena = arena
+        self._laid_out = _leaves(arena.params)   # every (holder, field, weight) the arena made
+
+    def forward(self, ids, positions, mask, cache=None, return_weights: bool = False,
+                last_only: bool = False):
+        self._check_laid_out()
+        c, p = self.config, self.params
+        x = embed(p.wte, ids, p.wpe, positions)                         # [B, T, C]
+        rope = None
+        if c.position == "rope":
+            cos, sin = rope_angles(positions, c.d_head, c.rope_theta)   # [B, T, D/2] each
+            rope = (cos[:, None], sin[:, None])                         # [B, 1, T, D/2]
+        weights = []
+        for layer, (bp, joined) in enumerate(zip(p.blocks, self.arena.joined)):
+            x, w = block(x, bp, joined, c, mask, rope, cache, layer, return_weights)   # [B, T, C]
+            if return_weights:
+                weights.append(w)                                       # [B, H, T, S]
+        if last_only:
+            x = x[:, -1:]                                               # [B, 1, C]
+        x = norm_fast(x, p.norm_f, c.norm, c.norm_eps)                  # [B, T, C]
+        head = p.wte.T if p.lm_head is None else p.lm_head              # [C, V] as stored (arena.py)
+        return linear(x, head), weights                                 # [B, T, C] @ [C, V] -> [B, T, V]
+
+    def first_layers(self, n: int) -> "EngineGPT":
+        """The first n blocks, the final norm and head, sharing these weights (no copy)."""
+        return type(self)(replace(self.config, n_layers=n), self.arena.first_layers(n))
+
+    def _check_laid_out(self) -> None:
+        """subtle: the joined matrices are read instead of wq, wk, …; a weight REPLACED in
+        ``params`` (not written into) would be silently ignored, so it is refused."""
+        if self.params is not self.arena.params:
+            raise ValueError("model.params was replaced; this engine model reads its arena. "
+                             "Write into the weights in place (w[...] = new), or load the model "
+                             "with load_model(path, fast=False) for one of plain arrays")
+        for holder, name, weight in self._laid_out:
+            if getattr(holder, name) is not weight:
+                raise ValueError(f"a weight ({name}) was replaced by another array; this engine "
+                                 f"model reads its arena. Write into it in place (w[...] = new), "
+                                 f"or load the model with load_model(path, fast=False)")
+
+
+def _leaves(params: GPTParams) -> list[tuple[object, str, object]]:
+    """(the dataclass holding it, its field name, the weight) for every weight of ``params``."""
+    holders = [params, params.norm_f, *(h for b in params.blocks
+                                        for h in (b.norm1, b.attn, b.norm2, b.ffn))]
+    return [(h, name, getattr(h, name)) for h in holders for name in field_names(type(h))
+            if name not in ("blocks", "norm_f") and getattr(h, name) is not None]
+
+
+def to_engine(model: GPT, layout: str = "tiled") -> EngineGPT:
+    """An ``EngineGPT`` with float32 copies of ``model``'s weights in a new arena ("tiled", the
+    loaders' layout, or "decode"). (It has no file methods: ``minillm.loading.FastGPT(config,
+    arena)``, what ``load_model`` returns, is the same model with them.)"""
+    return EngineGPT(model.config, to_arena(model.params, model.config, layout))
+
+
+def plain_params(params: GPTParams, config: ModelConfig) -> GPTParams:
+    """Float32 ndarray copies of every weight (a TiledMatrix's too): what a model of plain
+    arrays (``GPT(config, plain_params(fast.params, config))``) or the optimiser takes."""
+    return GPTParams.from_named({k: to_numpy(a).copy() for k, a in params.named().items()}, config)

@@ -1,0 +1,101 @@
+"""The engine's attention, FFN and block: model/'s formulas with the joined products, query
+blocks for long prompts, one RoPE call for q and k, and the in-place forms of ``ops.py``.
+
+Each function takes the layer's ``GPTParams`` entries (views into the arena) and its ``Joined``
+matrices (``arena.py``); with no joined matrix it makes the separate products. The math is
+model/attention.py's and model/ffn.py's; tests/engine/ checks the engine's logits against the
+model's.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minillm.engine.ops import gelu_tanh_fast, linear, norm_fast, silu_fast, split_columns
+from minillm.model.attention import merge_heads, scaled_dot_product, split_heads
+from minillm.model.rope import apply_rope
+
+QUERY_BLOCK = 64   # queries per block in query_blocks: [B, H, 64, S] scores instead of [B, H, T, S]
+
+
+def query_blocks(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray,
+                 block: int = QUERY_BLOCK) -> np.ndarray:
+    """``scaled_dot_product(q, k, v, mask)[0]`` computed ``block`` queries at a time.
+
+    A long prompt's T × S score matrix is mostly the masked triangle. Queries t0 … t1 − 1 sit at
+    absolute positions < S − T + t1, so under a causal mask they see only the keys before
+    s1 = S − T + t1; the keys after s1 would get weight exactly 0:
+
+        T = S = 4, block 2:   rows 0-1 use keys 0-1     [■ ■ | · ·]
+                              rows 2-3 use keys 0-3     [■ ■ | ■ ■]   (· = skipped, always 0)
+
+    ~½ the work at T = S, and each block's scores stay in the CPU cache.
+
+    subtle: this needs ``mask`` to be causal (possibly also hiding padding), as the model's masks
+    are; a mask letting a query see a later key would be silently cut. Equal to the full formula
+    up to float32 summation order (tested; HF parity holds either way). ``GPT.__call__`` rejects
+    a mask that is not causal.
+    """
+    T, S = q.shape[2], k.shape[2]
+    out = np.empty(q.shape, dtype=q.dtype)                      # [B, H, T, D]
+    for t0 in range(0, T, block):
+        t1 = min(T, t0 + block)
+        s1 = S - T + t1                                         # keys this block can see
+        out[:, :, t0:t1] = scaled_dot_product(q[:, :, t0:t1], k[:, :, :s1], v[:, :, :s1],
+                                              mask[:, t0:t1, :s1])[0]   # [B, H, t1 − t0, D]
+    return out
+
+
+def attention(x: np.ndarray, p, qkv, config, mask: np.ndarray, rope=None, cache=None,
+              layer: int = 0, return_weights: bool = False):
+    """``model.attention.attention`` (same arguments, plus ``qkv``: wq | wk | wv as one matrix,
+    or None): x [B, T, C] -> output [B, T, C] and weights [B, H, T, S] or None. Without
+    ``return_weights``, a prompt longer than QUERY_BLOCK takes ``query_blocks``."""
+    if qkv is None:
+        q = linear(x, p.wq, p.bq)                   # [B, T, C] @ [C, H·D] (+ [H·D]) -> [B, T, H·D]
+        k = linear(x, p.wk, p.bk)                   # [B, T, C] @ [C, K·D] (+ [K·D]) -> [B, T, K·D]
+        v = linear(x, p.wv, p.bv)                   # [B, T, C] @ [C, K·D] (+ [K·D]) -> [B, T, K·D]
+    else:                                           # the same three products as ONE
+        q, k, v = split_columns(linear(x, qkv), (p.wq.shape[1], p.wk.shape[1], p.wv.shape[1]),
+                                (p.bq, p.bk, p.bv))     # [B, T, H·D + 2·K·D] -> the three above
+    q = split_heads(q, config.n_heads)              # [B, H, T, D]
+    k = split_heads(k, config.n_kv_heads)           # [B, K, T, D]
+    v = split_heads(v, config.n_kv_heads)           # [B, K, T, D]
+    if rope is not None:                            # q and k rotated in one call
+        qk = apply_rope(np.concatenate([q, k], axis=1), *rope)    # [B, H + K, T, D]
+        q, k = qk[:, :config.n_heads], qk[:, config.n_heads:]    # [B, H, T, D], [B, K, T, D]
+    if cache is not None:
+        k, v = cache.store(layer, k, v)             # [B, K, S, D] with S = cached + T
+    if return_weights or q.shape[2] <= QUERY_BLOCK:
+        out, weights = scaled_dot_product(q, k, v, mask)    # [B, H, T, D], [B, H, T, S]
+    else:
+        out, weights = query_blocks(q, k, v, mask), None    # [B, H, T, D] (±rounding)
+    out = linear(merge_heads(out), p.wo, p.bo)      # [B, T, H·D] @ [H·D, C] (+ [C]) -> [B, T, C]
+    return out, (weights if return_weights else None)
+
+
+def ffn(x: np.ndarray, p, gate_up, kind: str) -> np.ndarray:
+    """``model.ffn.ffn`` in place, SwiGLU's two input products as ONE when ``gate_up`` (w_gate |
+    w_up) is given: x [B, T, C] -> [B, T, C]."""
+    if kind != "swiglu":                                        # GELU MLP
+        h = gelu_tanh_fast(linear(x, p.w_up, p.b_up))           # [B, T, C] @ [C, F] -> [B, T, F]
+        return linear(h, p.w_down, p.b_down)                    # [B, T, F] @ [F, C] -> [B, T, C]
+    if gate_up is None:
+        gate, up = linear(x, p.w_gate), linear(x, p.w_up)       # [B, T, C] @ [C, F] -> [B, T, F] each
+    else:
+        gate, up = split_columns(linear(x, gate_up), (p.w_gate.shape[1], p.w_up.shape[1]),
+                                 (None, None))                  # [B, T, 2F] -> [B, T, F] each
+    gate = silu_fast(gate)                                      # [B, T, F]
+    gate *= up                                                  # [B, T, F] ⊙ [B, T, F]
+    return linear(gate, p.w_down)                               # [B, T, F] @ [F, C] -> [B, T, C]
+
+
+def block(x: np.ndarray, p, joined, config, mask: np.ndarray, rope=None, cache=None,
+          layer: int = 0, return_weights: bool = False):
+    """``model.block.block`` with the engine's layers: x [B, T, C] -> [B, T, C], weights."""
+    h = norm_fast(x, p.norm1, config.norm, config.norm_eps)             # [B, T, C]
+    a, weights = attention(h, p.attn, joined.qkv, config, mask, rope, cache, layer,
+                           return_weights)                              # [B, T, C]
+    x = x + a                                                           # [B, T, C]
+    h = norm_fast(x, p.norm2, config.norm, config.norm_eps)             # [B, T, C]
+    x = x + ffn(h, p.ffn, joined.gate_up, config.ffn)                   # [B, T, C]
+    return x, weights
