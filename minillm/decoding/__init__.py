@@ -4,5 +4,6 @@
 arguments checked in ``generate_args.py``) · ``beam.py`` (beam search) · ``batch.py`` (prompts of
 different lengths in one batch) · ``speculative.py`` with ``speculative_drafts.py`` (k guesses
 checked in one forward) · ``serving.py`` (continuous batching) · ``stop_strings.py`` ·
-``options.py`` (scoring A/B/C/D in one forward) · ``budget.py`` (what fits in the window).
+``options.py`` (scoring A/B/C/D in one forward) · ``budget.py`` (what fits in the window) ·
+``chunks.py`` (a longer document in overlapping chunks that fit).
 """
