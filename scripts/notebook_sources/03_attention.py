@@ -544,7 +544,8 @@ for turn in range(1, TURNS + 1):
     enc_dec += source + ANSWER                     # the encoder's positions + the decoder's
     dec_only += USER + ANSWER                      # only the new tokens: the cache holds the rest
 print(f"{TURNS} turns of {USER} + {ANSWER} tokens: encoder-decoder {enc_dec:,} positions, "
-      f"decoder-only with its KV cache {dec_only:,} ({enc_dec / dec_only:.1f}× fewer)")
+      f"decoder-only with its KV cache {dec_only:,} (the encoder-decoder: "
+      f"{enc_dec / dec_only:.1f}× as many)")
 assert dec_only == TURNS * (USER + ANSWER) and (TURNS == 1 or enc_dec > dec_only)
 
 # %% [markdown]

@@ -209,7 +209,8 @@ print(f"cost at {PRICE_IN}/1K in and {PRICE_OUT}/1K out: {cost:.4f} "
 # same thing with cheap forward passes). Every forward pass must hold a chunk, the question and the
 # answer, so a chunk may have at most `window − question − answer` tokens;
 # `minillm.decoding.chunks.chunk_ids` cuts the log into chunks of that size, consecutive ones
-# sharing `OVERLAP` tokens (so a sentence cut at one boundary is whole in the next chunk).
+# sharing `OVERLAP` tokens (so a sentence cut at one boundary is whole in one of the two chunks,
+# if it is no longer than the overlap).
 #
 # **Try this:** change `KEY_DAY`, `HIDDEN`, `OVERLAP` or `SMALL_WINDOW`, and re-run the cells
 # of this section.
@@ -274,11 +275,14 @@ print(f"one pass over the last {chunk_size} tokens: {window_only.best.strip()!r}
       f"{chunk_size + len(question)} positions")
 
 key_in_window = key_at >= len(log_ids) - chunk_size
-holder = next(k for k, (start, stop) in enumerate(spans) if start <= key_at and key_end <= stop)
-checks = [(answer == HIDDEN, f"map-reduce answers {HIDDEN.strip()!r}, from chunk {winner}",
+holders = [k for k, (start, stop) in enumerate(spans) if start <= key_at and key_end <= stop]
+checks = [(bool(holders), f"the key sentence is whole in chunk {holders}",
+           f"no chunk holds the whole key sentence (tokens {key_at}–{key_end - 1}): a boundary "
+           f"cuts it — raise OVERLAP"),
+          (answer == HIDDEN, f"map-reduce answers {HIDDEN.strip()!r}, from chunk {winner}",
            f"map-reduce answers {answer.strip()!r}, not {HIDDEN.strip()!r}"),
-          (winner == holder, f"the most confident chunk is the one holding the key sentence ({holder})",
-           f"the most confident chunk is {winner}, the key sentence is in chunk {holder}"),
+          (winner in holders, "the most confident chunk is one that holds the key sentence",
+           f"the most confident chunk is {winner}, the key sentence is whole in {holders}"),
           (key_in_window or window_only.best != HIDDEN,
            "the single window never saw the key sentence and answers something else"
            if not key_in_window else "the key sentence is in the last window too (KEY_DAY is late)",
@@ -302,9 +306,12 @@ elif model_name != "SmolLM2-135M-Instruct":
 # %%
 SUMMARY_TOKENS = 30                                        # if the map step wrote a summary instead
 whole = len(log_ids) + len(question)
+
+
 def pairs(n):
     """The query-key pairs causal attention scores over n positions: n(n + 1) / 2."""
     return n * (n + 1) // 2
+
 
 rows = [("map-reduce, scoring (run above)", passes, positions,
          sum(pairs(len(c) + len(question)) for c in chunks)),

@@ -247,6 +247,7 @@ from minillm.decoding.budget import estimate_cost
 
 PRICE_IN_PER_M, PRICE_OUT_PER_M = 0.50, 2.00      # example prices per million tokens, not a quote
 REPEATS, TIMED_TOKENS = 2, 12
+assert REPEATS >= 1 and TIMED_TOKENS >= 2, "time at least one run of at least 2 tokens"
 
 
 def price(n_in, n_out):
@@ -282,7 +283,7 @@ for label, n, seconds, cost in (
         ("answer (shown)", n_answer, n_answer * per_token_s, price(0, n_answer))):
     print(f"{label:20s} {n:7d} {seconds:9.2f}s {cost * 1e6:35,.2f}")
 with_thinking, without = price(n_prompt, n_think + n_answer), price(n_prompt, n_answer)
-print(f"the hidden part is {n_think / n_answer:.0f}× the visible answer's tokens: the first "
+print(f"the hidden part is {n_think / max(n_answer, 1):.0f}× the visible answer's tokens: the first "
       f"visible token comes {n_think * per_token_s:.1f} s later, and the request costs "
       f"{with_thinking / without:.1f}× what it would without the thinking")
 assert n_think > n_answer, "the step-by-step reply should be longer than the direct one"
@@ -304,7 +305,7 @@ print(f"{'hidden tokens':>13s} {'× answer':>9s} {'wait here':>10s} {'per reques
       f"{f'per {REQUESTS:,} requests':>22s}")
 for n in TRACE_LENGTHS:
     cost = price(0, n)
-    print(f"{n:13,d} {n / n_answer:8.0f}× {n * per_token_s:8,.0f} s {cost:12.4f} "
+    print(f"{n:13,d} {n / max(n_answer, 1):8.0f}× {n * per_token_s:8,.0f} s {cost:12.4f} "
           f"{cost * REQUESTS:22,.0f}")
 assert math.isclose(price(0, 1_000_000), PRICE_OUT_PER_M), \
     "a million output tokens cost the per-million output price"
