@@ -524,8 +524,9 @@ print(f"target × source block: all True ({len(TARGET)} × {S_len}, = cross-atte
 # - **One stack, one sequence.** In a chat the input and the output are the same thing: the
 #   answer just given is part of the next question's context. A decoder-only model has no
 #   boundary to place: system prompt, question, answer, the next question — one growing sequence,
-#   one set of weights that both reads and writes, and it trains on plain text (every position
-#   predicts the next one) instead of needing (source, target) pairs.
+#   one set of weights that both reads and writes, and it trains on plain text with one
+#   objective (every position predicts the next one), where an encoder-decoder needs each text
+#   split into a source and a target (pairs, or spans cut out of the text, as T5 does).
 # - **The KV cache survives.** With a causal mask, appending tokens changes nothing already
 #   computed (checked above), so the keys and values of the whole conversation are kept and
 #   each new token costs one position (notebook 05). An encoder has no mask: appending a token
