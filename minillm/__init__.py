@@ -12,6 +12,7 @@ from minillm.model import GPTParams, init_params
 from minillm.sampling import PRESETS, Sampler
 from minillm.tokenizer import StreamDecoder, Tokenizer
 from minillm.decoding.budget import Budget, context_budget, count_tokens, estimate_cost
+from minillm.decoding.chunks import chunk_ids, chunk_spans
 from minillm.io import load_safetensors, save_safetensors, read_gguf
 from minillm.decoding.generate import Step, generate, generate_simple
 from minillm.decoding.batch import generate_batch
@@ -34,7 +35,7 @@ __all__ = [
     "score_options", "OptionScores", "Chat", "render_chatml", "chatml_ids", "DEFAULT_SYSTEM",
     "load_model", "TrainSettings", "loss_and_grads", "AdamW", "evaluate_text",
     "Sampler", "PRESETS",
-    "Budget", "context_budget", "count_tokens", "estimate_cost",
+    "Budget", "context_budget", "count_tokens", "estimate_cost", "chunk_ids", "chunk_spans",
     "load_safetensors", "save_safetensors", "read_gguf",
     "softmax", "log_softmax", "cross_entropy",
 ]

@@ -384,6 +384,183 @@ print("size of the last position's vector in the residual stream, after each lay
       np.round(stream, 1))
 
 # %% [markdown]
+# ## Beside decoder-only: a toy encoder-decoder with cross-attention
+#
+# > Encoder-Decoder 并不是更高级，只是为"输入-输出映射"设计的，比如：翻译、摘要、问答……
+# > 而 GPT 要做的是：无限续写一个序列。……输入和输出是同一个东西。于是 Encoder 的角色就彻底消失了。
+# >
+# > *Encoder-decoder is not more advanced; it was designed for input → output mappings such as
+# > translation, summarisation, question answering … What GPT does is continue one sequence
+# > without end … the input and the output are the same thing. So the encoder's role disappears.*
+#
+# The original Transformer (2017, for translation), T5 and BART have two stacks. The **encoder**
+# reads the whole source with self-attention and *no* mask (every source token sees every
+# other). The **decoder** writes the target with causal self-attention, plus **cross-attention**:
+# its queries come from the decoder, its keys and values from the encoder's output, so every
+# target position may read every source position. A toy translation, 大海 是 蓝色 → "⟨s⟩ sea …":
+# 3 source tokens, 2 target tokens so far, D = 4 (√D = 2). To keep every number checkable with a
+# pencil the projections are the identity (a real layer multiplies by W_q, W_k, W_v first, and
+# adds residuals, norms and an FFN around each attention).
+#
+# Each attention is computed twice: **by hand** — a loop over single numbers, exactly the formula
+# weight[t, s] = exp(q_t·k_s / √D) / Σ_s′ exp(q_t·k_s′ / √D) over the allowed s — and **by code**
+# with matrices, as a model does. They must agree.
+
+# %%
+SOURCE, TARGET = ["大海", "是", "蓝色"], ["⟨s⟩", "sea"]
+X_src = np.array([[2., 0, 0, 0], [1, 0, 1, 0], [0, 2, 0, 0]])    # [S, D] the source embeddings
+Y_tgt = np.array([[0., 0, 0, 2], [2, 0, 0, 0]])                  # [T, D] the target so far
+
+
+def attention_by_hand(q, k, v, allowed=None):
+    """Weights and outputs from single numbers: q [T][D], k and v [S][D], allowed[t][s] or None."""
+    weights, outputs = [], []
+    for t in range(len(q)):
+        seen = [s for s in range(len(k)) if allowed is None or allowed[t][s]]
+        score = {s: sum(q[t][d] * k[s][d] for d in range(len(q[t]))) / math.sqrt(len(q[t]))
+                 for s in seen}
+        total = sum(math.exp(score[s]) for s in seen)
+        w = [math.exp(score[s]) / total if s in score else 0.0 for s in range(len(k))]
+        weights.append(w)
+        outputs.append([sum(w[s] * v[s][d] for s in range(len(k))) for d in range(len(v[0]))])
+    return np.array(weights), np.array(outputs)
+
+
+def attention_by_code(q, k, v, allowed=None):
+    """The same with matrices: q [T, D], k and v [S, D], allowed [T, S] bool or None (no mask)."""
+    scores = q @ k.T / math.sqrt(q.shape[-1])                    # [T, D] @ [D, S] -> [T, S]
+    if allowed is not None:
+        scores = np.where(allowed, scores, -np.inf)               # [T, S] the masked pairs: -inf
+    weights = softmax(scores)                                     # [T, S] each row sums to 1
+    return weights, weights @ v                                   # [T, S] @ [S, D] -> [T, D]
+
+
+def same(by_hand, by_code, what):
+    assert all(np.allclose(a, b, atol=1e-6) for a, b in zip(by_hand, by_code)), \
+        f"{what}: the loop and the matrices disagree — a knob produced a case they treat differently?"
+    print(f"✓ {what}: by hand = by code")
+
+# %% [markdown]
+# **1. Encoder self-attention, no mask** ([S, S]): query and key are both the source, and every
+# entry is allowed. Row 0 (大海) has scores [4/2, 2/2, 0/2] = [2, 1, 0], so its weights are
+# [e², e, 1] / (e² + e + 1).
+
+# %%
+enc_w, H_enc = attention_by_code(X_src, X_src, X_src)                # [S, S], [S, D]
+same(attention_by_hand(X_src, X_src, X_src), (enc_w, H_enc), "encoder self-attention")
+print("weights (row = source query, column = source key):\n", enc_w)
+print("encoder output H:\n", H_enc)
+e = math.e
+pencil = [e**2 / (e**2 + e + 1), e / (e**2 + e + 1), 1 / (e**2 + e + 1)]
+if X_src.tolist() == [[2, 0, 0, 0], [1, 0, 1, 0], [0, 2, 0, 0]]:   # the pencil check: these rows
+    assert np.allclose(enc_w[0], pencil), (enc_w[0], pencil)
+    print("✓ row 0 = [e², e, 1] / (e² + e + 1) =", np.round(pencil, 4))
+assert (enc_w > 0).all(), "no mask: every source token sees every other"
+
+# %% [markdown]
+# **2. Decoder self-attention, causal** ([T, T]): the target reads only its own past. Row 0 (⟨s⟩)
+# sees only itself; row 1 ("sea") has scores [0, 4/2] = [0, 2]: weights [1, e²] / (1 + e²).
+
+# %%
+dec_allowed = causal_mask(len(TARGET), len(TARGET))                 # [T, T] True where s ≤ t
+dec_w, Z_dec = attention_by_code(Y_tgt, Y_tgt, Y_tgt, dec_allowed)  # [T, T], [T, D]
+same(attention_by_hand(Y_tgt, Y_tgt, Y_tgt, dec_allowed), (dec_w, Z_dec), "decoder self-attention")
+print("weights:\n", dec_w, "\ndecoder output Z:\n", Z_dec)
+assert (dec_w[~dec_allowed] == 0).all(), "the decoder never reads a later target token"
+
+# %% [markdown]
+# **3. Cross-attention** ([T, S], no mask): queries from the decoder (Z), keys and values from the
+# encoder (H). Its weights are a rectangle — one row per target position, one column per source
+# token — and every target position may read the whole source, future or not: the source is
+# complete before decoding starts. With the default numbers row 0 is exactly uniform: Z[0] =
+# [0, 0, 0, 2] has nothing in common with any H row (all have 0 in the last dimension), so all
+# three scores are 0 and each weight is 1/3.
+
+# %%
+cross_w, cross_out = attention_by_code(Z_dec, H_enc, H_enc)         # [T, S], [T, D]
+same(attention_by_hand(Z_dec, H_enc, H_enc), (cross_w, cross_out), "cross-attention")
+print(f"cross-attention weights [T_dec, S_enc] = {list(cross_w.shape)} "
+      f"(row = target {TARGET}, column = source {SOURCE}):\n", cross_w)
+print("cross-attention output (what each target position takes from the source):\n", cross_out)
+assert cross_w.shape == (len(TARGET), len(SOURCE)) and (cross_w > 0).all(), \
+    "cross-attention has no mask: every target position reads every source token"
+if np.allclose(Z_dec[0] @ H_enc.T, 0):
+    assert np.allclose(cross_w[0], 1 / 3)
+    print("✓ row 0: Z[0]·H[s] = 0 for every s, so the weights are [1/3, 1/3, 1/3]")
+
+# %% [markdown]
+# **What depends on what.** Change the last *source* token: with no mask in the encoder, every
+# encoder output moves, and so does every target position's cross-attention. Change the last
+# *target* token: the earlier target position does not move (causal).
+
+# %%
+def toy_encoder_decoder(X_src, Y_tgt):
+    _, H = attention_by_code(X_src, X_src, X_src)                                   # [S, D]
+    _, Z = attention_by_code(Y_tgt, Y_tgt, Y_tgt, causal_mask(len(Y_tgt), len(Y_tgt)))   # [T, D]
+    return H, attention_by_code(Z, H, H)[1]                                         # [S, D], [T, D]
+
+H0, out0 = toy_encoder_decoder(X_src, Y_tgt)
+X_edit, Y_edit = X_src.copy(), Y_tgt.copy()
+X_edit[-1], Y_edit[-1] = [0., 0, 2, 2], [0., 2, 0, 2]               # another last token in each
+H1, out1 = toy_encoder_decoder(X_edit, Y_tgt)
+_, out2 = toy_encoder_decoder(X_src, Y_edit)
+print("edit the last source token → change of each encoder output:", np.abs(H1 - H0).max(axis=1))
+print("                           → change of each target position: ", np.abs(out1 - out0).max(axis=1))
+print("edit the last target token → change of each target position: ", np.abs(out2 - out0).max(axis=1))
+assert (np.abs(out2 - out0)[:-1] == 0).all(), "an earlier target position must not see a later one"
+assert (np.abs(H1 - H0).max(axis=1) > 0).all(), "no mask: every encoder output depends on every source token"
+
+# %% [markdown]
+# ## The same five tokens in a decoder-only model
+#
+# A decoder-only model puts source and target in ONE sequence and uses ONE causal mask. The block
+# of that mask where the target rows meet the source columns is all True — the target reads the
+# whole source, the job cross-attention did — but the source itself is now read causally (大海
+# no longer sees 蓝色), and there is one stack and one kind of attention instead of three.
+
+# %%
+sequence = SOURCE + TARGET
+one_mask = causal_mask(len(sequence), len(sequence))               # [S+T, S+T]
+S_len = len(SOURCE)
+print("rows and columns:", " | ".join(sequence))
+print(one_mask.astype(int))
+assert one_mask[S_len:, :S_len].all(), "target rows read every source column, as cross-attention does"
+assert not one_mask[:S_len, :S_len].all(), "but the source part is causal, unlike the encoder"
+print(f"target × source block: all True ({len(TARGET)} × {S_len}, = cross-attention's reach); "
+      f"source × source block: {one_mask[:S_len, :S_len].sum()} of {S_len ** 2} allowed (causal)")
+
+# %% [markdown]
+# ## Why chat models are decoder-only
+#
+# - **One stack, one sequence.** In a chat the input and the output are the same thing: the
+#   answer just given is part of the next question's context. A decoder-only model has no
+#   boundary to place: system prompt, question, answer, the next question — one growing sequence,
+#   one set of weights that both reads and writes, and it trains on plain text with one
+#   objective (every position predicts the next one), where an encoder-decoder needs each text
+#   split into a source and a target (pairs, or spans cut out of the text, as T5 does).
+# - **The KV cache survives.** With a causal mask, appending tokens changes nothing already
+#   computed (checked above), so the keys and values of the whole conversation are kept and
+#   each new token costs one position (notebook 05). An encoder has no mask: appending a token
+#   changes every encoder output (also checked above), so when the conversation becomes the new
+#   source the encoder must read all of it again.
+#
+# Counted for a conversation of `TURNS` turns, each a `USER`-token message and an `ANSWER`-token
+# reply (positions pushed through a stack; the encoder-decoder's decoder keeps its own cache
+# within a reply):
+
+# %%
+TURNS, USER, ANSWER = 20, 50, 100
+enc_dec = dec_only = 0
+for turn in range(1, TURNS + 1):
+    source = turn * USER + (turn - 1) * ANSWER    # everything so far is the source: re-encoded
+    enc_dec += source + ANSWER                     # the encoder's positions + the decoder's
+    dec_only += USER + ANSWER                      # only the new tokens: the cache holds the rest
+print(f"{TURNS} turns of {USER} + {ANSWER} tokens: encoder-decoder {enc_dec:,} positions, "
+      f"decoder-only with its KV cache {dec_only:,} (the encoder-decoder: "
+      f"{enc_dec / dec_only:.1f}× as many)")
+assert dec_only == TURNS * (USER + ANSWER) and (TURNS == 1 or enc_dec > dec_only)
+
+# %% [markdown]
 # ## Exercises
 #
 # Write the function, run the cell: `check` prints the first case it gets wrong, or how many it

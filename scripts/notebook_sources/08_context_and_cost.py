@@ -198,6 +198,153 @@ print(f"cost at {PRICE_IN}/1K in and {PRICE_OUT}/1K out: {cost:.4f} "
 # of both the window and the bill, and they depend on the tokenizer (notebook 01).
 
 # %% [markdown]
+# ## A document longer than the window: chunks and map-reduce
+#
+# > 同样，上传长文档时，模型常需分块处理，本质是受限于上下文长度。
+# >
+# > *Likewise, when a long document is uploaded the model often has to work through it in
+# > chunks — because of the limit on context length.*
+#
+# The document: a ship's log, one line per day, and on day `KEY_DAY` one sentence that says where
+# the captain hid the gold key. The question comes after it. The window is `SMALL_WINDOW` tokens
+# (96: smaller than the log; SmolLM2's real 8,192 would hold it, but a small window shows the
+# same thing with cheap forward passes). Every forward pass must hold a chunk, the question and the
+# answer, so a chunk may have at most `window − question − answer` tokens;
+# `minillm.decoding.chunks.chunk_ids` cuts the log into chunks of that size, consecutive ones
+# sharing `OVERLAP` tokens (so a sentence cut at one boundary is whole in one of the two chunks,
+# if it is no longer than the overlap).
+#
+# **Try this:** change `KEY_DAY`, `HIDDEN`, `OVERLAP` or `SMALL_WINDOW`, and re-run the cells
+# of this section.
+
+# %%
+from minillm.decoding.chunks import chunk_ids, chunk_spans
+
+PLACES = [" barrel", " cabin", " chest", " boat", " kitchen"]   # the answers scored (1 token each)
+HIDDEN, KEY_DAY, N_DAYS = " cabin", 4, 16
+SMALL_WINDOW, OVERLAP = min(96, model.config.n_ctx), 12
+assert HIDDEN in PLACES, f"HIDDEN must be one of the scored PLACES {PLACES}"
+assert 1 <= KEY_DAY <= N_DAYS, f"KEY_DAY must be a day of the log, 1 … {N_DAYS}"
+
+directions = ["north", "east", "south", "west"]
+key_sentence = f" The captain hid the gold key in the{HIDDEN}."
+log = " ".join(f"Day {d}: we sailed {20 + (7 * d) % 31} miles {directions[d % 4]}."
+               + (key_sentence if d == KEY_DAY else "") for d in range(1, N_DAYS + 1))
+question = tok.encode("\nQuestion: Where did the captain hide the gold key?\nAnswer: In the")
+log_ids = tok.encode(log)
+answer_tokens = max(len(tok.encode(place)) for place in PLACES)
+chunk_size = SMALL_WINDOW - len(question) - answer_tokens          # what is left for the document
+chunks = chunk_ids(log_ids, chunk_size, OVERLAP)
+spans = chunk_spans(len(log_ids), chunk_size, OVERLAP)
+key_start = tok.encode(" The captain hid")
+key_at = next(i for i in range(len(log_ids)) if log_ids[i:i + len(key_start)] == key_start)
+key_end = key_at + len(tok.encode(key_sentence))                # the key sentence: [key_at, key_end)
+print(f"log: {len(log_ids)} tokens (> the {SMALL_WINDOW}-token window); question "
+      f"{len(question)}, answer ≤ {answer_tokens} → chunks of ≤ {chunk_size} tokens, "
+      f"{OVERLAP} shared between neighbours; the key sentence starts at token {key_at}")
+for k, (start, stop) in enumerate(spans):
+    fit = context_budget(SMALL_WINDOW, {"chunk": chunks[k], "question": question},
+                         reserve_output=answer_tokens)
+    print(f"chunk {k}: tokens {start:3d}–{stop - 1:3d} ({stop - start:3d}) + question "
+          f"{len(question)} + answer {answer_tokens} = {fit.used + answer_tokens} ≤ {SMALL_WINDOW}"
+          f"   starts {tok.decode(chunks[k][:6])!r}")
+    assert fit.fits, f"chunk {k} does not fit the window with the question and the answer"
+assert len(log_ids) + len(question) > SMALL_WINDOW, \
+    "the log fits the window in one piece: raise N_DAYS or lower SMALL_WINDOW to need chunks"
+
+# %% [markdown]
+# **Map:** one forward pass per chunk, scoring the places (`score_options`, notebook 09): "chunk
+# + question → p(each place)". **Reduce:** keep the answer of the most confident chunk. Beside it,
+# what a model with the same window does without chunking — it reads the last tokens that fit
+# (the sliding window above) and answers once.
+
+# %%
+mapped, passes, positions = [], 0, 0
+for k, chunk in enumerate(chunks):
+    scores = score_options(model, tok, chunk + question, PLACES)          # map: one chunk
+    mapped.append(scores)
+    passes += scores.forward_passes
+    positions += len(chunk) + len(question)
+    print(f"chunk {k}: best {scores.best.strip()!r:9} p = {scores.probs.max():.2f}   "
+          + "  ".join(f"{place.strip()} {q:.2f}" for place, q in zip(PLACES, scores.probs)))
+winner = max(range(len(chunks)), key=lambda k: mapped[k].probs.max())    # reduce: most confident
+answer = mapped[winner].best
+window_only = score_options(model, tok, log_ids[-chunk_size:] + question, PLACES)
+print(f"map-reduce over {len(chunks)} chunks: {answer.strip()!r} (chunk {winner}, p = "
+      f"{mapped[winner].probs.max():.2f}); {passes} forward passes over {positions} positions")
+print(f"one pass over the last {chunk_size} tokens: {window_only.best.strip()!r} (p = "
+      f"{window_only.probs.max():.2f}); forward passes {window_only.forward_passes} over "
+      f"{chunk_size + len(question)} positions")
+
+key_in_window = key_at >= len(log_ids) - chunk_size
+holders = [k for k, (start, stop) in enumerate(spans) if start <= key_at and key_end <= stop]
+checks = [(bool(holders), f"the key sentence is whole in chunk {holders}",
+           f"no chunk holds the whole key sentence (tokens {key_at}–{key_end - 1}): a boundary "
+           f"cuts it — raise OVERLAP"),
+          (answer == HIDDEN, f"map-reduce answers {HIDDEN.strip()!r}, from chunk {winner}",
+           f"map-reduce answers {answer.strip()!r}, not {HIDDEN.strip()!r}"),
+          (winner in holders, "the most confident chunk is one that holds the key sentence",
+           f"the most confident chunk is {winner}, the key sentence is whole in {holders}"),
+          (key_in_window or window_only.best != HIDDEN,
+           "the single window never saw the key sentence and answers something else"
+           if not key_in_window else "the key sentence is in the last window too (KEY_DAY is late)",
+           f"the single window answered {HIDDEN.strip()!r} without seeing the key sentence "
+           "(a lucky guess)")]
+for ok, yes, no in checks:
+    print(("✓ " + yes) if ok else ("✗ " + no))
+at_defaults = (HIDDEN, KEY_DAY, N_DAYS, SMALL_WINDOW, OVERLAP) == (" cabin", 4, 16, 96, 12)
+if model_name == "SmolLM2-135M-Instruct" and at_defaults:
+    assert all(ok for ok, _, _ in checks), "at the defaults SmolLM2 finds the key only by chunking"
+elif model_name != "SmolLM2-135M-Instruct":
+    print("(The small fallback model cannot answer the question: its ✓/✗ above are chance. The "
+          "demonstration needs SmolLM2: python -m minillm download smollm2.)")
+
+# %% [markdown]
+# **What it cost.** Chunking pays for the overlap and for the question in every chunk, and (with
+# a generated map step, e.g. a summary per chunk) one pass per generated token. A window large
+# enough for the whole log would take one pass — and attention over the full length, which grows
+# as the square of it. Counted (the rows marked "not run" are arithmetic):
+
+# %%
+SUMMARY_TOKENS = 30                                        # if the map step wrote a summary instead
+whole = len(log_ids) + len(question)
+
+
+def pairs(n):
+    """The query-key pairs causal attention scores over n positions: n(n + 1) / 2."""
+    return n * (n + 1) // 2
+
+
+rows = [("map-reduce, scoring (run above)", passes, positions,
+         sum(pairs(len(c) + len(question)) for c in chunks)),
+        (f"map-reduce, {SUMMARY_TOKENS}-token summaries + reduce (not run)",
+         len(chunks) * (1 + SUMMARY_TOKENS) + 1,
+         positions + len(chunks) * SUMMARY_TOKENS + (len(chunks) * SUMMARY_TOKENS + len(question)),
+         sum(pairs(len(c) + len(question) + SUMMARY_TOKENS) for c in chunks)
+         + pairs(len(chunks) * SUMMARY_TOKENS + len(question))),
+        (f"one pass, last {chunk_size} tokens (run above)", window_only.forward_passes,
+         chunk_size + len(question), pairs(chunk_size + len(question))),
+        (f"one pass, a window of ≥ {whole} (not run)", 1, whole, pairs(whole))]
+print(f"{'':50s} {'passes':>6s} {'positions':>9s} {'attention pairs':>15s}")
+for label, n_pass, n_pos, n_pairs in rows:
+    print(f"{label:50s} {n_pass:6d} {n_pos:9d} {n_pairs:15,d}")
+overlap_cost = positions - len(chunks) * len(question) - len(log_ids)
+assert overlap_cost == OVERLAP * (len(chunks) - 1), "the overlap is read twice, once per neighbour"
+print(f"tokens read twice because of the overlap: {overlap_cost} = {OVERLAP} × {len(chunks) - 1} "
+      f"boundaries; the question is read {len(chunks)} times")
+
+# %% [markdown]
+# The summary row is arithmetic too: per chunk one pass over chunk + instruction (taken as long as
+# the question) and one per summary token (with the KV cache); then one reduce pass that reads
+# the summaries and the question. Each summary token is counted twice: written, then read.
+#
+# **What it loses.** Each chunk is read alone: a question whose answer needs two distant
+# passages (the total distance sailed, or "what happened two days after the key was hidden?")
+# cannot be answered by any one chunk, and the reduce step only sees what the map step wrote
+# down. The sliding window loses the start of the document; chunking keeps all of it, at the
+# price of never seeing it whole. Long-context models move that limit; they do not remove it.
+
+# %% [markdown]
 # ## Exercises
 #
 # Write the function, run the cell: `check` prints the first case it gets wrong, or how many it

@@ -222,6 +222,119 @@ print(f"tokens generated (and billed, and in the window): {generated}; tokens sh
 assert displayed < generated and shown == answer
 
 # %% [markdown]
+# ## What the hidden reasoning costs: tokens, time, money
+#
+# > 一段简短回答可能因隐含的 prompt 或推理过程消耗数十倍于表面字数的 Token。
+# >
+# > *A short answer can consume tens of times more tokens than its visible words, because of the
+# > hidden prompt or the reasoning.*
+#
+# Take this notebook's step-by-step reply as the hidden reasoning and the direct reply as the
+# visible answer, counted with the model's own tokenizer. **Time** comes from this machine: the
+# model's prefill speed (reading the prompt) and decode speed (one token per forward pass, with
+# the KV cache), measured below — the fastest of `REPEATS` runs, the one least disturbed by other
+# work on the machine. **Money** uses example prices, `PRICE_IN_PER_M` and `PRICE_OUT_PER_M` per
+# million tokens (in any currency): example figures, not any provider's quote.
+#
+# **Try this:** change the example prices, `TRACE_LENGTHS` or `REPEATS`, and re-run the cells
+# of this section.
+
+# %%
+import math
+import time
+
+from minillm.decoding.budget import estimate_cost
+
+PRICE_IN_PER_M, PRICE_OUT_PER_M = 0.50, 2.00      # example prices per million tokens, not a quote
+REPEATS, TIMED_TOKENS = 2, 12
+assert REPEATS >= 1 and TIMED_TOKENS >= 2, "time at least one run of at least 2 tokens"
+
+
+def price(n_in, n_out):
+    """The example price of n_in input and n_out output tokens (estimate_cost takes per-1K prices)."""
+    return estimate_cost(n_in, n_out, PRICE_IN_PER_M / 1000, PRICE_OUT_PER_M / 1000)
+
+
+def timed_generation(prompt, n):
+    """(seconds to the first token, seconds per later token) of one greedy run of n tokens."""
+    start = time.perf_counter()
+    stamps = [time.perf_counter() - start
+              for _ in generate(model, prompt, max_new_tokens=n, temperature=0, stop_at_eos=False)]
+    return stamps[0], (stamps[-1] - stamps[0]) / (len(stamps) - 1)
+
+
+prompt = runs["step by step"]["prompt"]
+runs_timed = [timed_generation(prompt, TIMED_TOKENS) for _ in range(REPEATS)]
+first_token_s = min(t for t, _ in runs_timed)                 # prefill: the prompt + 1 token
+per_token_s = min(t for _, t in runs_timed)                   # decode: one forward pass each
+print(f"{model_name} on this machine: prompt of {len(prompt)} tokens read in {first_token_s:.2f} s; "
+      f"then {per_token_s * 1000:.0f} ms per generated token = {1 / per_token_s:.1f} tokens/s "
+      f"(fastest of {REPEATS} runs)")
+assert 0 < per_token_s and 0 < first_token_s, "times must be positive"
+
+# %%
+thinking_ids = [s.id for s in runs["step by step"]["steps"]]       # the hidden part
+answer_ids = [s.id for s in runs["direct"]["steps"]]                # the visible part
+n_prompt, n_think, n_answer = len(prompt), len(thinking_ids), len(answer_ids)
+print(f"{'':20s} {'tokens':>7s} {'time here':>10s} {'example price per 1M such requests':>35s}")
+for label, n, seconds, cost in (
+        ("prompt (read once)", n_prompt, first_token_s, price(n_prompt, 0)),   # time: to the 1st token
+        ("thinking (hidden)", n_think, n_think * per_token_s, price(0, n_think)),
+        ("answer (shown)", n_answer, n_answer * per_token_s, price(0, n_answer))):
+    print(f"{label:20s} {n:7d} {seconds:9.2f}s {cost * 1e6:35,.2f}")
+with_thinking, without = price(n_prompt, n_think + n_answer), price(n_prompt, n_answer)
+print(f"the hidden part is {n_think / max(n_answer, 1):.0f}× the visible answer's tokens: the first "
+      f"visible token comes {n_think * per_token_s:.1f} s later, and the request costs "
+      f"{with_thinking / without:.1f}× what it would without the thinking")
+last_number = {name: (re.findall(r"\d+", tok.decode(ids)) or ["none"])[-1]
+               for name, ids in (("thinking", thinking_ids), ("answer", answer_ids))}
+print(f"what was paid for: the last number in the hidden reasoning is {last_number['thinking']}, "
+      f"in the direct answer {last_number['answer']} — nothing checks a step of the reasoning")
+
+# %% [markdown]
+# This trace is a few dozen tokens; reasoning models write hundreds to tens of thousands before
+# answering. The same arithmetic at this machine's decode speed and the example prices (trace
+# lengths chosen for illustration; a large model on a GPU is faster per token, and its price is
+# what a provider charges):
+
+# %%
+TRACE_LENGTHS = [100, 1_000, 10_000]
+REQUESTS = 1_000_000
+print(f"{'hidden tokens':>13s} {'× answer':>9s} {'wait here':>10s} {'per request':>12s} "
+      f"{f'per {REQUESTS:,} requests':>22s}")
+for n in TRACE_LENGTHS:
+    cost = price(0, n)
+    print(f"{n:13,d} {n / max(n_answer, 1):8.0f}× {n * per_token_s:8,.0f} s {cost:12.4f} "
+          f"{cost * REQUESTS:22,.0f}")
+assert math.isclose(price(0, 1_000_000), PRICE_OUT_PER_M), \
+    "a million output tokens cost the per-million output price"
+
+# %% [markdown]
+# ## Why products hide it, beside the numbers
+#
+# The reasons the explainer articles give, and the ones providers give, next to what was
+# computed above:
+#
+# - **The text is unstable and can be wrong along the way** (the articles: 推理文本不稳定). It is
+#   sampled like any other text (the probabilities listed above) — a draft, not a proof, and
+#   nothing checks a step before the next one builds on it.
+# - **It misleads about correctness** (容易误导用户对正确性的判断). A long, confident derivation
+#   looks like evidence; the numbers above show it is just many more tokens from the same loop.
+# - **It leaks the training distribution and the system's policies** (会泄露训练分布和系统策略). A
+#   visible trace is ready-made training data for another model (distillation: a smaller model
+#   trained on a larger one's reasoning), and it may repeat the hidden system prompt.
+# - **Raw thoughts are not the product.** The answer is trained and filtered to be safe to show;
+#   the raw reasoning is not, and may contain what the answer must not. OpenAI, introducing o1,
+#   said it leaves the chain of thought unfiltered so that it can be monitored, does not show it
+#   (also for competitive advantage — distillation again), and shows a summary instead.
+# - **Cost and waiting do not go away.** Hiding is a display filter: the hidden tokens were
+#   generated — one forward pass each — and are billed as output. The table shows what that means:
+#   the hidden part, not the answer, sets both the wait and the bill.
+#
+# Hiding the chain of thought is a product and safety decision, not a change in what the model
+# computes.
+
+# %% [markdown]
 # ## Exercises
 #
 # Write the function, run the cell: `check` prints the first case it gets wrong, or how many it
