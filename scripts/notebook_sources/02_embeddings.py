@@ -45,7 +45,8 @@ TOY_WTE = np.array([[0.0, 0.0],      # row of token 0
 TOY_IDS = [2, 1, 1]
 toy = embed(TOY_WTE, np.array([TOY_IDS]))                           # [1, T] -> [1, T, C]
 print("ids", TOY_IDS, "->\n", toy[0])
-assert (toy[0] == TOY_WTE[TOY_IDS]).all()
+assert (toy[0] == TOY_WTE[TOY_IDS]).all(), \
+    f"embed should pick rows {TOY_IDS} of TOY_WTE, got\n{toy[0]}: every id must be a row number 0-{len(TOY_WTE) - 1}"
 
 # %% [markdown]
 # ## From ids to rows

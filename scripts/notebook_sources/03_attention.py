@@ -84,7 +84,9 @@ claim(np.isclose(toy_weights[1, 1], math.exp(2) / (1 + math.exp(2))), "with the 
 
 # %%
 out_lib, w_lib = scaled_dot_product(Q[None, None], K[None, None], V[None, None], toy_mask[None])
-assert np.allclose(w_lib[0, 0], toy_weights) and np.allclose(out_lib[0, 0], toy_out)
+assert np.allclose(w_lib[0, 0], toy_weights) and np.allclose(out_lib[0, 0], toy_out), \
+    f"scaled_dot_product differs from the hand computation by {np.abs(w_lib[0, 0] - toy_weights).max():.2g} "\
+    f"(weights): if you edited the cell above, re-run it and this one in order"
 print("✓ scaled_dot_product gives the same weights and output")
 
 # %% [markdown]
@@ -316,7 +318,9 @@ future_weights = W[:, :, future]                                       # [L, H, 
 print(f"{future_weights.size} future weights over {c.n_layers} layers × {c.n_heads} heads; "
       f"largest: {future_weights.max()!r}; all exactly zero: {bool((future_weights == 0).all())}")
 print("every row sums to 1 (largest deviation):", np.abs(W.sum(-1) - 1).max())
-assert (future_weights == 0).all() and np.abs(W.sum(-1) - 1).max() < 1e-5
+assert (future_weights == 0).all() and np.abs(W.sum(-1) - 1).max() < 1e-5, \
+    f"expected future weights exactly 0 and rows summing to 1 (±1e-5); got largest future weight "\
+    f"{future_weights.max()!r}, row-sum deviation {np.abs(W.sum(-1) - 1).max():.2g}: re-run the cells that compute W"
 
 # %% [markdown]
 # Because the future weights are exactly 0, changing a *later* token cannot change anything
@@ -345,7 +349,11 @@ print("largest difference:", np.abs(full - blocked).max())
 computed = sum(min(QUERY_BLOCK, T_long - t0) * min(T_long, t0 + QUERY_BLOCK)
                for t0 in range(0, T_long, QUERY_BLOCK))
 print(f"scores computed: {computed:,} of {T_long * T_long:,} ({computed / T_long**2:.0%})")
-assert np.abs(full - blocked).max() < 1e-5 and computed / T_long**2 < 0.6
+assert np.abs(full - blocked).max() < 1e-5, \
+    f"query blocks should give the full attention's output (float32, ±1e-5); largest difference {np.abs(full - blocked).max():.2g}"
+assert computed / T_long**2 < 0.6, \
+    f"blocks of {QUERY_BLOCK} queries should skip most of the masked triangle at T = {T_long}: "\
+    f"{computed / T_long**2:.0%} computed; try a longer T_long"
 
 # %% [markdown]
 # ## The rest of the block: norms, FFN, residual additions

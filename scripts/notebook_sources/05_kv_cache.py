@@ -64,7 +64,9 @@ for t, x in enumerate(xs):
 scores = (xs @ Wq) @ (xs @ Wk).T / np.sqrt(D)                          # [N, N]
 full = softmax(np.where(causal_mask(N_TOY, N_TOY), scores, -np.inf)) @ (xs @ Wv)   # [N, D]
 print("largest difference, list cache vs full recompute:", np.abs(np.array(outputs) - full).max())
-assert np.allclose(outputs, full)
+assert np.allclose(outputs, full), \
+    f"the list cache should give the full computation's outputs; largest difference "\
+    f"{np.abs(np.array(outputs) - full).max():.2g}: re-run the loop cell above before this check"
 
 # %% [markdown]
 # That is the whole idea. minillm's `KVCache` is the same with two engineering choices: one

@@ -174,7 +174,8 @@ plt.show()
 MIN_P = 0.1
 kept_toy = np.flatnonzero(np.isfinite(min_p(np.log(article_p), 0.2)))
 print("min-p 0.2 on [0.5, 0.3, 0.15, 0.05] keeps", [labels[i] for i in kept_toy])
-assert kept_toy.tolist() == [0, 1, 2]
+assert kept_toy.tolist() == [0, 1, 2], \
+    f"min-p 0.2 keeps p ≥ 0.2 · 0.5 = 0.1: tokens [0, 1, 2], got {kept_toy.tolist()} (article_p = {article_p})"
 for prompt, z in zip(PROMPTS, dists):
     probs = softmax(z)
     print(f"{prompt!r:36}: p_max {probs.max():.3f} → min-p {MIN_P} keeps "
@@ -182,7 +183,9 @@ for prompt, z in zip(PROMPTS, dists):
 order = np.argsort([softmax(z).max() for z in dists])                # least to most confident
 min_p_pools = [pool(Sampler(min_p=MIN_P), dists[i]) for i in order]
 print("min-p pools from the least to the most confident prediction:", min_p_pools)
-assert all(n <= 1 / (MIN_P * softmax(dists[i]).max()) for n, i in zip(min_p_pools, order))
+bounds = [1 / (MIN_P * softmax(dists[i]).max()) for i in order]   # min-p keeps at most 1 / (min_p · p_max)
+assert all(n <= b for n, b in zip(min_p_pools, bounds)), \
+    f"min-p {MIN_P} pools {min_p_pools} should be at most 1 / (min_p · p_max) = {[round(b, 1) for b in bounds]}"
 assert min_p_pools == sorted(min_p_pools, reverse=True), "more confident should mean a smaller pool"
 
 # %% [markdown]
@@ -211,7 +214,9 @@ for name, sampler in PRESETS.items():
 # %%
 mean_pool = {name: np.mean([pool(sampler, z) for z in dists]) for name, sampler in PRESETS.items()}
 print({name: round(float(v), 1) for name, v in mean_pool.items()})
-assert mean_pool["code"] == min(mean_pool.values()) and mean_pool["creative"] == max(mean_pool.values())
+claim(mean_pool["code"] == min(mean_pool.values()) and mean_pool["creative"] == max(mean_pool.values()),
+      "code leaves the smallest pools on average and creative the largest",
+      "not with these PRESETS / PROMPTS: the pool depends on both")
 
 # %% [markdown]
 # Temperature is applied *before* top-p, so a low temperature (code: 0.2) sharpens the
@@ -256,7 +261,9 @@ article_ids, _ = article_sample_next_token_pool(toy, top_k=2, top_p=0.6)
 ours = np.flatnonzero(np.isfinite(top_p(top_k(toy, 2), 0.6)))
 print("the articles' code keeps", [labels[i] for i in article_ids], "   minillm / HF order keeps",
       [labels[i] for i in ours])
-assert len(article_ids) == 2 and len(ours) == 1
+assert len(article_ids) == 2 and len(ours) == 1, \
+    f"on [0.5, 0.3, 0.15, 0.05] with top-k 2, top-p 0.6 the articles' code should keep 2 tokens and the "\
+    f"renormalised pipeline 1; got {len(article_ids)} and {len(ours)} (article_p = {article_p})"
 
 # %% [markdown]
 # On real distributions: every position of a paragraph gives a next-token distribution in one

@@ -67,7 +67,9 @@ print(f"{model.num_parameters():,} parameters: {in_blocks:,} in the blocks, "
 # %%
 x0 = val_ids[:config.n_ctx].astype(np.int64)[None]                 # [1, n_ctx]: n_ctx - 1 predictions
 print(f"initial loss {model.loss(x0):.3f}   ln V = ln {config.vocab_size} = {math.log(config.vocab_size):.3f}")
-assert abs(model.loss(x0) - math.log(config.vocab_size)) < 0.5
+assert abs(model.loss(x0) - math.log(config.vocab_size)) < 0.5, \
+    f"an untrained model should predict about uniformly: loss {model.loss(x0):.3f} vs ln V "\
+    f"{math.log(config.vocab_size):.3f}; re-create `model` (GPT(config, seed=0)) before training it"
 
 # %% [markdown]
 # ## Train
@@ -134,7 +136,9 @@ train_fn, _ = loss_and_grads(model.params, config, window[None, :-1], window[Non
 print(f"one parallel forward: {parallel:.6f}")
 print(f"{passes} sequential forwards: {sequential:.6f}   (|difference| {abs(parallel - sequential):.1e})")
 print(f"the training step's loss_and_grads on the same window: {train_fn:.6f}")
-assert abs(parallel - sequential) < 1e-4 and abs(parallel - train_fn) < 1e-4
+assert abs(parallel - sequential) < 1e-4 and abs(parallel - train_fn) < 1e-4, \
+    f"one parallel forward, {passes} cached single-token forwards and loss_and_grads should give one loss "\
+    f"(float32, ±1e-4): {parallel:.6f}, {sequential:.6f}, {train_fn:.6f}"
 
 fig, ax = plt.subplots(figsize=(8, 3.5))
 ax.plot(nll, ".-")

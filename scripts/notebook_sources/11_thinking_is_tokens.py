@@ -107,7 +107,9 @@ for ax, (name, run) in zip(axes, runs.items()):
               f"largest before it {p_end[:-1].max():.3f}")
         if len(run["steps"]) < LIMITS[name]:                     # it ended by itself: check the claim
             assert int(np.argmax(probs[-1])) in ENDS, "the reply should end where end-of-turn wins"
-            assert all(int(np.argmax(row)) not in ENDS for row in probs[:-1])
+            early = [k for k, row in enumerate(probs[:-1]) if int(np.argmax(row)) in ENDS]
+            assert not early, f"{name}: greedy decoding would have stopped at reply position(s) {early}, "\
+                f"before the last; the reply and this forward disagree (re-run the generation cell)"
     ax.set_xlabel("position in the reply (tokens)")
     ax.set_ylabel("p(end-of-turn token)")
     ax.set_title(f"{name}: p(the reply ends here)" if ENDS else f"{name}: (no end-of-turn token)",
@@ -219,7 +221,9 @@ shown = re.sub(r"<think>.*?</think>", "", full_reply, flags=re.S)
 generated, displayed = len(tok.encode(full_reply)), len(tok.encode(shown))
 print(f"what the user sees: {shown!r}")
 print(f"tokens generated (and billed, and in the window): {generated}; tokens shown: {displayed}")
-assert displayed < generated and shown == answer
+assert displayed < generated and shown == answer, \
+    f"hiding <think>…</think> should leave exactly the answer {answer!r}, in fewer tokens than "\
+    f"{generated}; got {shown!r} ({displayed} tokens)"
 
 # %% [markdown]
 # ## Exercises

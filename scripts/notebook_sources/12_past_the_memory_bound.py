@@ -163,7 +163,8 @@ print("budgets:", budgets)
 print(f"static batches of {SLOTS}: {static_steps} decode steps; serve: {calls['n']} forwards "
       f"(including one prefill per request); one by one: {sum(budgets)} steps")
 print("every request got what it would alone:", out == alone)
-assert out == alone
+assert out == alone, f"serve should give every request its tokens alone (greedy); request(s) "\
+    f"{[i for i, (a, b) in enumerate(zip(out, alone)) if a != b]} differ"
 
 # %% [markdown]
 # ## 4. Speculative decoding: k guesses, one forward, the same text
@@ -180,7 +181,8 @@ plain = [s.id for s in generate(model, prompt, 60, temperature=0)]
 lookup = PromptLookup()
 fast = [s.id for s in generate(model, prompt, 60, temperature=0, draft=lookup, num_draft_tokens=NUM_DRAFT)]
 print("identical to plain greedy:", fast == plain)
-assert fast == plain
+assert fast == plain, f"greedy speculative decoding must keep plain greedy's tokens; they part at "\
+    f"token {next((i for i, (a, b) in enumerate(zip(fast + [None], plain + [None])) if a != b), None)}"
 print(f"{len(fast)} tokens in {lookup.rounds} target forwards instead of {len(plain)} "
       f"({len(fast) / lookup.rounds:.2f} tokens per forward); "
       f"{lookup.accepted} of {lookup.proposed} guesses accepted")
