@@ -131,3 +131,13 @@ def test_every_assert_in_a_notebook_says_what_went_wrong(source):
     bare = [n.lineno for n in ast.walk(ast.parse(source.read_text(encoding="utf-8")))
             if isinstance(n, ast.Assert) and n.msg is None]
     assert not bare, f"{source.name}: assert without a message at line(s) {bare}"
+
+
+def test_min_times_interleaves_the_calls_and_keeps_every_key():
+    import sys
+    sys.path.insert(0, str(REPO / "notebooks"))
+    from nbhelpers import min_times
+    calls = []
+    times = min_times({"a": lambda: calls.append("a"), ("b", 2): lambda: calls.append("b")}, repeats=3)
+    assert calls == ["a", "b"] * 4, "one warm-up round, then one call of each per round"
+    assert set(times) == {"a", ("b", 2)} and all(0 <= t < float("inf") for t in times.values())

@@ -137,7 +137,9 @@ for prompt, z in zip(PROMPTS, dists):
           f"{[(tok.decode([i]), round(float(probs[i]), 3)) for i in best]}")
 nucleus = [pool(Sampler(top_p=0.9), z) for z in dists]
 if model_name == "SmolLM2-135M-Instruct":       # the claim below the plot, checked
-    assert min(nucleus) <= 20 and max(nucleus) >= 100, nucleus
+    claim(min(nucleus) <= 20 and max(nucleus) >= 100, f"top-p 0.9 keeps ≤ 20 tokens for the most "
+          f"confident prompt and ≥ 100 for the most open one (pools {nucleus})",
+          "these PROMPTS are all alike: mix a confident one and an open one")
 else:
     print("(The pool sizes discussed below are SmolLM2's: python -m minillm download smollm2. The "
           "small fallback model has a 2,048-token vocabulary and knows little of these prompts.)")

@@ -111,6 +111,12 @@ plt.show()
 # "tiled" layout, `minillm/model/tiled.py`), each piece is small enough for its small-matrix
 # kernel, which reads W where it lies. Both layouts are timed below. Ratios, not promises: the
 # output is this machine today.
+#
+# What is measured: the time of one decode step, the minimum of 5 (`nbhelpers.min_times`; noise
+# only adds time), every layout and batch size interleaved in the same rounds. "× one stream" is
+# B × (that layout's B = 1 step) / (its B-row step): how many streams' worth of tokens per second
+# a B-row step delivers. B = 1 is always measured, in the same rounds, so its row reads 1.0x by
+# construction and every ratio is taken within one run.
 
 # %%
 cfg = ModelConfig(vocab_size=8192, n_ctx=64, d_model=512, n_heads=8, n_layers=8)
@@ -119,20 +125,25 @@ untiled = GPT(cfg, to_arena(mem_model.params, cfg, layout="decode"))           #
 print(f"{mem_model.num_parameters() / 1e6:.0f} M parameters = "
       f"{4 * mem_model.num_parameters() / 1e6:.0f} MB float32")
 
-def step_time(model, B):
+from nbhelpers import min_times
+
+def decode_step(model, B):
+    """A repeatable decode step of B rows: one forward of [B, 1] after an 8-token prefill."""
     cache = KVCache(cfg, batch_size=B, capacity=24)
     model(np.ones((B, 8), dtype=np.int64), cache=cache, last_only=True)       # prefill 8 tokens
     token = np.ones((B, 1), dtype=np.int64)                                     # [B, 1]
     def one_step():
         model(token, cache=cache, last_only=True)
         cache.rollback(8)
-    return median_time(one_step, 5)
+    return one_step
 
-one, one_untiled = step_time(mem_model, 1), step_time(untiled, 1)
-for B in BATCH_SIZES:
-    t, u = step_time(mem_model, B), step_time(untiled, B)
-    print(f"B = {B:2d}: tiled {t * 1e3:6.1f} ms per step = {B * one / t:4.1f}x one stream;  "
-          f"untiled {u * 1e3:6.1f} ms = {B * one_untiled / u:4.1f}x")
+layouts = {"tiled": mem_model, "untiled": untiled}
+sizes = sorted({1, *BATCH_SIZES})                    # B = 1: the baseline, timed in the same rounds
+step = min_times({(name, B): decode_step(m, B) for name, m in layouts.items() for B in sizes})
+for B in sizes:
+    t, u = step["tiled", B], step["untiled", B]
+    print(f"B = {B:2d}: tiled {t * 1e3:6.1f} ms per step = {B * step['tiled', 1] / t:4.1f}x one stream;  "
+          f"untiled {u * 1e3:6.1f} ms = {B * step['untiled', 1] / u:4.1f}x")
 
 # %% [markdown]
 # ## Continuous batching
