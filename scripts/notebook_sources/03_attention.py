@@ -176,7 +176,8 @@ diff_sdp = np.abs(by_hand - sdp_weights[0, head]).max()
 diff_model = np.abs(by_hand - model_weights[0][head]).max()
 print("by hand vs scaled_dot_product:", diff_sdp)
 print("by hand vs the model's layer 0:", diff_model)
-assert diff_sdp < 1e-6 and diff_model < 1e-6, (diff_sdp, diff_model)
+assert diff_sdp < 1e-6 and diff_model < 1e-6, f"the weights by hand should equal scaled_dot_product's and " \
+    f"the model's (float32, ±1e-6); they differ by {diff_sdp:.2g} and {diff_model:.2g}: re-run the cells above in order"
 np.set_printoptions(precision=2, suppress=True, linewidth=140)
 print("head 0 of layer 0, first 6 rows and columns:\n", by_hand[:6, :6])
 
@@ -302,10 +303,9 @@ else:
 # This is the articles' Q-K matching, measured (with SmolLM2): a handful of heads (listed above)
 # route "it" to "sea" far above the uniform share, while the *average* head does not prefer "sea"
 # over "light" at all. A model has no dedicated "pronoun resolver": some heads learned patterns
-# that help predict the next token (the strongest one here also points more than half of the
-# later positions at "sea", the subject of the sentence), and picking the best of a few hundred
-# heads will always find
-# *something* — read it as an illustration of Q-K matching, not as proof of understanding.
+# that help predict the next token (the strongest one here also gives "sea", the subject of the
+# sentence, more than its uniform share at more than half of the later positions), and picking
+# the best of a few hundred heads will always find *something* — read it as an illustration of Q-K matching, not as proof of understanding.
 #
 # ## Future weights are exactly 0
 #
@@ -387,7 +387,8 @@ logits_by_hand = (x @ head_matrix)[0]                                  # [T, V]
 diff = np.abs(logits_by_hand - model(ids)).max()
 print(f"logits by hand vs model(ids): largest difference {diff:.2e} (logits up to "
       f"{np.abs(logits_by_hand).max():.0f})")
-assert diff < 1e-3, diff
+assert diff < 1e-3, f"the block rebuilt by hand should give model(ids)'s logits (float32, ±1e-3); largest " \
+    f"difference {diff:.2g}: re-run this cell after the ones above"
 print("size of the last position's vector in the residual stream, after each layer:",
       np.round(stream, 1))
 
