@@ -142,6 +142,25 @@ def median_time(fn, repeats: int = 5) -> float:
     return statistics.median(times)
 
 
+def min_times(fns: dict, repeats: int = 5) -> dict:
+    """The least seconds of ``repeats`` calls of each ``fns[key]()``, by key: ``{key: seconds}``.
+
+    On a shared machine noise only ever adds time, so the fastest of k runs is the least
+    disturbed one. The calls are interleaved (one of each per round, after one untimed warm-up
+    round), so a busy moment slows every function alike and ratios between them hold.
+    Example: ``t = min_times({"a": f, "b": g}); t["b"] / t["a"]``.
+    """
+    best = dict.fromkeys(fns, float("inf"))
+    for fn in fns.values():
+        fn()
+    for _ in range(repeats):
+        for key, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            best[key] = min(best[key], time.perf_counter() - start)
+    return best
+
+
 def claim(ok, text: str, why: str = "") -> bool:
     """Print a checked claim: "✓ text", or "✗ text — why" when it does not hold.
 

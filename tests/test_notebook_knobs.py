@@ -33,7 +33,7 @@ KNOBS = {
     "04_autoregressive": [{"PROMPT": '"Once upon a time"', "N_NEW": "3", "TRAIN_TEXT": '"We like tea"',
                            "NEW_WORD": '" red"'}],
     "05_kv_cache": [{"N_TOY": "3", "D": "2", "PROMPT": '"JULIET.\\n"', "N_NEW": "5",
-                     "LENGTHS": "[16, 64, 256]"}],
+                     "LENGTHS": "[16, 32, 64, 128]"}],
     "06_sampling": [{"article_table": "{0.5: [0.6, 0.25, 0.1, 0.05], 1.0: [0.5, 0.3, 0.15, 0.05], "
                                       "1.5: [0.4, 0.3, 0.2, 0.1]}",
                      "PROMPTS": '["The sky is", "Two plus two is"]', "MIN_P": "0.3",
@@ -41,7 +41,7 @@ KNOBS = {
     "07_greedy_sampling_beam": [
         {"CONTINUE": '{"很": {"好": 0.9, "不错": 0.05, "棒": 0.05}, "真": {"好": 0.9, "不错": 0.05, "棒": 0.05}, '
                      '"挺": {"好": 1.0}, "非常": {"好": 1.0}}',               # beam and greedy agree
-         "BEAM": "2", "N_NEW": "6", "PROMPT": '"浣溪沙\\n"'}],
+         "BEAM": "2", "N_NEW": "6", "PROMPT": '"浣溪沙\\n"', "LENGTH_PENALTY": "0.0"}],
     "08_context_and_cost": [{"parts": '{"system instructions": 500, "conversation history": 30_000}',
                              "NAME": '" Quillon"', "windows": "[len(ids), needed, needed // 2]",
                              "PRICE_IN": "1.0", "PRICE_OUT": "4.0"}],

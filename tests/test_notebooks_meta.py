@@ -1,6 +1,7 @@
 """The notebooks as files: valid nbformat 4, committed without outputs, generated from their
 sources, and all listed in notebooks/README.md in reading order. (Running them is nbmake's job:
 ``python -m pytest --nbmake notebooks``.)"""
+import ast
 import importlib.util
 import json
 import re
@@ -121,3 +122,22 @@ def test_find_deepseek_v4_looks_in_the_download_cache_then_the_development_data(
     downloaded.write_text("{}")
     assert nbhelpers.find_deepseek_v4() == downloaded
     assert "python -m minillm download deepseek-v4" == nbhelpers.DEEPSEEK_V4_COMMAND
+
+
+@pytest.mark.parametrize("source", sorted(SOURCES.glob("[0-9][0-9]_*.py")), ids=lambda p: p.name)
+def test_every_assert_in_a_notebook_says_what_went_wrong(source):
+    """A learner who turns a knob and meets an AssertionError reads its message: every assert
+    carries one (what was expected, what came out, what to try)."""
+    bare = [n.lineno for n in ast.walk(ast.parse(source.read_text(encoding="utf-8")))
+            if isinstance(n, ast.Assert) and n.msg is None]
+    assert not bare, f"{source.name}: assert without a message at line(s) {bare}"
+
+
+def test_min_times_interleaves_the_calls_and_keeps_every_key():
+    import sys
+    sys.path.insert(0, str(REPO / "notebooks"))
+    from nbhelpers import min_times
+    calls = []
+    times = min_times({"a": lambda: calls.append("a"), ("b", 2): lambda: calls.append("b")}, repeats=3)
+    assert calls == ["a", "b"] * 4, "one warm-up round, then one call of each per round"
+    assert set(times) == {"a", ("b", 2)} and all(0 <= t < float("inf") for t in times.values())

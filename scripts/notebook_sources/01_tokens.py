@@ -77,7 +77,7 @@ claim(toy_parts == [b"ban", b"ana"], "banana ends as ban | ana (the default TOY_
 #
 # ## The articles' 19 tokens, computed
 #
-# The same loop, on the real vocabulary the articles used: DeepSeek-V4's tokens (about 128K of
+# The same loop, on the real vocabulary the articles used: DeepSeek-V4's tokens (about 129K of
 # them; the exact count is printed below) and their merge ranks, read from its `tokenizer.json`.
 
 # %%
@@ -294,8 +294,8 @@ print(f"✓ GPT-2: {counts['gpt2'] / len(SENTENCE):.1f} tokens per Chinese chara
 # **What this shows.** A token is whatever unit a tokenizer's vocabulary happens to hold: a
 # byte, part of a character, a character, a word (吸收, 回来) or a word with punctuation. The same
 # 30-character sentence is 19 tokens for DeepSeek-V4 and — measured here — anything from about
-# two dozen to several dozen for the others. A vocabulary learned on English text spends more
-# than two tokens on one Chinese character; the small 宋词 BPE keeps the characters frequent in
+# two dozen to several dozen for the others. GPT-2's vocabulary, learned on English text, spends
+# more than two tokens on one Chinese character; the small 宋词 BPE keeps the characters frequent in
 # Song ci whole and is hopeless on English. Token counts are what a context window holds and
 # what an API bills (notebook 08).
 #

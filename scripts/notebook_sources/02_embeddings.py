@@ -24,7 +24,7 @@ import numpy as np
 
 from minillm import GPT
 from minillm.model.embedding import embed
-from nbhelpers import load_pretrained, load_shipped
+from nbhelpers import claim, load_pretrained, load_shipped
 
 np.set_printoptions(precision=3, suppress=True, linewidth=120)
 songci, songci_tok = load_shipped("songci", fast=False)   # plain ndarrays, to inspect
@@ -45,7 +45,8 @@ TOY_WTE = np.array([[0.0, 0.0],      # row of token 0
 TOY_IDS = [2, 1, 1]
 toy = embed(TOY_WTE, np.array([TOY_IDS]))                           # [1, T] -> [1, T, C]
 print("ids", TOY_IDS, "->\n", toy[0])
-assert (toy[0] == TOY_WTE[TOY_IDS]).all()
+assert (toy[0] == TOY_WTE[TOY_IDS]).all(), \
+    f"embed should pick rows {TOY_IDS} of TOY_WTE, got\n{toy[0]}: every id must be a row number 0-{len(TOY_WTE) - 1}"
 
 # %% [markdown]
 # ## From ids to rows
@@ -155,20 +156,43 @@ X = centred(wte)[[tok.encode(w)[0] for w in words]]                # [n, C]
 X = X - X.mean(axis=0)                                              # centred again, for the PCA
 _, _, Vt = np.linalg.svd(X, full_matrices=False)
 P = X @ Vt[:2].T                                                    # [n, 2] principal components
+def stack(columns, clearance, width):
+    """Label columns, one per group: (x, top y, bottom y). Each column moves down as a whole just
+    enough to clear by ``clearance`` every column above it closer than ``width`` in x; from the
+    top column down, deterministic. Returns each column's downward shift."""
+    placed, shifts = [], {}
+    for k in sorted(range(len(columns)), key=lambda k: -columns[k][1]):
+        x, top, bottom = columns[k]
+        shift = 0.0
+        while clash := [b for px, t, b in placed if abs(px - x) < width
+                        and bottom - shift - clearance < t and top - shift + clearance > b]:
+            shift = top - (min(clash) - clearance)                   # its top just below the lowest
+        placed.append((x, top - shift, bottom - shift))
+        shifts[k] = shift
+    return [shifts[k] for k in range(len(columns))]
+
 fig, ax = plt.subplots(figsize=(9, 7))
 span = P.max(axis=0) - P.min(axis=0)                                # [2]
-k = 0
+gap = 0.04 * span[1]                                                # between two labels' centres
+columns, k = [], 0                                                  # per group: labels and their x
 for g, ws in GROUPS.items():
     pts = P[k:k + len(ws)]                                          # [n_g, 2]
     dots = ax.scatter(pts[:, 0], pts[:, 1], label=g)
     # labels in a column right of the group, in the points' vertical order, joined by a line:
     # points of one group sit too close together to label in place
     label_x = pts[:, 0].max() + 0.08 * span[0]
-    for rank, j in enumerate(np.argsort(-pts[:, 1])):
-        label_y = pts[:, 1].mean() + (len(ws) / 2 - 0.5 - rank) * 0.04 * span[1]
-        ax.annotate(ws[j].strip(), pts[j], xytext=(label_x, label_y), fontsize=9, va="center",
-                    color=dots.get_facecolor()[0], arrowprops=dict(arrowstyle="-", lw=0.5, color="grey"))
+    order = np.argsort(-pts[:, 1])
+    ys = pts[:, 1].mean() + (len(ws) / 2 - 0.5 - np.arange(len(ws))) * gap   # [n_g] top down
+    columns.append((label_x, [(ws[j].strip(), pts[j], y) for j, y in zip(order, ys)], dots.get_facecolor()[0]))
     k += len(ws)
+# two groups' columns can meet (SmolLM2's places and family did): the lower one moves down
+shifts = stack([(x, labs[0][2], labs[-1][2]) for x, labs, _ in columns], 2 * gap, width=0.15 * span[0])
+for (x, labs, colour), shift in zip(columns, shifts):
+    for word, point, y in labs:
+        ax.annotate(word, point, xytext=(x, y - shift), fontsize=9, va="center", color=colour,
+                    arrowprops=dict(arrowstyle="-", lw=0.5, color="grey"))
+lowest = min(labs[-1][2] - shift for (_, labs, _), shift in zip(columns, shifts))
+ax.set_ylim(min(P[:, 1].min(), lowest) - 0.05 * span[1], None)
 ax.set_xlim(P[:, 0].min() - 0.05 * span[0], P[:, 0].max() + 0.3 * span[0])
 ax.set_xlabel("principal component 1")
 ax.set_ylabel("principal component 2")
@@ -188,7 +212,8 @@ same = (group[:, None] == group[None]) & ~np.eye(len(words), dtype=bool)
 within, across = cos[same].mean(), cos[group[:, None] != group[None]].mean()
 print(f"{model_name}: mean cosine within a group {within:.3f}, across groups {across:.3f}")
 if model_name == "SmolLM2-135M-Instruct":
-    assert within > across + 0.1, (within, across)
+    claim(within > across + 0.1, f"words of one group are more alike than words of different groups "
+          f"({within:.3f} vs {across:.3f}, by more than 0.1)", "not for these GROUPS")
 else:
     print("(the groups are a demonstration for SmolLM2; the small fallback model knows few of "
           "these words, so no claim is made about it)")

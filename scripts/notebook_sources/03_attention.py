@@ -84,7 +84,9 @@ claim(np.isclose(toy_weights[1, 1], math.exp(2) / (1 + math.exp(2))), "with the 
 
 # %%
 out_lib, w_lib = scaled_dot_product(Q[None, None], K[None, None], V[None, None], toy_mask[None])
-assert np.allclose(w_lib[0, 0], toy_weights) and np.allclose(out_lib[0, 0], toy_out)
+assert np.allclose(w_lib[0, 0], toy_weights) and np.allclose(out_lib[0, 0], toy_out), \
+    f"scaled_dot_product differs from the hand computation by {np.abs(w_lib[0, 0] - toy_weights).max():.2g} "\
+    f"(weights): if you edited the cell above, re-run it and this one in order"
 print("✓ scaled_dot_product gives the same weights and output")
 
 # %% [markdown]
@@ -174,7 +176,8 @@ diff_sdp = np.abs(by_hand - sdp_weights[0, head]).max()
 diff_model = np.abs(by_hand - model_weights[0][head]).max()
 print("by hand vs scaled_dot_product:", diff_sdp)
 print("by hand vs the model's layer 0:", diff_model)
-assert diff_sdp < 1e-6 and diff_model < 1e-6, (diff_sdp, diff_model)
+assert diff_sdp < 1e-6 and diff_model < 1e-6, f"the weights by hand should equal scaled_dot_product's and " \
+    f"the model's (float32, ±1e-6); they differ by {diff_sdp:.2g} and {diff_model:.2g}: re-run the cells above in order"
 np.set_printoptions(precision=2, suppress=True, linewidth=140)
 print("head 0 of layer 0, first 6 rows and columns:\n", by_hand[:6, :6])
 
@@ -300,10 +303,9 @@ else:
 # This is the articles' Q-K matching, measured (with SmolLM2): a handful of heads (listed above)
 # route "it" to "sea" far above the uniform share, while the *average* head does not prefer "sea"
 # over "light" at all. A model has no dedicated "pronoun resolver": some heads learned patterns
-# that help predict the next token (the strongest one here also points more than half of the
-# later positions at "sea", the subject of the sentence), and picking the best of a few hundred
-# heads will always find
-# *something* — read it as an illustration of Q-K matching, not as proof of understanding.
+# that help predict the next token (the strongest one here also gives "sea", the subject of the
+# sentence, more than its uniform share at more than half of the later positions), and picking
+# the best of a few hundred heads will always find *something* — read it as an illustration of Q-K matching, not as proof of understanding.
 #
 # ## Future weights are exactly 0
 #
@@ -316,7 +318,9 @@ future_weights = W[:, :, future]                                       # [L, H, 
 print(f"{future_weights.size} future weights over {c.n_layers} layers × {c.n_heads} heads; "
       f"largest: {future_weights.max()!r}; all exactly zero: {bool((future_weights == 0).all())}")
 print("every row sums to 1 (largest deviation):", np.abs(W.sum(-1) - 1).max())
-assert (future_weights == 0).all() and np.abs(W.sum(-1) - 1).max() < 1e-5
+assert (future_weights == 0).all() and np.abs(W.sum(-1) - 1).max() < 1e-5, \
+    f"expected future weights exactly 0 and rows summing to 1 (±1e-5); got largest future weight "\
+    f"{future_weights.max()!r}, row-sum deviation {np.abs(W.sum(-1) - 1).max():.2g}: re-run the cells that compute W"
 
 # %% [markdown]
 # Because the future weights are exactly 0, changing a *later* token cannot change anything
@@ -345,7 +349,11 @@ print("largest difference:", np.abs(full - blocked).max())
 computed = sum(min(QUERY_BLOCK, T_long - t0) * min(T_long, t0 + QUERY_BLOCK)
                for t0 in range(0, T_long, QUERY_BLOCK))
 print(f"scores computed: {computed:,} of {T_long * T_long:,} ({computed / T_long**2:.0%})")
-assert np.abs(full - blocked).max() < 1e-5 and computed / T_long**2 < 0.6
+assert np.abs(full - blocked).max() < 1e-5, \
+    f"query blocks should give the full attention's output (float32, ±1e-5); largest difference {np.abs(full - blocked).max():.2g}"
+assert computed / T_long**2 < 0.6, \
+    f"blocks of {QUERY_BLOCK} queries should skip most of the masked triangle at T = {T_long}: "\
+    f"{computed / T_long**2:.0%} computed; try a longer T_long"
 
 # %% [markdown]
 # ## The rest of the block: norms, FFN, residual additions
@@ -379,7 +387,8 @@ logits_by_hand = (x @ head_matrix)[0]                                  # [T, V]
 diff = np.abs(logits_by_hand - model(ids)).max()
 print(f"logits by hand vs model(ids): largest difference {diff:.2e} (logits up to "
       f"{np.abs(logits_by_hand).max():.0f})")
-assert diff < 1e-3, diff
+assert diff < 1e-3, f"the block rebuilt by hand should give model(ids)'s logits (float32, ±1e-3); largest " \
+    f"difference {diff:.2g}: re-run this cell after the ones above"
 print("size of the last position's vector in the residual stream, after each layer:",
       np.round(stream, 1))
 

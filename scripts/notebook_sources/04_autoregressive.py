@@ -115,7 +115,10 @@ per_position = -np.log(probs[np.arange(len(ids) - 1), ids[1:]])
 print(f"\n{counter.calls} forward pass; per-position losses {np.round(per_position, 3)}")
 print(f"their mean {per_position.mean():.6f}   model.loss {model.loss(np.array(ids)):.6f}   "
       f"cross_entropy {cross_entropy(logits, np.array(ids[1:])):.6f}")
-assert counter.calls == 1 and abs(per_position.mean() - model.loss(np.array(ids))) < 1e-4
+assert counter.calls == 1, f"one forward pass should give every row; counted {counter.calls}"
+assert abs(per_position.mean() - model.loss(np.array(ids))) < 1e-4, \
+    f"the mean of the per-position losses ({per_position.mean():.6f}) should be model.loss "\
+    f"({model.loss(np.array(ids)):.6f}): rows 0..T-2 score tokens 1..T-1 — check the shift by one"
 
 # %% [markdown]
 # (The probabilities are low — a bare "I love coding" with nothing before it is an unusual text
@@ -130,7 +133,9 @@ for t in range(len(ids) - 1):
     alone = model(np.array(ids[:t + 1]))[-1]                          # [V]: the prefix by itself
     print(f"prefix of {t + 1} token(s): largest |difference| from row {t} = "
           f"{np.abs(alone - logits[t]).max():.2e}")
-    assert np.abs(alone - logits[t]).max() < 1e-3
+    assert np.abs(alone - logits[t]).max() < 1e-3, \
+        f"row {t} of the full pass should be the prediction after the prefix alone (float32, ±1e-3); "\
+        f"differs by {np.abs(alone - logits[t]).max():.2g}: the causal mask is not doing its job"
 
 # %% [markdown]
 # ## Why generation cannot be parallel

@@ -137,7 +137,9 @@ for prompt, z in zip(PROMPTS, dists):
           f"{[(tok.decode([i]), round(float(probs[i]), 3)) for i in best]}")
 nucleus = [pool(Sampler(top_p=0.9), z) for z in dists]
 if model_name == "SmolLM2-135M-Instruct":       # the claim below the plot, checked
-    assert min(nucleus) <= 20 and max(nucleus) >= 100, nucleus
+    claim(min(nucleus) <= 20 and max(nucleus) >= 100, f"top-p 0.9 keeps ≤ 20 tokens for the most "
+          f"confident prompt and ≥ 100 for the most open one (pools {nucleus})",
+          "these PROMPTS are all alike: mix a confident one and an open one")
 else:
     print("(The pool sizes discussed below are SmolLM2's: python -m minillm download smollm2. The "
           "small fallback model has a 2,048-token vocabulary and knows little of these prompts.)")
@@ -174,7 +176,8 @@ plt.show()
 MIN_P = 0.1
 kept_toy = np.flatnonzero(np.isfinite(min_p(np.log(article_p), 0.2)))
 print("min-p 0.2 on [0.5, 0.3, 0.15, 0.05] keeps", [labels[i] for i in kept_toy])
-assert kept_toy.tolist() == [0, 1, 2]
+assert kept_toy.tolist() == [0, 1, 2], \
+    f"min-p 0.2 keeps p ≥ 0.2 · 0.5 = 0.1: tokens [0, 1, 2], got {kept_toy.tolist()} (article_p = {article_p})"
 for prompt, z in zip(PROMPTS, dists):
     probs = softmax(z)
     print(f"{prompt!r:36}: p_max {probs.max():.3f} → min-p {MIN_P} keeps "
@@ -182,7 +185,9 @@ for prompt, z in zip(PROMPTS, dists):
 order = np.argsort([softmax(z).max() for z in dists])                # least to most confident
 min_p_pools = [pool(Sampler(min_p=MIN_P), dists[i]) for i in order]
 print("min-p pools from the least to the most confident prediction:", min_p_pools)
-assert all(n <= 1 / (MIN_P * softmax(dists[i]).max()) for n, i in zip(min_p_pools, order))
+bounds = [1 / (MIN_P * softmax(dists[i]).max()) for i in order]   # min-p keeps at most 1 / (min_p · p_max)
+assert all(n <= b for n, b in zip(min_p_pools, bounds)), \
+    f"min-p {MIN_P} pools {min_p_pools} should be at most 1 / (min_p · p_max) = {[round(b, 1) for b in bounds]}"
 assert min_p_pools == sorted(min_p_pools, reverse=True), "more confident should mean a smaller pool"
 
 # %% [markdown]
@@ -211,7 +216,9 @@ for name, sampler in PRESETS.items():
 # %%
 mean_pool = {name: np.mean([pool(sampler, z) for z in dists]) for name, sampler in PRESETS.items()}
 print({name: round(float(v), 1) for name, v in mean_pool.items()})
-assert mean_pool["code"] == min(mean_pool.values()) and mean_pool["creative"] == max(mean_pool.values())
+claim(mean_pool["code"] == min(mean_pool.values()) and mean_pool["creative"] == max(mean_pool.values()),
+      "code leaves the smallest pools on average and creative the largest",
+      "not with these PRESETS / PROMPTS: the pool depends on both")
 
 # %% [markdown]
 # Temperature is applied *before* top-p, so a low temperature (code: 0.2) sharpens the
@@ -256,7 +263,9 @@ article_ids, _ = article_sample_next_token_pool(toy, top_k=2, top_p=0.6)
 ours = np.flatnonzero(np.isfinite(top_p(top_k(toy, 2), 0.6)))
 print("the articles' code keeps", [labels[i] for i in article_ids], "   minillm / HF order keeps",
       [labels[i] for i in ours])
-assert len(article_ids) == 2 and len(ours) == 1
+assert len(article_ids) == 2 and len(ours) == 1, \
+    f"on [0.5, 0.3, 0.15, 0.05] with top-k 2, top-p 0.6 the articles' code should keep 2 tokens and the "\
+    f"renormalised pipeline 1; got {len(article_ids)} and {len(ours)} (article_p = {article_p})"
 
 # %% [markdown]
 # On real distributions: every position of a paragraph gives a next-token distribution in one
@@ -278,8 +287,11 @@ for name, s in PRESETS.items():
     print(f"{name:8s} pools differ at {(ours_n != article_n).sum():2d} of {len(ours_n)} positions; "
           f"mean pool: minillm/HF {ours_n.mean():6.1f}, the articles' code {article_n.mean():6.1f}; "
           f"their pool never smaller: {bool((article_n >= ours_n).all())}")
-    assert (article_n >= ours_n).all(), name
-assert sizes["creative"][1].mean() > 5 * sizes["creative"][0].mean(), "the top_k = 0 problem below"
+    assert (article_n >= ours_n).all(), f"{name}: the articles' pool can never be smaller (its sums are " \
+        f"not renormalised, so they reach p later); smaller at positions {np.flatnonzero(article_n < ours_n)}"
+claim(sizes["creative"][1].mean() > 5 * sizes["creative"][0].mean(), "with the 'creative' preset (top_k = 0) "
+      "the articles' code keeps more than 5× minillm's pool: the top_k = 0 problem below",
+      "your 'creative' preset has top_k > 0, or these positions are all confident")
 
 fig, ax = plt.subplots(figsize=(9, 3.8))
 ours_n, article_n = sizes["qa"]

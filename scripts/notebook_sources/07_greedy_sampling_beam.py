@@ -16,7 +16,7 @@
 # runs of each strategy, and counts of the token positions the model actually computed.
 #
 # **Try this:** change the toy's probabilities in `CONTINUE` (can you make beam search and greedy
-# agree?), `BEAM`, `N_NEW` or the `PROMPT`, and re-run.
+# agree?), `BEAM`, `N_NEW`, the `PROMPT` or beam search's `LENGTH_PENALTY`, and re-run.
 
 # %%
 import os
@@ -241,14 +241,34 @@ plt.show()
 #   candidates, which differ only slightly from each other; see below); sampling gives a
 #   different text every run. Within one output, greedy and beam text repeat themselves more
 #   (lower within-run distinct-2): always taking the likeliest continuation falls into loops.
+#
+# **Two numbers per hypothesis.** `beam_search` returns each finished hypothesis with its
+# `logprob`, the plain Σ log p of its tokens (the "mean log p" of the table above), and its
+# `score`, what the beams are ranked by: Hugging Face's length normalisation,
+#
+#     score = Σ log p / generated_length ** length_penalty
+#
+# (`minillm/decoding/beam.py`; the length counts the new tokens, not the prompt). A sum of
+# negative numbers falls with every token, so ranking by the sum favours short answers; with the
+# default `length_penalty = 1` the score is the mean log p per token instead, 0 ranks by the plain
+# sum, and > 1 favours longer answers. When all hypotheses have the same length, the two orders
+# agree.
 
 # %%
-beams = beam_search(model, prompt, beam_size=BEAM, max_new_tokens=N_NEW, num_return_sequences=BEAM)
+LENGTH_PENALTY = 1.0                                                 # beam_search's default, as HF's
+beams = beam_search(model, prompt, beam_size=BEAM, max_new_tokens=N_NEW, num_return_sequences=BEAM,
+                    length_penalty=LENGTH_PENALTY)
 for h in beams:
-    print(f"score {h.score:7.3f}  {tok.decode(h.ids)!r}")
+    print(f"Σ log p {h.logprob:8.3f} / {len(h.ids)} tokens ** {LENGTH_PENALTY:g} = score {h.score:7.3f}  "
+          f"{tok.decode(h.ids)!r}")
+    assert math.isclose(h.score, h.logprob / len(h.ids) ** LENGTH_PENALTY, rel_tol=1e-9), \
+        f"score {h.score} should be Σ log p / length ** length_penalty = {h.logprob / len(h.ids) ** LENGTH_PENALTY}"
+print(f"the best hypothesis's Σ log p {beams[0].logprob:.2f} is the beam row's 'mean log p' above "
+      f"({rows['beam']['logprob']:.2f}, recomputed from one forward pass)")
 print(f"distinct-2 among the {BEAM} returned beams: {distinct_n([h.ids for h in beams]):.2f} "
       f"(sampling runs: {rows['sampling']['distinct2']:.2f})")
-assert distinct_n([h.ids for h in beams]) < rows["sampling"]["distinct2"]
+claim(distinct_n([h.ids for h in beams]) < rows["sampling"]["distinct2"],
+      "the returned beams are less diverse than the sampling runs", "not for this PROMPT / N_NEW / BEAM")
 
 # %% [markdown]
 # ## Exercises

@@ -107,7 +107,9 @@ for ax, (name, run) in zip(axes, runs.items()):
               f"largest before it {p_end[:-1].max():.3f}")
         if len(run["steps"]) < LIMITS[name]:                     # it ended by itself: check the claim
             assert int(np.argmax(probs[-1])) in ENDS, "the reply should end where end-of-turn wins"
-            assert all(int(np.argmax(row)) not in ENDS for row in probs[:-1])
+            early = [k for k, row in enumerate(probs[:-1]) if int(np.argmax(row)) in ENDS]
+            assert not early, f"{name}: greedy decoding would have stopped at reply position(s) {early}, "\
+                f"before the last; the reply and this forward disagree (re-run the generation cell)"
     ax.set_xlabel("position in the reply (tokens)")
     ax.set_ylabel("p(end-of-turn token)")
     ax.set_title(f"{name}: p(the reply ends here)" if ENDS else f"{name}: (no end-of-turn token)",
@@ -176,6 +178,8 @@ plt.show()
 # of each reply, and what else the model considered there:
 
 # %%
+from nbhelpers import claim
+
 OPENERS = ["Let", "To", "Step", "First", "1"]                     # how derivations start
 opener_mass = {}
 for name, run in runs.items():
@@ -185,7 +189,8 @@ for name, run in runs.items():
     opener_mass[name] = sum(first[tok.encode(w)[0]] for w in OPENERS if len(tok.encode(w)) == 1)
 print("probability of a derivation opener", OPENERS, {k: round(float(v), 2) for k, v in opener_mass.items()})
 if model_name == "SmolLM2-135M-Instruct":
-    assert opener_mass["step by step"] > 2 * opener_mass["direct"], opener_mass
+    claim(opener_mass["step by step"] > 2 * opener_mass["direct"], "after the step-by-step prompt, a "
+          "derivation opener is more than twice as likely as after the direct one", "not for these PROMPTS")
 
 # %% [markdown]
 # The written steps also *do* something, and that is why they can help: each step becomes context
@@ -219,7 +224,9 @@ shown = re.sub(r"<think>.*?</think>", "", full_reply, flags=re.S)
 generated, displayed = len(tok.encode(full_reply)), len(tok.encode(shown))
 print(f"what the user sees: {shown!r}")
 print(f"tokens generated (and billed, and in the window): {generated}; tokens shown: {displayed}")
-assert displayed < generated and shown == answer
+assert displayed < generated and shown == answer, \
+    f"hiding <think>…</think> should leave exactly the answer {answer!r}, in fewer tokens than "\
+    f"{generated}; got {shown!r} ({displayed} tokens)"
 
 # %% [markdown]
 # ## What the hidden reasoning costs: tokens, time, money
