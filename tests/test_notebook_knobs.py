@@ -29,7 +29,9 @@ KNOBS = {
     "03_attention": [
         {"Q": "np.eye(4)", "K": "np.ones((4, 4))", "V": "np.arange(16.0).reshape(4, 4)",
          "SENTENCE": '"Water absorbs red light, so it looks blue."', "QUERY": '" so"',
-         "TARGET": '"Water"', "OTHER": '" light"', "layers": "[1]", "heads": "[0]"}],
+         "TARGET": '"Water"', "OTHER": '" light"', "layers": "[1]", "heads": "[0]",
+         "X_src": "np.array([[1., 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 1]])",
+         "Y_tgt": "np.array([[1., 1, 0, 0], [0, 0, 1, 1]])", "TURNS": "1", "USER": "10", "ANSWER": "5"}],
     "04_autoregressive": [{"PROMPT": '"Once upon a time"', "N_NEW": "3", "TRAIN_TEXT": '"We like tea"',
                            "NEW_WORD": '" red"'}],
     "05_kv_cache": [{"N_TOY": "3", "D": "2", "PROMPT": '"JULIET.\\n"', "N_NEW": "5",
@@ -44,7 +46,8 @@ KNOBS = {
          "BEAM": "2", "N_NEW": "6", "PROMPT": '"浣溪沙\\n"', "LENGTH_PENALTY": "0.0"}],
     "08_context_and_cost": [{"parts": '{"system instructions": 500, "conversation history": 30_000}',
                              "NAME": '" Quillon"', "windows": "[len(ids), needed, needed // 2]",
-                             "PRICE_IN": "1.0", "PRICE_OUT": "4.0"}],
+                             "PRICE_IN": "1.0", "PRICE_OUT": "4.0",
+                             "KEY_DAY": "10", "HIDDEN": '" boat"', "OVERLAP": "20", "SMALL_WINDOW": "64"}],
     "09_options": [{"QUESTION": '"Which is a colour?\\nA. Blue\\nB. Seven\\nC. Dog\\nAnswer with A, B or C."',
                     "LETTERS": '["A", "B", "C"]', "FULL": '["A. Blue", "B. Seven", "C. Dog"]',
                     "PRESET": '"creative"'}],
@@ -54,7 +57,9 @@ KNOBS = {
                      "TINY_TOKENS": "400"}],
     "11_thinking_is_tokens": [{"QUESTION": '"What is 2 + 5?"', "LIMITS": '{"direct": 8, "step by step": 16}',
                                "PROMPTS": '{"direct": QUESTION + " Just the number.", '
-                                          '"step by step": QUESTION + " Think it through."}'}],
+                                          '"step by step": QUESTION + " Think it through."}',
+                               "PRICE_IN_PER_M": "1.0", "PRICE_OUT_PER_M": "4.0", "TRACE_LENGTHS": "[50]",
+                               "REPEATS": "1"}],
     "12_past_the_memory_bound": [
         {"gpt2": "ModelConfig(vocab_size=50257, n_ctx=1024, d_model=1024, n_heads=16, n_layers=24)", "BATCH_SIZES": "(1, 2)",
          "BUDGETS": "[3, 5]", "SLOTS": "2", "VERSE": '"JULIET:\\nO Romeo, Romeo!\\n"', "NUM_DRAFT": "3"}],
@@ -63,10 +68,11 @@ CASES = [(name, i) for name, runs in KNOBS.items() for i in range(len(runs))]
 
 
 def named_knobs(name: str) -> set[str]:
-    """The backticked names in the notebook's "Try this" paragraph."""
+    """The backticked names in the notebook's "Try this" paragraphs (its first, and those of
+    later sections)."""
     text = (SOURCES / f"{name}.py").read_text(encoding="utf-8")
-    paragraph = re.search(r"\*\*Try this:\*\*(.*?)(?:\n#?\s*\n|\n# %%)", text, re.S).group(1)
-    return set(re.findall(r"`(\w+)`", paragraph))
+    paragraphs = re.findall(r"\*\*Try this:\*\*(.*?)(?:\n#?\s*\n|\n# %%)", text, re.S)
+    return {knob for paragraph in paragraphs for knob in re.findall(r"`(\w+)`", paragraph)}
 
 
 def test_every_notebook_has_knob_runs_for_every_knob_it_names():

@@ -416,7 +416,7 @@ print("size of the last position's vector in the residual stream, after each lay
 # with matrices, as a model does. They must agree.
 
 # %%
-SOURCE, TARGET = ["大海", "是", "蓝色"], ["⟨s⟩", "sea"]
+SRC_WORDS, TGT_WORDS = ["大海", "是", "蓝色"], ["⟨s⟩", "sea"]             # labels for the rows below
 X_src = np.array([[2., 0, 0, 0], [1, 0, 1, 0], [0, 2, 0, 0]])    # [S, D] the source embeddings
 Y_tgt = np.array([[0., 0, 0, 2], [2, 0, 0, 0]])                  # [T, D] the target so far
 
@@ -471,7 +471,7 @@ assert (enc_w > 0).all(), "no mask: every source token sees every other"
 # sees only itself; row 1 ("sea") has scores [0, 4/2] = [0, 2]: weights [1, e²] / (1 + e²).
 
 # %%
-dec_allowed = causal_mask(len(TARGET), len(TARGET))                 # [T, T] True where s ≤ t
+dec_allowed = causal_mask(len(TGT_WORDS), len(TGT_WORDS))                 # [T, T] True where s ≤ t
 dec_w, Z_dec = attention_by_code(Y_tgt, Y_tgt, Y_tgt, dec_allowed)  # [T, T], [T, D]
 same(attention_by_hand(Y_tgt, Y_tgt, Y_tgt, dec_allowed), (dec_w, Z_dec), "decoder self-attention")
 print("weights:\n", dec_w, "\ndecoder output Z:\n", Z_dec)
@@ -489,9 +489,9 @@ assert (dec_w[~dec_allowed] == 0).all(), "the decoder never reads a later target
 cross_w, cross_out = attention_by_code(Z_dec, H_enc, H_enc)         # [T, S], [T, D]
 same(attention_by_hand(Z_dec, H_enc, H_enc), (cross_w, cross_out), "cross-attention")
 print(f"cross-attention weights [T_dec, S_enc] = {list(cross_w.shape)} "
-      f"(row = target {TARGET}, column = source {SOURCE}):\n", cross_w)
+      f"(row = target {TGT_WORDS}, column = source {SRC_WORDS}):\n", cross_w)
 print("cross-attention output (what each target position takes from the source):\n", cross_out)
-assert cross_w.shape == (len(TARGET), len(SOURCE)) and (cross_w > 0).all(), \
+assert cross_w.shape == (len(TGT_WORDS), len(SRC_WORDS)) and (cross_w > 0).all(), \
     "cross-attention has no mask: every target position reads every source token"
 if np.allclose(Z_dec[0] @ H_enc.T, 0):
     assert np.allclose(cross_w[0], 1 / 3)
@@ -528,14 +528,14 @@ assert (np.abs(H1 - H0).max(axis=1) > 0).all(), "no mask: every encoder output d
 # no longer sees 蓝色), and there is one stack and one kind of attention instead of three.
 
 # %%
-sequence = SOURCE + TARGET
+sequence = SRC_WORDS + TGT_WORDS
 one_mask = causal_mask(len(sequence), len(sequence))               # [S+T, S+T]
-S_len = len(SOURCE)
+S_len = len(SRC_WORDS)
 print("rows and columns:", " | ".join(sequence))
 print(one_mask.astype(int))
 assert one_mask[S_len:, :S_len].all(), "target rows read every source column, as cross-attention does"
 assert not one_mask[:S_len, :S_len].all(), "but the source part is causal, unlike the encoder"
-print(f"target × source block: all True ({len(TARGET)} × {S_len}, = cross-attention's reach); "
+print(f"target × source block: all True ({len(TGT_WORDS)} × {S_len}, = cross-attention's reach); "
       f"source × source block: {one_mask[:S_len, :S_len].sum()} of {S_len ** 2} allowed (causal)")
 
 # %% [markdown]
