@@ -145,7 +145,8 @@ class SentencePieceBPE(Tokenizer):
         """Tokenizer.encode (special tokens, post-processor); with prepend_scheme "first", the
         prefix is decided here, on the whole text."""
         if self.prepend_scheme == "first" and isinstance(text, str):
-            allowed, _ = self._specials.resolve(allowed_special, disallowed_special)
+            allowed, disallowed = self._specials.resolve(allowed_special, disallowed_special)
+            self._specials.guard(text, disallowed - allowed)    # (its positions: in `text`)
             text = self._space_first(text, allowed)
         return super().encode(text, allowed_special=allowed_special,
                               disallowed_special=disallowed_special,

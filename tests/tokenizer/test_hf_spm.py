@@ -92,3 +92,16 @@ def test_encode_bytes_of_valid_utf8_equals_encode_ordinary_with_prepend_first():
 def test_saving_is_refused_rather_than_changing_ids(tmp_path):
     with pytest.raises(ValueError, match="SentencePiece"):
         build({}).save(tmp_path / "tokenizer.json")
+
+
+def test_merges_written_as_strings_rank_as_the_pairs_do():
+    """Older files list merges as "a b" strings (the fixture's base has [a, b] pairs)."""
+    as_strings = {"model": {"merges": [" ".join(m) for m in BASE["model"]["merges"]]}}
+    tok, case = build(as_strings), REF["honoured"][0]
+    assert [tok.encode(t, allowed_special="all") for t in REF["texts"]] == case["ids"]
+
+
+def test_prepend_first_refuses_a_disallowed_special_token_at_its_own_position():
+    tok = build(REF["honoured"][4]["patch"])
+    with pytest.raises(ValueError, match="at character 2"):
+        tok.encode("hi<s>")
