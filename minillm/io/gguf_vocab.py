@@ -22,10 +22,12 @@ match that switch too.
 """
 from __future__ import annotations
 
-from minillm.io.gguf_write import ARRAY, BOOL, INT32, STRING, UINT32
+from minillm.io.gguf_write import ARRAY, BOOL, FLOAT32, INT32, STRING, UINT32
 from minillm.tokenizer.byte_alphabet import bytes_to_unicode
 from minillm.tokenizer.pattern_names import GPT2_PATTERN, LLAMA_CPP_IGNORE_MERGES, LLAMA_CPP_PRE
 from minillm.tokenizer.rank_merges import with_derived_merges
+from minillm.tokenizer.spm import SentencePieceBPE
+from minillm.tokenizer.spm_meta import BYTE, UNKNOWN
 
 # (pre-tokeniser stages, whole_piece_lookup) -> llama.cpp's `tokenizer.ggml.pre` name. Every
 # llama.cpp name maps its own stages (a GGUF read by minillm goes back out under its name); GPT-2's
@@ -57,6 +59,8 @@ def tokenizer_metadata(tok, vocab_size: int, bos_id: int | None = None,
                        eos_id: int | None = None) -> dict:
     """{key: (GGUF type, value)} for ``tok``, padded to the model's ``vocab_size`` rows.
     ``bos_id`` / ``eos_id`` (the model config's) are used where the tokenizer names none."""
+    if isinstance(tok, SentencePieceBPE):
+        return spm_tokenizer_metadata(tok, vocab_size, bos_id, eos_id)
     if tok.merges is None:                            # tiktoken ranks: GGUF stores merges
         tok = with_derived_merges(tok)
     if tok.vocab_size > vocab_size:
@@ -97,3 +101,43 @@ def _token_bytes_or_none(tok, i: int) -> bytes | None:
         return tok.token_bytes(i)
     except ValueError:                                # an id that names no token
         return None
+
+
+def spm_tokenizer_metadata(tok, vocab_size: int, bos_id: int | None = None,
+                           eos_id: int | None = None) -> dict:
+    """A SentencePiece-style vocabulary ranked by scores (read from a "llama" GGUF: Llama 2,
+    Mistral, Phi-3) as llama.cpp's converter writes it: tokenizer.ggml.model "llama", the tokens'
+    text ("▁" for a space, "<0x0A>" for a byte), their scores, their types (1 normal, 2 unknown,
+    3 control, 4 user-defined, 5 unused, 6 byte) and add_space_prefix. A vocabulary ranked by a
+    merge list (a tokenizer.json's, GGUF "gemma4") is refused: llama.cpp's "llama" vocabulary
+    merges by token score, and no scores reproduce every merge order."""
+    if tok.merges is not None or tok.prepend_scheme is not None or tok._split is not None:
+        raise ValueError("cannot export this SentencePiece-style vocabulary to GGUF yet: it is "
+                         "ranked by a merge list (a tokenizer.json's BPE with byte_fallback, or "
+                         "GGUF 'gemma4') or splits its text, and llama.cpp's 'llama' vocabulary "
+                         "merges by token scores, which cannot reproduce every merge order")
+    if tok.vocab_size > vocab_size:
+        raise ValueError(f"the tokenizer has {tok.vocab_size} ids, the model only {vocab_size} rows")
+    text = {i: t.decode("utf-8", errors="surrogateescape") for t, i in tok._pieces.items()}
+    tokens = [text.get(i, f"[PAD{i}]") for i in range(vocab_size)]   # [PADi]: no token, unused
+    types = [_spm_type(tok, i, text.get(i)) for i in range(vocab_size)]
+    scores = [float(tok.scores.get(i, 0.0)) for i in range(vocab_size)]
+    meta = {"tokenizer.ggml.model": (STRING, "llama"),
+            "tokenizer.ggml.tokens": (ARRAY, (STRING, tokens)),
+            "tokenizer.ggml.scores": (ARRAY, (FLOAT32, scores)),
+            "tokenizer.ggml.token_type": (ARRAY, (INT32, types)),
+            "tokenizer.ggml.add_space_prefix": (BOOL, bool(tok.add_space_prefix))}
+    for name, fallback in (("bos", bos_id), ("eos", eos_id), ("unknown", None)):
+        value = getattr(tok, f"{name[:3]}_id")
+        value = fallback if value is None else value
+        if value is not None:
+            meta[f"tokenizer.ggml.{name}_token_id"] = (UINT32, value)
+    return meta
+
+
+def _spm_type(tok, i: int, text: str | None) -> int:
+    """llama.cpp's token type of id `i` (spm_meta.py's table, read backwards)."""
+    kind = tok._kinds.get(i, "none") if text is not None else "none"
+    if kind == "special":
+        return USER_DEFINED if text in tok.user_defined else UNKNOWN if i == tok.unk_id else CONTROL
+    return {"text": NORMAL, "byte": BYTE}.get(kind, UNUSED)

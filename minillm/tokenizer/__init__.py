@@ -12,8 +12,9 @@ gguf_meta / minillm_format (reading files), hf_features (which tokenizer.json se
 honoured, which refused) with hf_normalize (normalisers), hf_post (post-processors:
 `encode(..., add_special_tokens=True)`) and onig (Oniguruma regexes), hf_write (writing Hugging
 Face's), locate (which name means which file), validate (refusing what cannot be honoured),
-display (showing tokens and merges), spm / spm_meta (SentencePiece-style BPE: Llama 2, Phi-3,
-Gemma 4 vocabularies, and their GGUF reader).
+display (showing tokens and merges), spm / spm_meta / hf_spm (SentencePiece-style BPE: Llama 2,
+Mistral, TinyLlama, Phi-3, Gemma 4 vocabularies; their GGUF reader; their tokenizer.json reader, a
+BPE model with byte_fallback).
 
 The speed-ups live in fast/ (split, stdlib_re, memo, pieces, merge, batch_bpe, segment, long;
 what each buys is in fast/__init__.py) and plug in through one seam, `Tokenizer._encode_text`.

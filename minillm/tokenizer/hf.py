@@ -11,6 +11,7 @@ from __future__ import annotations
 from .byte_alphabet import parse_merges, vocab_from_strings
 from .hf_features import check_honoured
 from .hf_normalize import simplest
+from .hf_spm import read_hf_spm
 from .onig import to_python
 from .pattern_names import GPT2_PATTERN, KNOWN_STAGES
 from .validate import shown
@@ -69,16 +70,13 @@ def read_hf_json(data: dict, config: dict | None = None) -> dict:
     if model.get("type") != "BPE":
         raise ValueError(f"tokenizer.json model type is {shown(model.get('type'))}; "
                          f"only BPE is supported")
-    if model.get("byte_fallback") or model.get("continuing_subword_prefix") \
-            or model.get("end_of_word_suffix"):
-        raise ValueError("BPE with byte_fallback / subword prefixes / suffixes is not "
-                         "byte-level BPE")
+    specials = {t["content"]: t["id"] for t in data.get("added_tokens", [])}  # (checked)
+    if model.get("byte_fallback"):    # SentencePiece-style BPE (Llama 2, Mistral): hf_spm.py
+        return {**read_hf_spm(data, specials), **_config_ids(config, specials)}
+    if model.get("continuing_subword_prefix") or model.get("end_of_word_suffix"):
+        raise ValueError("BPE with subword prefixes / suffixes is not byte-level BPE")
     if not isinstance(model.get("vocab"), dict) or not isinstance(model.get("merges", []), list):
         raise ValueError("tokenizer.json model needs a vocab object and a merges list")
-    try:
-        specials = {t["content"]: t["id"] for t in data.get("added_tokens", [])}
-    except (KeyError, TypeError):
-        raise ValueError("tokenizer.json added_tokens must be objects with content and id") from None
     # subtle: ByteLevel(use_regex=false) alone splits nothing: the whole text is one pre-token
     stages = _pre_tokenizer_stages(data.get("pre_tokenizer")) or [WHOLE_TEXT]
     if not _has_byte_level(data.get("pre_tokenizer")):
@@ -93,11 +91,17 @@ def read_hf_json(data: dict, config: dict | None = None) -> dict:
                                 if not t.get("special", True)])  # split always: special.py
     unk = model.get("unk_token")
     kwargs["unk_id"] = specials.get(unk, model["vocab"].get(unk)) if unk else None
+    return {**kwargs, **_config_ids(config, specials)}
+
+
+def _config_ids(config: dict | None, specials: dict[str, int]) -> dict:
+    """tokenizer_config.json's bos_token / eos_token (a string or {"content": ...}) -> ids."""
+    ids = {}
     for key in ("bos", "eos"):
         tok = (config or {}).get(f"{key}_token")
         tok = tok.get("content") if isinstance(tok, dict) else tok
-        kwargs[f"{key}_id"] = specials.get(tok) if isinstance(tok, str) else None
-    return kwargs
+        ids[f"{key}_id"] = specials.get(tok) if isinstance(tok, str) else None
+    return ids
 
 
 def _has_byte_level(pre) -> bool:
@@ -143,8 +147,9 @@ def check_hf_features(data: dict, config: dict | None) -> None:
     if model.get("dropout") not in (None, 0, 0.0):
         raise ValueError(f"tokenizer.json: BPE dropout={shown(model['dropout'])} is not supported "
                          f"(minillm's BPE is deterministic)")
-    if model.get("fuse_unk"):
-        raise ValueError("tokenizer.json: fuse_unk=true is not supported")
+    if model.get("fuse_unk") and not model.get("byte_fallback"):
+        raise ValueError("tokenizer.json: fuse_unk=true is not supported (but with byte_fallback "
+                         "and all 256 <0xNN> tokens, where no unk is produced: hf_spm.py)")
     if not isinstance(model.get("unk_token"), (str, type(None))):
         raise ValueError(f"tokenizer.json: unk_token must be a string, got {shown(model['unk_token'])}")
     for name in ("ignore_merges", "byte_fallback"):
@@ -152,7 +157,7 @@ def check_hf_features(data: dict, config: dict | None) -> None:
             raise ValueError(f"tokenizer.json: model.{name} must be true or false, got "
                              f"{shown(model[name])}")
     decoder = data.get("decoder")     # absent: accepted (the vocabulary decides: ByteLevel below)
-    if decoder is not None and not (isinstance(decoder, dict) and decoder.get("type") == "ByteLevel"):
+    if decoder is not None and not model.get("byte_fallback") and not (isinstance(decoder, dict) and decoder.get("type") == "ByteLevel"):
         kind = decoder.get("type") if isinstance(decoder, dict) else decoder
         raise ValueError(f"tokenizer.json: decoder {shown(kind)} is not supported (minillm decodes "
                          f"byte-level: the decoder must be ByteLevel)")

@@ -3,7 +3,10 @@
 Honoured (compared with `tokenizers` on stored fixtures, tests/tokenizer/test_tokenizer_json.py):
 normalisers (hf_normalize.py), post-processors (hf_post.py, with `add_special_tokens=True`),
 Oniguruma regexes (onig.py), pre-tokeniser steps in their order while ByteLevel is the last one
-to split, a merge listed twice (the LAST listing's rank, as `tokenizers` keeps).
+to split, a merge listed twice (the LAST listing's rank, as `tokenizers` keeps). A BPE model with
+byte_fallback is SentencePiece-style (Llama 2, TinyLlama, Mistral): its normalisers, Metaspace
+pre-tokeniser (prepend_scheme first / always / never, split), decoder and fuse_unk are honoured
+or refused in hf_spm.py (tests/tokenizer/test_hf_spm.py).
 
 Refused here, before anything is built:
 

@@ -15,11 +15,17 @@ lowest merge rank where the file lists merges (tokenizer.json's BPE with byte_fa
     [▁Hello, ▁world] -> [15043, 3186]
 
 Text segments between special or user-defined tokens each get the prefix (llama.cpp adds it to
-every text fragment, all of which start the text or follow a token). The merge loop below is the
+every text fragment, all of which start the text or follow a token). A tokenizer.json (hf_spm.py)
+may instead name Metaspace's `prepend_scheme`: "always" (every segment that does not already start
+with a space), "first" (only a segment at the very start of the text) or "never"; and decodes as
+`tokenizers` does: its Strip decoder drops one leading space, and a run of <0xNN> tokens that is
+not UTF-8 becomes one U+FFFD per byte (ByteFallback). The merge loop below is the
 plain one (every step ranks every pair: O(n²)); `fast=True` runs fast/merge.merge_heap, the same
 parts in O(n log n) (tests/tokenizer/test_spm.py checks them equal).
 """
 from __future__ import annotations
+
+import itertools
 
 import regex
 
@@ -48,6 +54,14 @@ def merge_parts(parts: list[bytes], rank) -> list[bytes]:
     return parts
 
 
+def _run_text(data: bytes, is_byte_run: bool) -> str:
+    """A run of tokens' bytes as text; an invalid run of byte tokens: U+FFFD for each byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "\ufffd" * len(data) if is_byte_run else data.decode("utf-8", errors="replace")
+
+
 class SentencePieceBPE(Tokenizer):
     """A Tokenizer over SentencePiece-style tokens (see the module docstring).
 
@@ -55,17 +69,28 @@ class SentencePieceBPE(Tokenizer):
     `scores` ({id: score}) or `merges` ({(left text, right text): rank}) choose the merges;
     `byte_ids` ({byte: id}) are the <0xNN> tokens; `kinds` ({id: "text" | "byte" | "special" |
     "none"}) say how an id decodes; `pattern`: regex stages splitting the text first (Gemma 4
-    splits at newlines; None: the whole text is one piece)."""
+    splits at newlines; None: the whole text is one piece). `prepend_scheme` (None: llama.cpp's
+    rule, `add_space_prefix` on every segment), `strip_space` (decode drops the first token's
+    space; None: as `add_space_prefix`) and `byte_runs_replaced`: the tokenizer.json forms."""
 
     def __init__(self, pieces: dict[str, int], *, scores: dict[int, float] | None = None,
                  merges: dict[tuple[str, str], int] | None = None, byte_ids: dict[int, int],
                  kinds: dict[int, str], special_tokens: dict[str, int], user_defined=(),
                  add_space_prefix: bool = True, pattern=None, newline_runs_whole: bool = False,
-                 bos_id=None, eos_id=None, unk_id=None, fast: bool = True):
+                 bos_id=None, eos_id=None, unk_id=None, prepend_scheme: str | None = None,
+                 strip_space: bool | None = None, byte_runs_replaced: bool = False,
+                 post_processor=None, fast: bool = True):
+        if prepend_scheme not in (None, "always", "first", "never"):
+            raise ValueError(f"prepend_scheme must be None, 'always', 'first' or 'never', got "
+                             f"{prepend_scheme!r}")
         ordinary = {t.encode("utf-8"): i for t, i in pieces.items() if t not in special_tokens}
         super().__init__(ordinary, None, pattern or r"(?s:.+)", special_tokens, bos_id=bos_id,
-                         eos_id=eos_id, unk_id=unk_id, user_defined=user_defined, fast=False)
+                         eos_id=eos_id, unk_id=unk_id, user_defined=user_defined,
+                         post_processor=post_processor, fast=False)
         self.scores, self.add_space_prefix = scores, add_space_prefix
+        self.prepend_scheme, self.byte_runs_replaced = prepend_scheme, byte_runs_replaced
+        self.strip_space = add_space_prefix if strip_space is None else strip_space
+        self._kinds = kinds
         self.merges = merges
         self._pieces = {t.encode("utf-8"): i for t, i in pieces.items()}   # text bytes -> id
         self._byte_ids, self._newline_runs_whole, self._use_heap = byte_ids, newline_runs_whole, fast
@@ -90,7 +115,7 @@ class SentencePieceBPE(Tokenizer):
         """One text segment -> ids (the seam of tokenizer.py, overridden)."""
         if not text:
             return []
-        text = (" " + text if self.add_space_prefix else text).replace(" ", SPACE)
+        text = self._prefixed(text).replace(" ", SPACE)
         ids: list[int] = []
         for piece in (self._split.findall(text) if self._split else [text]):
             data = piece.encode("utf-8", errors="surrogateescape")
@@ -100,6 +125,39 @@ class SentencePieceBPE(Tokenizer):
             chars = [c.encode("utf-8", errors="surrogateescape") for c in piece]
             ids.extend(self._ids(self._merge(chars)))
         return ids
+
+    def _prefixed(self, text: str) -> str:
+        """The segment with its space prefix ("first": added by encode, which sees the whole text)."""
+        if self.prepend_scheme is None:
+            return " " + text if self.add_space_prefix else text
+        if self.prepend_scheme == "always" and not text.startswith((" ", SPACE)):
+            return " " + text
+        return text
+
+    def _space_first(self, text: str, allowed) -> str:
+        """Metaspace's "first": a space before the text if it starts with a text segment (not a
+        special token) that does not start with a space; the segments themselves get none."""
+        starts_with_text = text and self._specials.split(text, allowed)[0][1] is None
+        return " " + text if starts_with_text and not text.startswith((" ", SPACE)) else text
+
+    def encode(self, text: str, *, allowed_special=frozenset(), disallowed_special="all",
+               add_special_tokens: bool = False) -> list[int]:
+        """Tokenizer.encode (special tokens, post-processor); with prepend_scheme "first", the
+        prefix is decided here, on the whole text."""
+        if self.prepend_scheme == "first" and isinstance(text, str):
+            allowed, disallowed = self._specials.resolve(allowed_special, disallowed_special)
+            self._specials.guard(text, disallowed - allowed)    # (its positions: in `text`)
+            text = self._space_first(text, allowed)
+        return super().encode(text, allowed_special=allowed_special,
+                              disallowed_special=disallowed_special,
+                              add_special_tokens=add_special_tokens)
+
+    def encode_bytes(self, data: bytes) -> list[int]:
+        if self.prepend_scheme == "first" and isinstance(data, (bytes, bytearray)):
+            text = self._space_first(bytes(data).decode("utf-8", errors="surrogateescape"),
+                                     self._specials.user_defined)
+            data = text.encode("utf-8", errors="surrogateescape")
+        return super().encode_bytes(data)
 
     def _merge(self, chars: list[bytes]) -> list[bytes]:
         if self._use_heap:
@@ -124,12 +182,26 @@ class SentencePieceBPE(Tokenizer):
 
     def decode_bytes(self, ids) -> bytes:
         """ids -> bytes; the first token's leading space is dropped when encode adds the prefix
-        (llama.cpp's detokenize: only the first token's, and only one space)."""
+        (llama.cpp's detokenize: only the first token's, and only one space; `tokenizers`'
+        Strip(" ", 1, 0) decoder: the same, as every token there has text)."""
         ids = ids if isinstance(ids, (list, tuple)) else list(ids)
         data = super().decode_bytes(ids)
-        if self.add_space_prefix and ids and self._id_to_bytes[ids[0]].startswith(b" "):
+        if self.strip_space and ids and self._id_to_bytes[ids[0]].startswith(b" "):
             return data[1:]
         return data
+
+    def decode(self, ids, errors: str = "replace") -> str:
+        """ids -> text; with `byte_runs_replaced` (a tokenizer.json's ByteFallback decoder) a run
+        of <0xNN> tokens that is not valid UTF-8 becomes one U+FFFD per byte, as in `tokenizers`:
+        [<0xE4>, <0xB8>] -> "\ufffd\ufffd" (Python's "replace" would give one)."""
+        ids = ids if isinstance(ids, (list, tuple)) else list(ids)
+        data = self.decode_bytes(ids)                           # (checks the ids, strips)
+        if not self.byte_runs_replaced or errors != "replace":
+            return data.decode("utf-8", errors=errors)
+        text = "".join(_run_text(Tokenizer.decode_bytes(self, list(run)), is_byte)
+                       for is_byte, run in itertools.groupby(
+                           ids, lambda i: self._kinds.get(i) == "byte"))
+        return text[1:] if len(data) < len(Tokenizer.decode_bytes(self, ids)) else text
 
     def token_bytes(self, token_id: int) -> bytes:
         """One token's bytes, its leading space kept (for streaming: stream.py)."""
