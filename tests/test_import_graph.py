@@ -14,7 +14,6 @@ or ``minillm/__init__.py`` (which re-exports everything) would close a cycle wit
 import ast
 from pathlib import Path
 
-import pytest
 
 import minillm
 
@@ -110,27 +109,16 @@ def shortest_cycle(graph, knot: set[str]) -> list[str]:
     raise AssertionError("every module of a knot lies on a cycle")
 
 
-def assert_no_knots(graph, allowed=()):
+def assert_no_knots(graph):
     """Fails listing one cycle per knot, and the knot's modules (fixing that cycle may leave
     another in the same knot)."""
-    found = [k for k in knots(graph) if k not in allowed]
+    found = knots(graph)
     assert not found, "import cycles:\n" + "\n".join(
         " -> ".join(shortest_cycle(graph, k)) + f"   (knot: {', '.join(sorted(k))})" for k in found)
 
 
-# Temporary, while GPT.from_pretrained / save_gguf import io/ lazily (io/ builds models):
-# remove this, the xfail below and test_no_import_cycles_but_the_model_io_one together.
-MODEL_IO_KNOT = {"minillm.model", "minillm.model.gpt", "minillm.io.gguf_export",
-                 "minillm.io.gguf_model"}
-
-
-@pytest.mark.xfail(strict=True, reason="model/gpt.py imports io/ lazily, and io/ imports model/")
 def test_minillm_has_no_import_cycles():
     assert_no_knots(import_graph())
-
-
-def test_no_import_cycles_but_the_model_io_one():
-    assert_no_knots(import_graph(), allowed=[MODEL_IO_KNOT])
 
 
 def test_the_walk_sees_every_kind_of_import(tmp_path):

@@ -31,6 +31,10 @@ from .pattern_names import CL100K_PATTERN, GPT2_PATTERN, NAMED_PATTERNS, O200K_P
 from .patterns import PreTokenizer
 from .stream import StreamDecoder
 from .tokenizer import Tokenizer
+from . import files as _files
+from .spm import SentencePieceBPE
 
-__all__ = ["Tokenizer", "StreamDecoder", "PreTokenizer", "render_token", "GPT2_PATTERN",
-           "CL100K_PATTERN", "O200K_PATTERN", "NAMED_PATTERNS"]
+_files.use_sentencepiece(SentencePieceBPE)   # the loader's SentencePiece class (files.py says why)
+
+__all__ = ["Tokenizer", "SentencePieceBPE", "StreamDecoder", "PreTokenizer", "render_token",
+           "GPT2_PATTERN", "CL100K_PATTERN", "O200K_PATTERN", "NAMED_PATTERNS"]

@@ -15,6 +15,17 @@ from types import MappingProxyType
 from . import bpe, formats, gguf_meta
 
 
+_sentencepiece_class = None   # spm.SentencePieceBPE, handed over by the package (below)
+
+
+def use_sentencepiece(cls) -> None:
+    """Name the class a SentencePiece-style vocabulary builds (spm.SentencePieceBPE). Called once,
+    by minillm/tokenizer/__init__.py: this module cannot import spm.py, which builds on
+    tokenizer.py, which builds on this module (tests/test_import_graph.py forbids the cycle)."""
+    global _sentencepiece_class
+    _sentencepiece_class = cls
+
+
 def build(cls, kwargs: dict, **options):
     """A reader's kwargs -> `cls(**kwargs)`, or a SentencePieceBPE (spm.py) for a
     SentencePiece-style vocabulary (its kwargs name `pieces`, not an `encoder`).
@@ -23,8 +34,7 @@ def build(cls, kwargs: dict, **options):
     kwargs = dict(kwargs)
     carried = kwargs.pop("gguf_metadata", None)
     if "pieces" in kwargs:
-        from .spm import SentencePieceBPE
-        return with_metadata(SentencePieceBPE(**kwargs, **options), carried)
+        return with_metadata(_sentencepiece_class(**kwargs, **options), carried)
     unreachable = kwargs.pop("unreachable_tokens", {})    # {id: bytes}: decoded, never encoded
     tok = cls(**kwargs, **options)
     table = tok._id_to_bytes

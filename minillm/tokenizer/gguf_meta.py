@@ -8,24 +8,11 @@ from __future__ import annotations
 
 from .byte_alphabet import in_alphabet, parse_merges, vocab_from_strings
 from .pattern_names import LLAMA_CPP_IGNORE_MERGES, NAMED_PATTERNS
+from .gguf_types import user_defined_tokens
 from .validate import check_vocabulary, shown
 
 # token_type: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte
 GGUF_SPECIAL_TYPES = (3, 4)
-USER_DEFINED = 4
-# llama.cpp makes these texts control tokens whatever their type says (end-of-generation and
-# fill-in-the-middle markers: llama-vocab.cpp), so a user-defined one is not split out of text
-LLAMA_CPP_CONTROL_TEXTS = frozenset({
-    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
-    "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
-    "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
-    "<｜end▁of▁sentence｜>", "[e~[", "<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>",
-    "<｜fim▁begin｜>", "<PRE>", "▁<PRE>", "<|code_prefix|>", "<|prefix|>", "<|fim_suffix|>",
-    "<fim-suffix>", "<fim_suffix>", "<｜fim▁hole｜>", "<SUF>", "▁<SUF>", "<|code_suffix|>",
-    "<|suffix|>", "<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>", "<MID>",
-    "▁<MID>", "<|code_middle|>", "<|middle|>", "<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>",
-    "[PAD]", "<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>",
-    "<|file_sep|>"})
 SPM_MODELS = ("llama", "gemma4")  # SentencePiece-style BPE: spm_meta.py, spm.py
 MODEL_NAMES = {"bert": "WordPiece (BERT) is not implemented;",
                "t5": "Unigram (T5 / SentencePiece unigram) is not implemented;",
@@ -91,9 +78,3 @@ def read_gguf_metadata(meta: dict, pattern=None) -> dict:
     check_vocabulary(kw["encoder"], kw["merges"], specials, "GGUF metadata",
                      bos_id=bos, eos_id=eos, unk_id=kw["unk_id"])
     return {**kw, "unreachable_tokens": unreachable} if unreachable else kw
-
-
-def user_defined_tokens(tokens: list[str], types: list[int]) -> list[str]:
-    """The tokens llama.cpp splits out of plain text: user-defined, and not control-looking."""
-    return [t for t, ty in zip(tokens, types)
-            if ty == USER_DEFINED and t not in LLAMA_CPP_CONTROL_TEXTS]

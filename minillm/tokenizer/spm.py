@@ -33,7 +33,6 @@ from .bpe import NO_MERGE
 from .tokenizer import Tokenizer
 
 SPACE = "\u2581"  # "▁", SentencePiece's visible space
-BYTE_TOKEN = "<0x{:02X}>"  # the byte-fallback token of one byte: <0x0A> is "\n"
 
 
 def merge_parts(parts: list[bytes], rank) -> list[bytes]:

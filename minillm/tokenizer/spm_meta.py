@@ -14,8 +14,7 @@ user-defined ones are split out of every text (special.py).
 """
 from __future__ import annotations
 
-from .gguf_meta import user_defined_tokens
-from .spm import BYTE_TOKEN
+from .gguf_types import BYTE_TOKEN, user_defined_tokens
 from .validate import shown
 
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
