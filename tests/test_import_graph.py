@@ -14,7 +14,6 @@ or ``minillm/__init__.py`` (which re-exports everything) would close a cycle wit
 import ast
 from pathlib import Path
 
-
 import minillm
 
 ROOT = Path(minillm.__file__).resolve().parent          # minillm/
