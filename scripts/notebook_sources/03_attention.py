@@ -494,7 +494,8 @@ print("cross-attention output (what each target position takes from the source):
 assert cross_w.shape == (len(TGT_WORDS), len(SRC_WORDS)) and (cross_w > 0).all(), \
     "cross-attention has no mask: every target position reads every source token"
 if np.allclose(Z_dec[0] @ H_enc.T, 0):
-    assert np.allclose(cross_w[0], 1 / 3)
+    assert np.allclose(cross_w[0], 1 / 3), \
+        f"equal scores must give equal weights, got {cross_w[0]}: check softmax over the last axis"
     print("✓ row 0: Z[0]·H[s] = 0 for every s, so the weights are [1/3, 1/3, 1/3]")
 
 # %% [markdown]
@@ -567,7 +568,9 @@ for turn in range(1, TURNS + 1):
 print(f"{TURNS} turns of {USER} + {ANSWER} tokens: encoder-decoder {enc_dec:,} positions, "
       f"decoder-only with its KV cache {dec_only:,} (the encoder-decoder: "
       f"{enc_dec / dec_only:.1f}× as many)")
-assert dec_only == TURNS * (USER + ANSWER) and (TURNS == 1 or enc_dec > dec_only)
+assert dec_only == TURNS * (USER + ANSWER) and (TURNS == 1 or enc_dec > dec_only), \
+    f"the counts above: decoder-only {dec_only:,} should be TURNS·(USER + ANSWER) and, past one " \
+    f"turn, fewer than the encoder-decoder's {enc_dec:,}; check the loop's two sums"
 
 # %% [markdown]
 # ## Exercises
