@@ -63,6 +63,8 @@ KNOBS = {
     "12_past_the_memory_bound": [
         {"gpt2": "ModelConfig(vocab_size=50257, n_ctx=1024, d_model=1024, n_heads=16, n_layers=24)", "BATCH_SIZES": "(1, 2)",
          "BUDGETS": "[3, 5]", "SLOTS": "2", "VERSE": '"JULIET:\\nO Romeo, Romeo!\\n"', "NUM_DRAFT": "3"}],
+    "13_build_it": [{"PROMPT": '"JULIET.\\n"', "N_NEW": "5", "BPE_TEXT": '"aaabdaaabac"', "N_MERGES": "3",
+                     "QUESTION": '"What is the capital of Italy?"'}],
 }
 CASES = [(name, i) for name, runs in KNOBS.items() for i in range(len(runs))]
 
