@@ -13,10 +13,14 @@ generation are the library's; the math is yours. Any part not given is the libra
     "ffn"        (x [B, T, C], p (w_up, w_down, w_gate, b_up, b_down), kind "gelu_mlp"/"swiglu") -> [B, T, C]
     "block"      (x [B, T, C], attn, norm1, ffn, norm2: functions [B, T, C] -> [B, T, C]) -> [B, T, C]
     "sample"     (logits [V]) -> int, the next token
+    "merge"      (ids, pair (a, b), new_id) -> ids with every (a, b) replaced by new_id: your BPE
+                 merge step, which ``check_model`` uses to encode a text prompt (``encode_with``)
 
 A part that still raises NotImplementedError (a stub) is replaced by the library's and listed.
-``check_model(parts, …)`` generates with your parts and with the library; when the tokens differ it
-names the FIRST part whose output differs from the library's on the same input (``first_difference``).
+``check_model(parts, …)`` encodes the prompt with your "merge" (when given), generates with your
+parts and compares with the library: when the prompt's ids differ it names your merge step; when
+the tokens differ, the FIRST part whose output differs from the library's on the same input
+(``first_difference``).
 """
 from __future__ import annotations
 
@@ -59,8 +63,59 @@ def greedy(logits):
     return int(np.argmax(logits))                # the first of equal maxima, as minillm.generate
 
 
+def merge(ids, pair, new_id):
+    """Every occurrence of ``pair`` in ``ids``, left to right, replaced by ``new_id``."""
+    out, i = [], 0
+    while i < len(ids):
+        if i + 1 < len(ids) and (ids[i], ids[i + 1]) == tuple(pair):
+            out.append(new_id)
+            i += 2
+        else:
+            out.append(ids[i])
+            i += 1
+    return out
+
+
 LIBRARY = {"embed": embed, "norm": norm, "kv_append": kv_append, "attention": attention,
-           "ffn": ffn, "block": block, "sample": greedy}
+           "ffn": ffn, "block": block, "sample": greedy, "merge": merge}
+
+
+def encode_with(merge, tok, text: str) -> list[int]:
+    """``text`` -> ids, by the tokenizer's BPE with ``merge(ids, pair, new_id)`` doing each merge.
+
+    The rule (minillm/tokenizer/bpe.py): split ``text`` into pre-tokens (merges never cross
+    them); start each from its UTF-8 bytes' ids; then, while some adjacent pair is in
+    ``tok.merges`` ({(left bytes, right bytes): rank}), merge the pair with the LOWEST rank —
+    the one learned earliest — everywhere in the pre-token. With the merges ``(l, l)``, then
+    ``(e, ll)``::
+
+        " hello" -> [" ", h, e, l, l, o] -> [" ", h, e, ll, o] -> [" ", h, ell, o] -> …
+
+    Equal to ``tok.encode(text)`` for a byte-level tokenizer with a merge list (``tok.merges``
+    not None) and a text without special tokens.
+    """
+    if tok.merges is None:
+        raise ValueError("encode_with needs a tokenizer with a merge list (tok.merges is None: "
+                         "tiktoken's rule, ranks from the vocabulary)")
+    ids_of = tok._encoder                                   # {token bytes: id}
+    out = []
+    for piece in tok._pre.split(text):                      # the pre-tokens, as tok.encode splits
+        ids = [ids_of[bytes([b])] for b in piece.encode("utf-8")]
+        while len(ids) > 1:
+            pairs = [(tok.token_bytes(a), tok.token_bytes(b)) for a, b in zip(ids, ids[1:])]
+            ranked = [(tok.merges[p], i) for i, p in enumerate(pairs) if p in tok.merges]
+            if not ranked:
+                break                                       # no pair merges: this piece is done
+            _, i = min(ranked)
+            merged = merge(ids, (ids[i], ids[i + 1]), ids_of[pairs[i][0] + pairs[i][1]])
+            if merged is None:
+                raise ValueError("merge returned None — did you forget `return`?")
+            if len(merged) >= len(ids):
+                raise ValueError(f"merge({ids}, {(ids[i], ids[i + 1])}, …) returned {merged}: "
+                                 f"the pair was not replaced")
+            ids = list(merged)
+        out.extend(ids)
+    return out
 
 
 class YourGPT(GPT):
@@ -223,12 +278,43 @@ def show(a) -> str:
     return type(a).__name__ if hasattr(a, "__dataclass_fields__") else repr(a)
 
 
+def show_ids(tokenizer, ids) -> str:
+    return "[" + ", ".join(f"{i} {tokenizer.decode([i])!r}" for i in ids) + "]"
+
+
+def merge_difference(parts: dict, tokenizer, prompt, ids, stubs: set) -> str | None:
+    """Your "merge" encodes a text ``prompt`` as ``ids`` (the library's)? None, else what differs.
+    A stub is added to ``stubs``."""
+    if "merge" not in parts or not isinstance(prompt, str):
+        return None
+    try:
+        mine = encode_with(parts["merge"], tokenizer, prompt)
+    except NotImplementedError:
+        stubs.add("merge")
+        return None
+    except Exception as error:
+        return f"your merge step raised {type(error).__name__}: {error}"
+    if mine == ids:
+        return None
+    t = next((i for i, (a, b) in enumerate(zip(mine, ids)) if a != b), min(len(mine), len(ids)))
+    return (f"your merge step encodes the prompt as {show_ids(tokenizer, mine[t:t + 4])} from "
+            f"token {t} where the library has {show_ids(tokenizer, ids[t:t + 4])} "
+            f"({len(mine)} tokens, the library's {len(ids)})")
+
+
 def check_model(parts: dict, model: GPT, tokenizer, prompt, n_new: int = 20, quiet=False) -> bool:
-    """Generate ``n_new`` greedy tokens with your parts and with the library; print ✓ when they
-    are the same tokens, else ✗, the first token that differs and the first part that does."""
+    """Encode ``prompt`` with your "merge" step (a text prompt, when given), generate ``n_new``
+    greedy tokens with your parts and with the library; print ✓ when they are the same tokens,
+    else ✗ and the first part that differs: your merge step when the prompt's ids differ, else
+    the first token that differs and the first model part that does."""
     ids = tokenizer.encode(prompt) if isinstance(prompt, str) else list(prompt)
-    expected = library_tokens(model, ids, n_new)
     yours, error = YourGPT(model, parts), None
+    bpe = merge_difference(parts, tokenizer, prompt, ids, yours.not_written)
+    if bpe is not None:
+        if not quiet:
+            print(f"✗ {bpe}")
+        return False
+    expected = library_tokens(model, ids, n_new)
     try:
         got = generate_with(yours, ids, n_new)
     except Exception as e:                     # a shape your part got wrong, …: found below

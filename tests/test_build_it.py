@@ -11,7 +11,8 @@ import minillm
 from tests.conftest import REPO
 
 sys.path.insert(0, str(REPO / "notebooks"))
-from build_it import YourGPT, check_model, first_difference, generate_with, library_tokens  # noqa: E402
+from build_it import (YourGPT, check_model, encode_with, first_difference, generate_with,  # noqa: E402
+                      library_tokens)
 
 PROMPT = "ROMEO.\nBut soft, what light"
 
@@ -102,3 +103,45 @@ def test_the_bpe_solution_learns_the_library_trainers_merges():
         table.append(table[a] + table[b])
     assert table[256:] == [a + b for a, b in sorted(library.merges, key=library.merges.get)]
     assert SOLUTIONS.merge([1, 2, 1, 2, 3], (1, 2), 256) == [256, 256, 3]
+
+
+PROMPTS = [PROMPT, "Hark---who goes there?\n\n\nAye, a good-good man:  llll ffff  ",
+           "café, naïve Zoë — 红光 ✓ ünïcödé", "    Thou    art\tmore    lovely"]
+
+
+@pytest.mark.parametrize("text", PROMPTS)
+def test_the_solutions_merge_encodes_prompts_as_the_tokenizer(shakespeare, text):
+    _, tok = shakespeare
+    assert encode_with(SOLUTIONS.merge, tok, text) == tok.encode(text)
+
+
+def merge_from_the_right(ids, pair, new_id):
+    """Replaces every occurrence scanning right to left: [a, a, a] -> [a, aa], not [aa, a]."""
+    return SOLUTIONS.merge(ids[::-1], pair[::-1], new_id)[::-1]
+
+
+def merge_dropping_the_last_id(ids, pair, new_id):
+    return SOLUTIONS.merge(ids[:-1], pair, new_id)
+
+
+@pytest.mark.parametrize("broken", [merge_from_the_right, merge_dropping_the_last_id],
+                         ids=lambda f: f.__name__)
+def test_a_broken_merge_is_named_before_the_model_parts(shakespeare, capsys, broken):
+    model, tok = shakespeare
+    text = PROMPTS[1]
+    assert encode_with(broken, tok, text) != tok.encode(text)
+    parts = {**SOLUTIONS.PARTS, "merge": broken, "norm": layer_norm_dividing_by_c_minus_1}
+    assert not check_model(parts, model, tok, text, 5)
+    message = capsys.readouterr().out
+    assert message.startswith("✗ your merge step encodes the prompt as ["), message
+    assert "where the library has [" in message and "norm" not in message, message
+
+
+def test_a_merge_stub_falls_back_to_the_library_encoding_and_is_listed(shakespeare, capsys):
+    model, tok = shakespeare
+
+    def stub(ids, pair, new_id):
+        raise NotImplementedError
+
+    assert check_model({**SOLUTIONS.PARTS, "merge": stub}, model, tok, PROMPT, 5)
+    assert "(not written yet, the library's used: merge)" in capsys.readouterr().out

@@ -95,4 +95,4 @@ def sample(logits):
 
 
 PARTS = {"embed": embed, "attention": attention, "norm": norm, "ffn": ffn, "block": block,
-         "kv_append": kv_append, "sample": sample}
+         "kv_append": kv_append, "sample": sample, "merge": merge}

@@ -102,6 +102,10 @@ except NotImplementedError:
 # - `block(x, attn, norm1, ffn, norm2)`: the pre-norm residual block, its sub-layers given as functions.
 # - `kv_append(K, V, k_new, v_new)`: the cache after this step, `[B, K, S + T, D]` each.
 # - `sample(logits [V])`: the next token id (greedy: the argmax).
+#
+# Your `merge` from section 1 is a part too: `check_model` encodes `PROMPT` with it
+# (`build_it.encode_with`: the lowest-ranked pair of the tokenizer's merges, merged everywhere,
+# until none is left), so the whole run — text, your BPE, your model, your sampler — is yours.
 
 # %%
 def embed(wte, ids, wpe, positions):
@@ -141,7 +145,7 @@ def sample(logits):
 
 
 parts = {"embed": embed, "attention": attention, "norm": norm, "ffn": ffn, "block": block,
-         "kv_append": kv_append, "sample": sample}
+         "kv_append": kv_append, "sample": sample, "merge": merge}
 
 # %% [markdown]
 # ## 3. Graded end to end
