@@ -38,6 +38,7 @@ from minillm.model.ffn import ffn
 from minillm.model.linear import linear
 from minillm.model.norm import norm
 from minillm.model.rope import apply_rope, rope_angles
+from minillm.tokenizer.train import merge_word
 
 # Equal means |yours − library| ≤ ATOL + RTOL·|library| everywhere: a correct formula written
 # another way differs by float32 rounding (~1e-6 relative); a missing eps or mask by far more.
@@ -64,16 +65,9 @@ def greedy(logits):
 
 
 def merge(ids, pair, new_id):
-    """Every occurrence of ``pair`` in ``ids``, left to right, replaced by ``new_id``."""
-    out, i = [], 0
-    while i < len(ids):
-        if i + 1 < len(ids) and (ids[i], ids[i + 1]) == tuple(pair):
-            out.append(new_id)
-            i += 2
-        else:
-            out.append(ids[i])
-            i += 1
-    return out
+    """Every occurrence of ``pair`` in ``ids``, left to right, replaced by ``new_id``: the library
+    trainer's step (``minillm/tokenizer/train.py`` ``merge_word``), as a list."""
+    return list(merge_word(tuple(ids), tuple(pair), new_id))
 
 
 LIBRARY = {"embed": embed, "norm": norm, "kv_append": kv_append, "attention": attention,
