@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import errno
 import importlib
+import os
 import sys
 import traceback
 
@@ -88,6 +89,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_sizes(args)
         return int(args._run(args) or 0)
+    except BrokenPipeError:                 # the reader left (`minillm generate … | head`): stop
+        # quietly, as Unix tools do; stdout now points at /dev/null, so the final flush is silent
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141                          # 128 + SIGPIPE, what the shell reports for `yes | head`
     except (ValueError, TypeError, OSError, MemoryError, RecursionError) as exc:
         if args.debug:
             traceback.print_exc()

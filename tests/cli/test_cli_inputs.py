@@ -121,3 +121,15 @@ def test_generate_prompt_errors_are_clear(capsys, monkeypatch, tmp_path, argv, m
     (tmp_path / "latin1.txt").write_bytes("café".encode("latin-1"))
     code, out, err = run_cli(capsys, "generate", *argv)
     assert code == 2 and message in err and out == ""
+
+
+def test_generate_piped_into_head_ended_with_a_broken_pipe_error():
+    """Regression: `minillm generate … | head -1` printed 'error: Broken pipe' when head left."""
+    reader = subprocess.Popen([sys.executable, "-m", "minillm", "generate", "--max-new-tokens",
+                               "120", "--seed", "0", "ROMEO:"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+    reader.stdout.readline()                 # read one line, then leave as `head -1` does
+    reader.stdout.close()
+    err = reader.stderr.read().decode()
+    assert reader.wait(timeout=120) in (0, 141)   # 0 if it finished before the pipe closed
+    assert "error" not in err and "Traceback" not in err, err
