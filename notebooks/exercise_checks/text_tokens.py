@@ -131,7 +131,8 @@ EXERCISES = [
              judge_merge, lambda c: f"word {c[0].decode()}, ranks {show_ranks(c[1])}",
              st.tuples(st.lists(st.sampled_from([b"a", b"b", b"c"]), min_size=1, max_size=7)
                        .map(b"".join), RANKS),
-             ((b"abc", {b"bc": 0, b"ab": 1, b"abc": 2}), (b"aaaa", {b"aa": 0}))),
+             ((b"abc", {b"bc": 0, b"ab": 1, b"abc": 2}), (b"aaaa", {b"aa": 0}),
+              (b"abc", {b"bc": 0, b"ab": 1}))),   # the first pair with a rank is not the lowest
     Exercise("embedding_lookup",
              "lookup(wte [V, C], ids [T]) -> [T, C]: the row of wte for each id.",
              judge_lookup, lambda c: f"wte {c[0].tolist()}, ids {c[1]}",
@@ -150,7 +151,7 @@ EXERCISES = [
              "window(ids, n_ctx) -> the last n_ctx ids (all of them if there are fewer).",
              judge_window, lambda c: f"ids {c[0]}, n_ctx = {c[1]}",
              st.tuples(st.lists(st.integers(0, 99), max_size=8), st.integers(1, 6)),
-             (([1, 2, 3, 4, 5], 3), ([1, 2], 5), ([], 2)),
+             (([1, 2, 3, 4, 5], 3), ([1, 2], 5), ([1, 2, 3], 5), ([], 2)),
              (output_hint("those are the FIRST n_ctx ids; the window keeps the most recent",
                           lambda c: c[0][:c[1]]),)),
     Exercise("estimate_cost",
