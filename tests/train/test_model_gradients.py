@@ -68,13 +68,15 @@ def test_repeated_ids_add_up_in_the_embedding_gradient():
 def test_training_forward_equals_inference_forward(config, seed, B):
     """forward_with_cache (used by training: the engine's in-place norms and one flattened product
     per matrix) and GPT.__call__ (model/'s formulas) give the same float32 logits up to float32
-    rounding: |Δ| ≤ 1e-5 · max(1, max |logits|) (other summation orders; seen ≤ 2e-7)."""
+    rounding: |Δ| ≤ 1e-4 · max(1, max |logits|), the engine-equals-model tolerance (other
+    summation orders: usually ≤ 2e-7, but a LayerNorm over C = 2 features divides by a tiny σ,
+    which amplifies rounding: 1.7e-5 was seen there on a loaded run's random examples)."""
     model = random_model(config, seed)
     ids = np.random.default_rng(seed).integers(0, config.vocab_size, (B, config.n_ctx))
     logits, _ = forward_with_cache(model.params, config, ids)
     assert logits.dtype == np.float32
     want = model(ids)
-    np.testing.assert_allclose(logits, want, rtol=0, atol=1e-5 * max(1.0, float(np.abs(want).max())))
+    np.testing.assert_allclose(logits, want, rtol=0, atol=1e-4 * max(1.0, float(np.abs(want).max())))
 
 
 def test_loss_is_the_models_loss():
