@@ -44,9 +44,16 @@ def check_value(key: str, vtype: int, v) -> None:
                              f"integers in [{lo:,}, {hi:,}]")
     elif vtype in (FLOAT32, FLOAT64):
         limit = FLOAT32_MAX if vtype == FLOAT32 else float("inf")
-        if isinstance(v, bool) or not isinstance(v, (int, float, np.floating)) or abs(v) > limit:
+        number = not isinstance(v, bool) and isinstance(v, (int, np.integer, float, np.floating))
+        if not number or not _finite_float(v) or abs(float(v)) > limit:
             raise ValueError(f"GGUF field {key} = {v!r} does not fit its type {name}: allowed "
                              f"numbers of magnitude at most {limit:.4g}")
+        if isinstance(v, (int, np.integer)) and _as_float(v, vtype) != v:
+            # subtle: an integer the float type cannot hold (2⁵³ + 1 as float64) would be
+            # written as its neighbour, silently
+            raise ValueError(f"GGUF field {key} = {v!r} is an integer {name} cannot hold exactly "
+                             f"(it would be written as {_as_float(v, vtype)!r}): allowed integers "
+                             f"up to 2^{24 if vtype == FLOAT32 else 53} in magnitude, or floats")
     elif vtype == BOOL:
         if not isinstance(v, (bool, np.bool_)):
             raise ValueError(f"GGUF field {key} = {v!r} must be True or False")
@@ -59,6 +66,20 @@ def check_value(key: str, vtype: int, v) -> None:
             check_value(f"{key}[{i}]", etype, item)
     else:
         raise ValueError(f"GGUF field {key}: unknown value type {vtype}; known: 0-12")
+
+
+def _finite_float(v) -> bool:
+    """Does the number ``v`` convert to a float at all (an int past 1.8e308 does not)?"""
+    try:
+        float(v)
+    except OverflowError:
+        return False
+    return True
+
+
+def _as_float(v, vtype: int) -> float:
+    """``v`` as the file will hold it: a float32 or a float64."""
+    return float(np.float32(v)) if vtype == FLOAT32 else float(v)
 
 
 def check_header(metadata: dict, tensors: dict) -> None:

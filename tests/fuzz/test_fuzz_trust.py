@@ -38,15 +38,27 @@ def test_any_header_value_is_written_exactly_or_refused_before_opening(vtype, va
         path = Path(tmp) / "x.gguf"
         try:
             write_gguf(path, meta, {})
+            refused = None
         except ValueError as exc:
-            assert "GGUF field k" in str(exc) and not path.exists()
-            return
-        got = read_gguf(str(path)).metadata["k"]
-        got = got[1] if as_array else got
-        if vtype in (FLOAT32,):
-            assert got == pytest.approx(value, rel=1e-6) or abs(value) < 1e-37
+            refused = exc
+        if refused is not None:
+            assert "GGUF field k" in str(refused) and not path.exists()
         else:
-            assert got == value
+            got = read_gguf(str(path)).metadata["k"]
+            got = got[1] if as_array else got
+            if vtype in (FLOAT32,) and not isinstance(value, int):
+                assert got == pytest.approx(value, rel=1e-6) or abs(value) < 1e-37
+            else:
+                assert got == value
+
+
+def test_an_integer_a_float64_cannot_hold_was_written_as_its_neighbour(tmp_path):
+    """Regression: 2⁵³ + 1 as a FLOAT64 value was written as 2⁵³, silently."""
+    with pytest.raises(ValueError, match="cannot hold exactly"):
+        write_gguf(tmp_path / "x.gguf", {"k": (FLOAT64, 2**53 + 1)}, {})
+    assert not (tmp_path / "x.gguf").exists()
+    write_gguf(tmp_path / "y.gguf", {"k": (FLOAT64, 2**53)}, {})     # exactly representable
+    assert read_gguf(str(tmp_path / "y.gguf")).metadata["k"] == 2**53
 
 
 SIDE_FILES = {"tokenizer": ["tokenizer.json", "tokenizer_config.json"],
