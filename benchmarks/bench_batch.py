@@ -8,8 +8,8 @@ Prints (medians of interleaved rounds, every figure a ratio to a baseline of the
                 forward of [B, 1] tokens per step, B tokens per step; the ratio to B = 1.
                 A step reads every weight once whatever B is, so until the products become
                 compute-bound the ratio can approach B — IF each product reads its matrix once
-                (``[B·T, C] @ W``), not once per row, and without packing it first (the tiled
-                layout, ``minillm/engine/tiled.py``; the "decode" layout is timed beside it).
+                (``[B·T, C] @ W``), not once per row, and without packing it first (the rows
+                layout's tiles, ``minillm/engine/rows.py``; the "decode" layout is timed beside it).
                 The compute ceiling: B rows cost at least 2·B·parameters flops, at the best
                 matrix-multiply rate this run measures — B = 32 cannot beat it on any layout
   continuous    32 requests of mixed prompt lengths and budgets (greedy): ``serve`` with 8 and
@@ -135,7 +135,7 @@ def report(name: str, model, args) -> None:
         print(f"batch {B:2d}       {B / m[B]:7.1f} tok/s aggregate  ({m[B] * 1e3:6.1f} ms/step)  "
               f"{B * m[1] / m[B]:5.2f}x B = 1   (compute ceiling {ceiling:5.1f}x)")
     print(f"decode layout  B = 8 is {8 * d[1] / d[8]:.2f}x its B = 1 ({d[1] * 1e3:.1f} / {d[8] * 1e3:.1f} "
-          f"ms/step); tiled B = 1 is {d[1] / m[1]:.2f}x faster, B = 8 {d[8] / m[8]:.2f}x")
+          f"ms/step); rows B = 1 is {d[1] / m[1]:.2f}x faster, B = 8 {d[8] / m[8]:.2f}x")
     print(f"               (ceiling: B rows cost at least B x 2 x parameters flops at the best "
           f"[256, C] @ [C, 4C] rate this run, {rate / 1e9:.0f} GFLOP/s)")
     n, max_prompt, max_new = (16, 24, 16) if args.quick else (32, 64, 48)
@@ -166,10 +166,10 @@ def main() -> None:
         print(f"BLAS: {blas_info()}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
         print("env: " + (" ".join(f"{k}={v}" for k, v in os.environ.items()
                                   if k.startswith(("OPENBLAS", "OMP_", "MKL_"))) or "(none set)"))
-        arena = empty_arena(CONFIG, "tiled")
+        arena = empty_arena(CONFIG, "rows")
         init_params(CONFIG, np.random.default_rng(0), params=arena.params)
         model = FastGPT(CONFIG, arena)                    # what load_model returns
-        report("GPT-2-124M shape (random weights, tiled layout)", model, args)
+        report("GPT-2-124M shape (random weights, rows layout)", model, args)
         if not args.skip_smollm2 and SMOLLM2.exists():
             from minillm.io.gguf_model import load_gguf_model
             report("SmolLM2-135M-Instruct (Q4_1 GGUF -> float32)", load_gguf_model(SMOLLM2)[0], args)

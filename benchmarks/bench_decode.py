@@ -15,8 +15,8 @@ Prints, per BLAS thread count (medians of per-step times, all measured in this o
   cache@16      decode tokens/s with the KV cache at context 16, and % of the bound
   cache@1000    the same at context 1000 (+ per-token time ratio to context 16; goal <= 1.3)
   decode layout cache@16 (and prefill 512) with the same weights in the engine's "decode" arena
-                layout (engine/arena.py: [C, N] matrices, not tiles) against the "tiled" layout used
-                above, the loaders' (engine/tiled.py)
+                layout (engine/arena.py: [C, N] matrices) against the "rows" layout used above,
+                the loaders' (Wᵀ [N, C] stored: engine/rows.py)
   plain layout  the same in the model of plain ndarrays (``fast=False``: model/ code only, no
                 arena, no joined products, the tied head read as wteᵀ)
   no cache      tokens/s re-running the whole context every step (context 16 .. 16+steps)
@@ -49,7 +49,6 @@ from minillm import GPT, KVCache, ModelConfig  # noqa: E402
 from minillm.engine import empty_arena, plain_params, to_engine  # noqa: E402
 from minillm.loading import FastGPT  # noqa: E402
 from minillm.engine.ops import linear  # noqa: E402
-from minillm.engine.tiled import TiledMatrix, tiled_product  # noqa: E402
 from minillm.model.init import init_params  # noqa: E402
 
 CONFIG = ModelConfig(vocab_size=50257, n_ctx=1024, d_model=768, n_heads=12, n_layers=12)
@@ -69,27 +68,27 @@ def median_time(fn, repeats: int) -> float:
 
 
 STREAMS = None   # the two 512 MB arrays bandwidth() reads, allocated once
-BANDWIDTHS = []  # the last call's four rates, bytes/s (dot, reduce, x @ A, tiled)
+BANDWIDTHS = []  # the last call's four rates, bytes/s (dot, reduce, x @ A, x @ Bᵀ)
 
 
 def bandwidth(repeats: int) -> float:
     """Bytes per second actually streamed from memory: the best of four read-only kernels —
     a float32 dot product of two 512 MB arrays, a reduction of one, x @ A with A [C, N] (the
-    product x @ W, W stored [in, out]), and the same product over A cut into 32-column tiles
-    (engine/tiled.py, which the loaded model uses: it streams faster than the other three on
-    some machines, and a bound below the model's own rate would be no bound)."""
+    product x @ W, W stored [in, out]), and x @ Bᵀ with B [N, C] (W stored by rows, [out, in]:
+    engine/rows.py, which the loaded model uses; a bound below the model's own rate would be
+    no bound)."""
     global STREAMS
     if STREAMS is None:
         n = 512 * 2**20 // 4                                        # 512 MB of float32
         STREAMS = (np.ones(n, dtype=np.float32), np.ones(n, dtype=np.float32))   # [N], [N]
     a, b = STREAMS
     A = a[:a.size // 768 * 768].reshape(768, -1)                    # [C, N/C]  a view
-    tiles = TiledMatrix(b[:b.size // (768 * 32) * 768 * 32].reshape(-1, 768, 32), b.size // (768 * 32) * 32)
+    B = b[:b.size // 768 * 768].reshape(-1, 768)                    # [N/C, C]  a view
     x = np.ones((1, 768), dtype=np.float32)                         # [1, C]
     rates = (2 * a.nbytes / median_time(lambda: np.dot(a, b), repeats),        # reads both
              a.nbytes / median_time(lambda: np.add.reduce(a), repeats),
              A.nbytes / median_time(lambda: x @ A, repeats),                   # [1, C] @ [C, N/C]
-             tiles.nbytes / median_time(lambda: tiled_product(x, tiles), repeats))
+             B.nbytes / median_time(lambda: x @ B.T, repeats))                # [1, C] @ [C, N/C]
     BANDWIDTHS[:] = rates
     return max(rates)
 
@@ -285,7 +284,7 @@ def main() -> None:
     print("env: " + (" ".join(f"{k}={v}" for k, v in os.environ.items()
                               if k.startswith(("OPENBLAS", "OMP_", "MKL_"))) or "(no OPENBLAS_*/OMP_* set)"))
     t = time.perf_counter()
-    arena = empty_arena(CONFIG, "tiled")                  # drawn straight into the loaders' layout
+    arena = empty_arena(CONFIG, "rows")                   # drawn straight into the loaders' layout
     init_params(CONFIG, np.random.default_rng(0), params=arena.params)
     model = FastGPT(CONFIG, arena)                    # what load_model returns
     print(f"model: GPT-2 124M shape, {model.num_parameters():,} parameters (random init "
@@ -304,14 +303,14 @@ def main() -> None:
         print(f"\n== {threads} thread(s)   (load average now {os.getloadavg()[0]:.1f})")
         print(f"bandwidth      {m['bw'] / 1e9:6.2f} GB/s  -> bound {1 / bound:6.1f} tok/s "
               f"({bound * 1e3:.1f} ms/token); last round: dot {BANDWIDTHS[0] / 1e9:.1f}, reduce "
-              f"{BANDWIDTHS[1] / 1e9:.1f}, x @ A {BANDWIDTHS[2] / 1e9:.1f}, tiled {BANDWIDTHS[3] / 1e9:.1f} GB/s")
+              f"{BANDWIDTHS[1] / 1e9:.1f}, x @ A {BANDWIDTHS[2] / 1e9:.1f}, x @ Bᵀ {BANDWIDTHS[3] / 1e9:.1f} GB/s")
         print(f"cache@16       {1 / c16:6.1f} tok/s  ({c16 * 1e3:.1f} ms)  {100 * bound / c16:5.1f} % of the bound")
         print(f"cache@1000     {1 / c1000:6.1f} tok/s  ({c1000 * 1e3:.1f} ms)  {c1000 / c16:.2f}x the time at 16")
         print(f"decode layout  {1 / m['decode']:6.1f} tok/s  ({m['decode'] * 1e3:.1f} ms)  "
-              f"the tiled layout is {m['decode'] / c16:.2f}x faster; prefill 512 "
-              f"{m['pre']:.2f} s tiled, {m['pre_decode']:.2f} s decode layout")
+              f"the rows layout is {m['decode'] / c16:.2f}x faster; prefill 512 "
+              f"{m['pre']:.2f} s rows, {m['pre_decode']:.2f} s decode layout")
         print(f"plain layout   {1 / m['plain']:6.1f} tok/s  ({m['plain'] * 1e3:.1f} ms)  "
-              f"the tiled layout is {m['plain'] / c16:.2f}x faster")
+              f"the rows layout is {m['plain'] / c16:.2f}x faster")
         print(f"no cache@16+   {1 / m['nocache']:6.1f} tok/s  ({m['nocache'] * 1e3:.1f} ms)  "
               f"the cache is {m['nocache'] / c16:.1f}x faster")
         if "torch" in m:

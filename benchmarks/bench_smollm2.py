@@ -17,7 +17,7 @@ Prints (medians; every figure from this one run):
     bound       float32 weight bytes read per token / bandwidth (every matrix once; wte in full,
                 as the tied LM head) -> tokens/s
     decode      tokens/s with the KV cache after the 37-token chat prompt, and % of the bound
-    decode layout  the same with the weights in the untiled "decode" layout (engine/arena.py)
+    decode layout  the same with the weights in the "decode" layout ([C, N]: engine/arena.py)
     matmuls     the token's matrix products alone (x @ W for each weight, same shapes): the BLAS
                 floor; decode - matmuls = attention, norms, RoPE, SwiGLU and Python overhead
     generate    tokens/s through ``minillm.decoding.generate`` (preset "chat"), sampling and prompt included
@@ -75,7 +75,7 @@ def decode_times(model, prompt, steps: int) -> list[float]:
 def matmuls_only(model) -> None:
     """The products of one decode step as the model makes them, nothing else: x [1, C] @ every
     weight (wq|wk|wv and w_gate|w_up as one product each when the arena joins them), through
-    ``linear`` as the model calls it (tiled matrices: one small product per tile)."""
+    ``linear`` as the model calls it (engine/rows.py's product)."""
     p, C = model.params, model.config.d_model
     x, h = np.ones((1, C), np.float32), np.ones((1, model.config.d_ff), np.float32)
     for b, joined in zip(p.blocks, model.arena.joined):
@@ -160,11 +160,11 @@ def main() -> None:
         print(f"\n== {threads} thread(s)   (load average now {os.getloadavg()[0]:.1f})")
         print(f"bandwidth      {m['bw'] / 1e9:6.2f} GB/s  -> bound {1 / bound:6.1f} tok/s "
               f"({bound * 1e3:.1f} ms/token); last round: dot {BANDWIDTHS[0] / 1e9:.1f}, reduce "
-              f"{BANDWIDTHS[1] / 1e9:.1f}, x @ A {BANDWIDTHS[2] / 1e9:.1f}, tiled {BANDWIDTHS[3] / 1e9:.1f} GB/s")
+              f"{BANDWIDTHS[1] / 1e9:.1f}, x @ A {BANDWIDTHS[2] / 1e9:.1f}, x @ Bᵀ {BANDWIDTHS[3] / 1e9:.1f} GB/s")
         print(f"decode         {1 / m['dec']:6.1f} tok/s  ({m['dec'] * 1e3:.1f} ms)  "
               f"{100 * bound / m['dec']:5.1f} % of the bound")
         print(f"decode layout  {1 / m['dec_d']:6.1f} tok/s  ({m['dec_d'] * 1e3:.1f} ms)  the same "
-              f"weights untiled (engine/arena.py): the tiled layout is {m['dec_d'] / m['dec']:.2f}x faster")
+              f"weights [C, N] (engine/arena.py): the rows layout is {m['dec_d'] / m['dec']:.2f}x faster")
         print(f"matmuls only   {1 / m['mm']:6.1f} tok/s  ({m['mm'] * 1e3:.1f} ms)  "
               f"the rest of the step: {(m['dec'] - m['mm']) * 1e3:.1f} ms")
         print(f"generate       {m['gen']:6.1f} tok/s  (preset chat, sampling included)")

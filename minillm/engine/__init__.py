@@ -2,8 +2,8 @@
 model/ never imports it).
 
 What lives here, and nowhere in model/: the parameter arena (every weight a view into one
-contiguous block, ``arena.py``), weights kept in 32-column tiles and their product
-(``tiled.py``), the joined Q|K|V and gate|up products and the tied head stored [C, V]
+contiguous block, ``arena.py``), weights stored by output row and the product that suits the
+number of rows (``rows.py``), the joined Q|K|V and gate|up products and the tied head stored [C, V]
 (``arena.py``, ``layers.py``), attention a block of queries at a time for long prompts
 (``layers.py``), the norms and activations in place (``ops.py``), and the forward pass over all
 of it (``gpt.py``).
@@ -28,7 +28,7 @@ The engine's logits equal the model's up to float32 rounding, and its greedy tok
 """
 from minillm.engine.arena import Arena, Joined, empty_arena, in_arena, to_arena
 from minillm.engine.gpt import EngineGPT, plain_params, to_engine
-from minillm.engine.tiled import TiledMatrix, tiled_product, to_numpy
+from minillm.engine.rows import product
 
-__all__ = ["Arena", "EngineGPT", "Joined", "TiledMatrix", "empty_arena", "in_arena",
-           "plain_params", "tiled_product", "to_arena", "to_engine", "to_numpy"]
+__all__ = ["Arena", "EngineGPT", "Joined", "empty_arena", "in_arena", "plain_params", "product",
+           "to_arena", "to_engine"]

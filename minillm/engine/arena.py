@@ -17,25 +17,24 @@ is the weights plus one tensor, not the weights twice.
 An ``Arena`` is ``params`` (a ``GPTParams`` whose every entry is a view into the block: what
 ``named()``, the loaders, checkpoints and a reader see) and, per layer, the JOINED matrices:
 
-- Matrices that multiply the same input sit side by side, as the column blocks of one matrix:
-  a block's wq | wk | wv as one [C, H·D + 2·K·D] and w_gate | w_up as one [C, 2F]. Each
-  parameter is its own [C, N] view (a column slice) of it, and the engine reads it in ONE
-  product. A matrix-vector product pays a fixed start-up per call (small ones stream at
-  ~10-15 GB/s where large ones reach ~23); a 30-layer Llama makes 90 fewer calls.
+- Matrices that multiply the same input are joined into one: a block's wq | wk | wv as one
+  [C, H·D + 2·K·D] and w_gate | w_up as one [C, 2F]. Each parameter is its own [C, N] view (a
+  column slice) of it, and the engine reads it in ONE product. A matrix-vector product pays a
+  fixed start-up per call (small ones stream at ~10-15 GB/s where large ones reach ~23); a
+  30-layer Llama makes 90 fewer calls.
 - The tied embedding is stored as the LM head reads it. With tied embeddings wte [V, C] is both
   the lookup table (one row per token) and the head (logits = x @ wteᵀ, every entry read per
-  token). The arena keeps its C·V numbers in [C, V] order and hands out ``params.wte`` as the
-  transposed view ``head.T``: still [V, C] with the same values and name, but ``wte.T`` is a
-  contiguous [C, V] matrix and ``x @ wte.T`` streams it like every block matrix. Stored [V, C],
-  the same product ran at about half the rate (OpenBLAS's transposed matrix-vector kernel;
-  benchmarks/README.md, "Single stream"). The lookup ``wte[ids]`` gathers C strided values.
+  token). In the "rows" layout every matrix is stored Wᵀ, so the head's Wᵀ is wte [V, C] itself,
+  and the lookup ``wte[ids]`` reads contiguous rows. The "decode" layout stores the head [C, V]
+  and hands out ``params.wte`` as the transposed view (the lookup then gathers C strided values).
 
-Two layouts: "tiled" (the loaders'): every matrix a product reads — the joined ones, wo, w_down
-and the head [C, V] — is a ``TiledMatrix`` of 32-column tiles, so that a product by 2 to 32 rows
-(a batch, or the positions speculative decoding verifies) reads each matrix once at memory speed
-instead of packing it first (``tiled.py``; 8 rows cost ~1.2x one row there, ~4x untiled). One row
-and long prefills run as fast or faster (benchmarks/README.md). "decode": the same joins and head
-with [C, N] ndarrays (the views are ndarrays; the benchmarks time it beside "tiled").
+Two layouts: "rows" (the loaders'): every matrix a product reads — the joined ones, wo, w_down
+and the head — is stored by output row, Wᵀ [N, C] (torch's nn.Linear order), and handed out
+as the [C, N] view ``W = Wᵀ.T`` (an ndarray), so that one row streams it in one matrix-vector
+product and 2 to 32 rows (a batch, or the positions speculative decoding verifies) read it in
+32-row tiles without packing it first (``rows.py``); the tied wte [V, C] is then already the
+head's order. "decode": the same joins with [C, N] matrices and the tied head stored [C, V]
+(the benchmarks time it beside "rows": the same one row, ~3x slower for 8 rows).
 
 subtle: the joined matrices share the parameters' numbers, so writing into wq in place
 (``wq[...] = new``) changes ``qkv``; REPLACING ``params.blocks[i].attn.wq`` by another array would
@@ -50,14 +49,12 @@ import numpy as np
 from dataclasses import dataclass, replace
 
 from minillm.config import ModelConfig
-from minillm.engine.tiled import TILE, TiledMatrix, to_numpy
 from minillm.model.params import GPTParams, check_names_and_shapes, param_shapes
 
 
 @dataclass
 class Joined:
-    """One layer's side-by-side matrices (None where the layer has none, or its widths are not
-    whole tiles in the "tiled" layout)."""
+    """One layer's side-by-side matrices (None where the layer has none)."""
     qkv: object = None          # [C, H·D + 2·K·D]: wq | wk | wv
     gate_up: object = None      # [C, 2F]: w_gate | w_up (SwiGLU only)
 
@@ -77,18 +74,17 @@ class Arena:
 SIDE_BY_SIDE = {"attn": (("wq", "wk", "wv"), "qkv"), "ffn": (("w_gate", "w_up"), "gate_up")}
 
 
-LAYOUTS = ("tiled", "decode")
-# The matrices a product multiplies by (``x @ W``): the ones the "tiled" layout cuts into tiles.
-PRODUCTS = ("wq", "wk", "wv", "wo", "w_up", "w_gate", "w_down")
+LAYOUTS = ("rows", "decode")
+# The matrices a product multiplies by (``x @ W``): the ones the "rows" layout stores as Wᵀ.
+PRODUCTS = ("wq", "wk", "wv", "wo", "w_up", "w_gate", "w_down", "lm_head")
 
 
-def empty_arena(config: ModelConfig, layout: str = "tiled") -> Arena:
+def empty_arena(config: ModelConfig, layout: str = "rows") -> Arena:
     """Parameters whose every tensor is a view into one new, uninitialised float32 block
-    (layout "tiled" or "decode", as above)."""
+    (layout "rows" or "decode", as above)."""
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-    if layout == "tiled":
-        return tiled_arena(config)
+    by_rows = layout == "rows"
     shapes = param_shapes(config)
     block = np.empty(sum(math.prod(s) for s in shapes.values()), dtype=np.float32)   # [N] all weights
     views, joined, start = {}, {}, 0
@@ -101,14 +97,17 @@ def empty_arena(config: ModelConfig, layout: str = "tiled") -> Arena:
         if group:                                              # [C, N₁] [C, N₂] … as one [C, ΣN]
             prefix, members = group
             width = sum(shapes[m][1] for m in members)
-            whole = block[start:start + shape[0] * width].reshape(shape[0], width)   # [C, ΣN]
+            whole = block[start:start + shape[0] * width]      # [C·ΣN]
+            whole = whole.reshape(width, shape[0]).T if by_rows else whole.reshape(shape[0], width)
             n, col = whole.size, 0
             for m in members:
                 views[m] = whole[:, col:col + shapes[m][1]]    # [C, N_m] columns (a view)
                 col += shapes[m][1]
             joined[prefix] = whole
-        elif name == "wte" and config.tie_embeddings:   # stored as the head reads it:
+        elif name == "wte" and config.tie_embeddings and not by_rows:   # stored as the head reads it
             views[name] = flat.reshape(shape[::-1]).T          # [C, V] -> transposed view [V, C]
+        elif by_rows and name.rpartition(".")[2] in PRODUCTS:  # stored Wᵀ [N, C], seen [C, N]
+            views[name] = flat.reshape(shape[::-1]).T
         else:
             views[name] = flat.reshape(shape)                  # [n] -> the tensor's shape (a view)
         start += n
@@ -137,7 +136,7 @@ def _side_by_side_group(name: str, shapes: dict) -> tuple[str, list[str]] | None
 
 
 def to_arena(params: GPTParams | dict[str, np.ndarray], config: ModelConfig,
-             layout: str = "tiled") -> Arena:
+             layout: str = "rows") -> Arena:
     """Float32 copies of ``params`` (a GPTParams or its ``named()`` dict) in one new arena
     (``layout`` as for ``empty_arena``). Wrong names or shapes raise ValueError. Editing the
     originals afterwards changes nothing."""
@@ -145,60 +144,10 @@ def to_arena(params: GPTParams | dict[str, np.ndarray], config: ModelConfig,
     check_names_and_shapes(named, config)
     packed = empty_arena(config, layout)
     for name, view in packed.params.named().items():
-        view[...] = to_numpy(named[name])                     # copy (and cast to float32)
+        view[...] = named[name]                               # copy (and cast to float32)
     return packed
 
 
 def in_arena(params: GPTParams) -> bool:
     """Are all tensors views into one block (as ``empty_arena`` makes them)?"""
     return len({id(a.base) if a.base is not None else id(a) for a in params.named().values()}) == 1
-
-
-def tiled_arena(config: ModelConfig) -> Arena:
-    """The "tiled" layout: every matrix a product multiplies by (``PRODUCTS``, ``lm_head``, and
-    the tied wte as the head [C, V]) is a ``TiledMatrix`` over one arena block (``tiled.py``);
-    norms, biases, wpe and an untied wte stay arrays. Side-by-side groups are joined as in
-    "decode" when every member's width is a whole number of tiles (then wq, wk, wv are
-    ``columns`` views of ``qkv``'s tiles); otherwise each matrix is tiled on its own."""
-    shapes = param_shapes(config)
-
-    def stored(name):                                          # the [C, N] matrix that is tiled
-        leaf = name.rpartition(".")[2]
-        if leaf in PRODUCTS or name == "lm_head":
-            return shapes[name]
-        return shapes[name][::-1] if name == "wte" and config.tie_embeddings else None
-
-    def floats(name):                                          # arena floats of one entry
-        cn = stored(name)
-        return math.prod(shapes[name]) if cn is None else TiledMatrix.tiles_needed(cn[1]) * cn[0] * TILE
-
-    groups = {}
-    for name in shapes:
-        group = _side_by_side_group(name, shapes)
-        if group and all(shapes[m][1] % TILE == 0 for m in group[1]):
-            groups[name] = group
-    block = np.zeros(sum(floats(n) for n in shapes), dtype=np.float32)   # zeros: padding stays 0
-    views, joined, start = {}, {}, 0
-    for name, shape in shapes.items():
-        if name in views:                                      # carved with its group
-            continue
-        cn = stored(name)
-        if name in groups:                                     # [C, N₁ | N₂ | …] as one tiled matrix
-            prefix, members = groups[name]
-            width = sum(shapes[m][1] for m in members)
-            n = (width // TILE) * shape[0] * TILE
-            whole = TiledMatrix(block[start:start + n].reshape(-1, shape[0], TILE), width)
-            col = 0
-            for m in members:
-                views[m] = whole.columns(col, col + shapes[m][1])   # its tiles (a view)
-                col += shapes[m][1]
-            joined[prefix] = whole
-        elif cn is not None:
-            n = floats(name)
-            tiles = block[start:start + n].reshape(-1, cn[0], TILE)        # [⌈N/TILE⌉, C, TILE]
-            views[name] = TiledMatrix(tiles, cn[1], transposed=name == "wte")
-        else:
-            n = math.prod(shape)
-            views[name] = block[start:start + n].reshape(shape)
-        start += n
-    return _params_with_joined(views, joined, config)

@@ -7,18 +7,19 @@ the one block, so ``named()`` and the loaders see every parameter under its name
 the head read as the arena stores it ([C, V]). Reused from model/ as they are: the embedding,
 the RoPE angles and rotation, ``scaled_dot_product`` and the masks.
 
-    fast = to_engine(GPT(config, seed=0))       # the same weights, copied into a tiled arena
+    fast = to_engine(GPT(config, seed=0))       # the same weights, copied into an arena
     fast(ids) ≈ model(ids)                      # equal up to float32 rounding (tests/engine/)
 """
 from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from minillm.config import ModelConfig
 from minillm.engine.arena import Arena, to_arena
 from minillm.engine.layers import block
 from minillm.engine.ops import linear, norm_fast
-from minillm.engine.tiled import to_numpy
 from minillm.model.embedding import embed
 from minillm.model.gpt import GPT
 from minillm.model.params import GPTParams, field_names
@@ -53,7 +54,7 @@ class EngineGPT(GPT):
         if last_only:
             x = x[:, -1:]                                               # [B, 1, C]
         x = norm_fast(x, p.norm_f, c.norm, c.norm_eps)                  # [B, T, C]
-        head = p.wte.T if p.lm_head is None else p.lm_head              # [C, V] as stored (arena.py)
+        head = p.wte.T if p.lm_head is None else p.lm_head              # [C, V] (a view of the stored [V, C]: arena.py)
         return linear(x, head), weights                                 # [B, T, C] @ [C, V] -> [B, T, V]
 
     def first_layers(self, n: int) -> "EngineGPT":
@@ -82,14 +83,15 @@ def _leaves(params: GPTParams) -> list[tuple[object, str, object]]:
             if name not in ("blocks", "norm_f") and getattr(h, name) is not None]
 
 
-def to_engine(model: GPT, layout: str = "tiled") -> EngineGPT:
-    """An ``EngineGPT`` with float32 copies of ``model``'s weights in a new arena ("tiled", the
+def to_engine(model: GPT, layout: str = "rows") -> EngineGPT:
+    """An ``EngineGPT`` with float32 copies of ``model``'s weights in a new arena ("rows", the
     loaders' layout, or "decode"). (It has no file methods: ``minillm.loading.FastGPT(config,
     arena)``, what ``load_model`` returns, is the same model with them.)"""
     return EngineGPT(model.config, to_arena(model.params, model.config, layout))
 
 
 def plain_params(params: GPTParams, config: ModelConfig) -> GPTParams:
-    """Float32 ndarray copies of every weight (a TiledMatrix's too): what a model of plain
-    arrays (``GPT(config, plain_params(fast.params, config))``) or the optimiser takes."""
-    return GPTParams.from_named({k: to_numpy(a).copy() for k, a in params.named().items()}, config)
+    """C-contiguous float32 copies of every weight (the arena's views are neither): what a model
+    of plain arrays (``GPT(config, plain_params(fast.params, config))``) or the optimiser takes."""
+    return GPTParams.from_named({k: np.array(a, dtype=np.float32, order="C")
+                                 for k, a in params.named().items()}, config)

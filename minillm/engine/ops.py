@@ -2,7 +2,7 @@
 
 Each is tested equal to the model's definition (tests/engine/test_ops.py):
 
-    linear          model.linear.linear, as ONE [B·T, C] @ [C, N] product (a TiledMatrix: tiles)
+    linear          model.linear.linear, as ONE [B·T, C] @ [C, N] product (rows.py's choice)
     split_columns   the outputs of one product by side-by-side matrices [C, N₁ | N₂ | …]
     layer_norm_fast, rms_norm_fast   model.norm's formulas on one temporary, in place
     gelu_tanh_fast, silu_fast        model.ffn's formulas on one temporary, in place
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from minillm.engine.tiled import TiledMatrix, tiled_product
+from minillm.engine.rows import product
 from minillm.model.ffn import SQRT_2_OVER_PI
 
 _CUBIC = 0.044715 * SQRT_2_OVER_PI   # b in gelu_tanh_fast (a Python float: no float64 promotion)
@@ -27,11 +27,11 @@ def linear(x: np.ndarray, w, b: np.ndarray | None = None) -> np.ndarray:
     Why not ``x @ w``: for a 3-D ``x``, NumPy's matmul treats [B, T, C] @ [C, N] as B separate
     [T, C] @ [C, N] products, and each one streams the whole of W from memory. While decoding
     (T = 1) W is the expensive part — a batch of 8 rows would read every weight 8 times per step.
-    Flattening the leading dimensions first gives ONE product that reads W once. ``w`` may be a
-    ``TiledMatrix`` (``tiled.py``): the same product, cut into tiles for the BLAS.
+    Flattening the leading dimensions first gives ONE product that reads W once; ``rows.py``
+    picks how (one matrix-vector product, 32-row tiles, or the general product).
     """
     x2 = x.reshape(-1, x.shape[-1])                 # [..., C] -> [M, C]
-    y = tiled_product(x2, w) if isinstance(w, TiledMatrix) else x2 @ w   # [M, C] @ [C, N] -> [M, N]
+    y = product(x2, w)                              # [M, C] @ [C, N] -> [M, N]
     if b is not None:
         y += b                                      # [M, N] + [N]  (in place: y is fresh)
     return y.reshape(*x.shape[:-1], w.shape[-1])    # [M, N] -> [..., N]

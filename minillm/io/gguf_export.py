@@ -34,7 +34,6 @@ from pathlib import Path
 import numpy as np
 
 from minillm.config import ModelConfig
-from minillm.engine.tiled import to_numpy
 from minillm.io import gguf_gpt2
 from minillm.io.gguf_carry import checked
 from minillm.io.gguf_model import gguf_names
@@ -84,7 +83,7 @@ def gguf_tensors(config: ModelConfig, named: dict[str, np.ndarray], arch: str) -
     row order (Q/K permuted for ``llama``, Q/K/V fused for ``gpt2``)."""
     out = {}
     for name, (gguf, transpose) in gguf_names(config).items():
-        a = to_numpy(named[name])                                    # (a tiled matrix: a copy)
+        a = np.asarray(named[name], dtype=np.float32)                 # (an arena view: no copy)
         a = a.T if transpose else a                                  # [in, out] -> [out, in]
         kind = name.rsplit(".", 1)[-1]
         if arch in PERMUTED_QK and kind in ("wq", "bq", "wk", "bk"):

@@ -19,7 +19,6 @@ from __future__ import annotations
 import numpy as np
 
 from minillm.config import ModelConfig
-from minillm.engine.tiled import to_numpy
 
 # minillm block name -> (HF name, transpose?) ; "{i}" is the layer.
 _GPT2_BLOCK = {"norm1.weight": ("h.{i}.ln_1.weight", False), "norm1.bias": ("h.{i}.ln_1.bias", False),
@@ -93,11 +92,11 @@ def named_to_hf(named: dict[str, np.ndarray], config: ModelConfig) -> dict[str, 
     for name, (hf, transpose) in hf_table(config).items():
         if name in named:
             a = named[name].T if transpose else named[name]          # [in, out] -> [out, in]
-            out[hf] = np.ascontiguousarray(to_numpy(a))              # (views, tiles: engine/)
+            out[hf] = np.ascontiguousarray(a, dtype=np.float32)      # (arena views: engine/)
     if config.arch == "gpt2":
         for i in range(config.n_layers):   # fuse Q, K, V back into Conv1D c_attn
             out[f"h.{i}.attn.c_attn.weight"] = np.concatenate(
-                [to_numpy(named[f"blocks.{i}.attn.w{x}"]) for x in "qkv"], axis=1)   # 3 × [C, C] -> [C, 3C]
+                [named[f"blocks.{i}.attn.w{x}"] for x in "qkv"], axis=1)   # 3 × [C, C] -> [C, 3C]
             out[f"h.{i}.attn.c_attn.bias"] = np.concatenate(
                 [named[f"blocks.{i}.attn.b{x}"] for x in "qkv"])                 # 3 × [C] -> [3C]
         out = {(k if k == LM_HEAD[0] else "transformer." + k): v for k, v in out.items()}

@@ -53,12 +53,11 @@ class AdamW:
 
     def __init__(self, params: dict[str, np.ndarray], betas: tuple[float, float] = (0.9, 0.95),
                  eps: float = 1e-8, weight_decay: float = 0.1):
-        tiled = [k for k, p in params.items() if not isinstance(p, np.ndarray)]
-        if tiled:       # a loaded model's matrices are tiles (engine/tiled.py): no in-place update
-            raise TypeError(f"AdamW updates NumPy arrays in place; {tiled[0]!r} is a "
-                            f"{type(params[tiled[0]]).__name__} (the engine's layout for decoding). "
-                            f"Load the model with load_model(path, fast=False), or train a plain "
-                            f"copy: GPT(config, minillm.engine.plain_params(model.params, config))")
+        other = [k for k, p in params.items() if not isinstance(p, np.ndarray)]
+        if other:       # a list or a framework's tensor: an in-place update would not reach it
+            raise TypeError(f"AdamW updates NumPy arrays in place; {other[0]!r} is a "
+                            f"{type(params[other[0]]).__name__}. Train a model of plain arrays: "
+                            f"load_model(path, fast=False)")
         self.params = params
         self.beta1, self.beta2 = float(betas[0]), float(betas[1])
         self.eps, self.weight_decay = float(eps), float(weight_decay)

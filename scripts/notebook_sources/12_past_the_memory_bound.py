@@ -108,10 +108,12 @@ plt.show()
 # products (each reading W), so the engine's `linear` (`minillm/engine/ops.py`) flattens it to
 # `x [B·T, C] @ W`: one product, one read.
 # But for a few rows OpenBLAS's matrix product first copies ("packs") W into blocks, and for so
-# few rows the copy costs more than the arithmetic. Cut into 32-column tiles (the loaders'
-# "tiled" layout, `minillm/engine/tiled.py`), each piece is small enough for its small-matrix
-# kernel, which reads W where it lies. Both layouts are timed below. Ratios, not promises: the
-# output is this machine today.
+# few rows the copy costs more than the arithmetic. The loaders' "rows" layout
+# (`minillm/engine/rows.py`) stores each matrix as Wᵀ [N, C], one row per output, so 32 outputs
+# are 32 contiguous rows: each such tile is small enough for OpenBLAS's small-matrix kernel,
+# which reads it where it lies, and one row still takes one matrix-vector product. The "decode"
+# layout (W stored [C, N], one product) is timed beside it. Ratios, not promises: the output is
+# this machine today.
 #
 # What is measured: the time of one decode step, the minimum of 5 (`nbhelpers.min_times`; noise
 # only adds time), every layout and batch size interleaved in the same rounds. "× one stream" is
@@ -121,8 +123,8 @@ plt.show()
 
 # %%
 cfg = ModelConfig(vocab_size=8192, n_ctx=64, d_model=512, n_heads=8, n_layers=8)
-mem_model = to_engine(GPT(cfg, seed=0), layout="tiled")     # as loaded (the engine's default)
-untiled = to_engine(mem_model, layout="decode")              # same weights, [C, N]
+mem_model = to_engine(GPT(cfg, seed=0), layout="rows")      # as loaded (the engine's default)
+by_columns = to_engine(mem_model, layout="decode")           # same weights, stored [C, N]
 print(f"{mem_model.num_parameters() / 1e6:.0f} M parameters = "
       f"{4 * mem_model.num_parameters() / 1e6:.0f} MB float32")
 
@@ -138,13 +140,13 @@ def decode_step(model, B):
         cache.rollback(8)
     return one_step
 
-layouts = {"tiled": mem_model, "untiled": untiled}
+layouts = {"rows": mem_model, "decode": by_columns}
 sizes = sorted({1, *BATCH_SIZES})                    # B = 1: the baseline, timed in the same rounds
 step = min_times({(name, B): decode_step(m, B) for name, m in layouts.items() for B in sizes})
 for B in sizes:
-    t, u = step["tiled", B], step["untiled", B]
-    print(f"B = {B:2d}: tiled {t * 1e3:6.1f} ms per step = {B * step['tiled', 1] / t:4.1f}x one stream;  "
-          f"untiled {u * 1e3:6.1f} ms = {B * step['untiled', 1] / u:4.1f}x")
+    t, u = step["rows", B], step["decode", B]
+    print(f"B = {B:2d}: rows {t * 1e3:6.1f} ms per step = {B * step['rows', 1] / t:4.1f}x one stream;  "
+          f"decode layout {u * 1e3:6.1f} ms = {B * step['decode', 1] / u:4.1f}x")
 
 # %% [markdown]
 # ## Continuous batching

@@ -89,7 +89,7 @@ def test_same_seed_same_tokens_and_other_seed_differs():
 @given(tiny_configs(), st.data())
 def test_batched_greedy_equals_each_prompt_alone(config, data):
     model = random_model(config, data.draw(st.integers(0, 99)),
-                         data.draw(st.sampled_from(["plain", "tiled"])))
+                         data.draw(st.sampled_from(["plain", "rows"])))
     n_new = data.draw(st.integers(1, 4))
     prompts = data.draw(st.lists(st.lists(st.integers(0, config.vocab_size - 1), min_size=1,
                                           max_size=config.n_ctx - n_new), min_size=1, max_size=4))

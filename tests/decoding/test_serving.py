@@ -16,7 +16,7 @@ def test_each_request_gets_what_it_would_alone(config, data):
     """Greedy; uneven prompts and budgets, fewer slots than requests, and a cache small enough
     that slots are shifted (a long prompt joins) and compacted (columns run out)."""
     model = random_model(config, data.draw(st.integers(0, 99)),
-                         data.draw(st.sampled_from(["plain", "tiled"])))
+                         data.draw(st.sampled_from(["plain", "rows"])))
     n_req = data.draw(st.integers(1, 5))
     prompts, budgets = [], []
     for _ in range(n_req):

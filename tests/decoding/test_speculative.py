@@ -36,7 +36,7 @@ def a_draft(kind, model, config, seed):
 @given(tiny_configs(), st.data())
 def test_greedy_speculative_equals_plain_greedy(config, data):
     model = random_model(config, data.draw(st.integers(0, 99)),
-                         data.draw(st.sampled_from(["plain", "tiled"])))
+                         data.draw(st.sampled_from(["plain", "rows"])))
     P = data.draw(st.integers(1, config.n_ctx - 1))
     prompt = data.draw(st.lists(st.integers(0, 3), min_size=P, max_size=P))   # repeats: lookups hit
     n_new, k = config.n_ctx - P, data.draw(st.integers(1, 6))

@@ -4,13 +4,13 @@ import pytest
 from hypothesis import given, strategies as st
 
 from minillm import GPT
-from minillm.engine import EngineGPT, empty_arena, in_arena, to_arena, to_engine, to_numpy
+from minillm.engine import EngineGPT, empty_arena, in_arena, to_arena, to_engine
 from minillm.model.init import init_params
 from minillm.model.params import param_shapes
 from tests.conftest import FIXTURES
 from tests.model.strategies import tiny_configs
 
-LAYOUTS = ["tiled", "decode"]
+LAYOUTS = ["rows", "decode"]
 
 
 def seeded_arena(config, seed, layout):
@@ -81,16 +81,16 @@ def test_a_seed_draws_the_same_weights_whatever_the_arena_layout(config, seed, l
     arena, rng = seeded_arena(config, seed, layout), np.random.default_rng(seed)
     plain = GPT(config, seed=seed).params.named()
     for name, a in arena.params.named().items():
-        np.testing.assert_array_equal(to_numpy(a), plain[name], err_msg=name)
+        np.testing.assert_array_equal(np.asarray(a), plain[name], err_msg=name)
     resid = 0.02 / np.sqrt(2 * config.n_layers)
     for b in arena.params.blocks:
         for w, s in ((b.attn.wq, 0.02), (b.attn.wk, 0.02), (b.attn.wv, 0.02), (b.attn.wo, resid),
                      (b.ffn.w_up, 0.02), (b.ffn.w_down, resid), (b.ffn.w_gate, 0.02)):
             if w is not None:
                 draws = rng.standard_normal(w.shape, dtype=np.float32) * np.float32(s)
-                np.testing.assert_array_equal(to_numpy(w), draws)
+                np.testing.assert_array_equal(np.asarray(w), draws)
     draws = rng.standard_normal(arena.params.wte.shape, dtype=np.float32) * np.float32(0.02)
-    np.testing.assert_array_equal(to_numpy(arena.params.wte), draws)
+    np.testing.assert_array_equal(np.asarray(arena.params.wte), draws)
 
 
 @given(tiny_configs(), st.integers(0, 100))

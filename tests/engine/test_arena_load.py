@@ -7,7 +7,7 @@ from minillm import GPT
 from minillm.io import checkpoints, dequant
 from minillm.io.dequant import BF16, F16, F32, Q4_0, Q4_1, Q8_0, dequantize, dequantize_into
 from minillm.loading import load_gguf_model
-from minillm.engine import in_arena, to_numpy
+from minillm.engine import in_arena
 from tests.conftest import FIXTURES
 from tests.io import gguf_writer as w
 from tests.io.test_gguf_model import write_gguf
@@ -35,7 +35,7 @@ def test_reading_in_small_slices_gives_the_same_weights(name, fast, monkeypatch)
     sliced = GPT.from_pretrained(FIXTURES / name, fast=fast).params
     assert in_arena(sliced) == fast
     for key, value in whole.items():
-        np.testing.assert_array_equal(to_numpy(sliced.named()[key]), value, err_msg=key)
+        np.testing.assert_array_equal(np.asarray(sliced.named()[key]), value, err_msg=key)
 
 
 @given(st.sampled_from(TYPES), st.integers(1, 6), st.integers(1, 3), st.integers(0, 2**32 - 1))
@@ -58,19 +58,16 @@ def test_dequantize_into_checks_its_output_and_the_byte_count():
 
 
 @pytest.mark.parametrize("ggml_type", [F32, Q8_0, Q4_1])
-def test_dequantize_into_a_strided_view_or_a_tiled_matrix_writes_whole_rows(ggml_type):
-    """Outputs that are not one C-contiguous array (the tied wte [C, V]ᵀ, a TiledMatrix) are
+def test_dequantize_into_a_strided_view_writes_whole_rows(ggml_type):
+    """Outputs that are not one C-contiguous array (the "decode" layout's tied wte [C, V]ᵀ) are
     written through themselves, a slice of rows at a time: the same values."""
-    from minillm.engine import TiledMatrix
     shape = (5, 64)
     raw = encode(np.random.default_rng(0).standard_normal(shape, dtype=np.float32), ggml_type)
     want = dequantize(raw, ggml_type, shape)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(dequant, "VALUES_AT_ONCE", 64)                    # one row per slice
         view = dequantize_into(raw, ggml_type, np.empty(shape[::-1], np.float32).T)
-        tiled = dequantize_into(raw, ggml_type, TiledMatrix.empty(*shape))
     np.testing.assert_array_equal(view, want)
-    np.testing.assert_array_equal(tiled.to_numpy(), want)
 
 
 @pytest.mark.parametrize("ggml_type", [F32, Q8_0, Q4_1])
@@ -83,7 +80,7 @@ def test_gguf_loads_the_same_in_small_slices(ggml_type, tmp_path, monkeypatch):
         sliced = load_gguf_model(path, fast)[0].params
         assert in_arena(sliced) == fast
         for key, value in whole.items():
-            np.testing.assert_array_equal(to_numpy(sliced.named()[key]), value, err_msg=key)
+            np.testing.assert_array_equal(np.asarray(sliced.named()[key]), value, err_msg=key)
 
 
 def test_a_gguf_tensor_of_the_wrong_shape_is_named(tmp_path):

@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 
 from minillm.tokenizer.pattern_names import LLAMA_CPP_PRE
 from minillm import GPT, ModelConfig
-from minillm.engine import to_numpy
 from minillm.io.gguf import read_gguf
 from minillm.io.dequant import Q8_0, dequantize
 from minillm.io.gguf_export import arch_metadata
@@ -90,7 +89,7 @@ def test_llama_qk_rows_are_permuted_in_the_file_and_qwen2_are_not(tmp_path):
         g = read_gguf(str(model.save_gguf(tmp_path / f"{name}.gguf", byte_tokenizer(c.vocab_size))))
         assert g.metadata["general.architecture"] == arch
         attn = model.params.blocks[1].attn
-        wq, wk = to_numpy(attn.wq).T, to_numpy(attn.wk).T                        # [out, in]
+        wq, wk = np.asarray(attn.wq).T, np.asarray(attn.wk).T                        # [out, in]
         want_q = permute_qk(wq, c.n_heads) if permuted else wq
         want_k = permute_qk(wk, c.n_kv_heads) if permuted else wk
         np.testing.assert_array_equal(g.tensor("blk.1.attn_q.weight"), want_q)
@@ -128,7 +127,7 @@ def test_untied_gpt2_stays_untied_and_tied_head_is_written_as_a_copy(shakespeare
     tok = byte_tokenizer(model.config.vocab_size)
     back, _ = load_model(model.save_gguf(tmp_path / "u.gguf", tok))
     assert not back.config.tie_embeddings
-    np.testing.assert_array_equal(to_numpy(back.params.lm_head), to_numpy(model.params.lm_head))
+    np.testing.assert_array_equal(np.asarray(back.params.lm_head), np.asarray(model.params.lm_head))
     tied, stok = shakespeare
     g = read_gguf(str(tied.save_gguf(tmp_path / "t.gguf", stok)))
     np.testing.assert_array_equal(g.raw("output.weight"), g.raw("token_embd.weight"))
@@ -210,7 +209,7 @@ def test_export_then_load_is_the_identity(arch, heads, kv_div, tied, seed):
         back, _ = load_model(model.save_gguf(Path(d) / "m.gguf", byte_tokenizer(256)))
     assert back.config == config
     for name, a in model.params.named().items():
-        np.testing.assert_array_equal(to_numpy(back.params.named()[name]), a, err_msg=name)
+        np.testing.assert_array_equal(np.asarray(back.params.named()[name]), a, err_msg=name)
 
 
 @given(st.lists(st.tuples(st.sampled_from([0, 1, 8]), st.integers(1, 3)), min_size=1, max_size=4),

@@ -12,7 +12,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minillm import GPT
-from minillm.engine import to_numpy
 from minillm.io.gguf_model import gguf_names
 from minillm.loading import load_gguf_model
 from minillm.io.qk_rows import permute_qk, unpermute_qk
@@ -43,7 +42,7 @@ def write_gguf(path, model, arch="llama", ggml_type=F32, extra_meta=None, drop=(
     for name, (gguf, transpose) in gguf_names(c).items():
         if gguf in drop:
             continue
-        a = to_numpy(named[name])                                          # (tiled: a copy)
+        a = np.asarray(named[name])                                          # (an arena view)
         a = a.T if transpose else a                                        # -> [out, in]
         kind = name.rsplit(".", 1)[-1]
         if arch == "llama" and kind in ("wq", "bq", "wk", "bk"):
@@ -104,7 +103,7 @@ def test_gguf_model_equals_safetensors_model_exactly(name, arch, tmp_path):
     assert model.config.tie_embeddings == hf.config.tie_embeddings
     assert model.config.attn_bias == hf.config.attn_bias
     for key, value in hf.params.named().items():
-        np.testing.assert_array_equal(to_numpy(model.params.named()[key]), to_numpy(value), err_msg=key)
+        np.testing.assert_array_equal(np.asarray(model.params.named()[key]), np.asarray(value), err_msg=key)
     ids = np.arange(20) % hf.config.vocab_size
     np.testing.assert_array_equal(model(ids), hf(ids))
 
@@ -125,10 +124,10 @@ def test_quantised_gguf_loads_as_its_dequantised_weights(ggml_type, tmp_path):
     from minillm.io.dequant import dequantize
     hf = GPT.from_pretrained(FIXTURES / "llama_tiny")
     model, _ = load_gguf_model(write_gguf(tmp_path / "q.gguf", hf, ggml_type=ggml_type))
-    wq = to_numpy(hf.params.blocks[1].attn.wq).T                  # [H·D, C] HF order
+    wq = np.asarray(hf.params.blocks[1].attn.wq).T                  # [H·D, C] HF order
     raw = w.quantize(np.ascontiguousarray(permute_qk(wq, hf.config.n_heads)), ggml_type)
     want = unpermute_qk(dequantize(raw, ggml_type, wq.shape), hf.config.n_heads).T
-    np.testing.assert_array_equal(to_numpy(model.params.blocks[1].attn.wq), want)
+    np.testing.assert_array_equal(np.asarray(model.params.blocks[1].attn.wq), want)
     assert np.abs(want - wq.T).max() < (0.2 if ggml_type == Q4_1 else 0.02)   # close, not equal
 
 

@@ -23,7 +23,7 @@ def tiny_configs(draw, arch=None):
 
 def random_model(config: ModelConfig, seed: int, layout: str = "plain") -> GPT:
     """A model whose every parameter (biases and norm gains too) is random, so all are exercised;
-    ``layout`` "tiled" (the loaders') or "decode" gives the same numbers in the engine (its arena
+    ``layout`` "rows" (the loaders') or "decode" gives the same numbers in the engine (its arena
     in that layout); "plain" a ``GPT`` of plain ndarrays."""
     model = GPT(config, seed=seed)
     rng = np.random.default_rng(seed + 1)
