@@ -12,6 +12,13 @@ Prints (medians of interleaved rounds, every figure a ratio to a baseline of the
                 layout's tiles, ``minillm/engine/rows.py``; the "decode" layout is timed beside it).
                 The compute ceiling: B rows cost at least 2·B·parameters flops, at the best
                 matrix-multiply rate this run measures — B = 32 cannot beat it on any layout
+  with prefill  ``generate_batch`` of B = 8 (and 32) prompts of 16 tokens, 16 new tokens each,
+                against ``generate`` of one such prompt, both timed whole (the prompts' forward
+                counted): new tokens per second, the ratio to B = 1 (goal: B = 8 >= 5x)
+  32-row rate   the best rate a product by 32 rows reaches on this machine, its weights read
+                from memory (the general product on either storage order, the rows layout's
+                tiles), as a fraction of the [256, C] rate: how much of the compute ceiling a
+                B = 32 step can reach here at all
   continuous    32 requests of mixed prompt lengths and budgets (greedy): ``serve`` with 8 and
                 16 slots vs ``generate`` one request after another (time ratio; goal <= 0.25),
                 and static ``generate_batch`` groups of 8 (each group waits for its longest);
@@ -107,6 +114,44 @@ def continuous(model, n: int, max_prompt: int, max_new: int) -> dict[str, float]
     return out
 
 
+def with_prefill(model, sizes, rounds: int, prompt: int = 16, new: int = 16) -> dict[int, float]:
+    """Median new tokens/s of ``generate`` (B = 1) and ``generate_batch`` (B > 1), prompt forward
+    included, the sizes interleaved in every round."""
+    rng = np.random.default_rng(1)
+    prompts = [rng.integers(0, model.config.vocab_size, prompt).tolist() for _ in range(max(sizes))]
+    rates = {B: [] for B in sizes}
+    for _ in range(rounds):
+        for B in sizes:
+            t = time.perf_counter()
+            if B == 1:
+                list(generate(model, prompts[0], new, temperature=0))
+            else:
+                generate_batch(model, prompts[:B], new, temperature=0)
+            rates[B].append(B * new / (time.perf_counter() - t))
+    return {B: statistics.median(r) for B, r in rates.items()}
+
+
+def rate_at_rows(C: int, rows: int, rounds: int) -> dict[str, float]:
+    """flop/s of [rows, C] @ [C, 4C] products over 12 such matrices (113 MB at C = 768: read from
+    memory, as in a decode step), the best pass of each way: the general product on W stored
+    [C, N] and stored by rows, and the rows layout's tiles (engine/rows.py)."""
+    from minillm.engine.rows import tile_product
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((rows, C), dtype=np.float32)                        # [rows, C]
+    stored = [rng.standard_normal((C, 4 * C), dtype=np.float32) for _ in range(12)]   # [C, N] each
+    by_rows = [np.ascontiguousarray(w.T) for w in stored]                       # [N, C] each
+    ways = {"general, [C, N]": lambda: [x @ w for w in stored],
+            "general, rows": lambda: [x @ wt.T for wt in by_rows],
+            "tiles, rows": lambda: [tile_product(x, wt) for wt in by_rows]}
+    best = {name: float("inf") for name in ways}
+    for _ in range(rounds):
+        for name, f in ways.items():
+            t = time.perf_counter()
+            f()
+            best[name] = min(best[name], time.perf_counter() - t)
+    return {name: 2 * rows * C * 4 * C * 12 / sec for name, sec in best.items()}
+
+
 def matmul_rate(C: int, rounds: int) -> float:
     """The machine's float32 matrix-multiply rate (flop/s), the best of a few [256, C] @ [C, 4C]
     products: what B rows per step cost at least once decoding is compute-bound."""
@@ -138,6 +183,16 @@ def report(name: str, model, args) -> None:
           f"ms/step); rows B = 1 is {d[1] / m[1]:.2f}x faster, B = 8 {d[8] / m[8]:.2f}x")
     print(f"               (ceiling: B rows cost at least B x 2 x parameters flops at the best "
           f"[256, C] @ [C, 4C] rate this run, {rate / 1e9:.0f} GFLOP/s)")
+    at32 = rate_at_rows(model.config.d_model, 32, args.rounds)
+    best32 = max(at32.values())
+    print(f"32-row rate    [32, C] @ [C, 4C] products, weights from memory: " + ", ".join(
+          f"{name} {r / 1e9:.0f}" for name, r in at32.items()) + f" GFLOP/s; the best is "
+          f"{best32 / rate:.2f} of the [256, C] rate: a B = 32 step can reach ~{best32 / rate:.0%} "
+          f"of its compute ceiling at most with this BLAS")
+    pre = with_prefill(model, [1, 8, 32], args.rounds)
+    print(f"with prefill   16-token prompts, 16 new tokens, prompt forward counted: B = 1 "
+          f"{pre[1]:.1f} tok/s; B = 8 {pre[8]:.1f} tok/s = {pre[8] / pre[1]:.2f}x; "
+          f"B = 32 {pre[32]:.1f} tok/s = {pre[32] / pre[1]:.2f}x")
     n, max_prompt, max_new = (16, 24, 16) if args.quick else (32, 64, 48)
     c = continuous(model, n, max_prompt, max_new)
     base = c.pop("one by one")
@@ -171,7 +226,7 @@ def main() -> None:
         model = FastGPT(CONFIG, arena)                    # what load_model returns
         report("GPT-2-124M shape (random weights, rows layout)", model, args)
         if not args.skip_smollm2 and SMOLLM2.exists():
-            from minillm.io.gguf_model import load_gguf_model
+            from minillm.loading import load_gguf_model
             report("SmolLM2-135M-Instruct (Q4_1 GGUF -> float32)", load_gguf_model(SMOLLM2)[0], args)
         elif not args.skip_smollm2:
             print(f"\n(SmolLM2 skipped: no file at {SMOLLM2})")

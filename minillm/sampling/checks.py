@@ -26,14 +26,14 @@ def check_float_array(logits: np.ndarray, what: str = "logits") -> np.ndarray:
 def check_logits(logits: np.ndarray, what: str = "logits") -> np.ndarray:
     """``check_float_array``, and no NaN / +inf, and a finite entry in every row; else raise."""
     check_float_array(logits, what)
-    if np.isnan(logits).any() or np.isposinf(logits).any():
+    top = logits.max(axis=-1)          # [B] or []: NaN if the row holds one, +inf if it holds one,
+    if np.isfinite(top).all():         # -inf if every entry is -inf; else finite: all is well
+        return logits                  # (one pass over the logits, no [B, V] temporaries)
+    if np.isnan(top).any() or np.isposinf(top).any():
         raise ValueError(f"{what} contain NaN or +inf; only finite values and -inf (masked) "
                          f"are allowed")
-    finite_rows = np.isfinite(logits).any(axis=-1)                 # [B] or []
-    if not finite_rows.all():
-        raise ValueError(f"{what}: every entry of a row is -inf (all tokens masked), so there "
-                         f"is no distribution to sample from")
-    return logits
+    raise ValueError(f"{what}: every entry of a row is -inf (all tokens masked), so there "
+                     f"is no distribution to sample from")
 
 
 def check_probability(value: float, name: str, low_open: bool) -> float:
