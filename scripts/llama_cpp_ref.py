@@ -37,14 +37,18 @@ class LlamaCpp:
             return []
         return list(self.vocab.tokenize(text, add_special=False, parse_special=False))
 
-    def _context(self):
+    def context(self, exact: bool = True):
+        """A fresh llama.cpp context (its own KV cache) of n_ctx positions, all one batch.
+
+        subtle: llama.cpp's defaults round attention through F16: flash attention (on by default
+        on CPU) and an F16 KV cache; ~1e-2 of logits each. ``exact`` turns both off, so F32 files
+        compare exactly; ``exact=False`` keeps llama.cpp's defaults."""
         p = cy.LlamaContextParams()
         p.n_ctx = p.n_batch = p.n_ubatch = self.n_ctx
         p.n_threads = p.n_threads_batch = self.threads
-        # llama.cpp's defaults round attention through F16: flash attention (on by default on CPU)
-        # and an F16 KV cache; ~1e-2 of logits each. Off here, so F32 files compare exactly.
-        p.flash_attn_type = 0        # LLAMA_FLASH_ATTN_TYPE_DISABLED
-        p.type_k = p.type_v = 0      # GGML_TYPE_F32
+        if exact:
+            p.flash_attn_type = 0        # LLAMA_FLASH_ATTN_TYPE_DISABLED
+            p.type_k = p.type_v = 0      # GGML_TYPE_F32
         return cy.LlamaContext(self.model, p)
 
     @staticmethod
@@ -58,7 +62,7 @@ class LlamaCpp:
 
     def logits(self, ids) -> np.ndarray:
         """[T] ids -> [T, V] logits of one fresh sequence."""
-        ctx = self._context()
+        ctx = self.context()
         out = self._decode(ctx, ids, 0)                                    # [T, V]
         del ctx
         return out
@@ -66,7 +70,7 @@ class LlamaCpp:
     def greedy(self, ids, n: int) -> tuple[list[int], list[float]]:
         """n argmax tokens after `ids` (llama.cpp's KV cache kept across steps), and each step's
         margin between the best and the second-best logit."""
-        ctx = self._context()
+        ctx = self.context()
         last = self._decode(ctx, ids, 0)[-1]                               # [V]
         new, margins = [], []
         for _ in range(n):
