@@ -131,6 +131,17 @@ def with_prefill(model, sizes, rounds: int, prompt: int = 16, new: int = 16) -> 
     return {B: statistics.median(r) for B, r in rates.items()}
 
 
+def prompt_forward(model, B: int, T: int, rounds: int) -> float:
+    """Median seconds of one forward of B prompts of T tokens into a fresh cache (last position)."""
+    ids = np.random.default_rng(2).integers(0, model.config.vocab_size, (B, T))
+    times = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        model(ids, cache=KVCache(model.config, B, T), last_only=True)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
 def rate_at_rows(C: int, rows: int, rounds: int) -> dict[str, float]:
     """flop/s of [rows, C] @ [C, 4C] products over 12 such matrices (113 MB at C = 768: read from
     memory, as in a decode step), the best pass of each way: the general product on W stored
@@ -193,6 +204,14 @@ def report(name: str, model, args) -> None:
     print(f"with prefill   16-token prompts, 16 new tokens, prompt forward counted: B = 1 "
           f"{pre[1]:.1f} tok/s; B = 8 {pre[8]:.1f} tok/s = {pre[8] / pre[1]:.2f}x; "
           f"B = 32 {pre[32]:.1f} tok/s = {pre[32] / pre[1]:.2f}x")
+    fwd = {B: prompt_forward(model, B, 16, args.rounds) for B in (1, 8)}
+    at128 = max(rate_at_rows(model.config.d_model, 128, args.rounds).values())
+    blocks = 2 * 128 * (model.num_parameters() - model.config.vocab_size * model.config.d_model
+                        - (model.params.wpe.size if model.params.wpe is not None else 0))
+    print(f"  where B = 8's time goes: its prompts' forward (128 rows) {fwd[8] * 1e3:.0f} ms — the "
+          f"block matrices' flops alone take {blocks / at128 * 1e3:.0f} ms at the best 128-row rate "
+          f"this run measures ({at128 / 1e9:.0f} GFLOP/s) — and 16 steps of {m[8] * 1e3:.1f} ms; "
+          f"B = 1: {fwd[1] * 1e3:.0f} ms and 16 x {m[1] * 1e3:.1f} ms")
     n, max_prompt, max_new = (16, 24, 16) if args.quick else (32, 64, 48)
     c = continuous(model, n, max_prompt, max_new)
     base = c.pop("one by one")

@@ -3,8 +3,8 @@ model/ never imports it).
 
 What lives here, and nowhere in model/: the parameter arena (every weight a view into one
 contiguous block, ``arena.py``), weights stored by output row and the product that suits the
-number of rows (``rows.py``), the joined Q|K|V and gate|up products and the tied head stored [C, V]
-(``arena.py``, ``layers.py``), attention a block of queries at a time for long prompts
+number of rows (``rows.py``), the joined Q|K|V and gate|up products (``arena.py``,
+``layers.py``), attention a block of queries at a time for long prompts
 (``layers.py``), the norms and activations in place (``ops.py``), and the forward pass over all
 of it (``gpt.py``).
 

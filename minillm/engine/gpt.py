@@ -4,8 +4,8 @@
 ``__call__``, ``loss`` and ``num_parameters``; ``params`` is the arena's ``GPTParams`` (views into
 the one block, so ``named()`` and the loaders see every parameter under its name); only
 ``forward`` differs — the joined products, query blocks and in-place forms of ``layers.py``, and
-the head read as the arena stores it ([C, V]). Reused from model/ as they are: the embedding,
-the RoPE angles and rotation, ``scaled_dot_product`` and the masks.
+the head read from the arena (a [C, V] view of what it stores). Reused from model/ as they are:
+the embedding, the RoPE angles and rotation, ``scaled_dot_product`` and the masks.
 
     fast = to_engine(GPT(config, seed=0))       # the same weights, copied into an arena
     fast(ids) ≈ model(ids)                      # equal up to float32 rounding (tests/engine/)
@@ -54,7 +54,7 @@ class EngineGPT(GPT):
         if last_only:
             x = x[:, -1:]                                               # [B, 1, C]
         x = norm_fast(x, p.norm_f, c.norm, c.norm_eps)                  # [B, T, C]
-        head = p.wte.T if p.lm_head is None else p.lm_head              # [C, V] (a view of the stored [V, C]: arena.py)
+        head = p.wte.T if p.lm_head is None else p.lm_head              # [C, V] (a view: arena.py)
         return linear(x, head), weights                                 # [B, T, C] @ [C, V] -> [B, T, V]
 
     def first_layers(self, n: int) -> "EngineGPT":

@@ -11,13 +11,13 @@ Why rows: a decode step multiplies a few rows (one stream, a batch, or the k + 1
 speculative decoding verifies) by every weight matrix, and reading the weights is the cost.
 For ONE row the BLAS's matrix-vector kernel streams W at memory speed in either order. For 2
 to 32 rows the general kernel first copies ("packs") W into blocks — for so few rows the copy
-dominates: 8 rows cost ~3.4x one row on the test machine (OpenBLAS 0.3.31), where a step that
+dominates: 8 rows cost ~3x one row on the test machine (OpenBLAS 0.3.31), where a step that
 reads the weights once should cost barely more. Cut into tiles of 32 outputs, each product
 ``x [M, C] @ tile.T [C, 32]`` is small enough for the BLAS's small-matrix kernel, which reads
 its operands in place, without packing. A tile of 32 ROWS of Wᵀ is 32·C contiguous floats, a
 view: so one stored copy serves all three cases (benchmarks/README.md, "Rows"). Stored [C, N]
 instead, a tile of 32 COLUMNS is 32 floats out of every row, scattered over C pages; that
-layout needed a tiled copy of its own, which ran one row at ~0.6-0.75x of this (the same file).
+layout needed a tiled copy of its own, which ran one row at ~0.6-0.75x of this (same machine).
 
 subtle: OpenBLAS takes its small-matrix kernel only while rows · C · 32 is small (on the test
 machine 8 rows x 3072 x 32 still was, 16 rows no longer: it packed again at ~2x the time), so
