@@ -8,11 +8,9 @@ from __future__ import annotations
 
 from .byte_alphabet import in_alphabet, parse_merges, vocab_from_strings
 from .pattern_names import LLAMA_CPP_IGNORE_MERGES, NAMED_PATTERNS
-from .gguf_types import user_defined_tokens
+from .gguf_types import CONTROL, NORMAL, USER_DEFINED, user_defined_tokens
 from .validate import check_vocabulary, shown
 
-# token_type: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte
-GGUF_SPECIAL_TYPES = (3, 4)
 SPM_MODELS = ("llama", "gemma4")  # SentencePiece-style BPE: spm_meta.py, spm.py
 MODEL_NAMES = {"bert": "WordPiece (BERT) is not implemented;",
                "t5": "Unigram (T5 / SentencePiece unigram) is not implemented;",
@@ -42,7 +40,7 @@ def read_gguf_metadata(meta: dict, pattern=None) -> dict:
     if not isinstance(tokens, list) or not isinstance(merges, list):
         raise ValueError("GGUF metadata needs tokenizer.ggml.tokens and tokenizer.ggml.merges "
                          "lists")
-    types = meta.get("tokenizer.ggml.token_type") or [1] * len(tokens)
+    types = meta.get("tokenizer.ggml.token_type") or [NORMAL] * len(tokens)
     if not isinstance(types, list):
         raise ValueError(f"GGUF metadata tokenizer.ggml.token_type must be a list of integers, "
                          f"one per token, got {shown(types)} ({type(types).__name__})")
@@ -57,7 +55,7 @@ def read_gguf_metadata(meta: dict, pattern=None) -> dict:
     if pattern is None and pre not in NAMED_PATTERNS:
         raise ValueError(f"unknown pre-tokeniser tokenizer.ggml.pre={pre!r}; pass pattern= "
                          f"(known: {', '.join(sorted(NAMED_PATTERNS))})")
-    specials = {t: i for i, (t, ty) in enumerate(zip(tokens, types)) if ty in GGUF_SPECIAL_TYPES}
+    specials = {t: i for i, (t, ty) in enumerate(zip(tokens, types)) if ty in (CONTROL, USER_DEFINED)}
     # subtle: a token outside GPT-2's byte alphabet (command-r's "\u200d", "™": 1,403 of them) is
     # one llama.cpp never produces (it matches byte-encoded text); kept for decoding only
     unreachable = {i: t.encode("utf-8") for i, t in enumerate(tokens)

@@ -27,11 +27,10 @@ optional). Everything else is refused by name, before anything is built:
 """
 from __future__ import annotations
 
-from .gguf_types import BYTE_TOKEN
+from .gguf_types import BYTE_TOKEN, SPACE
 from .hf_post import check_post_processor
 from .validate import shown
 
-SPACE = "\u2581"   # spm.py's "▁" (not imported: spm.py builds on tokenizer.py, which this must not)
 REPLACE_SPACES = {"type": "Replace", "pattern": {"String": " "}, "content": SPACE}
 PREPEND = {"type": "Prepend", "prepend": SPACE}
 DECODER = [{"type": "Replace", "pattern": {"String": SPACE}, "content": " "},
