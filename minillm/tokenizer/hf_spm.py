@@ -28,7 +28,6 @@ optional). Everything else is refused by name, before anything is built:
 from __future__ import annotations
 
 from .gguf_types import BYTE_TOKEN, SPACE
-from .hf_post import check_post_processor
 from .validate import shown
 
 REPLACE_SPACES = {"type": "Replace", "pattern": {"String": " "}, "content": SPACE}
@@ -41,7 +40,7 @@ METASPACE_SPLIT = SPACE + "[^" + SPACE + "]*|[^" + SPACE + "]+"   # "a▁b▁▁
 
 def read_hf_spm(data: dict, specials: dict[str, int]) -> dict:
     """A tokenizer.json with a byte_fallback BPE model -> SentencePieceBPE kwargs (the caller,
-    hf.read_hf_json, adds bos/eos and has checked the shared fields)."""
+    hf.read_hf_json, adds bos/eos and has checked the shared fields and the post-processor)."""
     model = data["model"]
     vocab = model.get("vocab")
     if not isinstance(vocab, dict) or not all(type(i) is int for i in vocab.values()):
@@ -59,7 +58,6 @@ def read_hf_spm(data: dict, specials: dict[str, int]) -> dict:
                          f"byte token, which minillm does not implement")
     prefix = _prefix_rule(data.get("normalizer"), data.get("pre_tokenizer"))
     strip = _strip_decoder(data.get("decoder"))
-    check_post_processor(data.get("post_processor"))
     pieces = {**vocab, **specials}
     unk = model.get("unk_token")
     return dict(pieces=pieces, merges=_merge_ranks(model.get("merges", []), vocab),
