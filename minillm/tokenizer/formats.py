@@ -110,7 +110,7 @@ def read(path_or_name, pattern=None) -> dict:
     try:
         kw = _read(path, pattern)
         if path.suffix == ".gguf" or "pieces" in kw:   # checked by their readers (gguf_meta.py;
-            return kw                                  # SentencePiece-style: spm_meta.py)
+            return kw                                  # SentencePiece-style: spm_meta, hf_spm)
         return validated(kw, source, from_file=pattern is None)
     except (KeyError, TypeError, AttributeError, IndexError) as exc:   # a field of the wrong type
         raise ValueError(f"{source}: malformed tokenizer file ({type(exc).__name__}: "
