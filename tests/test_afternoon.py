@@ -33,7 +33,7 @@ SEAMS = {"tokenizer/tokenizer.py": {"minillm.tokenizer.fast.FastEncoder"}}
 # Definition first, faster forms after: (file, functions in the order they must be defined).
 DEFINITION_FIRST = [
     ("sampling/top_k.py", ("top_k_sorted", "top_k", "top_k_ids", "candidates")),
-    ("model/rope.py", ("apply_rope", "rope_angles", "rope_tables")),
+    ("model/rope.py", ("apply_rope", "rope_angles")),
     ("model/attention.py", ("attend_per_head", "scaled_dot_product", "attention")),
     ("model/norm.py", ("layer_norm", "rms_norm", "norm")),
     ("model/ffn.py", ("gelu_tanh", "silu", "gelu_mlp", "swiglu")),

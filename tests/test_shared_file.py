@@ -5,7 +5,6 @@ import pytest
 
 import tests.conftest as conftest
 from minillm.cli.download import MODELS
-from minillm.tokenizer.locate import DOWNLOADED
 
 
 def test_shared_file_finds_a_downloaded_smollm2(tmp_path, monkeypatch):
@@ -28,6 +27,7 @@ def test_shared_file_prefers_the_development_data_folder(tmp_path, monkeypatch):
 
 
 def test_download_locations_agree_with_the_tokenizer_loader():
+    """The loader reads a download's first file (cli.download.verified_download)."""
     for relative, (name, where) in conftest.DOWNLOADED.items():
         if relative.endswith(("gguf", "tokenizer.json")):
-            assert where == DOWNLOADED[name], relative
+            assert where == MODELS[name].filename, relative

@@ -8,8 +8,8 @@ something it did not write, or leaves a half-made OUT behind:
 * a symbolic link at any name minillm writes, renames or deletes in OUT (a file, or a checkpoint
   folder ``checkpoint``, ``best`` and their ``.tmp`` / ``.old``): minillm never writes or deletes
   outside OUT, nor through a link it did not make;
-* a ``--pattern`` that the tokenizer loader would refuse (the loader's own check, validate.py:
-  train never writes a tokenizer that minillm cannot read back) or that matches the empty string;
+* a ``--pattern`` that ``Tokenizer.train`` would refuse (tokenizer/train.py's check_trainable:
+  one the loader would refuse, or one that matches the empty string), before OUT is made;
 * a ``--warmup`` longer than ``--steps`` (the learning rate would never reach ``--lr``);
 * a text too short for one training and one validation window of ``--context`` + 1 tokens
   (checked once the tokenizer has encoded it, before anything is written into OUT).
@@ -22,8 +22,6 @@ The command itself: train.py. Example::
 from __future__ import annotations
 
 from pathlib import Path
-
-import regex
 
 # the files minillm train writes in OUT (besides the checkpoint folders)
 WRITTEN = ("tokenizer.json", "tokenizer_config.json", "tokenizer.json.vocab", "config.json",
@@ -65,18 +63,11 @@ def check_out(out: Path, resume: bool, overwrite: bool) -> None:
 
 
 def check_pattern(stages) -> None:
-    """``--pattern`` stages (names expanded) as the tokenizer loader checks them, and none that
-    matches the empty string (its pieces would be empty: text between matches is not split)."""
-    if stages is None:
-        return
-    from minillm.tokenizer.pattern_names import KNOWN_STAGES
-    from minillm.tokenizer.validate import check_patterns
-    check_patterns([s for s in stages if s not in KNOWN_STAGES], "--pattern")   # as load does
-    for stage in stages:
-        if regex.fullmatch(stage, "") is not None:
-            raise ValueError(f"--pattern {stage!r} matches the empty string: a pre-tokenisation "
-                             f"pattern must match at least one character (e.g. '\\w+' rather "
-                             f"than '\\w*')")
+    """``--pattern`` stages (names expanded), refused now, in the flag's words, as
+    ``Tokenizer.train`` would refuse them once the data is read."""
+    if stages is not None:
+        from minillm.tokenizer.train import check_trainable
+        check_trainable(stages, "--pattern")
 
 
 def check_schedule(steps: int, warmup: int) -> None:

@@ -27,7 +27,7 @@ from minillm.tokenizer.byte_alphabet import bytes_to_unicode
 from minillm.tokenizer.pattern_names import GPT2_PATTERN, LLAMA_CPP_IGNORE_MERGES, LLAMA_CPP_PRE
 from minillm.tokenizer.rank_merges import with_derived_merges
 from minillm.tokenizer.spm import SentencePieceBPE
-from minillm.tokenizer.spm_meta import BYTE, UNKNOWN
+from minillm.tokenizer.gguf_types import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED
 
 # (pre-tokeniser stages, whole_piece_lookup) -> llama.cpp's `tokenizer.ggml.pre` name. Every
 # llama.cpp name maps its own stages (a GGUF read by minillm goes back out under its name); GPT-2's
@@ -40,7 +40,6 @@ for _name, _stages in LLAMA_CPP_PRE.items():
 PRE_NAMES[((GPT2_PATTERN,), False)] = "gpt-2"
 PRE_NAMES[((r"\p{N}", GPT2_PATTERN), False)] = "smollm"
 PRE_NAMES[(LLAMA_CPP_PRE["smollm"], False)] = "smollm"   # same stages as starcoder's: SmolLM2 keeps its name
-NORMAL, CONTROL, USER_DEFINED, UNUSED = 1, 3, 4, 5        # llama.cpp's token types
 
 
 def pre_tokenizer_name(tok) -> str:

@@ -47,8 +47,3 @@ def rope_angles(positions: np.ndarray, d_head: int, theta: float) -> tuple[np.nd
     inv_freq = theta ** (-2.0 * i / d_head)                        # [D/2]  θ_i
     angles = np.asarray(positions, np.float64)[..., None] * inv_freq   # [..., D/2]  m·θ_i
     return np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
-
-
-def rope_tables(n_positions: int, d_head: int, theta: float) -> tuple[np.ndarray, np.ndarray]:
-    """The table: cos and sin for every position m < n_positions, two [n_positions, D/2]."""
-    return rope_angles(np.arange(n_positions), d_head, theta)

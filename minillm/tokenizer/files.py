@@ -72,9 +72,7 @@ class TokenizerFiles:
     def from_gguf_metadata(cls, meta: dict, pattern=None):
         """Build from GGUF `tokenizer.ggml.*` metadata already parsed into a dict. Read from a file
         (io.gguf.read_gguf), its other `tokenizer.*` keys are kept in `gguf_metadata`."""
-        from minillm.io.gguf_carry import carried
-        return build(cls, {**gguf_meta.read_gguf_metadata(meta, pattern),
-                           "gguf_metadata": carried(meta)[1]})
+        return build(cls, gguf_meta.read_gguf_metadata(meta, pattern))
 
     @classmethod
     def train(cls, text: str, vocab_size: int, pattern=None, special_tokens=(),

@@ -24,7 +24,7 @@ import zlib
 from pathlib import Path
 
 from minillm.io.atomic import atomic_write_text
-from minillm.io.gguf_carry import carried, hf_chat_templates
+from minillm.io.gguf_carry import hf_chat_templates
 from minillm.io.bounded import read_bounded
 from minillm.io.safetensors_header import no_duplicate_keys
 
@@ -109,6 +109,8 @@ def read(path_or_name, pattern=None) -> dict:
     path = locate(path_or_name)  # (its TypeError is about the argument, not the file)
     try:
         kw = _read(path, pattern)
+        if path.suffix == ".gguf" or "pieces" in kw:   # checked by their readers (gguf_meta.py;
+            return kw                                  # SentencePiece-style: spm_meta, hf_spm)
         return validated(kw, source, from_file=pattern is None)
     except (KeyError, TypeError, AttributeError, IndexError) as exc:   # a field of the wrong type
         raise ValueError(f"{source}: malformed tokenizer file ({type(exc).__name__}: "
@@ -123,8 +125,6 @@ def read(path_or_name, pattern=None) -> dict:
 
 def validated(kw: dict, source: str, from_file: bool = True) -> dict:
     """Check reader output ``kw`` (validate.py); patterns only when they came from the file."""
-    if "pieces" in kw:          # SentencePiece-style: checked by its reader (spm_meta.py)
-        return kw
     check_vocabulary(kw["encoder"], kw["merges"], kw.get("special_tokens") or {}, source,
                      **{k: kw.get(k) for k in ("bos_id", "eos_id", "unk_id")})
     stages = kw["pattern"]
@@ -157,7 +157,7 @@ def _read(path: Path, pattern=None) -> dict:
         meta = read_gguf(path).metadata
         if "tokenizer.ggml.tokens" not in meta:
             raise ValueError(f"{path} carries no tokenizer (no tokenizer.ggml.* metadata)")
-        return {**read_gguf_metadata(meta, pattern), "gguf_metadata": carried(meta)[1]}
+        return read_gguf_metadata(meta, pattern)
     if path.name.endswith((".tiktoken", ".tiktoken.gz")):
         return read_tiktoken(path, pattern)
     data = _load_json(path)

@@ -6,13 +6,13 @@ llama.cpp's names (pattern_names.py). Writing them back: io/gguf_vocab.py.
 """
 from __future__ import annotations
 
+from minillm.io.gguf_carry import carried
+
 from .byte_alphabet import in_alphabet, parse_merges, vocab_from_strings
 from .pattern_names import LLAMA_CPP_IGNORE_MERGES, NAMED_PATTERNS
-from .gguf_types import user_defined_tokens
+from .gguf_types import CONTROL, NORMAL, USER_DEFINED, user_defined_tokens
 from .validate import check_vocabulary, shown
 
-# token_type: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte
-GGUF_SPECIAL_TYPES = (3, 4)
 SPM_MODELS = ("llama", "gemma4")  # SentencePiece-style BPE: spm_meta.py, spm.py
 MODEL_NAMES = {"bert": "WordPiece (BERT) is not implemented;",
                "t5": "Unigram (T5 / SentencePiece unigram) is not implemented;",
@@ -21,7 +21,10 @@ MODEL_NAMES = {"bert": "WordPiece (BERT) is not implemented;",
 
 
 def read_gguf_metadata(meta: dict, pattern=None) -> dict:
-    """GGUF `tokenizer.ggml.*` metadata (a plain dict) -> Tokenizer kwargs.
+    """GGUF `tokenizer.ggml.*` metadata -> Tokenizer (or SentencePieceBPE) kwargs, checked
+    (validate.py, spm_meta.py); with `gguf_metadata`, the file's other `tokenizer.*` keys kept for
+    a GGUF export (io/gguf_carry.py), when `meta` is a file's (io.gguf.read_gguf: a plain dict
+    has no types, and nothing is kept from it).
 
     Control (3) and user-defined (4) tokens are special; their text is stored as is, and the
     user-defined ones are split out of every text, as llama.cpp does (special.py). The
@@ -33,16 +36,24 @@ def read_gguf_metadata(meta: dict, pattern=None) -> dict:
     model = meta.get("tokenizer.ggml.model")
     if model in SPM_MODELS:
         from .spm_meta import read_spm_metadata
-        return read_spm_metadata(meta, pattern)
-    if model != "gpt2":
+        kw = read_spm_metadata(meta, pattern)
+    elif model == "gpt2":
+        kw = _read_byte_level(meta, pattern)
+    else:
         raise ValueError(f'tokenizer.ggml.model is {shown(model)}: {MODEL_NAMES.get(model, "")} '
                          f'minillm reads "gpt2" (byte-level BPE) and "llama" / "gemma4" '
                          f'(SentencePiece-style BPE) vocabularies')
+    kept = carried(meta)[1]
+    return {**kw, "gguf_metadata": kept} if kept else kw
+
+
+def _read_byte_level(meta: dict, pattern) -> dict:
+    """A "gpt2" vocabulary -> Tokenizer kwargs (read_gguf_metadata's docstring)."""
     tokens, merges = meta.get("tokenizer.ggml.tokens"), meta.get("tokenizer.ggml.merges")
     if not isinstance(tokens, list) or not isinstance(merges, list):
         raise ValueError("GGUF metadata needs tokenizer.ggml.tokens and tokenizer.ggml.merges "
                          "lists")
-    types = meta.get("tokenizer.ggml.token_type") or [1] * len(tokens)
+    types = meta.get("tokenizer.ggml.token_type") or [NORMAL] * len(tokens)
     if not isinstance(types, list):
         raise ValueError(f"GGUF metadata tokenizer.ggml.token_type must be a list of integers, "
                          f"one per token, got {shown(types)} ({type(types).__name__})")
@@ -57,7 +68,7 @@ def read_gguf_metadata(meta: dict, pattern=None) -> dict:
     if pattern is None and pre not in NAMED_PATTERNS:
         raise ValueError(f"unknown pre-tokeniser tokenizer.ggml.pre={pre!r}; pass pattern= "
                          f"(known: {', '.join(sorted(NAMED_PATTERNS))})")
-    specials = {t: i for i, (t, ty) in enumerate(zip(tokens, types)) if ty in GGUF_SPECIAL_TYPES}
+    specials = {t: i for i, (t, ty) in enumerate(zip(tokens, types)) if ty in (CONTROL, USER_DEFINED)}
     # subtle: a token outside GPT-2's byte alphabet (command-r's "\u200d", "™": 1,403 of them) is
     # one llama.cpp never produces (it matches byte-encoded text); kept for decoding only
     unreachable = {i: t.encode("utf-8") for i, t in enumerate(tokens)

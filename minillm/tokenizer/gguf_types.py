@@ -1,16 +1,15 @@
 """What GGUF's `tokenizer.ggml.token_type` says of a token, and what llama.cpp makes of it.
 
 Shared by the two GGUF vocabulary readers (gguf_meta.py: byte-level BPE; spm_meta.py:
-SentencePiece-style) and spm.py, in a module of their own so that none of them imports another
-(no import cycles: tests/test_import_graph.py).
+SentencePiece-style), their writer (io/gguf_vocab.py), spm.py and hf_spm.py, in a module of their
+own so that none of them imports another (no import cycles: tests/test_import_graph.py).
 
     >>> user_defined_tokens(["a", "<|im_end|>", "<x>"], [1, 4, 4])
     ['<x>']
 """
 from __future__ import annotations
 
-# token_type: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte
-USER_DEFINED = 4
+NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6   # token_type's values
 # llama.cpp makes these texts control tokens whatever their type says (end-of-generation and
 # fill-in-the-middle markers: llama-vocab.cpp), so a user-defined one is not split out of text
 LLAMA_CPP_CONTROL_TEXTS = frozenset({
@@ -25,6 +24,7 @@ LLAMA_CPP_CONTROL_TEXTS = frozenset({
     "[PAD]", "<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>",
     "<|file_sep|>"})
 BYTE_TOKEN = "<0x{:02X}>"  # the byte-fallback token of one byte: <0x0A> is "\n"
+SPACE = "\u2581"          # "▁", SentencePiece's visible space
 
 
 def user_defined_tokens(tokens: list[str], types: list[int]) -> list[str]:

@@ -9,12 +9,11 @@ not implement before anything is built (what is honoured and refused: hf_feature
 from __future__ import annotations
 
 from .byte_alphabet import parse_merges, vocab_from_strings
-from .hf_features import check_honoured
-from .hf_normalize import simplest
+from .hf_features import check_honoured, pre_tokenizer_steps
 from .hf_spm import read_hf_spm
 from .onig import to_python
 from .pattern_names import GPT2_PATTERN, KNOWN_STAGES
-from .validate import shown
+from .validate import check_pattern_object, shown
 
 WHOLE_TEXT = r"(?s:.+)"  # the stage that keeps the whole text as one piece
 
@@ -30,13 +29,9 @@ def read_gpt2_files(encoder_json: dict, vocab_bpe: str) -> dict:
                 eos_id=specials.get("<|endoftext|>"))
 
 
-def _pre_tokenizer_stages(pre: dict | None) -> list[str]:
-    """A Hugging Face pre_tokenizer -> regex stages; it must contain a ByteLevel step."""
-    if pre is None:
-        raise ValueError("tokenizer.json has no pre_tokenizer: not a byte-level BPE tokenizer")
+def _step_stages(pre: dict) -> list[str]:
+    """One pre_tokenizer step (not a Sequence: hf_features.pre_tokenizer_steps) -> regex stages."""
     kind = pre.get("type")
-    if kind == "Sequence":
-        return [s for p in pre["pretokenizers"] for s in _pre_tokenizer_stages(p)]
     if kind == "ByteLevel":
         if pre.get("add_prefix_space"):
             raise ValueError("ByteLevel with add_prefix_space=true is not supported")
@@ -65,7 +60,7 @@ def read_hf_json(data: dict, config: dict | None = None) -> dict:
     bos_token / eos_token. The post-processor (e.g. Llama-3 prepending BOS) is kept and applied by
     `encode(..., add_special_tokens=True)` (hf_post.py); the normaliser: hf_normalize.py.
     """
-    check_hf_features(data, config)
+    normalizer = check_hf_features(data, config)
     model = data.get("model") or {}
     if model.get("type") != "BPE":
         raise ValueError(f"tokenizer.json model type is {shown(model.get('type'))}; "
@@ -77,15 +72,18 @@ def read_hf_json(data: dict, config: dict | None = None) -> dict:
         raise ValueError("BPE with subword prefixes / suffixes is not byte-level BPE")
     if not isinstance(model.get("vocab"), dict) or not isinstance(model.get("merges", []), list):
         raise ValueError("tokenizer.json model needs a vocab object and a merges list")
+    if data.get("pre_tokenizer") is None:
+        raise ValueError("tokenizer.json has no pre_tokenizer: not a byte-level BPE tokenizer")
+    steps = pre_tokenizer_steps(data["pre_tokenizer"])
     # subtle: ByteLevel(use_regex=false) alone splits nothing: the whole text is one pre-token
-    stages = _pre_tokenizer_stages(data.get("pre_tokenizer")) or [WHOLE_TEXT]
-    if not _has_byte_level(data.get("pre_tokenizer")):
+    stages = [stage for step in steps for stage in _step_stages(step)] or [WHOLE_TEXT]
+    if not any(step.get("type") == "ByteLevel" for step in steps):
         raise ValueError("tokenizer.json: the pre_tokenizer has no ByteLevel step, so its "
                          "vocabulary is not byte-level; minillm implements byte-level BPE only")
     kwargs = dict(encoder=vocab_from_strings(model["vocab"], specials),
                   merges=parse_merges(model.get("merges", []), keep="last"), pattern=tuple(stages),
                   special_tokens=specials, whole_piece_lookup=bool(model.get("ignore_merges")),
-                  normalizer=simplest(data.get("normalizer")),
+                  normalizer=normalizer,
                   post_processor=data.get("post_processor"),
                   user_defined=[t["content"] for t in data.get("added_tokens", [])
                                 if not t.get("special", True)])  # split always: special.py
@@ -104,37 +102,14 @@ def _config_ids(config: dict | None, specials: dict[str, int]) -> dict:
     return ids
 
 
-def _has_byte_level(pre) -> bool:
-    if not isinstance(pre, dict):
-        return False
-    if pre.get("type") == "Sequence" and isinstance(pre.get("pretokenizers"), list):
-        return any(_has_byte_level(p) for p in pre["pretokenizers"])
-    return pre.get("type") == "ByteLevel"
-
-
-def _check_pre_tokenizer(pre, depth: int = 0) -> None:
-    """The pre_tokenizer tree has the JSON shape the readers expect (depth at most 8)."""
-    if not isinstance(pre, dict) or depth > 8:
-        raise ValueError(f"tokenizer.json: a pre_tokenizer must be an object (nested at most 8 "
-                         f"deep), got {shown(pre)}")
-    if pre.get("type") == "Sequence":
-        if not isinstance(pre.get("pretokenizers"), list):
-            raise ValueError("tokenizer.json: a Sequence pre_tokenizer needs a pretokenizers list")
-        for p in pre["pretokenizers"]:
-            _check_pre_tokenizer(p, depth + 1)
-    if pre.get("type") == "Split":
-        pattern = pre.get("pattern")
-        if not (isinstance(pattern, dict) and len(pattern) == 1
-                and isinstance(pattern.get("Regex", pattern.get("String")), str)):
-            raise ValueError(f"tokenizer.json: a Split pattern must be {{\"Regex\": str}} or "
-                             f"{{\"String\": str}}, got {shown(pattern)}")
-
-
-def check_hf_features(data: dict, config: dict | None) -> None:
+def check_hf_features(data: dict, config: dict | None):
     """Refuse every tokenizer.json feature minillm does not implement (ValueError naming it),
-    and fields of the wrong JSON type, before anything is built from the file."""
+    and fields of the wrong JSON type, before anything is built from the file. Returns the
+    normaliser as the Tokenizer keeps it (checked once, by hf_features.check_honoured)."""
     if data.get("pre_tokenizer") is not None:
-        _check_pre_tokenizer(data["pre_tokenizer"])
+        for step in pre_tokenizer_steps(data["pre_tokenizer"]):
+            if step.get("type") == "Split":
+                check_pattern_object(step.get("pattern"), "Split")
     norm = data.get("normalizer")
     if norm is not None and not (isinstance(norm, dict) and (norm.get("type") != "Sequence"
                                                              or isinstance(norm.get("normalizers"), list))):
@@ -174,4 +149,4 @@ def check_hf_features(data: dict, config: dict | None) -> None:
         tok = tok.get("content") if isinstance(tok, dict) else tok
         if not isinstance(tok, (str, type(None))):
             raise ValueError(f"tokenizer_config.json: {key} must be a string, got {shown(tok)}")
-    check_honoured(data)
+    return check_honoured(data)

@@ -40,9 +40,10 @@ from .hf_post import check_post_processor
 from .validate import shown
 
 
-def check_honoured(data: dict) -> None:
+def check_honoured(data: dict):
     """A ValueError for the first setting of `data` (a tokenizer.json object) that minillm would
-    otherwise not honour (see the module docstring)."""
+    otherwise not honour (see the module docstring); else the normaliser as a Tokenizer keeps it
+    (hf_normalize.simplest, which checks it)."""
     for key in ("truncation", "padding"):
         if data.get(key) is not None:
             raise ValueError(f"tokenizer.json: {key} is set ({shown(data[key])}): `tokenizers` "
@@ -63,17 +64,29 @@ def check_honoured(data: dict) -> None:
                              f"({shown(normalizer)}): `tokenizers` finds it in the normalised "
                              f"text, minillm in the text as given (supported: normalized=false, "
                              f"or no normalizer)")
+    return normalizer
 
 
-def _steps(pre) -> list[dict]:
-    """A pre_tokenizer tree -> its steps in the order they run."""
-    if isinstance(pre, dict) and pre.get("type") == "Sequence":
-        return [s for p in pre.get("pretokenizers", []) for s in _steps(p)]
-    return [pre] if isinstance(pre, dict) else []
+def pre_tokenizer_steps(pre, depth: int = 0) -> list[dict]:
+    """A pre_tokenizer tree -> its steps in the order they run (Sequences flattened): every node
+    an object, nested at most 8 deep, a Sequence's steps a list; else a ValueError.
+
+    >>> pre_tokenizer_steps({"type": "Sequence", "pretokenizers": [{"type": "Digits"},
+    ...     {"type": "Sequence", "pretokenizers": [{"type": "ByteLevel"}]}]})
+    [{'type': 'Digits'}, {'type': 'ByteLevel'}]
+    """
+    if not isinstance(pre, dict) or depth > 8:
+        raise ValueError(f"tokenizer.json: a pre_tokenizer must be an object (nested at most 8 "
+                         f"deep), got {shown(pre)}")
+    if pre.get("type") != "Sequence":
+        return [pre]
+    if not isinstance(pre.get("pretokenizers"), list):
+        raise ValueError("tokenizer.json: a Sequence pre_tokenizer needs a pretokenizers list")
+    return [s for p in pre["pretokenizers"] for s in pre_tokenizer_steps(p, depth + 1)]
 
 
 def _check_byte_level_last(pre) -> None:
-    steps = [s.get("type") for s in _steps(pre)]
+    steps = [s.get("type") for s in pre_tokenizer_steps(pre)] if pre is not None else []
     if "ByteLevel" in steps:
         after = [s for s in steps[steps.index("ByteLevel") + 1:] if s != "ByteLevel"]
         if after:

@@ -29,7 +29,7 @@ import unicodedata
 import regex
 
 from .onig import to_python
-from .validate import json_kind, shown
+from .validate import check_pattern_object, json_kind, shown
 
 FORMS = ("NFC", "NFD", "NFKC", "NFKD")
 KINDS = (*FORMS, "Lowercase", "Strip", "Replace", "Prepend", "Sequence")
@@ -45,13 +45,11 @@ def check_normalizer(norm, depth: int = 0) -> None:
         for step in norm["normalizers"]:
             check_normalizer(step, depth + 1)
     elif kind == "Replace":
-        pattern = norm.get("pattern")
-        if not (isinstance(pattern, dict) and len(pattern) == 1 and isinstance(
-                pattern.get("Regex", pattern.get("String")), str)) or \
-                not isinstance(norm.get("content"), str):
-            raise ValueError(f"tokenizer.json: a Replace normalizer needs a pattern {{\"String\": "
-                             f"str}} or {{\"Regex\": str}} and a content string, got {shown(norm)}")
-        _replace_regex(pattern)                                     # refuse a bad regex now
+        check_pattern_object(norm.get("pattern"), "Replace normalizer's")
+        if not isinstance(norm.get("content"), str):
+            raise ValueError(f"tokenizer.json: a Replace normalizer needs a content string, got "
+                             f"{shown(norm)}")
+        _replace_regex(norm["pattern"])                             # refuse a bad regex now
     elif kind == "Prepend" and not isinstance(norm.get("prepend"), str):
         raise ValueError(f"tokenizer.json: a Prepend normalizer needs a prepend string, got "
                          f"{shown(norm.get('prepend'))}")

@@ -20,6 +20,7 @@ optional). Everything else is refused by name, before anything is built:
                         character with a missing byte token, fused by fuse_unk; fuse_unk is
                         accepted because, with every byte token present, no unk is ever produced)
     ignore_merges, continuing_subword_prefix, end_of_word_suffix
+    two tokens on one id, a special token on an ordinary token's id (validate.check_vocabulary)
     Metaspace with another replacement, another pre_tokenizer, a normalizer other than the two
     above (before a Metaspace too); neither of them (spaces would reach the vocabulary as " ")
     another decoder (Metaspace's, none: `tokenizers` would then join tokens with spaces)
@@ -27,11 +28,9 @@ optional). Everything else is refused by name, before anything is built:
 """
 from __future__ import annotations
 
-from .gguf_types import BYTE_TOKEN
-from .hf_post import check_post_processor
-from .validate import shown
+from .gguf_types import BYTE_TOKEN, SPACE
+from .validate import check_vocabulary, shown
 
-SPACE = "\u2581"   # spm.py's "▁" (not imported: spm.py builds on tokenizer.py, which this must not)
 REPLACE_SPACES = {"type": "Replace", "pattern": {"String": " "}, "content": SPACE}
 PREPEND = {"type": "Prepend", "prepend": SPACE}
 DECODER = [{"type": "Replace", "pattern": {"String": SPACE}, "content": " "},
@@ -42,7 +41,7 @@ METASPACE_SPLIT = SPACE + "[^" + SPACE + "]*|[^" + SPACE + "]+"   # "a▁b▁▁
 
 def read_hf_spm(data: dict, specials: dict[str, int]) -> dict:
     """A tokenizer.json with a byte_fallback BPE model -> SentencePieceBPE kwargs (the caller,
-    hf.read_hf_json, adds bos/eos and has checked the shared fields)."""
+    hf.read_hf_json, adds bos/eos and has checked the shared fields and the post-processor)."""
     model = data["model"]
     vocab = model.get("vocab")
     if not isinstance(vocab, dict) or not all(type(i) is int for i in vocab.values()):
@@ -60,9 +59,11 @@ def read_hf_spm(data: dict, specials: dict[str, int]) -> dict:
                          f"byte token, which minillm does not implement")
     prefix = _prefix_rule(data.get("normalizer"), data.get("pre_tokenizer"))
     strip = _strip_decoder(data.get("decoder"))
-    check_post_processor(data.get("post_processor"))
     pieces = {**vocab, **specials}
     unk = model.get("unk_token")
+    # ids unique and in range, no special on an ordinary token's id (the merges: _merge_ranks)
+    check_vocabulary({t: i for t, i in vocab.items() if t not in specials}, None, specials,
+                     "tokenizer.json", unk_id=pieces.get(unk) if unk else None)
     return dict(pieces=pieces, merges=_merge_ranks(model.get("merges", []), vocab),
                 byte_ids={b: vocab[BYTE_TOKEN.format(b)] for b in range(256)},
                 kinds={i: "byte" if _is_byte_token(t) else "text" for t, i in pieces.items()},

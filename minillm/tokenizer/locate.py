@@ -30,9 +30,8 @@ NAMED = {"gpt2": "gpt2/gpt2.tiktoken.gz", "r50k": "gpt2/gpt2.tiktoken.gz",
          "o200k": "tokenizers/o200k_base.tiktoken.gz"}
 NAMED.update({"r50k_base": NAMED["r50k"], "cl100k_base": NAMED["cl100k"],
               "o200k_base": NAMED["o200k"]})  # tiktoken's names
-# name -> where `python -m minillm download NAME` puts the file, under models_dir()
-DOWNLOADED = {"smollm2": "SmolLM2-135M-Instruct.Q4_1.gguf",
-              "deepseek-v4": "deepseek-v4/tokenizer.json"}
+# names of `python -m minillm download NAME`: their files are where cli/download.py's MODELS say
+DOWNLOADED = ("smollm2", "deepseek-v4")
 MINILLM_FILE = "tokenizer.minillm.json"   # minillm's own readable format, in a model folder
 # Tokenizer files a model folder may carry, in the order they are tried.
 TOKENIZER_FILES = ("tokenizer.json", MINILLM_FILE, "tokenizer.json.gz", "encoder.json")
@@ -49,14 +48,6 @@ def tokenizer_file(directory: Path) -> Path | None:
     return None
 
 
-def downloaded(name: str) -> Path:
-    """The downloaded file of `name` ("smollm2", "deepseek-v4"), every file of the download
-    checked against its sha256 (deepseek-v4's tokenizer_config.json too: it names the EOS), or
-    an error that says which command downloads it (again)."""
-    from minillm.cli.download import verified_download   # (the cache: $MINILLM_HOME, ...)
-    return verified_download(name)
-
-
 def locate(path_or_name) -> Path:
     """A name, a folder or a file -> the tokenizer file it stands for (see the docstring)."""
     if not isinstance(path_or_name, (str, os.PathLike)):
@@ -64,7 +55,10 @@ def locate(path_or_name) -> Path:
     if isinstance(path_or_name, str) and path_or_name in NAMED:  # (a folder named so: "./gpt2")
         return shipped(NAMED[path_or_name])
     if isinstance(path_or_name, str) and path_or_name in DOWNLOADED:
-        return downloaded(path_or_name)
+        # every file of the download checked against its sha256 (deepseek-v4's
+        # tokenizer_config.json too: it names the EOS), or an error naming the command to run
+        from minillm.cli.download import verified_download   # (the cache: $MINILLM_HOME, ...)
+        return verified_download(path_or_name)
     path = Path(path_or_name)
     found = probe(path)                      # (a 5,000-character name: a ValueError here)
     if found and stat.S_ISDIR(found.st_mode):

@@ -30,9 +30,8 @@ import itertools
 import regex
 
 from .bpe import NO_MERGE
+from .gguf_types import SPACE  # "▁", SentencePiece's visible space
 from .tokenizer import Tokenizer
-
-SPACE = "\u2581"  # "▁", SentencePiece's visible space
 
 
 def merge_parts(parts: list[bytes], rank) -> list[bytes]:

@@ -14,10 +14,10 @@ user-defined ones are split out of every text (special.py).
 """
 from __future__ import annotations
 
-from .gguf_types import BYTE_TOKEN, user_defined_tokens
+from .gguf_types import BYTE, BYTE_TOKEN, CONTROL, NORMAL, UNKNOWN, USER_DEFINED, \
+    user_defined_tokens
 from .validate import shown
 
-NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 DECODES_AS = {NORMAL: "text", UNKNOWN: "special", CONTROL: "special", USER_DEFINED: "special",
               BYTE: "byte"}                     # anything else (unused, undefined): nothing
 GEMMA4_SPLIT = r"[^\n]+|[\n]+"                  # llama.cpp's only split for "gemma4"

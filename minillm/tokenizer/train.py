@@ -23,10 +23,13 @@ from __future__ import annotations
 import heapq
 from collections import Counter
 
+import regex
+
 from .fast.split import FastSplit
+from .pattern_names import KNOWN_STAGES
 from .patterns import PreTokenizer
 from .special import SpecialTokens
-from .validate import without_lone_surrogates
+from .validate import check_patterns, without_lone_surrogates
 
 Pair = tuple[int, int]
 
@@ -140,6 +143,19 @@ def train_fast(words: dict[tuple[int, ...], int], n_merges: int) -> list[Pair]:
     return merges
 
 
+def check_trainable(stages, source: str = "Tokenizer.train") -> None:
+    """Pre-tokenisation stages a trained tokenizer may keep: those Tokenizer.load accepts (its
+    check, validate.check_patterns: training never makes a tokenizer minillm cannot read back),
+    and none that matches the empty string (its pieces would be empty: text between matches is
+    not split). `source` names the stages in the message ("--pattern" for the CLI's flag)."""
+    check_patterns([s for s in stages if s not in KNOWN_STAGES], source)
+    for stage in stages:
+        if regex.fullmatch(stage, "") is not None:
+            raise ValueError(f"{source}: pattern {stage!r} matches the empty string: a "
+                             f"pre-tokenisation pattern must match at least one character (e.g. "
+                             f"'\\w+' rather than '\\w*')")
+
+
 def train_tokenizer(text: str, vocab_size: int, pattern=None, special_tokens=(),
                     trainer: str = "fast") -> dict:
     """Text -> the keyword arguments of `Tokenizer(...)`: id b = byte b, id 256 + k = merge k,
@@ -153,6 +169,7 @@ def train_tokenizer(text: str, vocab_size: int, pattern=None, special_tokens=(),
         raise ValueError(f"vocab_size must be an int >= 256 (the bytes) + {len(special_tokens)} "
                          f"(the special tokens), got {vocab_size!r}")
     pre = PreTokenizer(pattern)
+    check_trainable(pre.stages)
     texts = [without_lone_surrogates(text)]  # (U+FFFD, as encode sees them)
     if special_tokens:  # special tokens are never learned from: cut them out of the text
         splitter = SpecialTokens({s: 0 for s in special_tokens})

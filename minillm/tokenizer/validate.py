@@ -188,6 +188,15 @@ def without_lone_surrogates(text: str) -> str:
     return text
 
 
+def check_pattern_object(pattern, what: str) -> None:
+    """A tokenizer.json pattern (of a Split pre-tokeniser, a Replace normaliser: `what`) is
+    {"Regex": str} or {"String": str}; anything else is a ValueError."""
+    if not (isinstance(pattern, dict) and len(pattern) == 1
+            and isinstance(pattern.get("Regex", pattern.get("String")), str)):
+        raise ValueError(f"tokenizer.json: a {what} pattern must be {{\"Regex\": str}} or "
+                         f"{{\"String\": str}}, got {shown(pattern)}")
+
+
 def json_kind(value, what: str, kinds: tuple, depth: int, steps: str) -> str:
     """The "type" of a tokenizer.json step (`what`: "normalizer", ...) that must be one of `kinds`,
     nested at most 8 deep; a Sequence must hold a list under `steps`. Else a ValueError."""

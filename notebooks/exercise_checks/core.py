@@ -191,4 +191,3 @@ LOGITS = st.lists(st.integers(-40, 40).map(lambda i: i / 4), min_size=2, max_siz
 LOGIT_ROWS = st.tuples(st.integers(2, 3), st.integers(2, 6)).flatmap(
     lambda nv: st.lists(st.integers(-40, 40), min_size=nv[0] * nv[1], max_size=nv[0] * nv[1]).map(
         lambda v: np.array(v, dtype=np.float64).reshape(nv) / 4))
-SEEDS = st.integers(0, 2**31 - 1)

@@ -131,3 +131,15 @@ def test_a_model_made_here_exports_without_carried_keys(tmp_path):
     assert "tokenizer.chat_template" not in meta and meta["tokenizer.ggml.add_bos_token"] is False
     np.testing.assert_array_equal(load_model(tmp_path / "m.gguf", fast=False)[0].params.wte,
                                   model.params.wte)
+
+
+def test_a_gguf_vocabulary_loaded_by_path_is_checked_once_not_twice(source, monkeypatch):
+    """Tokenizer.load ran check_vocabulary (O(V + merges)) in gguf_meta, then again in formats."""
+    from minillm.tokenizer import formats, gguf_meta
+    calls = []
+    for module in (formats, gguf_meta):
+        real = module.check_vocabulary
+        monkeypatch.setattr(module, "check_vocabulary",
+                            lambda *a, real=real, **kw: calls.append(a[-1]) or real(*a, **kw))
+    assert Tokenizer.load(source).gguf_metadata["tokenizer.chat_template"] == (STRING, TEMPLATE)
+    assert calls == ["GGUF metadata"]

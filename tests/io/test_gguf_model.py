@@ -16,7 +16,7 @@ from minillm.io.gguf_model import gguf_names
 from minillm.loading import load_gguf_model
 from minillm.io.qk_rows import permute_qk, unpermute_qk
 from minillm.io.safetensors import load_safetensors
-from minillm.model.rope import apply_rope, rope_tables
+from minillm.model.rope import apply_rope, rope_angles
 from tests.conftest import FIXTURES
 from tests.io import gguf_writer as w
 
@@ -86,7 +86,7 @@ def test_adjacent_pair_rope_on_permuted_rows_equals_rotate_half(heads, half, see
     D, T = 2 * half, 5
     rng = np.random.default_rng(seed)
     q = rng.normal(size=(heads * D, T)).astype(np.float32)        # [h·D, T] rows as in a weight
-    cos, sin = rope_tables(T, D, 10000.0)                           # [T, D/2]
+    cos, sin = rope_angles(np.arange(T), D, 10000.0)                # [T, D/2]
     hf = apply_rope(q.reshape(heads, D, T).transpose(0, 2, 1), cos, sin)          # [h, T, D]
     cpp = rope_adjacent_pairs(permute_qk(q, heads).reshape(heads, D, T).transpose(0, 2, 1), cos, sin)
     np.testing.assert_allclose(cpp, permute_qk(hf.transpose(0, 2, 1).reshape(heads * D, T), heads)

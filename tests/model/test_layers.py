@@ -10,7 +10,7 @@ from minillm.model.attention import attend_per_head, attention, causal_mask, sca
 from minillm.model.ffn import gelu_tanh, silu
 from minillm.model.linear import linear
 from minillm.model.norm import layer_norm, rms_norm
-from minillm.model.rope import rope_angles, rope_tables
+from minillm.model.rope import rope_angles
 from tests.model.strategies import attention_inputs
 
 finite = st.floats(-30, 30, width=32)
@@ -113,7 +113,7 @@ def test_attention_and_the_model_agree_that_return_weights_defaults_to_false(T):
 def test_rope_angles_are_the_rows_of_the_table(positions, D, theta):
     """The model computes cos/sin for the positions it is given; they are the table's rows, bit
     for bit (the same float64 products m·θ_i)."""
-    cos, sin = rope_tables(5001, D, theta)
+    cos, sin = rope_angles(np.arange(5001), D, theta)
     got_cos, got_sin = rope_angles(np.array(positions), D, theta)
     assert got_cos.dtype == np.float32 and got_cos.shape == (len(positions), D // 2)
     np.testing.assert_array_equal(got_cos, cos[positions])

@@ -105,3 +105,21 @@ def test_prepend_first_refuses_a_disallowed_special_token_at_its_own_position():
     tok = build(REF["honoured"][4]["patch"])
     with pytest.raises(ValueError, match="at character 2"):
         tok.encode("hi<s>")
+
+
+@pytest.mark.parametrize("edit, message", [
+    ("two tokens on one id", "id 301 is given to two tokens, 'he' and '▁t'"),
+    ("a special on an ordinary id", "special token '<zz>' has id 301, the id of the ordinary token"),
+])
+def test_a_broken_byte_fallback_vocabulary_is_refused_not_loaded(tmp_path, edit, message):
+    """Two tokens on one id loaded silently ("hello world" came back as " tllo world"): the
+    SentencePiece-style reader never ran check_vocabulary."""
+    data = json.loads(json.dumps(BASE))
+    assert (data["model"]["vocab"]["he"], data["model"]["vocab"]["▁t"]) == (300, 301)
+    if edit == "two tokens on one id":
+        data["model"]["vocab"]["he"] = 301
+    else:
+        data["added_tokens"].append({"id": 301, "content": "<zz>", "special": True})
+    (tmp_path / "tokenizer.json").write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape(message)):
+        Tokenizer.load(tmp_path / "tokenizer.json")

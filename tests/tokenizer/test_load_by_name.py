@@ -101,10 +101,6 @@ def test_downloaded_names_are_found_where_download_puts_them(tmp_path, monkeypat
             == tok.encode(TEXT, allowed_special="all")
 
 
-def test_smollm2_file_name_is_the_download_command_s():
-    assert DOWNLOADED["smollm2"] == MODELS["smollm2"].filename
-
-
 def test_an_unknown_name_lists_what_is_accepted():
     with pytest.raises(FileNotFoundError) as info:
         Tokenizer.load("gpt5")

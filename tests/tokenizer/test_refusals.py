@@ -119,6 +119,18 @@ def test_catastrophic_regex_in_tokenizer_json_is_refused(tmp_path):
     load_hf(tmp_path, hf_data(pre_tokenizer=pre), "catastrophic backtracking")
 
 
+@pytest.mark.parametrize("pattern", [{"Regex": 1}, {"Regex": "a", "String": "a"}, ["a"], None])
+@pytest.mark.parametrize("where", ["Split", "Replace normalizer's"])
+def test_a_pattern_object_of_the_wrong_shape_is_refused(tmp_path, pattern, where):
+    if where == "Split":
+        data = hf_data(pre_tokenizer={"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": pattern, "behavior": "Isolated"},
+            {"type": "ByteLevel", "add_prefix_space": False}]})
+    else:
+        data = hf_data(normalizer={"type": "Replace", "pattern": pattern, "content": "x"})
+    load_hf(tmp_path, data, f"a {where} pattern must be {{\"Regex\": str}} or {{\"String\": str}}")
+
+
 def test_deeply_nested_json_is_a_clear_error(tmp_path):
     (tmp_path / "tokenizer.json").write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(ValueError, match="tokenizer.json"):

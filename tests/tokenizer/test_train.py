@@ -16,6 +16,18 @@ def test_textbook_aaabdaaabac():
         == tok.encode("aaabdaaabac")
 
 
+
+@pytest.mark.parametrize("pattern, message", [
+    ("(a|aa)+$", "catastrophic backtracking"), ("\\w*", "matches the empty string")])
+def test_train_refuses_a_pattern_the_loader_would_refuse_or_that_matches_nothing(pattern,
+                                                                                 message):
+    """Tokenizer.train used to accept "(a|aa)+$" and save a tokenizer Tokenizer.load refused
+    (only the CLI's --pattern was checked)."""
+    with pytest.raises(ValueError, match=rf"Tokenizer.train: pattern .*{message}") as caught:
+        Tokenizer.train("hello world aaa " * 20, 270, pattern=pattern)
+    assert repr(pattern) in str(caught.value)
+
+
 corpora = st.text(alphabet="ab c\n海水", max_size=120)
 
 
