@@ -34,10 +34,12 @@ def data_digest(train_ids: np.ndarray, val_ids: np.ndarray) -> str:
     return digest.hexdigest()
 
 
-def resume(model, opt, out: Path, settings, data_sha256: str) -> tuple[int, int]:
-    """Load the newest verified checkpoint of ``out`` into model and opt (in place).
+def resume(model, opt, out: Path, settings, data_sha256: str,
+           found: tuple[Path, dict] | None = None) -> tuple[int, int]:
+    """Load the newest verified checkpoint of ``out`` into model and opt (in place); ``found``:
+    the (folder, manifest) ``find_checkpoint(out)`` returned (already verified), if at hand.
     -> (the step to continue from, the number of log records written up to it)."""
-    path, manifest = find_checkpoint(out)
+    path, manifest = found or find_checkpoint(out)
     step = manifest["step"]
     opt_path = path / OPTIMIZER
     meta = _optimizer_metadata(opt_path)
