@@ -17,6 +17,9 @@ import struct
 
 import numpy as np
 
+from minillm.io.gguf_limits import (ARRAY, BOOL, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64,
+                                    STRING, UINT8, UINT16, UINT32, UINT64)
+
 MAX_NESTING = 8
 # Bounds from what real files need (a file may be many GB, so "the bytes left" bounds little):
 # the largest vocabularies have ~260k tokens and merges, chat templates ~20 KB, models ~3k tensors.
@@ -25,9 +28,8 @@ MAX_ARRAY_LENGTH = 1 << 24        # 16,777,216 elements in one metadata array
 MAX_METADATA = 1 << 16            # 65,536 key/value pairs
 MAX_TENSORS = 1 << 16             # 65,536 tensors
 # metadata scalar type id -> NumPy dtype (BOOL read as u1, then checked to be 0 or 1)
-SCALARS = {0: "<u1", 1: "<i1", 2: "<u2", 3: "<i2", 4: "<u4", 5: "<i4", 6: "<f4", 7: "<u1",
-           10: "<u8", 11: "<i8", 12: "<f8"}
-STRING, ARRAY, BOOL = 8, 9, 7
+SCALARS = {UINT8: "<u1", INT8: "<i1", UINT16: "<u2", INT16: "<i2", UINT32: "<u4", INT32: "<i4",
+           FLOAT32: "<f4", BOOL: "<u1", UINT64: "<u8", INT64: "<i8", FLOAT64: "<f8"}
 
 
 def metadata_number(meta: dict, key: str, default=None) -> float:
