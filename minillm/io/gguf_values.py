@@ -81,10 +81,15 @@ class Cursor:
 
     def value(self, vtype, what, depth=0):
         """One metadata value of type ``vtype`` as a Python value."""
+        return self.typed_value(vtype, what, depth)[0]
+
+    def typed_value(self, vtype, what, depth=0):
+        """-> (one metadata value of type ``vtype``, its element type if it is an array, else
+        None)."""
         if vtype == STRING:
-            return self.string(what)
+            return self.string(what), None
         if vtype in SCALARS:
-            return self.array(vtype, 1, what)[0]
+            return self.array(vtype, 1, what)[0], None
         if vtype != ARRAY:
             raise ValueError(f"{what}: unknown value type {vtype}; allowed 0..12")
         if depth >= MAX_NESTING:
@@ -93,9 +98,10 @@ class Cursor:
         if etype not in SCALARS and etype not in (STRING, ARRAY):
             raise ValueError(f"{what}: unknown array element type {etype}; allowed 0..12")
         if etype in SCALARS:
-            return self.array(etype, self.count(f"{what} array length", 1, MAX_ARRAY_LENGTH), what)
+            n = self.count(f"{what} array length", 1, MAX_ARRAY_LENGTH)
+            return self.array(etype, n, what), etype
         n = self.count(f"{what} array length", 8 if etype == STRING else 12, MAX_ARRAY_LENGTH)
-        return [self.value(etype, f"{what}[{i}]", depth + 1) for i in range(n)]
+        return [self.value(etype, f"{what}[{i}]", depth + 1) for i in range(n)], etype
 
     def array(self, vtype, n, what):  # n numbers at once, vectorised
         dtype = np.dtype(SCALARS[vtype])
