@@ -71,6 +71,12 @@ def load_safetensors(path, mmap=True):
         save_safetensors("t.safetensors", {"w": np.ones((2, 3), np.float32)})
         load_safetensors("t.safetensors")["w"].shape   # (2, 3)
     """
+    return read_safetensors(path, mmap)[1]
+
+
+def read_safetensors(path, mmap=True):
+    """-> (header, tensors) from one read of the file: ``load_safetensors``' tensors and the
+    checked header they came from (each tensor's stored ``dtype`` and the ``__metadata__``)."""
     with open_regular(path) as f:               # a device, FIFO or folder: refused
         file_size = os.fstat(f.fileno()).st_size
         header, start = read_header(f, file_size)
@@ -89,7 +95,7 @@ def load_safetensors(path, mmap=True):
         elif dtype == "F16":
             stored = stored.astype(np.float32)
         tensors[name] = stored
-    return tensors
+    return header, tensors
 
 
 def load_safetensors_metadata(path):

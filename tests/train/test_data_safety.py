@@ -213,3 +213,29 @@ def test_resume_hashes_each_checkpoint_file_once(tmp_path, monkeypatch):
     read = {name: n for name, n in hashed.items() if name.startswith("checkpoint/")}
     assert read == {f"checkpoint/{name}": 1 for name in
                     ("config.json", "model.safetensors", "optimizer.safetensors")}
+
+
+def test_resume_reads_each_header_once_and_the_weights_into_the_model(tmp_path, monkeypatch):
+    """Regression: resume parsed the optimiser file's header 3 times and the model file's twice,
+    and built a second full set of weights (load_hf_checkpoint) to copy into the model."""
+    import collections
+    import minillm.io.checkpoints as checkpoints
+    import minillm.io.safetensors as st
+    from minillm.train.optim import AdamW
+    from minillm.train.resume import data_digest, resume
+    full, run = full_run_and_one_stopped_at_step_9(tmp_path)
+    read = collections.Counter()
+    def counted(real):
+        def read_header(f, size):
+            read[size] += 1                      # (the two files' sizes differ)
+            return real(f, size)
+        return read_header
+    for module in (st, checkpoints):
+        monkeypatch.setattr(module, "read_header", counted(module.read_header))
+    monkeypatch.setattr(checkpoints, "empty_params", None)     # no second set of weights
+    model = tiny(seed=3)
+    opt = AdamW(model.params.named(), weight_decay=SETTINGS.weight_decay)
+    folder, manifest = find_checkpoint(run)
+    assert resume(model, opt, run, SETTINGS, data_digest(TEXT_IDS, TEXT_IDS),
+                  (folder, manifest)) == (6, manifest["log_records"])
+    assert sorted(read.values()) == [1, 1]
