@@ -64,6 +64,7 @@ class Chat:
         self.cache = KVCache(model.config, batch_size=1, capacity=model.config.n_ctx)
         self.cached_ids: list[int] = []          # the ids whose keys/values the cache holds
         self.last_turn = (0, 0, 0)               # last reply: (prompt, of them cached, generated)
+        self._rendered: dict = {}                # the last rendering of each kind (see _ids)
         special_id(tokenizer, IM_START)          # fail now, not at the first turn
         self._hold_history([])                   # the system prompt, cached from the start
 
@@ -73,7 +74,7 @@ class Chat:
         return head + self.messages
 
     def prompt_ids(self) -> list[int]:
-        return chatml_ids(self.tokenizer, self.conversation())
+        return self._ids(self.conversation(), add_generation_prompt=True)
 
     def count_tokens(self) -> int:
         """Tokens the next reply starts from: the rendered history plus the generation prompt."""
@@ -84,7 +85,17 @@ class Chat:
         template would render nothing; the system prompt the next turn will start with is
         counted instead (``system``, or the template's default)."""
         conversation = self.conversation() or [{"role": "system", "content": DEFAULT_SYSTEM}]
-        return chatml_ids(self.tokenizer, conversation, add_generation_prompt=False)
+        return self._ids(conversation, add_generation_prompt=False)
+
+    def _ids(self, conversation: list[dict], add_generation_prompt: bool) -> list[int]:
+        """``chatml_ids``, encoded once per conversation: a turn's prompt, its history and the
+        counts shown after it reuse the last rendering while the messages are the same."""
+        key = [(m["role"], m["content"]) for m in conversation]
+        last = self._rendered.get(add_generation_prompt)
+        if last is None or last[0] != key:
+            last = self._rendered[add_generation_prompt] = (key, chatml_ids(
+                self.tokenizer, conversation, add_generation_prompt=add_generation_prompt))
+        return list(last[1])
 
     def context_tokens(self) -> int:
         """How much of the context window the conversation fills: the one count shown after a
@@ -102,26 +113,25 @@ class Chat:
             self.model(np.array(history[keep:])[None], cache=self.cache, last_only=True)  # [1, T']
         self.cached_ids = history
 
-    def fit_window(self) -> int:
-        """Drop the oldest turns until prompt + max_new_tokens fits in n_ctx; -> prompt length."""
+    def fit_window(self) -> list[int]:
+        """Drop the oldest turns until prompt + max_new_tokens fits in n_ctx; -> the prompt's ids."""
         n_ctx = self.model.config.n_ctx
-        while (n := self.count_tokens()) + self.max_new_tokens > n_ctx:
+        while len(ids := self.prompt_ids()) + self.max_new_tokens > n_ctx:
             if len(self.messages) <= 1:
-                raise ValueError(f"the message alone takes {n} tokens; with max_new_tokens="
+                raise ValueError(f"the message alone takes {len(ids)} tokens; with max_new_tokens="
                                  f"{self.max_new_tokens} it does not fit the window n_ctx={n_ctx}")
             del self.messages[:2 if self.messages[1]["role"] == "assistant" else 1]
-        return n
+        return ids
 
     def send(self, text: str) -> Iterator[str]:
         """Add a user turn, then yield the reply's text as it is generated. The reply joins the
         history when the stream ends (also when it is cut short: what was shown is kept)."""
         self.messages.append(check_messages([{"role": "user", "content": text}])[0])
         try:
-            self.fit_window()
+            ids = self.fit_window()
         except ValueError:
             self.messages.pop()                  # a message that cannot fit is not kept
             raise
-        ids = self.prompt_ids()
         reused = _common_prefix(self.cached_ids, ids[:-1])
         self.cache.rollback(reused)              # keep what still matches
         pieces: list[str] = []

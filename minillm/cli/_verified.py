@@ -32,6 +32,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from minillm.io.bounded import sha256_file
+
 CHUNK = 1 << 20   # bytes per read while extracting and hashing
 
 
@@ -133,12 +135,3 @@ def _copy(src, dst, digest, name: str, total: int) -> None:
             end = "" if sys.stderr.isatty() and done < total else "\n"
             print(f"\rextracting {name}: {done / 1e6:.0f} / {total / 1e6:.0f} MB", end=end,
                   file=sys.stderr)
-
-
-def sha256_file(path: Path) -> str:
-    from minillm.io.bounded import open_regular
-    digest = hashlib.sha256()
-    with open_regular(path) as f:
-        while chunk := f.read(CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()

@@ -93,8 +93,8 @@ def run(args) -> int:
                            n_heads=args.heads, n_layers=args.layers, arch="gpt2")
     check_memory(model_config(args.vocab_size))   # bad shapes fail now, not after the tokenizer
     check_out(out, args.resume, args.overwrite)
-    if args.resume:             # before anything is written: a checkpoint that verifies
-        find_checkpoint(out)
+    # before anything is written: a checkpoint that verifies (kept: each file is hashed once)
+    found = find_checkpoint(out) if args.resume else False
     out.mkdir(parents=True, exist_ok=True)
     say = _printer()
 
@@ -122,7 +122,7 @@ def run(args) -> int:
     sample = _head_bytes(val_text, VAL_SAMPLE_BYTES)
     atomic_write_text(out / "val_sample.txt", sample)
 
-    train(model, train_ids, val_ids, out, settings, resume=args.resume, progress=say)
+    train(model, train_ids, val_ids, out, settings, resume=found, progress=say)
     model.save_pretrained(out)
 
     report = {"val_sample": evaluate_text(model, tok, sample),

@@ -104,21 +104,31 @@ def create_new(path: str | Path) -> int:
 
 
 @contextlib.contextmanager
+def open_new(path: str | Path, mode: str = "wb", encoding: str | None = None):
+    """Create ``path`` (it must not exist: ``create_new``) and open it to write, plainly: no
+    temporary file, no fsync, no rename. The core ``atomic_open`` wraps, and what the writers of
+    an ``atomic_files`` commit use on the temporary paths it hands out (the commit fsyncs and
+    renames them). ``mode`` is "wb" or "w" (text, ``encoding`` default UTF-8)."""
+    if mode not in ("wb", "w"):
+        raise ValueError(f"minillm writes whole files: mode must be 'wb' or 'w', got {mode!r}")
+    fd = create_new(path)
+    with os.fdopen(fd, mode, encoding=(encoding or "utf-8") if mode == "w" else None) as f:
+        yield f
+
+
+@contextlib.contextmanager
 def atomic_open(path: str | Path, mode: str = "wb", encoding: str | None = None):
     """Open a temporary file beside ``path``; on a clean exit fsync it and rename it to ``path``.
 
     ``mode`` is "wb" or "w" (text, ``encoding`` default UTF-8). On an exception the temporary file
     is deleted and ``path`` is left exactly as it was. A ``path`` that is a link is refused.
     """
-    if mode not in ("wb", "w"):
-        raise ValueError(f"atomic_open writes whole files: mode must be 'wb' or 'w', got {mode!r}")
     path = Path(path)
     refuse_link(path)
     remove_temps(path.parent, (path.name,))
     tmp = path.with_name(temp_name(path.name))
-    fd = create_new(tmp)
     try:
-        with os.fdopen(fd, mode, encoding=(encoding or "utf-8") if mode == "w" else None) as f:
+        with open_new(tmp, mode, encoding) as f:
             yield f
             f.flush()
             os.fsync(f.fileno())
@@ -132,6 +142,12 @@ def atomic_open(path: str | Path, mode: str = "wb", encoding: str | None = None)
 
 def atomic_write_text(path: str | Path, text: str) -> None:
     with atomic_open(path, "w") as f:
+        f.write(text)
+
+
+def write_new_text(path: str | Path, text: str) -> None:
+    """``text`` into the new file ``path`` (``open_new``: an ``atomic_files`` temporary path)."""
+    with open_new(path, "w") as f:
         f.write(text)
 
 

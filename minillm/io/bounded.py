@@ -22,6 +22,7 @@ the check and the read. Example::
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from pathlib import Path
@@ -93,3 +94,12 @@ def read_bounded_text(path, limit: int, what: str = "this file") -> str:
         return read_bounded(path, limit, what).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ValueError(f"{shown(Path(path))} is not UTF-8 text: {exc}") from None
+
+
+def sha256_file(path) -> str:
+    """The sha256 (hex) of the regular file ``path``, read 1 MB at a time (a file of any size)."""
+    digest = hashlib.sha256()
+    with open_regular(path) as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()

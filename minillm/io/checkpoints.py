@@ -16,11 +16,13 @@ from pathlib import Path
 import numpy as np
 
 from minillm.config import ModelConfig
+from minillm.io.atomic import write_new_text
 from minillm.io.commit import atomic_files, finish_interrupted
+from minillm.io.config_hf import json_text
 from minillm.io.hf_names import GPT2_BUFFERS, LM_HEAD, hf_sources, named_to_hf
 from minillm.io.bounded import open_regular, probe
 from minillm.io.safetensors import (DTYPES, bf16_to_float32, read_safetensors_shapes,
-                                    save_safetensors)
+                                    write_safetensors)
 from minillm.io.safetensors_header import check_entries, read_header
 from minillm.io.sizes import check_sizes
 from minillm.model.params import GPTParams, empty_params
@@ -125,6 +127,6 @@ def save_hf_checkpoint(path: str | Path, config: ModelConfig, params: GPTParams)
     at once: a crash leaves the previous pair or the new one (``commit.py``)."""
     tensors = named_to_hf(params.named(), config)     # first: a config HF cannot name writes nothing
     with atomic_files(path, ("model.safetensors", "config.json")) as tmp:
-        save_safetensors(tmp["model.safetensors"], tensors,
-                         metadata={"format": "pt", "written_by": "minillm"})
-        config.save(tmp["config.json"])
+        write_safetensors(tmp["model.safetensors"], tensors,     # plainly: the commit fsyncs
+                          metadata={"format": "pt", "written_by": "minillm"})
+        write_new_text(tmp["config.json"], json_text(config))

@@ -2,6 +2,7 @@
 for a model folder's config.json + model.safetensors, or a tokenizer's two files).
 
     1. write each new file to DIR/.NAME.tmp-<random> and fsync it     (the old files untouched)
+       (the caller creates and writes it plainly, O_EXCL: ``open_new``, ``write_safetensors``)
     2. write the commit record DIR/.minillm-commit-<random>.json:      <- the commit point
        [[temp name, final name], …], renamed into place like any file
     3. rename each temp file to its final name; fsync DIR
@@ -15,8 +16,8 @@ folder beside DIR and swapping folders, would have to carry over everything else
 training run keeps its log and checkpoints there).
 
     with atomic_files("weights/mine", ("model.safetensors", "config.json")) as tmp:
-        save_safetensors(tmp["model.safetensors"], tensors)
-        config.save(tmp["config.json"])          # both appear together when the block ends
+        write_safetensors(tmp["model.safetensors"], tensors)
+        write_new_text(tmp["config.json"], text)     # both appear together when the block ends
 """
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ from minillm.io.atomic import (RECORD, TEMP, atomic_write_text, fsync_dir, is_te
 
 @contextlib.contextmanager
 def atomic_files(folder: str | Path, names: tuple[str, ...]):
-    """Yield {name: temporary path} for the caller to write; on a clean exit every file replaces
+    """Yield {name: temporary path} for the caller to create and write (``open_new``: exclusive,
+    no temporary file of its own); on a clean exit each is fsynced and every file replaces
     ``folder/name`` together (the steps above). On an exception nothing is replaced."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

@@ -122,7 +122,12 @@ def save(config, path: str | Path) -> None:
     if path.is_dir():
         path = path / "config.json"
     from minillm.io.atomic import atomic_write_text
-    atomic_write_text(path, json.dumps(to_hf_dict(config), indent=2) + "\n")
+    atomic_write_text(path, json_text(config))
+
+
+def json_text(config) -> str:
+    """The text of ``config.json`` (``save`` writes it atomically, a commit plainly)."""
+    return json.dumps(to_hf_dict(config), indent=2) + "\n"
 
 
 # config.json keys -> the JSON type they must have (checked before any arithmetic with them)

@@ -31,7 +31,7 @@ import numpy as np
 
 from minillm.io.bounded import open_regular
 from minillm.io.dequant import DEQUANTIZERS, dequantize
-from minillm.io.gguf_values import ARRAY, MAX_METADATA, MAX_TENSORS, Cursor
+from minillm.io.gguf_values import MAX_METADATA, MAX_TENSORS, Cursor
 
 MAGIC = b"GGUF"
 VERSIONS = (2, 3)
@@ -106,10 +106,7 @@ class GGUF:
             if key in self.metadata:
                 raise ValueError(f"duplicate metadata key {key!r}")
             vtype = cur.u32(f"type of {key!r}")
-            start = cur.pos
-            self.metadata[key] = cur.value(vtype, key)
-            # an array starts with its element type (read, hence in bounds, by cur.value)
-            etype = struct.unpack_from("<I", cur.buf, start)[0] if vtype == ARRAY else None
+            self.metadata[key], etype = cur.typed_value(vtype, key)
             self.metadata.types[key] = (vtype, etype)
         self.alignment = self.metadata.get("general.alignment", 32)
         if (type(self.alignment) is not int or self.alignment < 1

@@ -17,6 +17,9 @@ import struct
 
 import numpy as np
 
+from minillm.io.gguf_limits import (ARRAY, BOOL, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64,
+                                    STRING, UINT8, UINT16, UINT32, UINT64)
+
 MAX_NESTING = 8
 # Bounds from what real files need (a file may be many GB, so "the bytes left" bounds little):
 # the largest vocabularies have ~260k tokens and merges, chat templates ~20 KB, models ~3k tensors.
@@ -25,9 +28,8 @@ MAX_ARRAY_LENGTH = 1 << 24        # 16,777,216 elements in one metadata array
 MAX_METADATA = 1 << 16            # 65,536 key/value pairs
 MAX_TENSORS = 1 << 16             # 65,536 tensors
 # metadata scalar type id -> NumPy dtype (BOOL read as u1, then checked to be 0 or 1)
-SCALARS = {0: "<u1", 1: "<i1", 2: "<u2", 3: "<i2", 4: "<u4", 5: "<i4", 6: "<f4", 7: "<u1",
-           10: "<u8", 11: "<i8", 12: "<f8"}
-STRING, ARRAY, BOOL = 8, 9, 7
+SCALARS = {UINT8: "<u1", INT8: "<i1", UINT16: "<u2", INT16: "<i2", UINT32: "<u4", INT32: "<i4",
+           FLOAT32: "<f4", BOOL: "<u1", UINT64: "<u8", INT64: "<i8", FLOAT64: "<f8"}
 
 
 def metadata_number(meta: dict, key: str, default=None) -> float:
@@ -79,10 +81,15 @@ class Cursor:
 
     def value(self, vtype, what, depth=0):
         """One metadata value of type ``vtype`` as a Python value."""
+        return self.typed_value(vtype, what, depth)[0]
+
+    def typed_value(self, vtype, what, depth=0):
+        """-> (one metadata value of type ``vtype``, its element type if it is an array, else
+        None)."""
         if vtype == STRING:
-            return self.string(what)
+            return self.string(what), None
         if vtype in SCALARS:
-            return self.array(vtype, 1, what)[0]
+            return self.array(vtype, 1, what)[0], None
         if vtype != ARRAY:
             raise ValueError(f"{what}: unknown value type {vtype}; allowed 0..12")
         if depth >= MAX_NESTING:
@@ -91,9 +98,10 @@ class Cursor:
         if etype not in SCALARS and etype not in (STRING, ARRAY):
             raise ValueError(f"{what}: unknown array element type {etype}; allowed 0..12")
         if etype in SCALARS:
-            return self.array(etype, self.count(f"{what} array length", 1, MAX_ARRAY_LENGTH), what)
+            n = self.count(f"{what} array length", 1, MAX_ARRAY_LENGTH)
+            return self.array(etype, n, what), etype
         n = self.count(f"{what} array length", 8 if etype == STRING else 12, MAX_ARRAY_LENGTH)
-        return [self.value(etype, f"{what}[{i}]", depth + 1) for i in range(n)]
+        return [self.value(etype, f"{what}[{i}]", depth + 1) for i in range(n)], etype
 
     def array(self, vtype, n, what):  # n numbers at once, vectorised
         dtype = np.dtype(SCALARS[vtype])

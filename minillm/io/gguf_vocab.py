@@ -58,12 +58,12 @@ def tokenizer_metadata(tok, vocab_size: int, bos_id: int | None = None,
                        eos_id: int | None = None) -> dict:
     """{key: (GGUF type, value)} for ``tok``, padded to the model's ``vocab_size`` rows.
     ``bos_id`` / ``eos_id`` (the model config's) are used where the tokenizer names none."""
-    if isinstance(tok, SentencePieceBPE):
-        return spm_tokenizer_metadata(tok, vocab_size, bos_id, eos_id)
-    if tok.merges is None:                            # tiktoken ranks: GGUF stores merges
-        tok = with_derived_merges(tok)
     if tok.vocab_size > vocab_size:
         raise ValueError(f"the tokenizer has {tok.vocab_size} ids, the model only {vocab_size} rows")
+    if isinstance(tok, SentencePieceBPE):
+        return _spm_metadata(tok, vocab_size, bos_id, eos_id)
+    if tok.merges is None:                            # tiktoken ranks: GGUF stores merges
+        tok = with_derived_merges(tok)
     b2u = bytes_to_unicode()
     specials = {i: s for s, i in tok.special_tokens.items()}
     tokens, types = [], []
@@ -87,6 +87,13 @@ def tokenizer_metadata(tok, vocab_size: int, bos_id: int | None = None,
             "tokenizer.ggml.merges": (ARRAY, (STRING, merges)),
             "tokenizer.ggml.add_bos_token": (BOOL, False)}
     # subtle: llama.cpp takes id 11 as BOS/EOS of a "gpt2" vocabulary that names none.
+    return {**meta, **_special_ids(tok, bos_id, eos_id)}
+
+
+def _special_ids(tok, bos_id: int | None, eos_id: int | None) -> dict:
+    """The BOS, EOS and unknown ids: the tokenizer's own, else the model config's (none for
+    unknown), each written only when there is one."""
+    meta = {}
     for name, fallback in (("bos", bos_id), ("eos", eos_id), ("unknown", None)):
         own = getattr(tok, f"{name[:3]}_id")                     # bos_id, eos_id, unk_id
         value = own if own is not None else fallback
@@ -102,12 +109,12 @@ def _token_bytes_or_none(tok, i: int) -> bytes | None:
         return None
 
 
-def spm_tokenizer_metadata(tok, vocab_size: int, bos_id: int | None = None,
-                           eos_id: int | None = None) -> dict:
-    """A SentencePiece-style vocabulary ranked by scores (read from a "llama" GGUF: Llama 2,
-    Mistral, Phi-3) as llama.cpp's converter writes it: tokenizer.ggml.model "llama", the tokens'
-    text ("▁" for a space, "<0x0A>" for a byte), their scores, their types (1 normal, 2 unknown,
-    3 control, 4 user-defined, 5 unused, 6 byte) and add_space_prefix. A vocabulary ranked by a
+def _spm_metadata(tok, vocab_size: int, bos_id: int | None, eos_id: int | None) -> dict:
+    """``tokenizer_metadata`` of a SentencePiece-style vocabulary ranked by scores (read from a
+    "llama" GGUF: Llama 2, Mistral, Phi-3; ``vocab_size`` already checked to hold it) as
+    llama.cpp's converter writes it: tokenizer.ggml.model "llama", the tokens' text ("▁" for a
+    space, "<0x0A>" for a byte), their scores, their types (1 normal, 2 unknown, 3 control,
+    4 user-defined, 5 unused, 6 byte) and add_space_prefix. A vocabulary ranked by a
     merge list (a tokenizer.json's, GGUF "gemma4") is refused: llama.cpp's "llama" vocabulary
     merges by token score, and no scores reproduce every merge order."""
     if tok.merges is not None or tok.prepend_scheme is not None or tok._split is not None:
@@ -115,8 +122,6 @@ def spm_tokenizer_metadata(tok, vocab_size: int, bos_id: int | None = None,
                          "ranked by a merge list (a tokenizer.json's BPE with byte_fallback, or "
                          "GGUF 'gemma4') or splits its text, and llama.cpp's 'llama' vocabulary "
                          "merges by token scores, which cannot reproduce every merge order")
-    if tok.vocab_size > vocab_size:
-        raise ValueError(f"the tokenizer has {tok.vocab_size} ids, the model only {vocab_size} rows")
     text = {i: t.decode("utf-8", errors="surrogateescape") for t, i in tok._pieces.items()}
     tokens = [text.get(i, f"[PAD{i}]") for i in range(vocab_size)]   # [PADi]: no token, unused
     types = [_spm_type(tok, i, text.get(i)) for i in range(vocab_size)]
@@ -126,12 +131,7 @@ def spm_tokenizer_metadata(tok, vocab_size: int, bos_id: int | None = None,
             "tokenizer.ggml.scores": (ARRAY, (FLOAT32, scores)),
             "tokenizer.ggml.token_type": (ARRAY, (INT32, types)),
             "tokenizer.ggml.add_space_prefix": (BOOL, bool(tok.add_space_prefix))}
-    for name, fallback in (("bos", bos_id), ("eos", eos_id), ("unknown", None)):
-        value = getattr(tok, f"{name[:3]}_id")
-        value = fallback if value is None else value
-        if value is not None:
-            meta[f"tokenizer.ggml.{name}_token_id"] = (UINT32, value)
-    return meta
+    return {**meta, **_special_ids(tok, bos_id, eos_id)}
 
 
 def _spm_type(tok, i: int, text: str | None) -> int:

@@ -29,7 +29,7 @@ import os
 
 import numpy as np
 
-from minillm.io.atomic import atomic_open
+from minillm.io.atomic import atomic_open, open_new
 from minillm.io.bounded import open_regular
 from minillm.io.safetensors_header import DTYPES, check_entries, read_header
 
@@ -71,6 +71,12 @@ def load_safetensors(path, mmap=True):
         save_safetensors("t.safetensors", {"w": np.ones((2, 3), np.float32)})
         load_safetensors("t.safetensors")["w"].shape   # (2, 3)
     """
+    return read_safetensors(path, mmap)[1]
+
+
+def read_safetensors(path, mmap=True):
+    """-> (header, tensors) from one read of the file: ``load_safetensors``' tensors and the
+    checked header they came from (each tensor's stored ``dtype`` and the ``__metadata__``)."""
     with open_regular(path) as f:               # a device, FIFO or folder: refused
         file_size = os.fstat(f.fileno()).st_size
         header, start = read_header(f, file_size)
@@ -89,7 +95,7 @@ def load_safetensors(path, mmap=True):
         elif dtype == "F16":
             stored = stored.astype(np.float32)
         tensors[name] = stored
-    return tensors
+    return header, tensors
 
 
 def load_safetensors_metadata(path):
@@ -113,12 +119,25 @@ def _header(path):
 
 
 def save_safetensors(path, tensors, metadata=None, bf16=False):
-    """Write {name: ndarray} as .safetensors (float32, float16, int32, int64; BF16 if ``bf16``).
+    """Write {name: ndarray} as .safetensors (float32, float16, int32, int64; BF16 if ``bf16``),
+    atomically (atomic.py: a temporary file renamed at the end, never half-written).
 
     ``bf16=True`` stores every float32 tensor as BF16 (round to nearest even); a set of names
     stores just those float32 tensors as BF16. ``metadata`` is an optional dict of str -> str,
     stored under ``__metadata__``.
     """
+    _write(atomic_open(path, "wb"), tensors, metadata, bf16)
+
+
+def write_safetensors(path, tensors, metadata=None, bf16=False):
+    """``save_safetensors``' core: the same bytes into the new file ``path`` (created, so it must
+    not exist; no temporary file, no fsync): for an ``atomic_files`` commit's temporary path."""
+    _write(open_new(path, "wb"), tensors, metadata, bf16)
+
+
+def _write(opened, tensors, metadata, bf16):
+    """Check the tensors, lay out the header, then write both into ``opened`` (a context manager
+    not yet entered: a bad argument creates no file)."""
     if not isinstance(tensors, dict) or not all(isinstance(k, str) for k in tensors):
         raise TypeError("tensors must be a dict of str -> np.ndarray")
     as_bf16 = set(tensors) if bf16 is True else set(bf16 or ())
@@ -147,7 +166,7 @@ def save_safetensors(path, tensors, metadata=None, bf16=False):
         position += stored.nbytes
     text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     text += b" " * (-len(text) % 8)  # pad with spaces so the data buffer starts 8-byte aligned
-    with atomic_open(path, "wb") as f:      # a temp file renamed at the end: never half-written
+    with opened as f:
         f.write(len(text).to_bytes(8, "little") + text)
         for *_, stored in items:
             f.write(np.ascontiguousarray(stored).tobytes())

@@ -97,13 +97,12 @@ def find_checkpoint(out: Path, name: str = "checkpoint") -> tuple[Path, dict]:
     found, problems = [], []
     for folder in (out / (name + s) for s in SUFFIXES):
         if os.path.lexists(folder):
-            try:
-                found.append((read_manifest(folder, required)["step"], str(folder), folder))
+            try:                                  # (every file hashed here, once: keep it)
+                found.append((folder, read_manifest(folder, required)))
             except ValueError as exc:
                 problems.append(str(exc))
     if not found:
         detail = "; ".join(problems) if problems else f"no {name}/ folder"
         raise ValueError(f"nothing to resume in {out}: {detail}. Start a new run without "
                          f"--resume (in an empty folder, or with --overwrite)")
-    step, _, folder = max(found)
-    return folder, read_manifest(folder, required)
+    return max(found, key=lambda pair: (pair[1]["step"], str(pair[0])))

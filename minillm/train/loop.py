@@ -75,10 +75,12 @@ class TrainSettings:
 
 
 def train(model: GPT, train_ids: np.ndarray, val_ids: np.ndarray, out: str | Path,
-          settings: TrainSettings, resume: bool = False, progress=print) -> GPT:
+          settings: TrainSettings, resume: bool | tuple[Path, dict] = False,
+          progress=print) -> GPT:
     """Train ``model`` in place for ``settings.steps`` steps; write checkpoints and the log in
     ``out``. With ``resume``, continue from the checkpoint in ``out`` (ValueError if there is
-    none that verifies, or if it and the log disagree: never a silent restart).
+    none that verifies, or if it and the log disagree: never a silent restart); ``resume`` may
+    also be the (folder, manifest) that ``find_checkpoint(out)`` returned (not verified again).
 
     Example: ``train(GPT(config), train_ids, val_ids, "runs/tiny", TrainSettings(steps=200))``
     with ``train_ids``, ``val_ids`` 1-D token arrays (``data.token_array``).
@@ -89,7 +91,8 @@ def train(model: GPT, train_ids: np.ndarray, val_ids: np.ndarray, out: str | Pat
     s, T = settings, model.config.n_ctx
     opt = AdamW(model.params.named(), weight_decay=s.weight_decay)
     data_sha256 = data_digest(train_ids, val_ids)
-    start, records = resume_from(model, opt, out, s, data_sha256) if resume else (0, 0)
+    found = resume if isinstance(resume, tuple) else None
+    start, records = resume_from(model, opt, out, s, data_sha256, found) if resume else (0, 0)
     truncate_log(out / LOG_NAME, records)
     best = best_so_far(out) if resume else math.inf
 

@@ -23,6 +23,7 @@ import json
 from pathlib import Path
 
 from minillm.io.atomic import atomic_write_text
+from minillm.io.bounded import read_bounded_text, sha256_file
 
 MANIFEST = "manifest.json"
 OPTIMIZER = "optimizer.safetensors"
@@ -31,14 +32,6 @@ CHECKPOINT_FILES = (*MODEL_FILES, OPTIMIZER)                   # checkpoint/: + 
 WRITTEN = (*CHECKPOINT_FILES, MANIFEST)                        # the only names minillm deletes
 MAX_MANIFEST_BYTES = 1 << 20
 _FIELDS = {"step": int, "log_records": int, "log_sha256": str, "data_sha256": str, "files": dict}
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def self_digest(manifest: dict) -> str:
@@ -66,10 +59,9 @@ def read_manifest(folder: Path, required: tuple[str, ...] = MODEL_FILES) -> dict
                          f"checkpoint is never read through one")
     if not path.is_file():
         raise ValueError(f"{folder} is incomplete: no {MANIFEST} (a write was interrupted)")
-    if path.stat().st_size > MAX_MANIFEST_BYTES:
-        raise ValueError(f"{path} is {path.stat().st_size:,} bytes: not a checkpoint manifest")
+    text = read_bounded_text(path, MAX_MANIFEST_BYTES, "a checkpoint manifest")
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        manifest = json.loads(text)
     except (ValueError, RecursionError) as exc:
         raise ValueError(f"{path} is not valid JSON ({str(exc)[:80]})") from None
     if not isinstance(manifest, dict):

@@ -305,3 +305,30 @@ def test_download_offline_is_a_clear_error(tmp_path):
     assert done.returncode == 1
     assert "are you offline" in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf").exists()
+
+
+def test_chat_encodes_the_conversation_once_per_turn_not_four_times(model, tok, monkeypatch):
+    """Regression: each turn rendered (and so tokenised) the whole conversation ~4 times: to fit
+    the window, for the prompt, for the cache, and again for the count shown after the reply.
+    Now a turn encodes its prompt once and the history with the reply once; the count is free."""
+    calls = []
+    real = tok.encode_ordinary
+    def counted(text, *args, **kwargs):
+        calls.append(text)
+        return real(text, *args, **kwargs)
+    chat = Chat(model, tok, max_new_tokens=3, seed=0)
+    chat.ask("Hi")
+    for text in ("Paris?", "Yes"):
+        monkeypatch.setattr(tok, "encode_ordinary", counted)
+        before = chat.conversation() + [{"role": "user", "content": text}]
+        chat.ask(text)
+        chat.context_tokens()                        # what `chat` prints after each reply
+        monkeypatch.undo()
+        turn, calls[:] = list(calls), []
+        monkeypatch.setattr(tok, "encode_ordinary", counted)
+        chatml_ids(tok, before)                                            # the prompt
+        chatml_ids(tok, chat.conversation(), add_generation_prompt=False)  # history + reply
+        monkeypatch.undo()
+        assert turn == calls, (len(turn), len(calls))
+        calls.clear()
+    assert len(chat.messages) == 6                   # (no turn dropped to fit the window)

@@ -3,6 +3,7 @@ file gets the mode any new file gets, and nothing is written through a link."""
 import errno
 import os
 import stat
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -79,7 +80,7 @@ def test_save_pretrained_that_fails_midway_keeps_the_old_model(tmp_path, monkeyp
     import minillm.io.safetensors as st
     def disk_full(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")
-    monkeypatch.setattr(st, "atomic_open", disk_full)
+    monkeypatch.setattr(st, "open_new", disk_full)     # (the commit writes it plainly)
     with pytest.raises(OSError):
         small(1, d_model=64).save_pretrained(tmp_path)
     monkeypatch.undo()
@@ -116,3 +117,20 @@ def test_atomic_files_with_a_file_left_unwritten_replaces_nothing(tmp_path):
         with commit.atomic_files(tmp_path, ("a", "b")) as tmp:
             tmp["a"].write_text("new a")
     assert sorted(os.listdir(tmp_path)) == ["a"] and (tmp_path / "a").read_text() == "old a"
+
+
+def test_save_pretrained_writes_each_file_once_not_a_temp_of_a_temp(tmp_path, monkeypatch):
+    """Regression: the commit's temporary files were written with atomic_open again (a temporary
+    file of the temporary file: a second fsync and rename for each). Now three renames: the
+    commit record into place, then each temporary file to its name."""
+    renames = []
+    def replace(src, dst):
+        renames.append((Path(src).name, Path(dst).name))
+        real_replace(src, dst)
+    real_replace = os.replace
+    monkeypatch.setattr(os, "replace", replace)
+    small(0).save_pretrained(tmp_path)
+    monkeypatch.undo()
+    assert sorted(dst for _, dst in renames if not dst.startswith(commit.RECORD)) == \
+        ["config.json", "model.safetensors"] and len(renames) == 3
+    assert all(src.startswith(f".{dst}{commit.TEMP}") for src, dst in renames)

@@ -1,4 +1,4 @@
-"""SentencePiece-style vocabularies written to GGUF (io/gguf_vocab.spm_tokenizer_metadata) and read
+"""SentencePiece-style vocabularies written to GGUF (io/gguf_vocab.tokenizer_metadata) and read
 back by minillm to llama.cpp's ids; the ones GGUF's "llama" model cannot hold are refused.
 
 Reference: llama.cpp's ids for llama-spm, phi-3 and baichuan (tests/fixtures/llamacpp_vocab/,
@@ -11,7 +11,7 @@ import pytest
 
 from minillm import GPT, ModelConfig
 from minillm.io.gguf import read_gguf
-from minillm.io.gguf_vocab import spm_tokenizer_metadata, tokenizer_metadata
+from minillm.io.gguf_vocab import tokenizer_metadata
 from minillm.loading import load_model
 from minillm.tokenizer import Tokenizer
 from minillm.tokenizer.files import build
@@ -33,7 +33,7 @@ def read_back(meta: dict) -> Tokenizer:
 def test_an_exported_llama_vocabulary_gives_llama_cpp_ids_again(name):
     record = load(name)
     tok = build(Tokenizer, read_gguf_metadata(metadata(record["vocab"])))
-    back = read_back(spm_tokenizer_metadata(tok, tok.vocab_size))
+    back = read_back(tokenizer_metadata(tok, tok.vocab_size))
     for text, ids in zip(record["texts"], record["ids"]):
         assert back.encode_ordinary(text) == ids, text
         assert back.decode(ids) == tok.decode(ids), text
@@ -43,7 +43,7 @@ def test_an_exported_llama_vocabulary_gives_llama_cpp_ids_again(name):
 
 def test_the_written_keys_are_those_of_llama_cpp_s_converter():
     tok = build(Tokenizer, read_gguf_metadata(metadata(load("llama-spm")["vocab"])))
-    meta = spm_tokenizer_metadata(tok, tok.vocab_size + 2)          # two padding rows
+    meta = tokenizer_metadata(tok, tok.vocab_size + 2)          # two padding rows
     tokens, types = meta["tokenizer.ggml.tokens"][1][1], meta["tokenizer.ggml.token_type"][1][1]
     assert meta["tokenizer.ggml.model"][1] == "llama"
     assert tokens[:4] == ["<unk>", "<s>", "</s>", "<0x00>"] and types[:4] == [2, 3, 3, 6]

@@ -184,3 +184,58 @@ def test_resume_after_a_kill_mid_log_line(tmp_path):
     resumed = train(tiny(seed=3), TEXT_IDS, TEXT_IDS, run, SETTINGS, resume=True, **QUIET)
     for name, a in full.params.named().items():
         np.testing.assert_array_equal(resumed.params.named()[name], a, err_msg=name)
+
+
+def test_resume_hashes_each_checkpoint_file_once(tmp_path, monkeypatch):
+    """Regression: ``train --resume`` hashed every checkpoint file four times (find_checkpoint
+    verified each candidate, then the chosen one again; the command and resume each called it)."""
+    import collections
+    import minillm.train.manifest as manifest
+    out = tmp_path / "model"
+    args = ["train", "--data", str(corpus(tmp_path)), "--out", str(out), "--checkpoint-every", "2",
+            *TRAIN_ARGS]
+    import minillm.train.loop as loop
+    def write_then_stop(model, out, name, fields, **kw):   # Ctrl-C after the step-4 checkpoint
+        real_write(model, out, name, fields, **kw)
+        if name == "checkpoint" and fields["step"] == 4:
+            raise KeyboardInterrupt
+    real_write = loop.write_checkpoint
+    monkeypatch.setattr(loop, "write_checkpoint", write_then_stop)
+    assert main([*args, "--steps", "6"]) == 130              # (Ctrl-C's exit status)
+    monkeypatch.undo()
+    hashed = collections.Counter()
+    def sha256_file(path):
+        hashed[path.relative_to(out).as_posix()] += 1
+        return real(path)
+    real = manifest.sha256_file
+    monkeypatch.setattr(manifest, "sha256_file", sha256_file)
+    assert main([*args, "--steps", "6", "--resume"]) == 0
+    read = {name: n for name, n in hashed.items() if name.startswith("checkpoint/")}
+    assert read == {f"checkpoint/{name}": 1 for name in
+                    ("config.json", "model.safetensors", "optimizer.safetensors")}
+
+
+def test_resume_reads_each_header_once_and_the_weights_into_the_model(tmp_path, monkeypatch):
+    """Regression: resume parsed the optimiser file's header 3 times and the model file's twice,
+    and built a second full set of weights (load_hf_checkpoint) to copy into the model."""
+    import collections
+    import minillm.io.checkpoints as checkpoints
+    import minillm.io.safetensors as st
+    from minillm.train.optim import AdamW
+    from minillm.train.resume import data_digest, resume
+    full, run = full_run_and_one_stopped_at_step_9(tmp_path)
+    read = collections.Counter()
+    def counted(real):
+        def read_header(f, size):
+            read[size] += 1                      # (the two files' sizes differ)
+            return real(f, size)
+        return read_header
+    for module in (st, checkpoints):
+        monkeypatch.setattr(module, "read_header", counted(module.read_header))
+    monkeypatch.setattr(checkpoints, "empty_params", None)     # no second set of weights
+    model = tiny(seed=3)
+    opt = AdamW(model.params.named(), weight_decay=SETTINGS.weight_decay)
+    folder, manifest = find_checkpoint(run)
+    assert resume(model, opt, run, SETTINGS, data_digest(TEXT_IDS, TEXT_IDS),
+                  (folder, manifest)) == (6, manifest["log_records"])
+    assert sorted(read.values()) == [1, 1]

@@ -126,3 +126,11 @@ def test_the_undamaged_copy_resumes(capsys, run):
     data, out, _ = run
     assert train_cli(data, out, "--resume") == 0, capsys.readouterr().err
     assert (out / "model.safetensors").is_file() and not (out / "checkpoint").exists()
+
+
+def test_a_manifest_over_its_limit_is_refused_unread(tmp_path):
+    """The manifest is read like every file minillm did not write (io/bounded.py)."""
+    from minillm.train.manifest import MAX_MANIFEST_BYTES
+    (tmp_path / MANIFEST).write_bytes(b" " * (MAX_MANIFEST_BYTES + 1))
+    with pytest.raises(ValueError, match="a checkpoint manifest is limited to 1,048,576"):
+        read_manifest(tmp_path)
