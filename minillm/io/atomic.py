@@ -58,9 +58,9 @@ def temp_name(name: str) -> str:
 
 
 def is_temp_of(entry: str, name: str) -> bool:
-    """Whether ``entry`` is a temporary name of ``name``: also one of a temporary name (a file
-    written with ``atomic_open`` into ``atomic_files``' temp path) and the ``.NAME.XXXX.tmp`` of
-    older minillm versions."""
+    """Whether ``entry`` is a temporary name of ``name``, or one older minillm versions left: a
+    temporary name of a temporary name (their commits wrote each file atomically into its
+    commit temp) and ``.NAME.XXXX.tmp``."""
     return entry.startswith((f".{name}{TEMP}", f"..{name}{TEMP}")) or (
         entry.startswith(f".{name}.") and entry.endswith(".tmp"))
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from minillm.io.atomic import atomic_write_text
+from minillm.io.atomic import write_new_text
 from minillm.io.commit import atomic_files
 
 from .byte_alphabet import bytes_to_unicode
@@ -114,6 +114,6 @@ def write_hf(tok, path: Path, model_max_length: int | None = None) -> None:
     data = hf_tokenizer_json(tok)
     config = hf_tokenizer_config(tok, model_max_length)
     with atomic_files(path.parent, (path.name, "tokenizer_config.json")) as tmp:  # both or neither
-        atomic_write_text(tmp[path.name], json.dumps(data, ensure_ascii=False, indent=1) + "\n")
-        atomic_write_text(tmp["tokenizer_config.json"],
-                          json.dumps(config, ensure_ascii=False, indent=1) + "\n")
+        write_new_text(tmp[path.name], json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+        write_new_text(tmp["tokenizer_config.json"],
+                       json.dumps(config, ensure_ascii=False, indent=1) + "\n")
