@@ -6,8 +6,7 @@ Pre-tokens repeat a lot (" the", " and", "."), so:
 - the ids of every pre-token are cached (memo.py: `CACHE_SIZE` entries) and the cache is read
   from C over the whole list (`map(cache.__getitem__, pieces)`): Python runs only on a miss;
 - the new pre-tokens of a long text (at least `BATCH_MIN`) are merged all at once in NumPy
-  (batch_bpe.py) before that read, so the misses are few (once `BUILD_AFTER` new pieces have
-  been merged one by one: its table is costly to build);
+  (batch_bpe.py) before that read, so the misses are few;
 - a miss on a long non-ASCII pre-token (a clause of Chinese) is first cut where no merge can
   cross (segment.py), so that its segments hit the cache too;
 - whatever is left runs merge.merge, one piece at a time (a heap for long pieces);
@@ -30,10 +29,6 @@ from .split import FastSplit
 
 CACHE_SIZE = 1 << 16  # pre-tokens whose ids are remembered (memo.py): words repeat a lot
 BATCH_MIN = 64  # new pieces in one text from which batched BPE (batch_bpe.py) beats merge.merge
-# subtle: batched BPE saves ~5 µs per new piece, but its table costs 0.2-0.9 s to build (what
-# 35,000-130,000 pieces save), so it is built only once merge.py has merged this many new pieces
-# (~4 MB of fresh English): a one-off short text or prompt never pays for it.
-BUILD_AFTER = 30_000
 
 
 class LongPiece(Exception):
@@ -54,7 +49,6 @@ class FastEncoder:
         self.segment_ids = Memo(self.bpe_ids, CACHE_SIZE)  # segment (segment.py) -> ids
         self.safe_cuts: SafeCuts | None = None  # built on first use (segment.py)
         self.batch: BatchBPE | None | bool = None  # None: not built yet; False: not usable
-        self.unbatched = 0  # new pieces merge.py has merged while the batch table was not built
         self.pair_codes = None  # long.byte_pair_codes, built on first use
 
     def encode(self, text: str) -> list[int]:
@@ -75,7 +69,7 @@ class FastEncoder:
         return ids
 
     def build_batch(self) -> None:
-        """Build batched BPE's table now (0.2 s for GPT-2, 0.35 s cl100k, 0.9 s o200k)."""
+        """Make batched BPE ready (its id -> bytes list: a few ms; built on first use)."""
         try:
             self.batch = BatchBPE(self.encoder, self.merges)
         except ValueError:  # a vocabulary it cannot hold (see batch_bpe.py)
@@ -150,8 +144,7 @@ class FastEncoder:
         pieces longer than a character (cut first: segment.py), pieces of one byte or of
         HEAP_THRESHOLD bytes and more (merge.py), pieces with a part that is not a token
         (batch_bpe.py), new pieces beyond half the cache's size (they go through the cache's own
-        bound), and all of them when there are fewer than BATCH_MIN or the batch table is not
-        built yet (`BUILD_AFTER`)."""
+        bound), and all of them when there are fewer than BATCH_MIN."""
         cache, new, data = self.piece_ids, [], []
         if all(map(cache.__contains__, pieces[::16])):  # subtle: a cheap test first, or a text
             return  # seen before would pay for the set below (~10% of a cached encode)
@@ -169,9 +162,6 @@ class FastEncoder:
         if len(new) < BATCH_MIN:
             return
         if self.batch is None:
-            self.unbatched += len(new)
-            if self.unbatched < BUILD_AFTER:
-                return
             self.build_batch()
         if self.batch is False:
             return
