@@ -106,3 +106,19 @@ def test_fast_equals_reading_on_real_vocabularies(name):
     for line in text.splitlines(keepends=True):
         assert tok.encode_ordinary(line) == reading.encode_ordinary(line), line[:40]
     assert tok.encode_ordinary(text) == reading.encode_ordinary(text)  # one text: batched BPE
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k", "o200k", "smollm2", "deepseek_v4"])
+def test_a_fresh_tokenizer_equals_reading_on_its_first_long_text(name):
+    """The first text a tokenizer sees fills its caches in bulk (batched BPE, wide.py): the
+    corpus (English, Chinese, many scripts), a mixed text with multi-byte characters and
+    repeated pairs, each as the first text of a new tokenizer."""
+    tok = real_tokenizer(name)
+    mixed = "".join(f" word{i} 海水{i % 7}会 ééé aaaa 👍{'的' * (i % 5)} ок" for i in range(200))
+    for text in (corpus(), mixed):
+        fresh, reading = (Tokenizer(tok._encoder, tok.merges, tok.pattern, tok.special_tokens,
+                                    whole_piece_lookup=tok.whole_piece_lookup,
+                                    normalizer=tok.normalizer, unk_id=tok.unk_id, fast=fast)
+                          for fast in (True, False))
+        assert fresh.encode_ordinary(text) == reading.encode_ordinary(text)
+        assert fresh._fast.cut_everywhere is not None  # (the bulk path ran)

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
+
 from .. import bpe
 from ..patterns import PreTokenizer
-from . import long, merge
+from . import long, merge, wide
 from .batch_bpe import BatchBPE
 from .memo import Memo
 from .segment import SafeCuts
@@ -50,6 +52,7 @@ class FastEncoder:
         self.safe_cuts: SafeCuts | None = None  # built on first use (segment.py)
         self.batch: BatchBPE | None | bool = None  # None: not built yet; False: not usable
         self.pair_codes = None  # long.byte_pair_codes, built on first use
+        self.cut_everywhere: wide.CutEverywhere | None = None  # built on first use
 
     def encode(self, text: str) -> list[int]:
         """Text (no special tokens) -> the concatenated ids of its pre-tokens."""
@@ -140,18 +143,20 @@ class FastEncoder:
 
     def cache_new_pieces(self, pieces: list[str]) -> None:
         """Put the ids of new pieces in the cache: whole tokens (under `whole_piece_lookup`)
-        directly, the rest by one batched BPE (batch_bpe.py). Left to `encode_piece`: non-ASCII
-        pieces longer than a character (cut first: segment.py), pieces of one byte or of
+        directly, non-ASCII pieces cut at every character (`cache_cut_everywhere`), the rest by
+        one batched BPE (batch_bpe.py). Left to `encode_piece`: other non-ASCII pieces longer
+        than a character (cut first: segment.py), pieces of one byte or of
         HEAP_THRESHOLD bytes and more (merge.py), pieces with a part that is not a token
-        (batch_bpe.py), new pieces beyond half the cache's size (they go through the cache's own
-        bound), and all of them when there are fewer than BATCH_MIN."""
-        cache, new, data = self.piece_ids, [], []
+        (batch_bpe.py), new pieces beyond half the cache's size when they do not all fit (they
+        go through the cache's own bound), and all of them when there are fewer than BATCH_MIN."""
+        cache, new, data, non_ascii = self.piece_ids, [], [], []
         if all(map(cache.__contains__, pieces[::16])):  # subtle: a cheap test first, or a text
             return  # seen before would pay for the set below (~10% of a cached encode)
         unseen = set(pieces).difference(cache)
         if len(cache) + len(unseen) > cache.size:  # keep memo.py's bound (as Memo would)
             cache.clear()
-        for piece in itertools.islice(unseen, cache.size // 2):
+        room = len(unseen) if len(unseen) <= cache.size else cache.size // 2  # (all fit, or
+        for piece in itertools.islice(unseen, room):  # keep room for the misses: memo.py)
             if len(piece) == 1 or piece.isascii():
                 b = piece.encode("utf-8", errors="surrogateescape")
                 if self.whole_piece_lookup and (i := self.encoder.get(b)) is not None:
@@ -159,6 +164,10 @@ class FastEncoder:
                 elif 1 < len(b) < merge.HEAP_THRESHOLD:  # (a round per merge: not for long ones)
                     new.append(piece)
                     data.append(b)
+            elif len(piece) <= long.LONG:
+                non_ascii.append(piece)
+        if non_ascii:
+            self.cache_cut_everywhere(non_ascii)
         if len(new) < BATCH_MIN:
             return
         if self.batch is None:
@@ -169,3 +178,17 @@ class FastEncoder:
         for piece, ids in zip(new, self.batch(data)):
             if max(ids) < n_tokens:
                 cache[piece] = ids
+
+    def cache_cut_everywhere(self, pieces: list[str]) -> None:
+        """Cache the ids of those non-ASCII pieces that segment.py cuts before every character
+        (most new pieces of Chinese text): their characters' ids one after the other, as
+        `encode_piece` gives them, found for all the pieces at once (wide.py). (Such a piece is
+        no token: a token spans each of its boundaries, see `encode_piece`.)"""
+        if self.cut_everywhere is None:
+            self.cut_everywhere = wide.CutEverywhere(self.cuts())
+        code, lengths = wide.code_points(pieces)  # [N], [P]
+        chosen = self.cut_everywhere(code, lengths)  # [P] bool
+        if chosen.any():
+            ids = wide.ids_by_character(code[np.repeat(chosen, lengths)], lengths[chosen],
+                                        self.segment_ids.__getitem__)
+            self.piece_ids.update(zip(itertools.compress(pieces, chosen.tolist()), ids))

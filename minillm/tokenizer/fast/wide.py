@@ -1,0 +1,123 @@
+"""Many new non-ASCII pieces at once (the pre-tokens of a long Chinese text), in NumPy.
+
+Most new pieces of Chinese text are clauses that segment.py cuts before every character (no
+token spans two of their characters). Their ids are then their characters' ids, one after the
+other. pieces.py's `encode_piece` finds that one piece at a time (a regex, set tests and a
+tuple: several µs each, most of a new Chinese text's time); here all the pieces are joined and
+read as code points::
+
+    ["海水会", "红光"]  ->  code [28023, 27700, 20250, 32418, 20809], lengths [3, 2]
+
+* `CutEverywhere(cuts)(code, lengths)`: per piece, is it cut before every character? Lookups
+  in tables over the BMP and a sorted array of the whole-character pairs (`c1 << 21 | c2`).
+* `ids_by_character(code, lengths, char_ids)`: per piece, its characters' ids concatenated.
+  Each distinct character is looked up once (`char_ids`), the rest is a gather.
+
+Both give exactly what `encode_piece` gives (tests/tokenizer/fast/test_wide.py).
+"""
+from __future__ import annotations
+
+from itertools import chain
+from typing import Callable
+
+import numpy as np
+
+from .segment import SafeCuts, is_char, utf8_int, utf8_part
+
+BMP_END = 0x10000  # code points from here on are never plain (segment.py: BMP classes only)
+
+
+def code_points(pieces: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """pieces -> (their characters' code points back to back [N], each piece's length [P]).
+    subtle: `surrogatepass` keeps a lone surrogate (an invalid byte, see `encode_bytes`) as
+    its code point, which no table here calls plain."""
+    text = "".join(pieces).encode("utf-32-le", "surrogatepass")
+    lengths = np.fromiter(map(len, pieces), np.int64, len(pieces))  # [P]
+    return np.frombuffer(text, np.uint32).astype(np.int64), lengths  # [N], [P]
+
+
+class CutEverywhere:
+    """`CutEverywhere(cuts)(code, lengths)` -> [P] bool: is each piece cut before every
+    character (`cuts.split(piece)` returns the piece)? (At least one piece; none empty.)
+
+    segment.py's rule, boundary by boundary, as arrays: c1|c2 is kept when both are ASCII, when
+    c1 + c2 is a whole-character pair (`cuts.bigrams`, sorted keys `c1 << 21 | c2`), or when
+    one of c1's UTF-8 suffixes and one of c2's prefixes (<= 3 x 3) form one of the other pairs
+    (`odd`, a table over their units). A surrogate or a character above U+FFFF keeps both its
+    boundaries here: such pieces go to `split`, which knows their rules."""
+
+    def __init__(self, cuts: SafeCuts):
+        keys = sorted(ord(b[0]) << 21 | ord(b[1]) for b in cuts.bigrams)  # (code points < 2**21)
+        self.bigrams = np.array(keys or [-1], np.int64)  # [B] sorted (-1: no pair has it)
+        odd = [(unit_code(a), unit_code(b)) for a, b in cuts.pairs
+               if not (is_char(a) and is_char(b)) and len(a) <= 3 and len(b) <= 3]  # (longer:
+        self.lefts = np.array(sorted({a for a, _ in odd}) or [-1], np.int64)  # no BMP char
+        self.rights = np.array(sorted({b for _, b in odd}) or [-1], np.int64)  # has them)
+        self.odd = np.zeros((len(self.lefts), len(self.rights)), bool)  # [L, R]
+        for a, b in odd:
+            self.odd[np.searchsorted(self.lefts, a), np.searchsorted(self.rights, b)] = True
+
+    def __call__(self, code: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        ends = np.cumsum(lengths)  # [P]
+        chars, which = _unique(code)  # [U], [N]: the distinct characters
+        left, right = which[:-1], which[1:]  # [N - 1] each: the two sides of every boundary
+        odd_char = (chars >= BMP_END) | ((chars >= 0xD800) & (chars < 0xE000))  # [U] bool
+        ascii_ = chars < 0x80  # [U] bool
+        unsafe = ascii_[left] & ascii_[right] | odd_char[left] | odd_char[right]  # [N - 1]
+        pair = code[:-1] << 21 | code[1:]  # [N - 1]
+        at = np.minimum(np.searchsorted(self.bigrams, pair), len(self.bigrams) - 1)  # [N - 1]
+        unsafe |= self.bigrams[at] == pair
+        suffix = _unit_index(chars, self.lefts, suffix=True)  # [U, 3] index in lefts, or -1
+        prefix = _unit_index(chars, self.rights, suffix=False)  # [U, 3] index in rights, or -1
+        maybe = np.flatnonzero((suffix >= 0).any(1)[left] & (prefix >= 0).any(1)[right])  # [Q]
+        for s in suffix[left[maybe]].T:  # [Q] each: one suffix length of the left characters
+            for p in prefix[right[maybe]].T:  # [Q]: one prefix length of the right ones
+                unsafe[maybe] |= (s >= 0) & (p >= 0) & self.odd[s, p]
+        unsafe[ends[:-1] - 1] = False  # subtle: the pair across two pieces does not count
+        unsafe = np.append(unsafe, False)  # [N]: boundary k is after character k
+        return ~np.logical_or.reduceat(unsafe, ends - lengths)  # [P]
+
+
+def unit_code(unit: bytes) -> int:
+    """A byte string of at most 3 bytes as one integer: its length, then its bytes."""
+    return len(unit) << 24 | int.from_bytes(unit, "big")
+
+
+def _unit_index(chars: np.ndarray, units: np.ndarray, suffix: bool) -> np.ndarray:
+    """[U] BMP code points -> [U, 3]: for m = 1, 2, 3, the index in the sorted `units` (as
+    `unit_code`s) of the character's UTF-8 suffix (or prefix) of m bytes, -1 if none."""
+    value, n = utf8_int(chars)  # [U], [U]
+    found = np.full((len(chars), 3), -1, np.int64)  # [U, 3]
+    for m in (1, 2, 3):
+        key = m << 24 | utf8_part(value, n, m, suffix)  # [U] as `unit_code`
+        at = np.minimum(np.searchsorted(units, key), len(units) - 1)  # [U]
+        found[:, m - 1] = np.where((m <= n) & (units[at] == key), at, -1)
+    return found
+
+
+def ids_by_character(code: np.ndarray, lengths: np.ndarray,
+                     char_ids: Callable[[str], tuple[int, ...]]) -> list[tuple[int, ...]]:
+    """Per piece, the ids of its characters one after the other (`char_ids(ch)`: one
+    character's ids, called once per distinct character). At least one piece; none empty."""
+    chars, which = _unique(code)  # [U], [N]
+    per_char = list(map(char_ids, map(chr, chars.tolist())))  # [U] tuples
+    count = np.fromiter(map(len, per_char), np.int64, len(per_char))  # [U] ids per character
+    table = np.fromiter(chain.from_iterable(per_char), np.int64, int(count.sum()))  # all ids
+    n = count[which]  # [N] ids of each character of the text
+    ends = np.cumsum(n)  # [N] one past each character's last id in the output (M in all)
+    # output id k belongs to character c = the one whose ids cover k; it is that character's
+    # (k - first output id of c)-th id, found in `table` from where c's ids start
+    start_in_table = np.repeat((np.cumsum(count) - count)[which], n)  # [M]
+    k_within = np.arange(ends[-1]) - np.repeat(ends - n, n)  # [M]
+    flat = table[start_in_table + k_within].tolist()  # [M] every piece's ids, back to back
+    cuts = np.cumsum(np.add.reduceat(n, np.cumsum(lengths) - lengths)).tolist()  # [P]
+    return list(map(tuple, map(flat.__getitem__, map(slice, [0, *cuts[:-1]], cuts))))
+
+
+def _unique(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`np.unique(code, return_inverse=True)` through a table over code.min()..code.max()
+    instead of a sort (code points of one script are close together)."""
+    low = int(code.min())
+    seen = np.zeros(int(code.max()) - low + 1, bool)  # [R]
+    seen[code - low] = True
+    return np.flatnonzero(seen) + low, (np.cumsum(seen) - 1)[code - low]  # [U], [N]
