@@ -26,7 +26,7 @@ from ..patterns import PreTokenizer
 from . import long, merge, wide
 from .batch_bpe import BatchBPE
 from .memo import Memo
-from .segment import SafeCuts
+from .segment import SafeCuts, cut_where
 from .split import FastSplit
 
 CACHE_SIZE = 1 << 16  # pre-tokens whose ids are remembered (memo.py): words repeat a lot
@@ -52,7 +52,7 @@ class FastEncoder:
         self.safe_cuts: SafeCuts | None = None  # built on first use (segment.py)
         self.batch: BatchBPE | None | bool = None  # None: not built yet; False: not usable
         self.pair_codes = None  # long.byte_pair_codes, built on first use
-        self.cut_everywhere: wide.CutEverywhere | None = None  # built on first use
+        self.kept: wide.KeptBoundaries | None = None  # built on first use
 
     def encode(self, text: str) -> list[int]:
         """Text (no special tokens) -> the concatenated ids of its pre-tokens."""
@@ -143,10 +143,10 @@ class FastEncoder:
 
     def cache_new_pieces(self, pieces: list[str]) -> None:
         """Put the ids of new pieces in the cache: whole tokens (under `whole_piece_lookup`)
-        directly, non-ASCII pieces cut at every character (`cache_cut_everywhere`), the rest by
-        one batched BPE (batch_bpe.py). Left to `encode_piece`: other non-ASCII pieces longer
-        than a character (cut first: segment.py), pieces of one byte or of
-        HEAP_THRESHOLD bytes and more (merge.py), pieces with a part that is not a token
+        directly, non-ASCII pieces cut at safe boundaries (`cache_non_ascii`), the rest by
+        one batched BPE (batch_bpe.py). Left to `encode_piece`: what `cache_non_ascii` leaves,
+        pieces of one byte or of HEAP_THRESHOLD bytes and more (merge.py), pieces with a part
+        that is not a token
         (batch_bpe.py), new pieces beyond half the cache's size when they do not all fit (they
         go through the cache's own bound), and all of them when there are fewer than BATCH_MIN."""
         cache, new, data, non_ascii = self.piece_ids, [], [], []
@@ -167,7 +167,7 @@ class FastEncoder:
             elif len(piece) <= long.LONG:
                 non_ascii.append(piece)
         if non_ascii:
-            self.cache_cut_everywhere(non_ascii)
+            self.cache_non_ascii(non_ascii)
         if len(new) < BATCH_MIN:
             return
         if self.batch is None:
@@ -179,16 +179,27 @@ class FastEncoder:
             if max(ids) < n_tokens:
                 cache[piece] = ids
 
-    def cache_cut_everywhere(self, pieces: list[str]) -> None:
-        """Cache the ids of those non-ASCII pieces that segment.py cuts before every character
-        (most new pieces of Chinese text): their characters' ids one after the other, as
-        `encode_piece` gives them, found for all the pieces at once (wide.py). (Such a piece is
-        no token: a token spans each of its boundaries, see `encode_piece`.)"""
-        if self.cut_everywhere is None:
-            self.cut_everywhere = wide.CutEverywhere(self.cuts())
+    def cache_non_ascii(self, pieces: list[str]) -> None:
+        """Cache the ids of new non-ASCII pieces cut as segment.py cuts them, found for all the
+        pieces at once (wide.py): a piece cut before every character (most of a Chinese text's)
+        gets its characters' ids one after the other, a piece cut at some boundaries its
+        segments' ids. Left to `encode_piece`: pieces with no cut at all, and those with a
+        surrogate or a character above U+FFFF. (A piece with a cut is no token: a token spans
+        each of its boundaries, see `encode_piece`.)"""
+        if self.kept is None:
+            self.kept = wide.KeptBoundaries(self.cuts())
         code, lengths = wide.code_points(pieces)  # [N], [P]
-        chosen = self.cut_everywhere(code, lengths)  # [P] bool
-        if chosen.any():
-            ids = wide.ids_by_character(code[np.repeat(chosen, lengths)], lengths[chosen],
+        kept = self.kept(code, lengths)  # [N] bool: no cut after that character
+        everywhere = ~wide.per_piece(kept, lengths)  # [P] bool: no boundary kept
+        if everywhere.any():
+            ids = wide.ids_by_character(code[np.repeat(everywhere, lengths)], lengths[everywhere],
                                         self.segment_ids.__getitem__)
-            self.piece_ids.update(zip(itertools.compress(pieces, chosen.tolist()), ids))
+            self.piece_ids.update(zip(itertools.compress(pieces, everywhere.tolist()), ids))
+        starts = np.cumsum(lengths) - lengths  # [P]
+        some = ~everywhere & (np.add.reduceat(kept, starts) < lengths - 1)  # [P]: not all kept
+        some &= ~wide.per_piece(wide.exotic(code), lengths)
+        for k, start in zip(np.flatnonzero(some).tolist(), starts[some].tolist()):
+            piece = pieces[k]
+            cut = (~kept[start:start + len(piece) - 1]).tolist()  # cut before character j?
+            self.piece_ids[piece] = tuple(itertools.chain.from_iterable(
+                map(self.segment_ids.__getitem__, cut_where(piece, cut))))

@@ -146,13 +146,18 @@ class SafeCuts:
         # the fast path (module docstring): whole-character pairs as "c1c2" strings; the rest
         whole = {(u1, u2) for u1, u2 in self.pairs if is_char(u1) and is_char(u2)}
         self.bigrams = {u1.decode() + u2.decode() for u1, u2 in whole}
-        odd = self.pairs - whole
-        rare = {u.decode() for pair in odd for u in pair if is_char(u)}
-        for u1, u2 in odd:
+        self.odd = self.pairs - whole
+
+    @functools.cached_property
+    def _plain(self) -> re.Pattern:
+        """`fullmatch`: is every character of a piece plain (no rare one)? Compiled when first
+        used (~10 ms: a long text's new pieces are tested in bulk instead, wide.py)."""
+        rare = {u.decode() for pair in self.odd for u in pair if is_char(u)}
+        for u1, u2 in self.odd:
             if not is_char(u1) and not is_char(u2):  # part-part: mark the smaller side
                 rare |= min(_chars_with(u1, at_end=True), _chars_with(u2, at_end=False),
                             key=len)
-        self._plain = re.compile(bmp_class(rare) + "*")  # fullmatch: every character plain?
+        return re.compile(bmp_class(rare) + "*")
 
     def _follow_and_heads(self, ch: str) -> tuple[frozenset, frozenset]:
         """(follow, heads) of one character (see the class docstring)."""
@@ -179,16 +184,16 @@ class SafeCuts:
             return self.split_exact(piece)
         if self.bigrams.isdisjoint(map(add, piece, piece[1:])):
             return piece
-        return _cut(piece, [b not in self.bigrams for b in map(add, piece, piece[1:])])
+        return cut_where(piece, [b not in self.bigrams for b in map(add, piece, piece[1:])])
 
     def split_exact(self, piece: str) -> str | list[str]:
         """`split` for any piece, through the per-character `follow` and `heads` sets."""
         safe = list(map(frozenset.isdisjoint, map(self.follow.__getitem__, piece[:-1]),
                         map(self.heads.__getitem__, piece[1:])))  # safe[k - 1]: cut before k?
-        return piece if all(safe) else _cut(piece, safe)
+        return piece if all(safe) else cut_where(piece, safe)
 
 
-def _cut(piece: str, safe: list[bool]) -> list[str]:
+def cut_where(piece: str, safe: list[bool]) -> list[str]:
     """Cut `piece` before character k wherever `safe[k - 1]`."""
     segments, start = [], 0
     for k, cut in enumerate(safe, 1):

@@ -8,12 +8,13 @@ read as code points::
 
     ["海水会", "红光"]  ->  code [28023, 27700, 20250, 32418, 20809], lengths [3, 2]
 
-* `CutEverywhere(cuts)(code, lengths)`: per piece, is it cut before every character? Lookups
-  in tables over the BMP and a sorted array of the whole-character pairs (`c1 << 21 | c2`).
+* `KeptBoundaries(cuts)(code, lengths)`: which boundaries between two characters segment.py
+  keeps (a piece with none is cut before every character; the others are cut at the rest).
+  Look-ups in small tables of the pairs of `cuts` over the distinct characters.
 * `ids_by_character(code, lengths, char_ids)`: per piece, its characters' ids concatenated.
   Each distinct character is looked up once (`char_ids`), the rest is a gather.
 
-Both give exactly what `encode_piece` gives (tests/tokenizer/fast/test_wide.py).
+Both give exactly what segment.py and `encode_piece` give (tests/tokenizer/fast/test_wide.py).
 """
 from __future__ import annotations
 
@@ -36,46 +37,54 @@ def code_points(pieces: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return np.frombuffer(text, np.uint32).astype(np.int64), lengths  # [N], [P]
 
 
-class CutEverywhere:
-    """`CutEverywhere(cuts)(code, lengths)` -> [P] bool: is each piece cut before every
-    character (`cuts.split(piece)` returns the piece)? (At least one piece; none empty.)
+class KeptBoundaries:
+    """`KeptBoundaries(cuts)(code, lengths)` -> [N] bool: is the boundary after each character
+    kept (not cut) by segment.py's rule? False after each piece's last character.
 
-    segment.py's rule, boundary by boundary, as arrays: c1|c2 is kept when both are ASCII, when
-    c1 + c2 is a whole-character pair (`cuts.bigrams`, sorted keys `c1 << 21 | c2`), or when
-    one of c1's UTF-8 suffixes and one of c2's prefixes (<= 3 x 3) form one of the other pairs
-    (`odd`, a table over their units). A surrogate or a character above U+FFFF keeps both its
-    boundaries here: such pieces go to `split`, which knows their rules."""
+    The rule, as arrays: c1|c2 is kept when both are ASCII, when c1 + c2 is a whole-character
+    pair (`cuts.bigrams`, sorted keys `c1 << 21 | c2`), or when one of c1's UTF-8 suffixes and
+    one of c2's prefixes (<= 3 x 3) form one of the other pairs (`cuts.odd`, a table over
+    their units). subtle: a surrogate or a character above U+FFFF keeps both its boundaries
+    here (not the rule: the caller leaves such pieces to `cuts.split`, see `exotic`)."""
 
     def __init__(self, cuts: SafeCuts):
         keys = sorted(ord(b[0]) << 21 | ord(b[1]) for b in cuts.bigrams)  # (code points < 2**21)
         self.bigrams = np.array(keys or [-1], np.int64)  # [B] sorted (-1: no pair has it)
-        odd = [(unit_code(a), unit_code(b)) for a, b in cuts.pairs
-               if not (is_char(a) and is_char(b)) and len(a) <= 3 and len(b) <= 3]  # (longer:
-        self.lefts = np.array(sorted({a for a, _ in odd}) or [-1], np.int64)  # no BMP char
-        self.rights = np.array(sorted({b for _, b in odd}) or [-1], np.int64)  # has them)
+        odd = [(unit_code(a), unit_code(b)) for a, b in cuts.odd
+               if len(a) <= 3 and len(b) <= 3]  # (longer units: no BMP character has them)
+        self.lefts = np.array(sorted({a for a, _ in odd}) or [-1], np.int64)  # [L] sorted
+        self.rights = np.array(sorted({b for _, b in odd}) or [-1], np.int64)  # [R] sorted
         self.odd = np.zeros((len(self.lefts), len(self.rights)), bool)  # [L, R]
         for a, b in odd:
             self.odd[np.searchsorted(self.lefts, a), np.searchsorted(self.rights, b)] = True
 
     def __call__(self, code: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-        ends = np.cumsum(lengths)  # [P]
         chars, which = _unique(code)  # [U], [N]: the distinct characters
         left, right = which[:-1], which[1:]  # [N - 1] each: the two sides of every boundary
-        odd_char = (chars >= BMP_END) | ((chars >= 0xD800) & (chars < 0xE000))  # [U] bool
-        ascii_ = chars < 0x80  # [U] bool
-        unsafe = ascii_[left] & ascii_[right] | odd_char[left] | odd_char[right]  # [N - 1]
+        ascii_, odd_char = chars < 0x80, exotic(chars)  # [U] bool each
+        kept = ascii_[left] & ascii_[right] | odd_char[left] | odd_char[right]  # [N - 1]
         pair = code[:-1] << 21 | code[1:]  # [N - 1]
         at = np.minimum(np.searchsorted(self.bigrams, pair), len(self.bigrams) - 1)  # [N - 1]
-        unsafe |= self.bigrams[at] == pair
+        kept |= self.bigrams[at] == pair
         suffix = _unit_index(chars, self.lefts, suffix=True)  # [U, 3] index in lefts, or -1
         prefix = _unit_index(chars, self.rights, suffix=False)  # [U, 3] index in rights, or -1
         maybe = np.flatnonzero((suffix >= 0).any(1)[left] & (prefix >= 0).any(1)[right])  # [Q]
         for s in suffix[left[maybe]].T:  # [Q] each: one suffix length of the left characters
             for p in prefix[right[maybe]].T:  # [Q]: one prefix length of the right ones
-                unsafe[maybe] |= (s >= 0) & (p >= 0) & self.odd[s, p]
-        unsafe[ends[:-1] - 1] = False  # subtle: the pair across two pieces does not count
-        unsafe = np.append(unsafe, False)  # [N]: boundary k is after character k
-        return ~np.logical_or.reduceat(unsafe, ends - lengths)  # [P]
+                kept[maybe] |= (s >= 0) & (p >= 0) & self.odd[s, p]
+        kept = np.append(kept, False)  # [N]
+        kept[np.cumsum(lengths) - 1] = False  # subtle: no boundary across two pieces
+        return kept
+
+
+def exotic(code: np.ndarray) -> np.ndarray:
+    """[N] bool: a surrogate or a character above U+FFFF (segment.py's own rules for them)."""
+    return (code >= BMP_END) | ((code >= 0xD800) & (code < 0xE000))
+
+
+def per_piece(flags: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """[N] bool per character -> [P] bool: does any character of each piece have the flag?"""
+    return np.logical_or.reduceat(flags, np.cumsum(lengths) - lengths)
 
 
 def unit_code(unit: bytes) -> int:
@@ -109,9 +118,9 @@ def ids_by_character(code: np.ndarray, lengths: np.ndarray,
     # (k - first output id of c)-th id, found in `table` from where c's ids start
     start_in_table = np.repeat((np.cumsum(count) - count)[which], n)  # [M]
     k_within = np.arange(ends[-1]) - np.repeat(ends - n, n)  # [M]
-    flat = table[start_in_table + k_within].tolist()  # [M] every piece's ids, back to back
+    flat = tuple(table[start_in_table + k_within].tolist())  # [M] all pieces' ids, in order
     cuts = np.cumsum(np.add.reduceat(n, np.cumsum(lengths) - lengths)).tolist()  # [P]
-    return list(map(tuple, map(flat.__getitem__, map(slice, [0, *cuts[:-1]], cuts))))
+    return list(map(flat.__getitem__, map(slice, [0, *cuts[:-1]], cuts)))  # (tuple slices)
 
 
 def _unique(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from minillm.tokenizer.fast import wide
-from minillm.tokenizer.fast.segment import is_char
+from minillm.tokenizer.fast.segment import cut_where, is_char
 from tests.tokenizer.fast.test_segment import chars, cuts_of, tricky_chars
 
 ASTRAL = ["😀", "𠀀"]  # above U+FFFF: never cut here (left to `split`)
@@ -21,31 +21,44 @@ def bmp_only(piece: str) -> bool:
     return all(ord(c) < 0x10000 and not 0xD800 <= ord(c) < 0xE000 for c in piece)
 
 
+def segments(pieces: list[str], kept: list[bool]) -> list[list[str]]:
+    """Each piece cut after every character whose boundary is not kept."""
+    out, start = [], 0
+    for piece in pieces:
+        out.append(cut_where(piece, [not k for k in kept[start:start + len(piece) - 1]]))
+        start += len(piece)
+    return out
+
+
 @pytest.mark.parametrize("name", ["gpt2", "cl100k", "o200k", "smollm2"])
 @given(st.data())
-def test_cut_everywhere_is_splits_rule(name, data):
-    """A piece is chosen iff `split` cuts it before every character (returns the piece), for
-    pieces of BMP characters; others are never chosen (`split` decides for them)."""
+def test_kept_boundaries_are_splits_rule(name, data):
+    """The boundaries kept give `split`'s segments, for pieces of BMP characters; a piece with
+    a surrogate or a character above U+FFFF is marked (`split` decides for those)."""
     cuts = cuts_of(name)
     pieces = data.draw(pieces_of(name))
-    chosen = wide.CutEverywhere(cuts)(*wide.code_points(pieces)).tolist()
-    for piece, everywhere in zip(pieces, chosen):
-        by_split = isinstance(cuts.split(piece), str)
-        assert everywhere == (by_split and (bmp_only(piece) or len(piece) == 1)), piece
+    code, lengths = wide.code_points(pieces)
+    kept = wide.KeptBoundaries(cuts)(code, lengths).tolist()
+    odd = wide.per_piece(wide.exotic(code), lengths).tolist()
+    for piece, got, marked in zip(pieces, segments(pieces, kept), odd):
+        assert marked == (not bmp_only(piece))
+        if not marked:
+            assert got == list(cuts.split(piece)), piece
 
 
 @pytest.mark.parametrize("name", ["gpt2", "cl100k", "o200k"])
 def test_every_pair_with_a_partial_character_keeps_its_boundary(name):
     """Exhaustive over the pairs with part of a character (the ones the unit table holds): c1
-    ending with the left unit and c2 starting with the right one are never cut apart."""
+    ending with the left unit and c2 starting with the right one are never cut apart (BMP
+    characters: the others are left to `split`)."""
     cuts, pool = cuts_of(name), tricky_chars(name)
-    every = wide.CutEverywhere(cuts)
+    keep = wide.KeptBoundaries(cuts)
     for u1, u2 in [(u1, u2) for u1, u2 in cuts.pairs if not (is_char(u1) and is_char(u2))]:
-        for c1 in [c for c in pool if c.encode().endswith(u1)][:3]:
-            for c2 in [c for c in pool if c.encode().startswith(u2)][:3]:
+        for c1 in [c for c in pool if c.encode().endswith(u1) and bmp_only(c)][:3]:
+            for c2 in [c for c in pool if c.encode().startswith(u2) and bmp_only(c)][:3]:
                 pieces = [c1 + c2, "海" + c1 + c2 + "水", "海水"]
-                assert every(*wide.code_points(pieces)).tolist() == \
-                    [isinstance(cuts.split(p), str) for p in pieces], (c1, c2)
+                kept = keep(*wide.code_points(pieces)).tolist()
+                assert segments(pieces, kept) == [list(cuts.split(p)) for p in pieces], (c1, c2)
 
 
 @given(st.lists(st.text(min_size=1, max_size=10), min_size=1, max_size=10), st.randoms())
