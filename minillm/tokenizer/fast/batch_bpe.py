@@ -78,26 +78,26 @@ class BatchBPE:
 
     def lookup(self, left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Pairs of symbol ids [K] -> (rank, or NONE; merged symbol id) [K] each. Each distinct
-        pair is looked up in `pairs` from C; those never seen before are found first, all at
-        once (`learn`)."""
+        pair is looked up in `pairs` from C; those never seen before are found all at once
+        (`learn`)."""
         keys, where = np.unique(left << 32 | right, return_inverse=True)  # [U], [K]
-        keys = keys.tolist()
-        found = list(map(self.pairs.get, keys))  # [U] packed, or None: never seen
-        if None in found:
-            self.learn(list(compress(keys, map(operator.is_, found, repeat(None)))))
-            found = list(map(self.pairs.__getitem__, keys))
-        packed = np.array(found, np.int64)[where]  # [K]
+        packed = np.fromiter(map(self.pairs.get, keys.tolist(), repeat(-1)), np.int64,
+                             len(keys))  # [U] `rank << 32 | merged`, or -1: never seen
+        new = packed < 0  # [U] bool
+        if new.any():
+            packed[new] = self.learn(keys[new])
+        packed = packed[where]  # [K]
         return packed >> 32, packed & LOW  # [K], [K]
 
-    def learn(self, keys: list[int]) -> None:
-        """Add these new (distinct) pairs to `pairs`, by bpe.py's rule: (`ranks`) rank = merged =
-        the id of the token a + b; (`pairs`) rank = the pair's place in the merge list, merged =
-        the symbol of a + b. Each step is a `map` run from C over all the pairs."""
+    def learn(self, keys: np.ndarray) -> np.ndarray:
+        """Add these new pairs [U] (distinct) to `pairs` and return their packed values [U], by
+        bpe.py's rule: (`ranks`) rank = merged = the id of the token a + b; (`pairs`) rank =
+        the pair's place in the merge list, merged = the symbol of a + b. Each step is a `map`
+        run from C over all the pairs."""
         if len(self.pairs) + len(keys) > PAIRS:  # (a bound, as memo.py's: forget them all)
             self.pairs.clear()
-        packed = np.fromiter(keys, np.int64, len(keys))  # [U]
-        a = list(map(self.symbols.__getitem__, (packed >> 32).tolist()))  # [U] left bytes
-        b = list(map(self.symbols.__getitem__, (packed & LOW).tolist()))  # [U] right bytes
+        a = list(map(self.symbols.__getitem__, (keys >> 32).tolist()))  # [U] left bytes
+        b = list(map(self.symbols.__getitem__, (keys & LOW).tolist()))  # [U] right bytes
         ab = list(map(operator.add, a, b))  # [U] the merged bytes
         if self.merges is None:
             rank = np.fromiter(map(self.encoder.get, ab, repeat(-1)), np.int64, len(ab))  # [U]
@@ -107,7 +107,8 @@ class BatchBPE:
             merged = np.zeros(len(ab), np.int64)  # [U]
             merged[rank >= 0] = list(map(self.symbol, compress(ab, rank >= 0)))
         value = np.where(rank >= 0, rank << 32 | merged, NONE << 32)  # [U] (-1: no merge)
-        self.pairs.update(zip(keys, value.tolist()))
+        self.pairs.update(zip(keys.tolist(), value.tolist()))
+        return value
 
     def __call__(self, pieces: list[bytes]) -> list[tuple[int, ...]]:
         """Every piece's parts, as symbol ids (pieces must be non-empty)."""
