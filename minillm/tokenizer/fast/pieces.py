@@ -179,8 +179,11 @@ class FastEncoder:
             self.build_batch()
         if self.batch is False:
             return
-        n_tokens = self.batch.n_tokens
-        for piece, ids in zip(new, self.batch(data)):
+        parts, n_tokens = self.batch(data), self.batch.n_tokens
+        if not self.batch.extras:  # (the usual case: every part is a token)
+            cache.update(zip(new, parts))
+            return
+        for piece, ids in zip(new, parts):
             if max(ids) < n_tokens:
                 cache[piece] = ids
 
