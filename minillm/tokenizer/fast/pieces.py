@@ -102,6 +102,10 @@ class FastEncoder:
             if len(segments) > 1:
                 return tuple(itertools.chain.from_iterable(
                     map(self.segment_ids.__getitem__, segments)))
+        return self.uncut_ids(piece)
+
+    def uncut_ids(self, piece: str) -> tuple[int, ...]:
+        """The ids of a pre-token with no safe cut: the token it is, or its BPE."""
         data = piece.encode("utf-8", errors="surrogateescape")  # surrogates: see encode_bytes
         if self.whole_piece_lookup:
             i = self.encoder.get(data)
@@ -191,23 +195,22 @@ class FastEncoder:
         """Cache the ids of new non-ASCII pieces cut as segment.py cuts them, found for all the
         pieces at once (wide.py): a piece cut before every character (most of a Chinese text's)
         gets its characters' ids one after the other, a piece cut at some boundaries its
-        segments' ids. Left to `encode_piece`: pieces with no cut at all, and those with a
+        segments' ids, a piece with no cut `uncut_ids`. Left to `encode_piece`: those with a
         surrogate or a character above U+FFFF. (A piece with a cut is no token: a token spans
         each of its boundaries, see `encode_piece`.)"""
         if self.kept is None:
             self.kept = wide.KeptBoundaries(self.cuts())
         code, lengths = wide.code_points(pieces)  # [N], [P]
         kept = self.kept(code, lengths)  # [N] bool: no cut after that character
-        everywhere = ~wide.per_piece(kept, lengths)  # [P] bool: no boundary kept
+        everywhere, uncut, some = wide.kinds(kept, code, lengths)  # [P] bool each
         if everywhere.any():
             ids = wide.ids_by_character(code[np.repeat(everywhere, lengths)], lengths[everywhere],
                                         self.segment_ids.__getitem__)
             self.piece_ids.update(zip(itertools.compress(pieces, everywhere.tolist()), ids))
-        starts = np.cumsum(lengths) - lengths  # [P]
-        some = ~everywhere & (np.add.reduceat(kept, starts) < lengths - 1)  # [P]: not all kept
-        some &= ~wide.per_piece(wide.exotic(code), lengths)
-        for k, start in zip(np.flatnonzero(some).tolist(), starts[some].tolist()):
-            piece = pieces[k]
+        for piece in itertools.compress(pieces, uncut.tolist()):
+            self.piece_ids[piece] = self.uncut_ids(piece)
+        starts = (np.cumsum(lengths) - lengths)[some].tolist()
+        for piece, start in zip(itertools.compress(pieces, some.tolist()), starts):
             cut = (~kept[start:start + len(piece) - 1]).tolist()  # cut before character j?
             self.piece_ids[piece] = tuple(itertools.chain.from_iterable(
                 map(self.segment_ids.__getitem__, cut_where(piece, cut))))

@@ -87,6 +87,16 @@ def per_piece(flags: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.logical_or.reduceat(flags, np.cumsum(lengths) - lengths)
 
 
+def kinds(kept: np.ndarray, code: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, ...]:
+    """[P] bool each: is a piece cut before every character, not cut at all, or cut at some
+    boundaries? A piece with a surrogate or a character above U+FFFF (`exotic`) is left out of
+    the last two (segment.py's own rules for them); it is never cut everywhere here."""
+    n_kept = np.add.reduceat(kept, np.cumsum(lengths) - lengths)  # [P] boundaries kept
+    bmp = ~per_piece(exotic(code), lengths)  # [P]
+    uncut = bmp & (n_kept == lengths - 1) & (lengths > 1)  # [P] (one character: cut everywhere)
+    return n_kept == 0, uncut, bmp & (n_kept > 0) & (n_kept < lengths - 1)
+
+
 def unit_code(unit: bytes) -> int:
     """A byte string of at most 3 bytes as one integer: its length, then its bytes."""
     return len(unit) << 24 | int.from_bytes(unit, "big")

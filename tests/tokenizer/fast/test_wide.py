@@ -38,12 +38,17 @@ def test_kept_boundaries_are_splits_rule(name, data):
     cuts = cuts_of(name)
     pieces = data.draw(pieces_of(name))
     code, lengths = wide.code_points(pieces)
-    kept = wide.KeptBoundaries(cuts)(code, lengths).tolist()
+    kept = wide.KeptBoundaries(cuts)(code, lengths)
     odd = wide.per_piece(wide.exotic(code), lengths).tolist()
-    for piece, got, marked in zip(pieces, segments(pieces, kept), odd):
+    kinds = zip(*(k.tolist() for k in wide.kinds(kept, code, lengths)))
+    for piece, got, marked, kind in zip(pieces, segments(pieces, kept.tolist()), odd, kinds):
         assert marked == (not bmp_only(piece))
         if not marked:
             assert got == list(cuts.split(piece)), piece
+            n = len(got)  # segments: one per character, one, or some
+            assert kind == (n == len(piece), n == 1 < len(piece), 1 < n < len(piece)), piece
+        else:
+            assert kind[1:] == (False, False) and (kind[0] == (len(piece) == 1)), piece
 
 
 @pytest.mark.parametrize("name", ["gpt2", "cl100k", "o200k"])
