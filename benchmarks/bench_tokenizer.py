@@ -1,7 +1,7 @@
 """Tokenizer speed: encode MB/s next to tiktoken, and training time next to Hugging Face.
 
     /work/venv/bin/python benchmarks/bench_tokenizer.py [--repeats 5] [--skip-train]
-        [--skip-encode] [--naive-merges 48 | --naive-full] [--reading]
+        [--skip-encode] [--naive-merges 48 | --naive-full] [--reading] [--fresh [NAME ...]]
 
 Encoding: English (Shakespeare) and Chinese (Song ci) from the development data folder (or a
 synthetic stand-in when it is absent), single thread, median of `--repeats` runs, each
@@ -9,10 +9,20 @@ tokenizer's ids checked equal to tiktoken's. CPU time (time.process_time: robust
 machine). Each repeat times tiktoken, cold and warm back to back; the ratios (cold/tt = speed
 next to tiktoken, higher is better) are medians of the per-repeat ratios, so a slow spell of a
 shared machine hits both sides. "cold" clears minillm's caches of text seen before every run
-(the ids of pre-tokens and segments; tables derived from the vocabulary stay, as
-tokenizer/fast/segment.py's per-character sets and batched BPE's pair table, built before the
-timed runs and its time printed); "warm" encodes text whose pre-tokens are already cached.
+(the ids of pre-tokens and segments; what is derived from the vocabulary stays, as
+tokenizer/fast/segment.py's per-character sets and the pairs batched BPE has learnt, from the
+untimed first encode that checks the ids); "warm" encodes text whose pre-tokens are already
+cached. `--fresh` below measures a new tokenizer, which has none of these.
 `--reading` adds the reading path (`Tokenizer(fast=False)`) on a tenth of each text.
+
+`--fresh` (instead of the cold/warm table) times what a user's first call costs: per repeat and
+per text, a NEW `Tokenizer.load(name)` and its FIRST encode, against a NEW tiktoken encoding
+made from the same vocabulary file by tiktoken's own loader (`load_tiktoken_bpe` on the
+decompressed file, no cache) and its first `encode_ordinary`, back to back in this process;
+ids checked equal. Printed: medians of the per-repeat ratios, encode alone (fresh/tt) and load
++ encode (+load), each side's load time, the first repeat's ratio apart (it also pays this
+process's one-off costs, as the stdlib `re` compiling the pattern), and `Tokenizer.load` + the
+encode of a 20-character prompt (English, Chinese).
 
 Training: the first 1 MB of English to a 4,096-token vocabulary with the fast trainer, the naive
 trainer (only `--naive-merges` merges unless `--naive-full`; its per-merge time is reported) and
@@ -48,9 +58,14 @@ def corpus(name: str, n_chars: int, fallback: str) -> str:
 def cpu_time(fn, before=None) -> float:
     if before:
         before()
+    return cpu_timed(fn)[0]
+
+
+def cpu_timed(fn):
+    """(CPU seconds of `fn()`, its result)."""
     t0 = time.process_time()
-    fn()
-    return time.process_time() - t0
+    result = fn()
+    return time.process_time() - t0, result
 
 
 def tiktoken_encoding(name: str, tok: Tokenizer):
@@ -75,8 +90,9 @@ def bench_encode(repeats: int, reading: bool = False) -> None:
     for name in ("gpt2", "cl100k", "o200k"):
         tok = Tokenizer.load(name)
         t0 = time.process_time()
-        tok._fast.build_batch()  # (built by itself after 30,000 new pieces: fast/pieces.py)
-        print(f"  {name}: batched-BPE table built in {time.process_time() - t0:.2f} s, once")
+        tok._fast.build_batch()  # (made by the first text with BATCH_BPE new pieces: pieces.py)
+        print(f"  {name}: batched BPE made in {time.process_time() - t0:.3f} s (its pairs are "
+              f"learnt as met)")
         ref = tiktoken_encoding(name, tok)
         for label, text in texts.items():
             mb = len(text.encode("utf-8")) / 1e6
@@ -100,6 +116,60 @@ def bench_encode(repeats: int, reading: bool = False) -> None:
                 t_cold = cpu_time(lambda: tok.encode_ordinary(part), tok._fast.clear)
                 print(f"  {'':17} reading path (fast=False), a tenth: {mb / 10 / t_read:.2f} MB/s; "
                       f"cold is {t_read / t_cold:.1f}x faster")
+
+
+def tiktoken_fresh(name: str, path: Path):
+    """A new tiktoken encoding of `name` read from `path` (an uncompressed .tiktoken file) by
+    tiktoken's loader, as `tiktoken.get_encoding` does (minus its download cache)."""
+    import tiktoken
+    import tiktoken_ext.openai_public as public
+    from tiktoken.load import load_tiktoken_bpe
+    os.environ["TIKTOKEN_CACHE_DIR"] = ""  # read the file itself, every time
+    original, public.load_tiktoken_bpe = public.load_tiktoken_bpe, lambda *a, **k: {}
+    public.data_gym_to_mergeable_bpe_ranks = lambda *a, **k: {}
+    spec = {"gpt2": public.gpt2, "cl100k": public.cl100k_base, "o200k": public.o200k_base}[name]()
+    public.load_tiktoken_bpe = original
+    return tiktoken.Encoding(name, pat_str=spec["pat_str"], mergeable_ranks=load_tiktoken_bpe(
+        str(path)), special_tokens=spec["special_tokens"])
+
+
+def bench_fresh(repeats: int, names: list[str]) -> None:
+    import gzip
+    import tempfile
+    from minillm.tokenizer.locate import locate
+    texts = {"English": corpus("shakespeare_7plays.txt", 1_000_000,
+                               "To be, or not to be, that is the question. "),
+             "Chinese": corpus("zh_songci.txt", 300_000, "海水会吸收较多红光，天空是蓝色的。")}
+    prompts = ["Tell me about Paris.", "海水会吸收较多红光，蓝光更容易被散射回来"]  # 20 characters each
+    print(f"fresh tokenizer, first encode, single thread, {repeats} repeats (MB/s of UTF-8 "
+          f"input; ratios: medians of per-repeat ratios; +load: load and encode on both sides)")
+    print(f"  {'tokenizer':8} {'text':8} {'MB':>5} {'fresh':>6} {'tiktoken':>8} {'fresh/tt':>8} "
+          f"{'+load':>6} {'load ms':>7} {'tt load':>7} {'1st/tt':>6}")
+    for name in names:
+        with tempfile.TemporaryDirectory() as tmp:  # tiktoken reads an uncompressed file
+            path = Path(tmp) / f"{name}.tiktoken"
+            path.write_bytes(gzip.decompress(locate(name).read_bytes()))
+            for label, text in texts.items():
+                mb = len(text.encode("utf-8")) / 1e6
+                runs = []  # (tt load, tt encode, load, encode) CPU seconds, per repeat
+                for _ in range(repeats):
+                    t_load, ref = cpu_timed(lambda: tiktoken_fresh(name, path))
+                    t_enc, expected = cpu_timed(lambda: ref.encode_ordinary(text))
+                    load, tok = cpu_timed(lambda: Tokenizer.load(name))
+                    enc, ids = cpu_timed(lambda: tok.encode_ordinary(text))
+                    if ids != expected:
+                        raise SystemExit(f"{name} {label}: ids differ from tiktoken")
+                    runs.append((t_load, t_enc, load, enc))
+                ratio = statistics.median(r[1] / r[3] for r in runs)
+                with_load = statistics.median((r[0] + r[1]) / (r[2] + r[3]) for r in runs)
+                tt_load, tt, load, enc = (statistics.median(r[k] for r in runs) for k in range(4))
+                print(f"  {name:8} {label:8} {mb:5.2f} {mb / enc:6.2f} {mb / tt:8.2f} "
+                      f"{ratio:8.2f} {with_load:6.2f} {load * 1e3:7.0f} {tt_load * 1e3:7.0f} "
+                      f"{runs[0][1] / runs[0][3]:6.2f}")
+        for prompt in prompts:  # a new tokenizer each time: load + a first short encode
+            times = [cpu_time(lambda: Tokenizer.load(name).encode(prompt)) for _ in range(5)]
+            print(f"  {name:8} Tokenizer.load + encode of {prompt!r} ({len(prompt)} characters): "
+                  f"{statistics.median(times) * 1e3:.1f} ms")
 
 
 def bench_train(naive_merges: int, naive_full: bool) -> None:
@@ -147,11 +217,15 @@ def main() -> None:
     ap.add_argument("--naive-merges", type=int, default=48)
     ap.add_argument("--naive-full", action="store_true")
     ap.add_argument("--reading", action="store_true", help="also time Tokenizer(fast=False)")
+    ap.add_argument("--fresh", nargs="*", choices=["gpt2", "cl100k", "o200k"], metavar="NAME",
+                    help="time a new tokenizer's first encode instead (default: gpt2)")
     args = ap.parse_args()
     print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores; "
           f"load average {os.getloadavg()[0]:.1f} (pure Python: no BLAS involved; "
           f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')})")
-    if not args.skip_encode:
+    if args.fresh is not None:
+        bench_fresh(args.repeats, args.fresh or ["gpt2"])
+    elif not args.skip_encode:
         bench_encode(args.repeats, args.reading)
     if not args.skip_train:
         bench_train(args.naive_merges, args.naive_full)

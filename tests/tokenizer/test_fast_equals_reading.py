@@ -61,9 +61,8 @@ texts = st.one_of(st.lists(st.sampled_from(FRAGMENTS), max_size=60).map("".join)
 @given(vocabularies(), st.lists(texts, min_size=1, max_size=4), st.booleans())
 def test_fast_equals_reading_on_random_vocabularies(vocabulary, batch, every_speed_path):
     fast, reading = Tokenizer(**vocabulary), Tokenizer(**vocabulary, fast=False)
-    batch_min, build_after, long_piece = (1, 0, 6) if every_speed_path else \
-        (pieces.BATCH_MIN, pieces.BUILD_AFTER, long.LONG)
-    with mock.patch.multiple(pieces, BATCH_MIN=batch_min, BUILD_AFTER=build_after), \
+    batch_min, long_piece = (1, 6) if every_speed_path else (pieces.BATCH_MIN, long.LONG)
+    with mock.patch.multiple(pieces, BATCH_MIN=batch_min, BATCH_BPE=batch_min), \
             mock.patch.object(long, "LONG", long_piece):
         for text in batch:  # (several texts: the second one meets the caches of the first)
             assert fast.encode(text, allowed_special="all") == \
@@ -107,3 +106,21 @@ def test_fast_equals_reading_on_real_vocabularies(name):
     for line in text.splitlines(keepends=True):
         assert tok.encode_ordinary(line) == reading.encode_ordinary(line), line[:40]
     assert tok.encode_ordinary(text) == reading.encode_ordinary(text)  # one text: batched BPE
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k", "o200k", "smollm2", "deepseek_v4"])
+def test_a_fresh_tokenizer_equals_reading_on_its_first_long_text(name):
+    """The first text a tokenizer sees fills its caches in bulk (batched BPE, wide.py): the
+    corpus (English, Chinese, many scripts), and a mixed text with multi-byte characters,
+    repeated pairs and more than BATCH_BPE new pieces, each the first text of a new tokenizer."""
+    tok = real_tokenizer(name)
+    words = (" zq" + "".join(chr(97 + i // 26**k % 26) for k in range(3)) for i in range(1100))
+    mixed = "".join(f"{w} 海水{i % 7}会 ééé aaaa 👍{'的' * (i % 5)} ок" for i, w in enumerate(words))
+    for text in (corpus(), mixed):
+        fresh, reading = (Tokenizer(tok._encoder, tok.merges, tok.pattern, tok.special_tokens,
+                                    whole_piece_lookup=tok.whole_piece_lookup,
+                                    normalizer=tok.normalizer, unk_id=tok.unk_id, fast=fast)
+                          for fast in (True, False))
+        assert fresh.encode_ordinary(text) == reading.encode_ordinary(text)
+        assert fresh._fast.kept is not None  # (the bulk paths ran)
+    assert fresh._fast.batch

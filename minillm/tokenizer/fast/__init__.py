@@ -20,9 +20,13 @@ All together: ~4x faster than the reading path on a new text of either.
   pieces (`merge_heap`, O(n log n) instead of the reading loop's O(n^2)): the distinct
   pre-tokens merge 1.4x / 2.1x faster.
 * batch_bpe.py - the new pre-tokens of a long text merged all at once in NumPy: a new English
-  text 2.1x faster (Chinese 1.1x); its table is built only after 30,000 new pieces.
+  text 2.1x faster (Chinese 1.1x); its pairs' ranks are learnt as they are met, so a fresh
+  tokenizer's first long text uses it too.
 * segment.py - a long non-ASCII pre-token (a clause of Chinese) cut where no merge can cross,
   so its segments hit the cache: new Chinese text 2.1x faster.
+* wide.py - the many new non-ASCII pieces of a long text that segment.py cuts before every
+  character (most of a Chinese text's): found and given their characters' ids all at once, in
+  NumPy over code points, instead of one piece at a time.
 * long.py - one very long pre-token in linear memory: 10 MB of letters without a space in 12 s
   and 15 bytes per character (peak RSS growth) instead of 69 s and 177; 10 MB of Han in 26
   bytes per character instead of 129 (2.8 s instead of 2.3 s).

@@ -13,68 +13,102 @@ left is done and leaves the arrays. With the merges (l, l) 1, (a, a) 2, (h, e) 3
     round 3   hell o
     round 4   hello               (rounds = the most merges any piece needs)
 
-A pair's rank and merged symbol come from a sorted table of keys `left * S + right` (S symbols;
-`np.searchsorted`), built once per vocabulary from either rule of bpe.py: `ranks` (every split
-of every token t into two symbols: rank = merged = id of t) or `pairs` (each listed merge).
-Symbols are the tokens (symbol id = token id) plus, as extra ids, the byte strings that BPE can
-form but the vocabulary lacks (missing single bytes, a `pairs` result that is not a token).
-After a merge only its two neighbouring pairs are looked up again; the first round's byte pairs
-come from a dense 256 x 256 table.
+A pair's rank and merged symbol are found by the rule of bpe.py (`ranks` or `pairs`) the first
+time the pair is seen (all of a round's new pairs at once), and remembered under the key
+`left << 32 | right` in a dict read from C over each round's keys. Symbols are the tokens
+(symbol id = token id) plus, as extra ids, the byte strings BPE can form that the vocabulary
+lacks (a missing single byte, a `pairs` result that is not a token), numbered as they are met.
+After a merge only its two neighbouring pairs are looked up again.
+
+subtle: no table of every pair is built up front. 1 MB of English meets ~23,000 distinct pairs;
+a table of all splits of all tokens (GPT-2: 108,000 of 270,000 splits) took 0.13 s to build,
+more than batched BPE then saves on that megabyte, so a fresh tokenizer could not use it.
 
 subtle: the lowest rank and its leftmost position are found together: `rank << 32 | position`
 packs both in one int64, so one `np.minimum.reduceat` over each piece's slice gives both.
 """
 from __future__ import annotations
 
+import operator
+from itertools import compress, repeat
+
 import numpy as np
 
 NONE = (1 << 31) - 1  # the rank of a pair that never merges (every real rank must be below)
+LOW = (1 << 32) - 1  # the low half of a packed int64 (`rank << 32 | symbol`, `left << 32 | right`)
+PAIRS = 1 << 18  # pairs remembered (then forgotten all at once): 1 MB of English meets ~23,000
 
 
 class BatchBPE:
     """`BatchBPE(encoder, merges)(pieces)` -> per piece, its parts' symbol ids (tuples).
 
-    Ids >= `n_tokens` are extra symbols (no token): the caller handles those pieces itself.
-    Raises ValueError when the vocabulary does not fit (duplicate ids, a rank >= 2**31 - 1)."""
+    Ids >= `n_tokens` are extra symbols (no token; `symbols[i]` is the bytes of any symbol i):
+    the caller handles those pieces itself. Raises ValueError when the vocabulary does not fit
+    (duplicate ids, an id or a rank >= 2**31 - 1)."""
 
     def __init__(self, encoder: dict[bytes, int], merges: dict[tuple[bytes, bytes], int] | None):
-        if len(set(encoder.values())) != len(encoder):
-            raise ValueError("batched BPE needs one token per id")
-        symbols = dict(encoder)  # bytes -> symbol id
         self.n_tokens = max(encoder.values()) + 1
-        self.extras: list[bytes] = []  # symbol n_tokens + k is extras[k]: not a token
+        self.symbols: list[bytes | None] = [None] * self.n_tokens  # symbol id -> its bytes
+        for b, i in encoder.items():
+            self.symbols[i] = b
+        if self.n_tokens - self.symbols.count(None) != len(encoder):
+            raise ValueError("batched BPE needs one token per id")
+        ranks = merges.values() if merges else [0]  # (`ranks` rule: rank = a token's id)
+        most = self.n_tokens + 256 + len(merges or ())  # symbols: tokens + extras, at most
+        if max(ranks) >= NONE or min(ranks) < 0 or most >= NONE:
+            raise ValueError(f"batched BPE needs ids and ranks in [0, {NONE})")
+        self.encoder, self.merges, self.extra_ids = encoder, merges, {}  # extra_ids: bytes -> id
+        self.pairs: dict[int, int] = {}  # `left << 32 | right` -> `rank << 32 | merged symbol`
+        self.byte_ids = np.array([self.symbol(bytes([x])) for x in range(256)], np.int64)  # [256]
 
-        def symbol(b: bytes) -> int:
-            if b not in symbols:
-                symbols[b] = self.n_tokens + len(self.extras)
-                self.extras.append(b)
-            return symbols[b]
+    @property
+    def extras(self) -> list[bytes]:
+        """The extra symbols met so far: symbol `n_tokens + k` is `extras[k]` (not a token)."""
+        return self.symbols[self.n_tokens:]
 
-        self.byte_ids = np.array([symbol(bytes([x])) for x in range(256)], np.int64)  # [256]
-        if merges is None:  # rank(a, b) = id of a + b, for every split of every token
-            get = symbols.get
-            rows = [(a, b, i, i) for t, i in encoder.items() for k in range(1, len(t))
-                    if (a := get(t[:k])) is not None and (b := get(t[k:])) is not None]
+    def symbol(self, b: bytes) -> int:
+        """The symbol id of the byte string `b` (a new extra id the first time one is met)."""
+        i = self.encoder.get(b)
+        if i is None:
+            i = self.extra_ids.get(b)
+            if i is None:
+                i = self.extra_ids[b] = len(self.symbols)
+                self.symbols.append(b)
+        return i
+
+    def lookup(self, left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Pairs of symbol ids [K] -> (rank, or NONE; merged symbol id) [K] each. Each distinct
+        pair is looked up in `pairs` from C; those never seen before are found all at once
+        (`learn`)."""
+        keys, where = np.unique(left << 32 | right, return_inverse=True)  # [U], [K]
+        packed = np.fromiter(map(self.pairs.get, keys.tolist(), repeat(-1)), np.int64,
+                             len(keys))  # [U] `rank << 32 | merged`, or -1: never seen
+        new = packed < 0  # [U] bool
+        if new.any():
+            packed[new] = self.learn(keys[new])
+        packed = packed[where]  # [K]
+        return packed >> 32, packed & LOW  # [K], [K]
+
+    def learn(self, keys: np.ndarray) -> np.ndarray:
+        """Add these new pairs [U] (distinct) to `pairs` and return their packed values [U], by
+        bpe.py's rule: (`ranks`) rank = merged = the id of the token a + b; (`pairs`) rank =
+        the pair's place in the merge list, merged = the symbol of a + b. Each step is a `map`
+        run from C over all the pairs."""
+        if len(self.pairs) + len(keys) > PAIRS:  # (a bound, as memo.py's: forget them all)
+            self.pairs.clear()
+        a = list(map(self.symbols.__getitem__, (keys >> 32).tolist()))  # [U] left bytes
+        b = list(map(self.symbols.__getitem__, (keys & LOW).tolist()))  # [U] right bytes
+        ab = list(map(operator.add, a, b))  # [U] the merged bytes
+        if self.merges is None:
+            rank = np.fromiter(map(self.encoder.get, ab, repeat(-1)), np.int64, len(ab))  # [U]
+            merged = rank  # [U]
         else:
-            rows = [(symbol(a), symbol(b), r, symbol(a + b)) for (a, b), r in merges.items()]
-        rows = rows or [(-1, 0, 0, 0)]  # (a key no pair has: keeps the table non-empty)
-        table = np.array(rows, np.int64)  # [M, 4] left, right, rank, merged
-        if table[:, 2].max() >= NONE or table[:, 2].min() < 0:
-            raise ValueError(f"batched BPE needs ranks in [0, {NONE})")
-        self.n_symbols = self.n_tokens + len(self.extras)
-        if self.n_symbols >= 1 << 31:  # subtle: keys left * S + right must fit in an int64
-            raise ValueError(f"batched BPE needs ids below 2**31, got {self.n_symbols - 1}")
-        keys = table[:, 0] * self.n_symbols + table[:, 1]  # [M]
-        order = np.argsort(keys)  # [M]
-        self.keys, self.ranks, self.merged = keys[order], table[order, 2], table[order, 3]  # [M]
-        first = self.byte_ids[:, None] * self.n_symbols + self.byte_ids[None, :]  # [256, 256]
-        self.byte_rank, self.byte_merged = self.lookup(first.ravel())  # [65536] each
-
-    def lookup(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Pair keys `left * S + right` -> (rank, or NONE; merged symbol id)."""
-        at = np.minimum(np.searchsorted(self.keys, keys), len(self.keys) - 1)  # [K]
-        found = self.keys[at] == keys  # [K] bool
-        return np.where(found, self.ranks[at], NONE), self.merged[at]  # [K], [K] int64
+            rank = np.fromiter(map(self.merges.get, zip(a, b), repeat(-1)), np.int64, len(ab))
+            merged = np.zeros(len(ab), np.int64)  # [U]
+            merged[rank >= 0] = list(map(self.symbol, compress(ab, rank >= 0)))
+        value = np.where(rank >= 0, rank << 32 | merged, NONE << 32)  # [U] (-1: no merge)
+        self.pairs.update(zip(keys.tolist(), value.tolist()))
+        return value
 
     def __call__(self, pieces: list[bytes]) -> list[tuple[int, ...]]:
         """Every piece's parts, as symbol ids (pieces must be non-empty)."""
@@ -87,7 +121,7 @@ class BatchBPE:
         ids = self.byte_ids[raw]  # [N] symbol ids of all pieces, back to back
         rank = np.full(len(ids), NONE, np.int64)  # [N] rank of pair (i, i + 1), NONE at the end
         merged = np.zeros(len(ids), np.int64)  # [N] symbol of that pair merged
-        rank[:-1], merged[:-1] = self.lookup_bytes(raw[:-1] * 256 + raw[1:])  # [N - 1]
+        rank[:-1], merged[:-1] = self.lookup(ids[:-1], ids[1:])  # [N - 1]
         ends = np.cumsum(lengths)  # [P] one past each piece's last part
         rank[ends - 1] = NONE  # subtle: no pair across two pieces
         piece = np.arange(len(pieces))  # [P] the input index of each piece still merging
@@ -101,13 +135,13 @@ class BatchBPE:
             done_ids.append(ids[~live_parts])  # [N_done]
             done_lengths.append(lengths[~live])  # [P_done]
             done_piece.append(piece[~live])  # [P_done]
-            j, start, end = best[live] & 0xFFFFFFFF, starts[live], ends[live]  # [A] each
+            j, start, end = best[live] & LOW, starts[live], ends[live]  # [A] each
             ids[j] = merged[j]  # [A] the merge: left part becomes the merged symbol
             left = j[j > start] - 1  # [A_l] the pairs (previous part, merged part)
-            rank[left], merged[left] = self.lookup(ids[left] * self.n_symbols + ids[left + 1])
+            rank[left], merged[left] = self.lookup(ids[left], ids[left + 1])
             rank[j] = NONE  # [A] the pairs (merged part, next part): none if it is the last,
             right = j[j + 2 < end]  # [A_r] else the part after j + 1, which is merged away
-            rank[right], merged[right] = self.lookup(ids[right] * self.n_symbols + ids[right + 2])
+            rank[right], merged[right] = self.lookup(ids[right], ids[right + 2])
             live_parts[j + 1] = False  # the right part of each merge is gone
             ids, rank, merged = ids[live_parts], rank[live_parts], merged[live_parts]  # [N']
             lengths, piece = lengths[live] - 1, piece[live]  # [P']
@@ -117,7 +151,3 @@ class BatchBPE:
         parts = list(map(tuple, map(flat.__getitem__, map(slice, [0, *cuts[:-1]], cuts))))
         order = np.argsort(np.concatenate(done_piece)).tolist()  # [P] back to input order
         return list(map(parts.__getitem__, order))
-
-    def lookup_bytes(self, pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """`lookup` for pairs of single bytes given as `left * 256 + right` (a dense table)."""
-        return self.byte_rank[pairs], self.byte_merged[pairs]  # [K], [K]

@@ -36,6 +36,8 @@ import functools
 import re
 from operator import add
 
+import numpy as np
+
 from .memo import Memo
 
 
@@ -81,15 +83,36 @@ def bmp_class(excluded: set[str]) -> str:
     return f"[{''.join(ranges)}]"
 
 
+def utf8_int(cp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """BMP code points [U] -> (their UTF-8 bytes as one big-endian integer [U], their number
+    [U]): 0xxxxxxx, 110xxxxx 10xxxxxx or 1110xxxx 10xxxxxx 10xxxxxx. 海 U+6D77 -> 0xE6B5B7, 3."""
+    n = np.where(cp < 0x80, 1, np.where(cp < 0x800, 2, 3))  # [U]
+    two = (0xC0 | cp >> 6) << 8 | 0x80 | cp & 0x3F  # [U]
+    three = (0xE0 | cp >> 12) << 16 | (0x80 | cp >> 6 & 0x3F) << 8 | 0x80 | cp & 0x3F  # [U]
+    return np.where(n == 1, cp, np.where(n == 2, two, three)), n
+
+
+def utf8_part(value: np.ndarray, n: np.ndarray, m: int, suffix: bool) -> np.ndarray:
+    """The last (`suffix`) or first m bytes of each `utf8_int` (m <= n), as an integer [U]."""
+    return value & (1 << 8 * m) - 1 if suffix else value >> 8 * np.maximum(n - m, 0)
+
+
 @functools.lru_cache(maxsize=1)
-def _bmp_utf8() -> list[tuple[str, bytes]]:
-    """(character, its UTF-8) for every non-ASCII BMP character but the surrogates."""
-    return [(c, c.encode()) for c in map(chr, [*range(0x80, 0xD800), *range(0xE000, 0x10000)])]
+def _bmp() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The non-ASCII BMP characters but the surrogates: code points [N] and `utf8_int`'s."""
+    cp = np.r_[0x80:0xD800, 0xE000:0x10000]  # [N]
+    return (cp, *utf8_int(cp))
 
 
-def _chars_with(test) -> set[str]:
-    """The non-ASCII BMP characters whose UTF-8 passes `test` (e.g. ends with b"\\xb6")."""
-    return {c for c, b in _bmp_utf8() if test(b)}
+def _chars_with(unit: bytes, at_end: bool) -> set[str]:
+    """The non-ASCII BMP characters whose UTF-8 ends (`at_end`) or starts with `unit` and is
+    longer: b"\xb6", True -> every character whose last byte is b6."""
+    cp, value, n = _bmp()
+    m = len(unit)
+    if m >= 3:  # (no such character: they have at most 3 bytes)
+        return set()
+    hit = (utf8_part(value, n, m, at_end) == int.from_bytes(unit, "big")) & (n > m)  # [N]
+    return set(map(chr, cp[hit].tolist()))
 
 
 class SafeCuts:
@@ -123,13 +146,18 @@ class SafeCuts:
         # the fast path (module docstring): whole-character pairs as "c1c2" strings; the rest
         whole = {(u1, u2) for u1, u2 in self.pairs if is_char(u1) and is_char(u2)}
         self.bigrams = {u1.decode() + u2.decode() for u1, u2 in whole}
-        odd = self.pairs - whole
-        rare = {u.decode() for pair in odd for u in pair if is_char(u)}
-        for u1, u2 in odd:
+        self.odd = self.pairs - whole
+
+    @functools.cached_property
+    def _plain(self) -> re.Pattern:
+        """`fullmatch`: is every character of a piece plain (no rare one)? Compiled when first
+        used (~10 ms: a long text's new pieces are tested in bulk instead, wide.py)."""
+        rare = {u.decode() for pair in self.odd for u in pair if is_char(u)}
+        for u1, u2 in self.odd:
             if not is_char(u1) and not is_char(u2):  # part-part: mark the smaller side
-                rare |= min(_chars_with(lambda b: b.endswith(u1) and b != u1),
-                            _chars_with(lambda b: b.startswith(u2) and b != u2), key=len)
-        self._plain = re.compile(bmp_class(rare) + "*")  # fullmatch: every character plain?
+                rare |= min(_chars_with(u1, at_end=True), _chars_with(u2, at_end=False),
+                            key=len)
+        return re.compile(bmp_class(rare) + "*")
 
     def _follow_and_heads(self, ch: str) -> tuple[frozenset, frozenset]:
         """(follow, heads) of one character (see the class docstring)."""
@@ -156,16 +184,16 @@ class SafeCuts:
             return self.split_exact(piece)
         if self.bigrams.isdisjoint(map(add, piece, piece[1:])):
             return piece
-        return _cut(piece, [b not in self.bigrams for b in map(add, piece, piece[1:])])
+        return cut_where(piece, [b not in self.bigrams for b in map(add, piece, piece[1:])])
 
     def split_exact(self, piece: str) -> str | list[str]:
         """`split` for any piece, through the per-character `follow` and `heads` sets."""
         safe = list(map(frozenset.isdisjoint, map(self.follow.__getitem__, piece[:-1]),
                         map(self.heads.__getitem__, piece[1:])))  # safe[k - 1]: cut before k?
-        return piece if all(safe) else _cut(piece, safe)
+        return piece if all(safe) else cut_where(piece, safe)
 
 
-def _cut(piece: str, safe: list[bool]) -> list[str]:
+def cut_where(piece: str, safe: list[bool]) -> list[str]:
     """Cut `piece` before character k wherever `safe[k - 1]`."""
     segments, start = [], 0
     for k, cut in enumerate(safe, 1):

@@ -32,7 +32,10 @@ class FastSplit:
         if self._stdlib is not None and not has_astral(text):
             compiled = self._stdlib
         for rx, findall in zip(compiled, self._findall):
-            pieces = [p for piece in pieces for p in _split(rx, piece, findall, timeout)]
+            if len(pieces) == 1:  # (the first stage: its list as it is, not copied item by item)
+                pieces = _split(rx, pieces[0], findall, timeout)
+            else:
+                pieces = [p for piece in pieces for p in _split(rx, piece, findall, timeout)]
         return pieces
 
 

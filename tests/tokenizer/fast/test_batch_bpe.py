@@ -50,10 +50,11 @@ def test_batched_parts_equal_merge_reference(vocabulary, data):
     of_tokens = st.lists(st.sampled_from(sorted(encoder)), min_size=1, max_size=5).map(b"".join)
     pieces = data.draw(st.lists(of_tokens | random_pieces, max_size=20))
     batch = batch_bpe.BatchBPE(encoder, merges)
+    parts = batch(pieces)
     name = {i: b for b, i in encoder.items()}
-    name.update((batch.n_tokens + k, b) for k, b in enumerate(batch.extras))
+    name.update((batch.n_tokens + k, b) for k, b in enumerate(batch.extras))  # (met in the call)
     rank = bpe.rank_function(encoder, merges)
-    got = [[name[i] for i in ids] for ids in batch(pieces)]
+    got = [[name[i] for i in ids] for ids in parts]
     assert got == [bpe.merge_reference(p, rank) for p in pieces]
 
 
@@ -67,12 +68,17 @@ def test_vocabulary_with_duplicate_ids_is_refused():
         batch_bpe.BatchBPE({b"a": 0, b"b": 0}, None)
 
 
+def made_up_words(start: int, n: int = 300) -> str:
+    """ " zqaaa zqbaa ...": pre-tokens that are no single token, each new."""
+    return "".join(" zq" + "".join(chr(97 + i // 26**k % 26) for k in range(3))
+                   for i in range(start, start + n))
+
+
 @pytest.fixture
 def always_batch(monkeypatch):
-    """Every encode goes through batched BPE (normally only texts with many new pieces do, once
-    the table is built)."""
+    """Every encode goes through batched BPE (normally only texts with many new pieces do)."""
     monkeypatch.setattr(piece_encoder, "BATCH_MIN", 1)
-    monkeypatch.setattr(piece_encoder, "BUILD_AFTER", 0)
+    monkeypatch.setattr(piece_encoder, "BATCH_BPE", 1)
 
 
 @pytest.mark.parametrize("name", ["gpt2", "cl100k", "o200k"])
@@ -110,6 +116,7 @@ def test_pieces_with_bytes_that_are_not_tokens_take_the_python_path(monkeypatch)
     tok._fast.clear()
     expected = tok.encode_ordinary(text)
     monkeypatch.setattr(piece_encoder, "BATCH_MIN", 1)
+    monkeypatch.setattr(piece_encoder, "BATCH_BPE", 1)
     tok._fast.build_batch()
     tok._fast.clear()
     assert tok.encode_ordinary(text) == expected and tok.unk_id in expected
@@ -123,20 +130,38 @@ def test_batched_encoding_keeps_the_cache_bound(always_batch):
     reference._fast.batch = False
     tok._fast.build_batch()
     tok._fast.piece_ids.size = 200
-    text = "".join(" zq" + "".join(chr(97 + i // 26**k % 26) for k in range(3)) for i in range(3000))
+    text = made_up_words(0, n=3000)
     assert tok.encode_ordinary(text) == reference.encode_ordinary(text)
     assert len(tok._fast.piece_ids) <= 200
 
 
-def test_table_is_built_only_after_build_after_new_pieces(monkeypatch):
-    """A short text never pays for the table; enough new pieces in all build it."""
-    def words(start):  # made-up words, e.g. " zqbcd": pre-tokens that are no single token
-        return "".join(" zq" + "".join(chr(97 + i // 26**k % 26) for k in range(3))
-                       for i in range(start, start + 300))
+def test_a_fresh_tokenizer_batches_its_first_long_text():
+    """Regression: the pair table was built only after 30,000 new pieces, so a fresh tokenizer's
+    first megabyte never used batched BPE. Pairs are now learnt as met: no table to wait for."""
+    tok, unbatched = Tokenizer.load("gpt2"), Tokenizer.load("gpt2")
+    unbatched._fast.batch = False
+    text = made_up_words(0, n=piece_encoder.BATCH_BPE)
+    assert tok.encode_ordinary(text) == unbatched.encode_ordinary(text)
+    assert isinstance(tok._fast.batch, batch_bpe.BatchBPE) and tok._fast.batch.pairs
 
-    monkeypatch.setattr(piece_encoder, "BUILD_AFTER", 500)
-    tok = Tokenizer.load("gpt2")
-    tok.encode_ordinary(words(0))
-    assert tok._fast.batch is None and tok._fast.unbatched == 300
-    tok.encode_ordinary(words(300))
-    assert isinstance(tok._fast.batch, batch_bpe.BatchBPE)
+
+def test_a_text_with_few_new_pieces_does_not_make_batched_bpe():
+    """Below BATCH_BPE new pieces, merge.py is as fast, and the batch is not even made."""
+    tok, reference = Tokenizer.load("gpt2"), Tokenizer.load("gpt2", fast=False)
+    text = made_up_words(0, n=piece_encoder.BATCH_BPE - 1)
+    assert tok.encode_ordinary(text) == reference.encode_ordinary(text)
+    assert tok._fast.batch is None
+
+
+def test_forgetting_learnt_pairs_keeps_the_parts(monkeypatch):
+    """The learnt pairs are bounded (`PAIRS`): emptied when full, and learnt again."""
+    monkeypatch.setattr(batch_bpe, "PAIRS", 50)
+    monkeypatch.setattr(piece_encoder, "BATCH_BPE", 100)
+    tok, unbatched = Tokenizer.load("gpt2"), Tokenizer.load("gpt2")
+    unbatched._fast.batch = False
+    first = made_up_words(0)
+    assert tok.encode_ordinary(first) == unbatched.encode_ordinary(first)
+    learnt = set(tok._fast.batch.pairs)
+    second = made_up_words(300)
+    assert tok.encode_ordinary(second) == unbatched.encode_ordinary(second)
+    assert not learnt <= set(tok._fast.batch.pairs)  # some were forgotten

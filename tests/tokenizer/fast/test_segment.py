@@ -1,11 +1,12 @@
 """Cutting pre-tokens at safe boundaries never changes BPE's result (fast/segment.py)."""
 import functools
 
+import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
 from minillm.tokenizer.fast import merge
-from minillm.tokenizer.fast.segment import SafeCuts, char_units, is_char
+from minillm.tokenizer.fast.segment import SafeCuts, _chars_with, char_units, is_char, utf8_int
 from tests.tokenizer.helpers import named, smollm2_from_gguf
 
 # CJK, Cyrillic (o200k has tokens such as b"\xd0\xbe\xd0" that end mid-character), Latin, space
@@ -111,3 +112,22 @@ def test_no_token_is_ever_cut(name):
     texts = (t.decode("utf-8", "surrogateescape") for t in tok._encoder)
     cut = [s for s in texts if len(s) > 1 and not s.isascii() and list(cuts.split(s)) != [s]]
     assert cut == []
+
+
+@pytest.mark.parametrize("unit", [b"\xb6", b"\xe6", b"\xe6\xb5", b"\xb5\xb7", b"\xc3", b"\xa9",
+                                  b"\x80", "海".encode(), b"\xb6\xb6\xb6", b"\xf0\x9f"])
+def test_characters_ending_or_starting_with_a_unit(unit):
+    """The UTF-8 computed in NumPy finds the characters the definition finds (every non-ASCII
+    BMP character, UTF-8 by Python, tested with endswith / startswith)."""
+    everyone = [(c, c.encode()) for c in map(chr, [*range(0x80, 0xD800), *range(0xE000, 0x10000)])]
+    assert _chars_with(unit, at_end=True) == {c for c, b in everyone
+                                              if b.endswith(unit) and b != unit}
+    assert _chars_with(unit, at_end=False) == {c for c, b in everyone
+                                               if b.startswith(unit) and b != unit}
+
+
+@given(st.lists(st.integers(0, 0xFFFF).filter(lambda c: not 0xD800 <= c < 0xE000), min_size=1))
+def test_utf8_int_is_pythons_utf8(code_points):
+    value, n = utf8_int(np.array(code_points, np.int64))
+    assert value.tolist() == [int.from_bytes(chr(c).encode(), "big") for c in code_points]
+    assert n.tolist() == [len(chr(c).encode()) for c in code_points]
