@@ -184,16 +184,21 @@ class FastEncoder:
         if len(cache) + len(unseen) > cache.size:  # keep memo.py's bound (as Memo would)
             cache.clear()
         room = len(unseen) if len(unseen) <= cache.size else cache.size // 2  # (all fit, or
+        whole = self.encoder.get if self.whole_piece_lookup else {}.get  # ({}: finds nothing)
         for piece in itertools.islice(unseen, room):  # keep room for the misses: memo.py)
-            if len(piece) == 1 or piece.isascii():
+            if piece.isascii():
+                b = piece.encode()  # (ASCII: no surrogate to escape; the plain call is quicker)
+            elif len(piece) == 1:
                 b = piece.encode("utf-8", errors="surrogateescape")
-                if self.whole_piece_lookup and (i := self.encoder.get(b)) is not None:
-                    cache[piece] = (i,)  # as in `encode_piece`
-                elif 1 < len(b) < merge.HEAP_THRESHOLD:  # (a round per merge: not for long ones)
-                    new.append(piece)
-                    data.append(b)
-            elif len(piece) <= long.LONG:
-                non_ascii.append(piece)
+            else:
+                if len(piece) <= long.LONG:
+                    non_ascii.append(piece)
+                continue
+            if (i := whole(b)) is not None:
+                cache[piece] = (i,)  # as in `encode_piece`
+            elif 1 < len(b) < merge.HEAP_THRESHOLD:  # (a round per merge: not for long ones)
+                new.append(piece)
+                data.append(b)
         if non_ascii:
             self.cache_non_ascii(non_ascii)
         if len(new) < BATCH_BPE:
