@@ -69,6 +69,8 @@ class FastEncoder:
         ~15,000 tuples of a megabyte's new pieces set it off ~20 times, and each pass walks the
         young 260,000-item list of pieces (and the ids): ~40 of a fresh tokenizer's ~200 ms.
         Nothing here makes a cycle, so pausing it frees nothing later (`timeit` does the same).
+        Left off if the caller had turned it off (subtle: another thread's `gc.disable()` during
+        the encode is undone by it).
         """
         if len(text) < PAUSE_GC or not gc.isenabled():
             return self.encode_pieces(text)
