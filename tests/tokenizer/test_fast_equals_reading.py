@@ -6,6 +6,7 @@ BPE, long pieces), on random text with CJK, emoji, spaces, digits and special to
 real vocabularies over a multilingual corpus (more of it with HYPOTHESIS_PROFILE=thorough).
 """
 import functools
+import gc
 from unittest import mock
 
 import pytest
@@ -124,3 +125,33 @@ def test_a_fresh_tokenizer_equals_reading_on_its_first_long_text(name):
         assert fresh.encode_ordinary(text) == reading.encode_ordinary(text)
         assert fresh._fast.kept is not None  # (the bulk paths ran)
     assert fresh._fast.batch
+
+
+def test_a_long_encode_pauses_the_garbage_collector_and_restores_it(monkeypatch):
+    """The collector is off while a text of PAUSE_GC characters or more is split and encoded,
+    on again after (also after an error), and stays off when the caller had turned it off."""
+    tok = named("gpt2")
+    seen = []
+    split = tok._fast.split
+    monkeypatch.setattr(tok._fast, "split", lambda text: seen.append(gc.isenabled()) or split(text))
+    text = "To be, or not to be, that is the question. " * (pieces.PAUSE_GC // 40)
+    assert len(text) >= pieces.PAUSE_GC and gc.isenabled()
+    assert tok.encode_ordinary(text) == reading_ids(tok, text)
+    tok.encode_ordinary(text[:100])
+    assert seen == [False, True] and gc.isenabled()
+    monkeypatch.setattr(tok._fast, "split", lambda text: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        tok.encode_ordinary(text)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        monkeypatch.setattr(tok._fast, "split", split)
+        assert tok.encode_ordinary(text) == reading_ids(tok, text)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def reading_ids(tok: Tokenizer, text: str) -> list[int]:
+    return Tokenizer(tok._encoder, tok.merges, tok.pattern, tok.special_tokens,
+                     whole_piece_lookup=tok.whole_piece_lookup, fast=False).encode_ordinary(text)

@@ -15,7 +15,8 @@ left is done and leaves the arrays. With the merges (l, l) 1, (a, a) 2, (h, e) 3
 
 A pair's rank and merged symbol are found by the rule of bpe.py (`ranks` or `pairs`) the first
 time the pair is seen (all of a round's new pairs at once), and remembered under the key
-`left << 32 | right` in a dict read from C over each round's keys. Symbols are the tokens
+`left << 32 | right` in a sorted array that each round searches (`np.searchsorted`: no Python
+per pair, unlike a dict). Symbols are the tokens
 (symbol id = token id) plus, as extra ids, the byte strings BPE can form that the vocabulary
 lacks (a missing single byte, a `pairs` result that is not a token), numbered as they are met.
 After a merge only its two neighbouring pairs are looked up again.
@@ -58,7 +59,9 @@ class BatchBPE:
         if max(ranks) >= NONE or min(ranks) < 0 or most >= NONE:
             raise ValueError(f"batched BPE needs ids and ranks in [0, {NONE})")
         self.encoder, self.merges, self.extra_ids = encoder, merges, {}  # extra_ids: bytes -> id
-        self.pairs: dict[int, int] = {}  # `left << 32 | right` -> `rank << 32 | merged symbol`
+        self.keys = np.full(1, -1, np.int64)  # [L] the learnt pairs `left << 32 | right`, sorted
+        # (-1 is no pair: it keeps the arrays non-empty for the search)
+        self.values = np.full(1, NONE << 32, np.int64)  # [L] each one's `rank << 32 | merged`
         self.byte_ids = np.array([self.symbol(bytes([x])) for x in range(256)], np.int64)  # [256]
 
     @property
@@ -78,24 +81,24 @@ class BatchBPE:
 
     def lookup(self, left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Pairs of symbol ids [K] -> (rank, or NONE; merged symbol id) [K] each. Each distinct
-        pair is looked up in `pairs` from C; those never seen before are found all at once
-        (`learn`)."""
-        keys, where = np.unique(left << 32 | right, return_inverse=True)  # [U], [K]
-        packed = np.fromiter(map(self.pairs.get, keys.tolist(), repeat(-1)), np.int64,
-                             len(keys))  # [U] `rank << 32 | merged`, or -1: never seen
-        new = packed < 0  # [U] bool
+        pair is found in the learnt pairs by a binary search; those never seen before are found
+        all at once (`learn`) and put in their sorted place."""
+        keys, where = np.unique(left << 32 | right, return_inverse=True)  # [U] sorted, [K]
+        at = np.searchsorted(self.keys, keys)  # [U] where each key is, or would go
+        near = np.minimum(at, len(self.keys) - 1)  # [U] (a key past the last: compare with it)
+        packed = self.values[near]  # [U] `rank << 32 | merged`, if the key is there
+        new = self.keys[near] != keys  # [U] bool: never seen
         if new.any():
-            packed[new] = self.learn(keys[new])
+            packed[new] = self.learn(keys[new], at[new])
         packed = packed[where]  # [K]
         return packed >> 32, packed & LOW  # [K], [K]
 
-    def learn(self, keys: np.ndarray) -> np.ndarray:
-        """Add these new pairs [U] (distinct) to `pairs` and return their packed values [U], by
+    def learn(self, keys: np.ndarray, at: np.ndarray) -> np.ndarray:
+        """Add these new pairs [U] (distinct, sorted; `at`: their places in `keys`) to the
+        learnt pairs and return their packed values [U], by
         bpe.py's rule: (`ranks`) rank = merged = the id of the token a + b; (`pairs`) rank =
         the pair's place in the merge list, merged = the symbol of a + b. Each step is a `map`
         run from C over all the pairs."""
-        if len(self.pairs) + len(keys) > PAIRS:  # (a bound, as memo.py's: forget them all)
-            self.pairs.clear()
         a = list(map(self.symbols.__getitem__, (keys >> 32).tolist()))  # [U] left bytes
         b = list(map(self.symbols.__getitem__, (keys & LOW).tolist()))  # [U] right bytes
         ab = list(map(operator.add, a, b))  # [U] the merged bytes
@@ -107,7 +110,11 @@ class BatchBPE:
             merged = np.zeros(len(ab), np.int64)  # [U]
             merged[rank >= 0] = list(map(self.symbol, compress(ab, rank >= 0)))
         value = np.where(rank >= 0, rank << 32 | merged, NONE << 32)  # [U] (-1: no merge)
-        self.pairs.update(zip(keys.tolist(), value.tolist()))
+        if len(self.keys) + len(keys) > PAIRS:  # (a bound, as memo.py's: forget them all)
+            self.keys, self.values = keys, value
+        else:  # subtle: inserting sorted keys at their search places keeps `keys` sorted
+            self.keys = np.insert(self.keys, at, keys)  # [L + U]
+            self.values = np.insert(self.values, at, value)  # [L + U]
         return value
 
     def __call__(self, pieces: list[bytes]) -> list[tuple[int, ...]]:

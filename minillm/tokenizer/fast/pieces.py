@@ -13,12 +13,14 @@ Pre-tokens repeat a lot (" the", " and", "."), so:
   cross (segment.py), so that its segments hit the cache too;
 - whatever is left runs merge.merge, one piece at a time (a heap for long pieces);
 - a piece longer than `long.LONG` characters is cut in chunks or merged in compact arrays
-  (long.py), never cached.
+  (long.py), never cached;
+- the cyclic garbage collector is paused while a long text is encoded (`encode`).
 
 Each way gives exactly bpe.merge_reference's parts (tested), so only the speed differs.
 """
 from __future__ import annotations
 
+import gc
 import itertools
 
 import numpy as np
@@ -36,6 +38,7 @@ BATCH_MIN = 64  # pieces in one text from which its new ones are cached in bulk
 BATCH_BPE = 1024  # new pieces from which batched BPE (batch_bpe.py) beats merge.merge
 # subtle: measured on a fresh tokenizer, making batched BPE included: equal at ~1,000 new pieces
 # of English, 1.1x faster at 2,000, 1.6x at 7,000 (a megabyte); once made, equal at ~600.
+PAUSE_GC = 1 << 14  # characters from which `encode` pauses the cyclic garbage collector
 
 
 class LongPiece(Exception):
@@ -60,7 +63,25 @@ class FastEncoder:
         self.kept: wide.KeptBoundaries | None = None  # built on first use
 
     def encode(self, text: str) -> list[int]:
-        """Text (no special tokens) -> the concatenated ids of its pre-tokens."""
+        """Text (no special tokens) -> the concatenated ids of its pre-tokens.
+
+        subtle: Python's cyclic garbage collector is paused while a long text is encoded. The
+        ~15,000 tuples of a megabyte's new pieces set it off ~20 times, and each pass walks the
+        young 260,000-item list of pieces (and the ids): ~40 of a fresh tokenizer's ~200 ms.
+        Nothing here makes a cycle, so pausing it frees nothing later (`timeit` does the same).
+        Left off if the caller had turned it off (subtle: another thread's `gc.disable()` during
+        the encode is undone by it).
+        """
+        if len(text) < PAUSE_GC or not gc.isenabled():
+            return self.encode_pieces(text)
+        gc.disable()
+        try:
+            return self.encode_pieces(text)
+        finally:
+            gc.enable()
+
+    def encode_pieces(self, text: str) -> list[int]:
+        """`encode`, with the collector as it is."""
         pieces = self.split(text)
         if len(pieces) >= BATCH_MIN:
             self.cache_new_pieces(pieces)
@@ -165,16 +186,21 @@ class FastEncoder:
         if len(cache) + len(unseen) > cache.size:  # keep memo.py's bound (as Memo would)
             cache.clear()
         room = len(unseen) if len(unseen) <= cache.size else cache.size // 2  # (all fit, or
+        whole = self.encoder.get if self.whole_piece_lookup else {}.get  # ({}: finds nothing)
         for piece in itertools.islice(unseen, room):  # keep room for the misses: memo.py)
-            if len(piece) == 1 or piece.isascii():
+            if piece.isascii():
+                b = piece.encode()  # (ASCII: no surrogate to escape; the plain call is quicker)
+            elif len(piece) == 1:
                 b = piece.encode("utf-8", errors="surrogateescape")
-                if self.whole_piece_lookup and (i := self.encoder.get(b)) is not None:
-                    cache[piece] = (i,)  # as in `encode_piece`
-                elif 1 < len(b) < merge.HEAP_THRESHOLD:  # (a round per merge: not for long ones)
-                    new.append(piece)
-                    data.append(b)
-            elif len(piece) <= long.LONG:
-                non_ascii.append(piece)
+            else:
+                if len(piece) <= long.LONG:
+                    non_ascii.append(piece)
+                continue
+            if (i := whole(b)) is not None:
+                cache[piece] = (i,)  # as in `encode_piece`
+            elif 1 < len(b) < merge.HEAP_THRESHOLD:  # (a round per merge: not for long ones)
+                new.append(piece)
+                data.append(b)
         if non_ascii:
             self.cache_non_ascii(non_ascii)
         if len(new) < BATCH_BPE:
