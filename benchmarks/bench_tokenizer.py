@@ -90,7 +90,7 @@ def bench_encode(repeats: int, reading: bool = False) -> None:
     for name in ("gpt2", "cl100k", "o200k"):
         tok = Tokenizer.load(name)
         t0 = time.process_time()
-        tok._fast.build_batch()  # (made by the first text with BATCH_BPE new pieces: pieces.py)
+        tok._fast.build_batch()  # (made by the first text with BATCH_BPE new pieces: bulk.py)
         print(f"  {name}: batched BPE made in {time.process_time() - t0:.3f} s (its pairs are "
               f"learnt as met)")
         ref = tiktoken_encoding(name, tok)

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from minillm.tokenizer import Tokenizer
-from minillm.tokenizer.fast import long, pieces
+from minillm.tokenizer.fast import bulk, long, pieces
 from tests.conftest import SHARED_DATA, shared_file
 from tests.tokenizer.helpers import fixture_json, named, smollm2_from_json
 
@@ -63,8 +63,8 @@ texts = st.one_of(st.lists(st.sampled_from(FRAGMENTS), max_size=60).map("".join)
 def test_fast_equals_reading_on_random_vocabularies(vocabulary, batch, every_speed_path):
     fast, reading = Tokenizer(**vocabulary), Tokenizer(**vocabulary, fast=False)
     batch_min, long_piece = (1, 6) if every_speed_path else (pieces.BATCH_MIN, long.LONG)
-    with mock.patch.multiple(pieces, BATCH_MIN=batch_min, BATCH_BPE=batch_min), \
-            mock.patch.object(long, "LONG", long_piece):
+    with mock.patch.object(pieces, "BATCH_MIN", batch_min), \
+            mock.patch.object(bulk, "BATCH_BPE", batch_min), mock.patch.object(long, "LONG", long_piece):
         for text in batch:  # (several texts: the second one meets the caches of the first)
             assert fast.encode(text, allowed_special="all") == \
                 reading.encode(text, allowed_special="all")

@@ -19,6 +19,8 @@ All together: ~4x faster than the reading path on a new text of either.
 * merge.py - BPE re-ranking only the pairs a merge changed (`merge_list`) and a heap for long
   pieces (`merge_heap`, O(n log n) instead of the reading loop's O(n^2)): the distinct
   pre-tokens merge 1.4x / 2.1x faster.
+* bulk.py - a long text's new pre-tokens given their ids before the text is read through the
+  cache: whole tokens by one look-up each, non-ASCII ones through wide.py, the rest batch_bpe.py.
 * batch_bpe.py - the new pre-tokens of a long text merged all at once in NumPy: a new English
   text 2.1x faster (Chinese 1.1x); its pairs' ranks are learnt as they are met, so a fresh
   tokenizer's first long text uses it too (kept in a sorted array: a round's

@@ -6,9 +6,9 @@ Pre-tokens repeat a lot (" the", " and", "."), so:
 - the ids of every pre-token are cached (memo.py: `CACHE_SIZE` entries) and the cache is read
   from C over the whole list (`map(cache.__getitem__, pieces)`): Python runs only on a miss;
 - the new pre-tokens of a long text (at least `BATCH_MIN` pieces) are put in the cache before
-  that read, so the misses are few: whole tokens directly, non-ASCII ones cut in bulk
-  (wide.py), and, when there are at least `BATCH_BPE`, the rest merged all at once in NumPy
-  (batch_bpe.py);
+  that read, so the misses are few (bulk.py): whole tokens directly, non-ASCII ones cut in
+  bulk (wide.py), and, when there are at least `bulk.BATCH_BPE`, the rest merged all at once in
+  NumPy (batch_bpe.py);
 - a miss on a long non-ASCII pre-token (a clause of Chinese) is first cut where no merge can
   cross (segment.py), so that its segments hit the cache too;
 - whatever is left runs merge.merge, one piece at a time (a heap for long pieces);
@@ -23,19 +23,16 @@ from __future__ import annotations
 import gc
 import itertools
 
-import numpy as np
-
 from .. import bpe
 from ..patterns import PreTokenizer
-from . import long, merge, wide
+from . import bulk, long, merge, wide
 from .batch_bpe import BatchBPE
 from .memo import Memo
-from .segment import SafeCuts, cut_where
+from .segment import SafeCuts
 from .split import FastSplit
 
 CACHE_SIZE = 1 << 16  # pre-tokens whose ids are remembered (memo.py): words repeat a lot
 BATCH_MIN = 64  # pieces in one text from which its new ones are cached in bulk
-BATCH_BPE = 1024  # new pieces from which batched BPE (batch_bpe.py) beats merge.merge
 # subtle: measured on a fresh tokenizer, making batched BPE included: equal at ~1,000 new pieces
 # of English, 1.1x faster at 2,000, 1.6x at 7,000 (a megabyte); once made, equal at ~600.
 PAUSE_GC = 1 << 14  # characters from which `encode` pauses the cyclic garbage collector
@@ -84,7 +81,7 @@ class FastEncoder:
         """`encode`, with the collector as it is."""
         pieces = self.split(text)
         if len(pieces) >= BATCH_MIN:
-            self.cache_new_pieces(pieces)
+            bulk.cache_new_pieces(self, pieces)
         try:
             return list(itertools.chain.from_iterable(map(self.piece_ids.__getitem__, pieces)))
         except LongPiece:  # subtle: raised by a cache miss only, so other texts pay nothing
@@ -170,73 +167,3 @@ class FastEncoder:
             return tuple(map(self.encoder.__getitem__, parts))
         except KeyError:  # a part that is not a token (bpe.token_ids says what then)
             return tuple(bpe.token_ids(parts, self.encoder, self.unk_id))
-
-    def cache_new_pieces(self, pieces: list[str]) -> None:
-        """Put the ids of new pieces in the cache: whole tokens (under `whole_piece_lookup`)
-        directly, non-ASCII pieces cut at safe boundaries (`cache_non_ascii`), the rest by
-        one batched BPE (batch_bpe.py). Left to `encode_piece`: what `cache_non_ascii` leaves,
-        pieces of one byte or of HEAP_THRESHOLD bytes and more (merge.py), pieces with a part
-        that is not a token
-        (batch_bpe.py), new pieces beyond half the cache's size when they do not all fit (they
-        go through the cache's own bound), the rest when there are fewer than BATCH_BPE."""
-        cache, new, data, non_ascii = self.piece_ids, [], [], []
-        if all(map(cache.__contains__, pieces[::16])):  # subtle: a cheap test first, or a text
-            return  # seen before would pay for the set below (~10% of a cached encode)
-        unseen = set(pieces).difference(cache)
-        if len(cache) + len(unseen) > cache.size:  # keep memo.py's bound (as Memo would)
-            cache.clear()
-        room = len(unseen) if len(unseen) <= cache.size else cache.size // 2  # (all fit, or
-        whole = self.encoder.get if self.whole_piece_lookup else {}.get  # ({}: finds nothing)
-        for piece in itertools.islice(unseen, room):  # keep room for the misses: memo.py)
-            if piece.isascii():
-                b = piece.encode()  # (ASCII: no surrogate to escape; the plain call is quicker)
-            elif len(piece) == 1:
-                b = piece.encode("utf-8", errors="surrogateescape")
-            else:
-                if len(piece) <= long.LONG:
-                    non_ascii.append(piece)
-                continue
-            if (i := whole(b)) is not None:
-                cache[piece] = (i,)  # as in `encode_piece`
-            elif 1 < len(b) < merge.HEAP_THRESHOLD:  # (a round per merge: not for long ones)
-                new.append(piece)
-                data.append(b)
-        if non_ascii:
-            self.cache_non_ascii(non_ascii)
-        if len(new) < BATCH_BPE:
-            return
-        if self.batch is None:
-            self.build_batch()
-        if self.batch is False:
-            return
-        parts, n_tokens = self.batch(data), self.batch.n_tokens
-        if not self.batch.extras:  # (the usual case: every part is a token)
-            cache.update(zip(new, parts))
-            return
-        for piece, ids in zip(new, parts):
-            if max(ids) < n_tokens:
-                cache[piece] = ids
-
-    def cache_non_ascii(self, pieces: list[str]) -> None:
-        """Cache the ids of new non-ASCII pieces cut as segment.py cuts them, found for all the
-        pieces at once (wide.py): a piece cut before every character (most of a Chinese text's)
-        gets its characters' ids one after the other, a piece cut at some boundaries its
-        segments' ids, a piece with no cut `uncut_ids`. Left to `encode_piece`: those with a
-        surrogate or a character above U+FFFF. (A piece with a cut is no token: a token spans
-        each of its boundaries, see `encode_piece`.)"""
-        if self.kept is None:
-            self.kept = wide.KeptBoundaries(self.cuts())
-        code, lengths = wide.code_points(pieces)  # [N], [P]
-        kept = self.kept(code, lengths)  # [N] bool: no cut after that character
-        everywhere, uncut, some = wide.kinds(kept, code, lengths)  # [P] bool each
-        if everywhere.any():
-            ids = wide.ids_by_character(code[np.repeat(everywhere, lengths)], lengths[everywhere],
-                                        self.segment_ids.__getitem__)
-            self.piece_ids.update(zip(itertools.compress(pieces, everywhere.tolist()), ids))
-        for piece in itertools.compress(pieces, uncut.tolist()):
-            self.piece_ids[piece] = self.uncut_ids(piece)
-        starts = (np.cumsum(lengths) - lengths)[some].tolist()
-        for piece, start in zip(itertools.compress(pieces, some.tolist()), starts):
-            cut = (~kept[start:start + len(piece) - 1]).tolist()  # cut before character j?
-            self.piece_ids[piece] = tuple(itertools.chain.from_iterable(
-                map(self.segment_ids.__getitem__, cut_where(piece, cut))))

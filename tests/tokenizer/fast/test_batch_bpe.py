@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from minillm.tokenizer import Tokenizer, bpe
-from minillm.tokenizer.fast import batch_bpe
+from minillm.tokenizer.fast import batch_bpe, bulk
 from minillm.tokenizer.fast import pieces as piece_encoder
 from tests.tokenizer.helpers import fixture_json, named, smollm2_from_json
 
@@ -78,7 +78,7 @@ def made_up_words(start: int, n: int = 300) -> str:
 def always_batch(monkeypatch):
     """Every encode goes through batched BPE (normally only texts with many new pieces do)."""
     monkeypatch.setattr(piece_encoder, "BATCH_MIN", 1)
-    monkeypatch.setattr(piece_encoder, "BATCH_BPE", 1)
+    monkeypatch.setattr(bulk, "BATCH_BPE", 1)
 
 
 @pytest.mark.parametrize("name", ["gpt2", "cl100k", "o200k"])
@@ -116,7 +116,7 @@ def test_pieces_with_bytes_that_are_not_tokens_take_the_python_path(monkeypatch)
     tok._fast.clear()
     expected = tok.encode_ordinary(text)
     monkeypatch.setattr(piece_encoder, "BATCH_MIN", 1)
-    monkeypatch.setattr(piece_encoder, "BATCH_BPE", 1)
+    monkeypatch.setattr(bulk, "BATCH_BPE", 1)
     tok._fast.build_batch()
     tok._fast.clear()
     assert tok.encode_ordinary(text) == expected and tok.unk_id in expected
@@ -140,7 +140,7 @@ def test_a_fresh_tokenizer_batches_its_first_long_text():
     first megabyte never used batched BPE. Pairs are now learnt as met: no table to wait for."""
     tok, unbatched = Tokenizer.load("gpt2"), Tokenizer.load("gpt2")
     unbatched._fast.batch = False
-    text = made_up_words(0, n=piece_encoder.BATCH_BPE)
+    text = made_up_words(0, n=bulk.BATCH_BPE)
     assert tok.encode_ordinary(text) == unbatched.encode_ordinary(text)
     assert isinstance(tok._fast.batch, batch_bpe.BatchBPE) and len(tok._fast.batch.keys) > 1
 
@@ -148,7 +148,7 @@ def test_a_fresh_tokenizer_batches_its_first_long_text():
 def test_a_text_with_few_new_pieces_does_not_make_batched_bpe():
     """Below BATCH_BPE new pieces, merge.py is as fast, and the batch is not even made."""
     tok, reference = Tokenizer.load("gpt2"), Tokenizer.load("gpt2", fast=False)
-    text = made_up_words(0, n=piece_encoder.BATCH_BPE - 1)
+    text = made_up_words(0, n=bulk.BATCH_BPE - 1)
     assert tok.encode_ordinary(text) == reference.encode_ordinary(text)
     assert tok._fast.batch is None
 
@@ -156,7 +156,7 @@ def test_a_text_with_few_new_pieces_does_not_make_batched_bpe():
 def test_forgetting_learnt_pairs_keeps_the_parts(monkeypatch):
     """The learnt pairs are bounded (`PAIRS`): emptied when full, and learnt again."""
     monkeypatch.setattr(batch_bpe, "PAIRS", 50)
-    monkeypatch.setattr(piece_encoder, "BATCH_BPE", 100)
+    monkeypatch.setattr(bulk, "BATCH_BPE", 100)
     tok, unbatched = Tokenizer.load("gpt2"), Tokenizer.load("gpt2")
     unbatched._fast.batch = False
     first = made_up_words(0)
