@@ -196,7 +196,7 @@ def report(name: str, model, args) -> None:
           f"[256, C] @ [C, 4C] rate this run, {rate / 1e9:.0f} GFLOP/s)")
     at32 = rate_at_rows(model.config.d_model, 32, args.rounds)
     best32 = max(at32.values())
-    print(f"32-row rate    [32, C] @ [C, 4C] products, weights from memory: " + ", ".join(
+    print("32-row rate    [32, C] @ [C, 4C] products, weights from memory: " + ", ".join(
           f"{name} {r / 1e9:.0f}" for name, r in at32.items()) + f" GFLOP/s; the best is "
           f"{best32 / rate:.2f} of the [256, C] rate: a B = 32 step can reach ~{best32 / rate:.0%} "
           f"of its compute ceiling at most with this BLAS")

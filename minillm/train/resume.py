@@ -44,7 +44,9 @@ def resume(model, opt, out: Path, settings, data_sha256: str,
     path, manifest = found or find_checkpoint(out)
     step = manifest["step"]
     opt_path = path / OPTIMIZER
-    header, state = read_safetensors(opt_path, mmap=False)       # its header is read once
+    # its header read once; the state mapped, not read: its bytes are copied into the optimiser
+    # only after every check below (a settings mismatch does not pay for reading the file)
+    header, state = read_safetensors(opt_path, mmap=True)
     meta = _optimizer_metadata(opt_path, header.get("__metadata__", {}))
     if meta["settings"] != asdict(settings):
         raise ValueError(f"{opt_path} was written with other settings ({json.dumps(meta['settings'])}"

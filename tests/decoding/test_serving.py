@@ -1,5 +1,4 @@
 """Continuous batching: every request gets what it would alone, while others join and leave."""
-import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st

@@ -23,7 +23,7 @@ from typing import Callable
 
 import numpy as np
 
-from .segment import SafeCuts, is_char, utf8_int, utf8_part
+from .segment import SafeCuts, utf8_int, utf8_part
 
 BMP_END = 0x10000  # code points from here on are never plain (segment.py: BMP classes only)
 
