@@ -30,9 +30,9 @@ from types import MappingProxyType
 
 from minillm.engine import EngineGPT, empty_arena
 from minillm.io.checkpoints import load_weights, read_checkpoint_config, save_hf_checkpoint
-from minillm.io.gguf_carry import carried
-from minillm.io.gguf_export import save_gguf
-from minillm.io.gguf_model import gguf_weights, read_gguf_config
+from minillm.io.gguf.carry import carried
+from minillm.io.gguf.export import save_gguf
+from minillm.io.gguf.model import gguf_weights, read_gguf_config
 from minillm.model import GPT as ModelGPT
 from minillm.model.params import empty_params
 
@@ -60,7 +60,7 @@ class Files:
 
     def save_gguf(self, path: str | Path, tokenizer, dtype: str = "f32") -> Path:
         """Write one GGUF file (weights + ``tokenizer``) that llama.cpp and transformers load;
-        dtype "f32", "f16" or "q8_0". See ``minillm/io/gguf_export.py``."""
+        dtype "f32", "f16" or "q8_0". See ``minillm/io/gguf/export.py``."""
         return save_gguf(path, self, tokenizer, dtype)
 
 
@@ -84,7 +84,7 @@ def empty_model(config, fast: bool = True) -> GPT:
 
 def load_model(path: str | Path, fast: bool = True):
     """-> (GPT, Tokenizer or None). Raises FileNotFoundError / ValueError with what was found."""
-    from minillm.cli.download import MODELS, verified_download
+    from minillm.io.download import MODELS, verified_download
     from minillm.io.bounded import probe, shown
     if isinstance(path, str) and path in MODELS and not Path(path).exists():
         path = verified_download(path)         # "smollm2": the download, its sha256 checked
@@ -110,7 +110,7 @@ def load_gguf_model(path: str | Path, fast: bool = True):
     gguf_weights(g, config, model.params)
     meta = g.metadata
     tokenizer = Tokenizer.from_gguf_metadata(meta) if "tokenizer.ggml.tokens" in meta else None
-    model.gguf_metadata = carried(meta)[0]     # what save_gguf writes back (io/gguf_carry.py)
+    model.gguf_metadata = carried(meta)[0]     # what save_gguf writes back (io/gguf/carry.py)
     return model, tokenizer
 
 

@@ -10,7 +10,7 @@ test machine separately allocated matrices streamed at ~4-6 GB/s but views of on
 (benchmarks/README.md, "Why the arena mattered"). Large separate allocations are each mapped on
 their own, and how well the kernel backs them with huge pages varies; one block gets one mapping.
 
-It also keeps loading lean: the loaders (``io/checkpoints.py``, ``io/gguf_model.py``) allocate the
+It also keeps loading lean: the loaders (``io/checkpoints.py``, ``io/gguf/model.py``) allocate the
 arena from the shapes first and convert each tensor straight into its place, so the peak memory
 is the weights plus one tensor, not the weights twice.
 

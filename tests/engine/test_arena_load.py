@@ -4,8 +4,9 @@ import pytest
 from hypothesis import given, strategies as st
 
 from minillm import GPT
-from minillm.io import checkpoints, dequant
-from minillm.io.dequant import BF16, F16, F32, Q4_0, Q4_1, Q8_0, dequantize, dequantize_into
+from minillm.io import checkpoints
+from minillm.io.gguf import dequant
+from minillm.io.gguf.dequant import BF16, F16, F32, Q4_0, Q4_1, Q8_0, dequantize, dequantize_into
 from minillm.loading import load_gguf_model
 from minillm.engine import in_arena
 from tests.conftest import FIXTURES
@@ -95,7 +96,7 @@ def test_a_gguf_tensor_of_the_wrong_shape_is_named(tmp_path):
 def test_a_gguf_tensor_of_an_undecodable_type_is_named(tmp_path, monkeypatch):
     """(Simulated: the tiny fixtures are too narrow for the 256-value K-quant blocks.)"""
     path = write_gguf(tmp_path / "m.gguf", GPT.from_pretrained(FIXTURES / "llama_tiny"))
-    monkeypatch.setattr("minillm.io.gguf_model.DEQUANTIZERS", {})
+    monkeypatch.setattr("minillm.io.gguf.model.DEQUANTIZERS", {})
     with pytest.raises(ValueError, match="'token_embd.weight' is F32, which minillm cannot"):
         load_gguf_model(path)
 
