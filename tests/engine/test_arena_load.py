@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
+from minillm.loading import model_class
 from minillm import GPT
 from minillm.io import checkpoints
 from minillm.io.gguf import dequant
@@ -31,9 +32,9 @@ def test_reading_in_small_slices_gives_the_same_weights(name, fast, monkeypatch)
     """A few rows per read (so every tensor spans several reads, and the transposed and split
     ones are written column block by column block) loads exactly what one read per tensor does,
     into the engine's arena or into plain arrays."""
-    whole = GPT.from_pretrained(FIXTURES / name, fast=False).params.named()
+    whole = GPT.from_pretrained(FIXTURES / name).params.named()
     monkeypatch.setattr(checkpoints, "ROWS_AT_ONCE", 5)
-    sliced = GPT.from_pretrained(FIXTURES / name, fast=fast).params
+    sliced = model_class(fast).from_pretrained(FIXTURES / name).params
     assert in_arena(sliced) == fast
     for key, value in whole.items():
         np.testing.assert_array_equal(np.asarray(sliced.named()[key]), value, err_msg=key)

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from minillm.engine import EngineGPT
 from minillm.tokenizer.pattern_names import LLAMA_CPP_PRE
 from minillm import GPT, ModelConfig
 from minillm.io.gguf.read import read_gguf
@@ -70,7 +71,7 @@ def test_shakespeare_logits_equal_transformers_gguf_loading(shakespeare, tmp_pat
 @pytest.mark.parametrize("name,dtype", [("llama_tiny", "f32"), ("llama_tiny", "f16"),
                                         ("qwen2_tiny", "f32"), ("qwen2_tiny", "f16")])
 def test_llama_logits_equal_transformers_gguf_loading(tmp_path, name, dtype):
-    model = GPT.from_pretrained(FIXTURES / name)
+    model = EngineGPT.from_pretrained(FIXTURES / name)
     ref = load_safetensors(EXPECTED)
     path = model.save_gguf(tmp_path / "m.gguf", byte_tokenizer(model.config.vocab_size), dtype)
     back, _ = load_model(path)

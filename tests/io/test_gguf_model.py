@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from minillm.engine import EngineGPT
 from minillm import GPT
 from minillm.io.gguf.model import gguf_names
 from minillm.loading import load_gguf_model
@@ -97,7 +98,7 @@ def test_adjacent_pair_rope_on_permuted_rows_equals_rotate_half(heads, half, see
 @pytest.mark.parametrize("name, arch", [("llama_tiny", "llama"), ("llama_untied", "llama"),
                                         ("qwen2_tiny", "qwen2")])
 def test_gguf_model_equals_safetensors_model_exactly(name, arch, tmp_path):
-    hf = GPT.from_pretrained(FIXTURES / name)
+    hf = EngineGPT.from_pretrained(FIXTURES / name)
     model, tokenizer = load_gguf_model(write_gguf(tmp_path / "m.gguf", hf, arch))
     assert tokenizer is None                                        # no tokenizer.ggml.* metadata
     assert model.config.tie_embeddings == hf.config.tie_embeddings
