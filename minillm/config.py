@@ -46,7 +46,7 @@ class ModelConfig:
     n_heads: int                    # H, query heads; d_head = d_model // n_heads
     n_layers: int                   # L, transformer blocks
     d_ff: int | None = None         # F, FFN hidden width (default 4 · d_model)
-    n_kv_heads: int | None = None   # K, key/value heads (default n_heads; fewer = GQA)
+    n_kv_heads: int | None = None   # KV, key/value heads (default n_heads; fewer = GQA)
     norm_eps: float = 1e-5
     arch: str = "gpt2"              # sets the defaults of the four switches below
     norm: str | None = None         # "layernorm" | "rmsnorm"
