@@ -106,12 +106,14 @@ def model_context(name: str) -> int:
     return read_config(config).n_ctx          # bounded, regular files only (io/bounded.py)
 
 
-def load_model_and_tokenizer(model_name: str, tokenizer_name: str | None = None):
+def load_model_and_tokenizer(model_name: str, tokenizer_name: str | None = None,
+                             reference: bool = False):
     """-> (path, model, tokenizer) for generate / chat / export; ``--tokenizer`` replaces the
-    model's own tokenizer; a model that carries none and gets none is a ValueError."""
+    model's own tokenizer; a model that carries none and gets none is a ValueError.
+    ``reference`` (``--reference``): a model that runs minillm/model/'s code, not the engine."""
     from minillm.loading import load_model
     path = resolve_model_path(model_name)
-    model, tokenizer = load_model(path)
+    model, tokenizer = load_model(path, fast=not reference)
     if tokenizer_name is not None:
         own = tokenizer
         tokenizer = load_tokenizer(tokenizer_name)
