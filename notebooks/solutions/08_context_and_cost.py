@@ -6,4 +6,4 @@ def sliding_window(ids, n_ctx):
 
 
 def estimate_cost(n_in, n_out, price_in, price_out):
-    return n_in / 1000 * price_in + n_out / 1000 * price_out
+    return n_in / 1e6 * price_in + n_out / 1e6 * price_out
