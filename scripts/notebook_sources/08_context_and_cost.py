@@ -267,7 +267,7 @@ print(f"cost at {PRICE_IN:g} per million in and {PRICE_OUT:g} per million out: {
 # sharing `OVERLAP` tokens (so a sentence cut at one boundary is whole in one of the two chunks,
 # if it is no longer than the overlap).
 #
-# **Try this:** change `KEY_DAY` (1 to 16), `HIDDEN` (one of `PLACES`), `OVERLAP` (0 to 24
+# **Try this:** change `KEY_DAY` (1 to 16), `HIDDEN` (one of the scored places), `OVERLAP` (0 to 24
 # tokens) or `SMALL_WINDOW` (48 to 128 tokens), and re-run the cells of this section.
 
 # %%
@@ -416,6 +416,20 @@ def sliding_window(ids, n_ctx):
     raise NotImplementedError    # your code here
 
 check("sliding_window", sliding_window)
+
+# %% [markdown]
+# **2. Keep the conversation in the window — whole turns.** A chat application cannot cut a turn
+# in the middle (the model would read half a sentence from nobody), and must never lose its
+# system prompt. `turns` is a list of `(role, n_tokens)`, `turns[0]` the system prompt: drop whole
+# turns, oldest first, never the system prompt, until the kept tokens fit `n_ctx` (or only the
+# system prompt is left); return the kept turns in order (`Chat.fit_window` drops the oldest
+# turns the same way; its system prompt comes from the chat template).
+
+# %%
+def fit_turns(turns, n_ctx):
+    raise NotImplementedError    # your code here
+
+check("fit_turns", fit_turns)
 
 # %% [markdown]
 # **3. The bill.** `n_in` input and `n_out` output tokens, prices per million tokens: the cost.

@@ -459,3 +459,16 @@ def option_probs(logits, option_ids):
     raise NotImplementedError    # your code here
 
 check("option_probs", option_probs)
+
+# %% [markdown]
+# **3. Score whole options.** `next_logprobs(ids)` is a model: it returns the [V] log-probabilities
+# of the next token after `ids`. Each option is a list of token ids, possibly several: its score
+# is Σ_k log p(option[k] | prompt + option[:k]) — each token predicted from the prompt *and* the
+# option's tokens before it. Return the options' probabilities, normalised over the options
+# (what `score_options` computes, here one token at a time).
+
+# %%
+def score_full_options(next_logprobs, prompt, options):
+    raise NotImplementedError    # your code here
+
+check("score_full_options", score_full_options)

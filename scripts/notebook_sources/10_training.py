@@ -15,10 +15,10 @@
 # *without* the causal mask to see what the mask is for, and makes a model overfit on purpose to
 # show what the gap between training and validation loss means.
 #
-# **Try this:** change `settings` (steps 10 to 2,000, batch 1 to 64, learning rate `lr` from
-# 1e-5 to 1), the model `config` (`n_ctx` 8 to 128, `d_model` 8 to 256, `n_layers` 1 to 4), or
-# `PEEK_STEPS` of the run without the causal mask (20 to 1,000), or `TINY_TOKENS` in the
-# overfitting section (from `n_ctx` + 1 to the training text's length), and re-run.
+# **Try this:** change `settings` (steps 10 to 2,000, batch 1 to 64, learning rate lr from 1e-5
+# to 1), the model `config` (n_ctx 8 to 128, d_model 8 to 256, n_layers 1 to 4), or
+# `PEEK_STEPS` of the run without the causal mask (20 to 500), or `TINY_TOKENS` in the
+# overfitting section (from n_ctx + 1 to the training text's length), and re-run.
 
 # %%
 import os
@@ -154,7 +154,8 @@ plt.show()
 
 # %%
 prompt = tok.encode("KING.\n")
-sampled = [s.id for s in generate(model, prompt, max_new_tokens=60, temperature=0.8, top_k=40, seed=0)]
+sampled = [s.id for s in generate(model, prompt, max_new_tokens=min(60, config.n_ctx - len(prompt)),
+                                  temperature=0.8, top_k=40, seed=0)]
 print(tok.decode(prompt + sampled))
 
 # %% [markdown]
@@ -244,7 +245,7 @@ def see_everything(T, S):
 
 
 PEEK_STEPS = 200
-knob_range("PEEK_STEPS", PEEK_STEPS, 20, 1000)
+knob_range("PEEK_STEPS", PEEK_STEPS, 20, 500)
 noise_config = ModelConfig(vocab_size=16, n_ctx=16, d_model=32, n_heads=2, n_layers=1)
 noise_rng = np.random.default_rng(0)
 noise_train, noise_val = noise_rng.integers(0, 16, 4000), noise_rng.integers(0, 16, 1000)

@@ -525,3 +525,15 @@ def answer_room(n_ctx, prompt_tokens, thinking_tokens):
     raise NotImplementedError    # your code here
 
 check("answer_room", answer_room)
+
+# %% [markdown]
+# **3. Write the work down.** The toy at the top of this notebook, written by you: return the
+# written work of `a + b` (two whole numbers ≥ 0), right to left — one `(digit, carry out)` per
+# column, each column adding the carry written in the column before it; a carry out of the last
+# column is one more column, `(carry, 0)`. The answer is the digits read back in reverse.
+
+# %%
+def column_work(a, b):
+    raise NotImplementedError    # your code here
+
+check("column_work", column_work)
