@@ -1,6 +1,8 @@
 """Variants of the exercises of notebooks 08 (whole turns), 09 (full options) and 11 (column work)."""
 import numpy as np
 
+from exercise_checks.context_options import without_carry_in
+
 from .common import SOLUTIONS as S, Attempt, forgets_return
 
 
@@ -85,13 +87,8 @@ def work_by_divmod(a, b):                                # right: arithmetic ins
     return work or [(0, 0)]
 
 
-def work_no_carry_in(a, b):
-    xs, ys = str(a)[::-1], str(b)[::-1]
-    work = []
-    for k in range(max(len(xs), len(ys))):
-        total = (int(xs[k]) if k < len(xs) else 0) + (int(ys[k]) if k < len(ys) else 0)
-        work.append((total % 10, total // 10))
-    return work
+def work_no_carry_in(a, b):                              # the bug the checker's hint names
+    return without_carry_in((a, b))
 
 
 def work_carry_over_ten(a, b):                           # carries only when the column exceeds 10
