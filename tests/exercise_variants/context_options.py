@@ -1,9 +1,9 @@
 """Variants of the exercises of notebooks 08 (whole turns), 09 (full options) and 11 (column work)."""
 import numpy as np
 
-from exercise_checks.context_options import without_carry_in
-
 from .common import SOLUTIONS as S, Attempt, forgets_return
+
+from exercise_checks.context_options import without_carry_in  # noqa: E402  (notebooks/ is on the path: common.py)
 
 
 def fit_by_total(turns, n_ctx):                          # right: counts what to drop first
