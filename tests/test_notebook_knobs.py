@@ -151,8 +151,8 @@ def test_a_knob_outside_its_range_is_named_with_the_range(name, tmp_path):
 def test_knob_range_names_the_knob_and_its_range():
     sys.path.insert(0, str(REPO / "notebooks"))
     import nbhelpers
-    assert nbhelpers.knob_range("BEAM", 3, 1, 8) == 3
-    assert nbhelpers.knob_range("SIZES", [1, 32], 1, 32) == [1, 32]
+    nbhelpers.knob_range("BEAM", 3, 1, 8)
+    nbhelpers.knob_range("SIZES", [1, 32], 1, 32)
     for bad in (0, 9, 2.5 + 7, True, "3", [1, 33]):
         with pytest.raises(ValueError, match=r"BEAM = .*from 1 to 8"):
             nbhelpers.knob_range("BEAM", bad, 1, 8)

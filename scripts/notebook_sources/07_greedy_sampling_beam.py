@@ -83,11 +83,11 @@ greedy_path, greedy_score = toy_beam_search(1)
 print("beam search, beam of 3:")
 tree = []
 beam_path, beam_score = toy_beam_search(3, history=tree)
-print(f"greedy: {''.join(greedy_path)} p = {math.exp(greedy_score):.3f};  "
-      f"beam: {''.join(beam_path)} p = {math.exp(beam_score):.3f}")
 claim("".join(greedy_path) == "很好" and "".join(beam_path) == "真好" and beam_score > greedy_score,
       "beam search finds 真好, more probable than greedy's 很好",
       "with your CONTINUE they agree" if beam_path == greedy_path else "your CONTINUE changed the paths")
+print(f"greedy: {''.join(greedy_path)} p = {math.exp(greedy_score):.3f};  "
+      f"beam: {''.join(beam_path)} p = {math.exp(beam_score):.3f}")
 
 # %% [markdown]
 # The search as a tree: every path beam search scored (its probability at the node), the beams

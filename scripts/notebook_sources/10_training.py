@@ -61,9 +61,9 @@ with tempfile.TemporaryDirectory() as out:
     train(toy, toy_ids, toy_ids, out, toy_settings, progress=lambda line: None)
 toy_after = toy.loss(toy_ids[:toy_config.n_ctx][None])
 toy_text = [s.id for s in generate(toy, [1, 2], max_new_tokens=10, temperature=0)]
+claim(toy_text == [3, 4, 5, 1, 2, 3, 4, 5, 1, 2], "the toy continues the cycle", "not after so few steps")
 print(f"loss before {toy_before:.3f} (ln 16 = {math.log(16):.3f}), after {toy_settings.steps} steps "
       f"{toy_after:.3f}; greedy after 1 2: {toy_text}")
-claim(toy_text == [3, 4, 5, 1, 2, 3, 4, 5, 1, 2], "the toy continues the cycle", "not after so few steps")
 
 # %% [markdown]
 # The same loop, the same code, on real text next: there the loss cannot reach 0 — the next

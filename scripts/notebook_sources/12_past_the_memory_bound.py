@@ -146,12 +146,12 @@ ax.set_ylabel("GFLOP/s")
 ax.legend(fontsize=8)
 ax.set_title("Prediction (the roof) and measurement (the points): the dashed gap")
 plt.show()
-gaps = {key: min(flops, bandwidth * x) / achieved for key, (x, achieved) in measured.items()}
-print("the roof over the measurement:", {f"{k[0]} {k[1]}": f"{g:.1f}x" for k, g in gaps.items()})
 largest = max(sizes)
 claim(measured["batch", largest][1] > 2 * measured["batch", 1][1],
       f"B = {largest} rows do more than twice the arithmetic per second of one row: sharing the weight "
       f"reads pays", "not on this machine now")
+gaps = {key: min(flops, bandwidth * x) / achieved for key, (x, achieved) in measured.items()}
+print("the roof over the measurement:", {f"{k[0]} {k[1]}": f"{g:.1f}x" for k, g in gaps.items()})
 
 # %% [markdown]
 # **Reading the figure.** The roofline predicts that the points climb with the intensity: more
@@ -206,11 +206,11 @@ print("budgets:", budgets)
 print(f"forward passes, prefills included: one by one {alone_forwards}; static batches of {SLOTS} "
       f"{static_forwards} (and {wasted} tokens generated past their request's budget); "
       f"serve {served}")
+claim(served <= static_forwards, f"serve needs {served} forwards against the static batches' "
+      f"{static_forwards}", "not for these BUDGETS / SLOTS")
 print("every request got what it would alone:", out == alone)
 assert out == alone, f"serve should give every request its tokens alone (greedy); request(s) "\
     f"{[i for i, (a, b) in enumerate(zip(out, alone)) if a != b]} differ"
-claim(served <= static_forwards, f"serve needs {served} forwards against the static batches' "
-      f"{static_forwards}", "not for these BUDGETS / SLOTS")
 
 # %% [markdown]
 # ## 4. Speculative decoding: k guesses, one forward, the same text
