@@ -449,7 +449,8 @@ for label, n, seconds, cost in (
 with_thinking, without = price(n_prompt, n_think + n_answer), price(n_prompt, n_answer)
 print(f"the hidden part is {n_think / max(n_answer, 1):.0f}× the visible answer's tokens: the first "
       f"visible token comes {n_think * per_token_s:.1f} s later, and the request costs "
-      f"{with_thinking / without:.1f}× what it would without the thinking")
+      + (f"{with_thinking / without:.1f}× what it would without the thinking" if without > 0
+         else "nothing either way at these prices"))
 last_number = {name: (re.findall(r"\d+", tok.decode(ids)) or ["none"])[-1]
                for name, ids in (("thinking", thinking_ids), ("answer", answer_ids))}
 print(f"what was paid for: the last number in the hidden reasoning is {last_number['thinking']}, "
