@@ -434,6 +434,19 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
+# **Reading the measurement.** With every answer in every position once, a model that only knew
+# the content would pick A, B, C and D a quarter of the time each; a share far above 25 % for
+# one letter is a preference for the position, not knowledge (the left panel, checked above).
+# Rotating the options is what exposes it: on one order, bias and knowledge look alike (the toy).
+# Full-text scoring still begins each option with its letter, so the same bias can carry over;
+# scoring the option words alone removes the letter and leaves what the model knows about the
+# content — whether that is more or less right is in the table, and the line on answering alike
+# in all four orders says which method depends least on the order. The first generated token is
+# letter scoring over the whole vocabulary: it also loses whenever the reply opens with a word.
+# And the constraint (`allowed_ids`, the letters column) makes every answer a letter without
+# making one more of them right: **the constraint guarantees the form, not the truth.**
+
+# %% [markdown]
 # ## Exercises
 #
 # Write the function, run the cell: `check` prints the first case it gets wrong, or how many it
