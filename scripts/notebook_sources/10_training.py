@@ -214,15 +214,19 @@ def one_generation_step():
 times = min_times({"train": lambda: loss_and_grads(model.params, config, batch_ids[:, :-1], batch_ids[:, 1:]),
                    "generate": one_generation_step})
 positions = settings.batch * config.n_ctx
+claim(times["train"] / positions < times["generate"], "per position, a training step is cheaper than "
+      "a generation step", "not on this machine now")
 print(f"one training step (forward + backward over {settings.batch} × {config.n_ctx} = {positions:,} "
       f"positions): {times['train'] * 1e3:.1f} ms; one cached generation step (1 position): "
       f"{times['generate'] * 1e3:.2f} ms → {times['train'] / times['generate']:.0f}× the time, for "
       f"{positions:,}× the positions ({times['train'] / positions * 1e6:.1f} µs per position against "
       f"{times['generate'] * 1e6:.0f} µs)")
 
+
 # %% [markdown]
-# Per position, training is far cheaper: the parallel form keeps the arithmetic units busy on
-# large matrix products, where one generation step multiplies a single vector by every weight.
+# Per position, training is far cheaper (checked above): the parallel form keeps the arithmetic
+# units busy on large matrix products, where one generation step multiplies a single vector by
+# every weight — and a training step also runs the backward pass, about twice the forward's work.
 #
 # ## Without the causal mask: the model peeks at the answer
 #
