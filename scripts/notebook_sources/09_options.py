@@ -80,7 +80,7 @@ print(f"only A–D allowed: {dict(zip('ABCD', np.round(p_letters, 3).tolist()))}
 # %% [markdown]
 # The constraint makes the answer a letter; whether it is the *right* letter depends on the
 # logits. Ask the same toy question with the options in all four orders (rotations), the right
-# answer moving from B to C, D and A: a model that only knew the content would follow it; the
+# answer moving from B to A, D and C: a model that only knew the content would follow it; the
 # position bias pulls the answer towards A.
 
 # %%
@@ -300,7 +300,7 @@ print(f"generation: {gen_calls} forward passes for a {len(steps)}-token reply"
 # - **letters**: the most probable of the four letters at the reply's first position — also what
 #   greedy decoding under `allowed_ids` answers (section 4);
 # - **full text**: the most probable option text ("B. Paris"), summed over its tokens;
-# - **option words**: the most probable option *without* its letter (" Paris"): the letter
+# - **option words**: the most probable option *without* its letter ("Paris"): the letter
 #   channel removed, what is left is what the model knows about the content;
 # - **generation**: the first token greedy decoding writes — right only if it is the right letter
 #   (a reply that opens with "The" answers nothing yet).
@@ -327,7 +327,7 @@ QUIZ = [("What is the capital of France?", "Paris", ["London", "Berlin", "Madrid
         ("What is 2 + 2?", "4", ["3", "5", "22"]),
         ("Which is the largest planet in the Solar System?", "Jupiter", ["Mercury", "Mars", "Venus"]),
         ("What do cows drink?", "Water", ["Milk", "Oil", "Juice"]),
-        ("Which season comes after winter?", "Spring", ["Autumn", "Summer", "Winter"]),
+        ("Which season comes after winter?", "Spring", ["Autumn", "Summer", "Night"]),
         ("What is the boiling point of water at sea level?", "100 °C", ["50 °C", "0 °C", "200 °C"]),
         ("How many continents are there?", "Seven", ["Three", "Five", "Twelve"]),
         ("What is the chemical symbol for gold?", "Au", ["Ag", "Fe", "Gd"]),
