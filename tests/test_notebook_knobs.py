@@ -73,7 +73,7 @@ KNOBS = {
                                "TOY_DIGITS": "1", "N_PROBLEMS": "1", "MEASURE_LIMIT": "1",
                                "PRICE_IN_PER_M": "0.0", "PRICE_OUT_PER_M": "0.0", "TRACE_LENGTHS": "[1]",
                                "REPEATS": "1"},
-                              {"TOY_DIGITS": "12", "LIMITS": '{"direct": 256, "step by step": 256}', "N_PROBLEMS": "2",
+                              {"TOY_DIGITS": "12", "LIMITS": '{"direct": 256, "step by step": 256}', "N_PROBLEMS": "1",
                                "MEASURE_LIMIT": "256", "PRICE_IN_PER_M": "1000.0", "PRICE_OUT_PER_M": "1000.0",
                                "TRACE_LENGTHS": "[1_000_000]", "REPEATS": "10"}],
     "12_past_the_memory_bound": [
