@@ -306,7 +306,10 @@ if wrong_steps:
 ratio = np.mean(measured["step by step"]["tokens"]) / max(np.mean(measured["direct"]["tokens"]), 1)
 verdict = ("helps" if sum(measured["step by step"]["right"]) > sum(measured["direct"]["right"]) else
            "does not help")
-print(f"on these problems, for {model_name}, writing steps {verdict}, at {ratio:.1f}× the tokens")
+capped = N_PROBLEMS - sum(measured["step by step"]["ended"])
+print(f"on these problems, for {model_name}, writing steps {verdict}, at {ratio:.1f}× the tokens"
+      + (f" — with {capped} step-by-step replies cut by the {limit}-token cap before they ended (raise "
+         f"MEASURE_LIMIT to let them finish)" if capped else ""))
 if model_name != "SmolLM2-135M-Instruct":
     print(f"({model_name} writes Shakespeare, not arithmetic: its counts are 0 either way. The "
           f"measurement needs SmolLM2: python -m minillm download smollm2)")
