@@ -171,3 +171,16 @@ def claim(ok, text: str, why: str = "") -> bool:
     ok = bool(ok)
     print(f"✓ {text}" if ok else f"✗ {text}" + (f" — {why}" if why else ""))
     return ok
+
+
+def knob_range(name: str, value, low, high):
+    """Stop before any work when a "Try this" knob is outside the range its cell states.
+
+    ``knob_range("BEAM", BEAM, 1, 8)`` passes when 1 <= BEAM <= 8, else raises a ValueError naming
+    the knob and its range. A list or tuple is checked item by item. Returns None, so that a cell
+    ending with it shows nothing.
+    """
+    for item in value if isinstance(value, (list, tuple)) else [value]:
+        if isinstance(item, bool) or not isinstance(item, (int, float)) or not low <= item <= high:
+            raise ValueError(f"{name} = {value!r}: each value must be a number from {low} to {high} "
+                             f"(the range its 'Try this' states)")

@@ -141,3 +141,21 @@ def test_min_times_interleaves_the_calls_and_keeps_every_key():
     times = min_times({"a": lambda: calls.append("a"), ("b", 2): lambda: calls.append("b")}, repeats=3)
     assert calls == ["a", "b"] * 4, "one warm-up round, then one call of each per round"
     assert set(times) == {"a", ("b", 2)} and all(0 <= t < float("inf") for t in times.values())
+
+
+# a cell's last bare expression is displayed: a claim(...) there would print its True under the ✓
+QUIET_ENDS = ["07_greedy_sampling_beam", "08_context_and_cost", "09_options", "10_training",
+              "11_thinking_is_tokens", "12_past_the_memory_bound"]
+
+
+@pytest.mark.parametrize("name", QUIET_ENDS)
+def test_no_cell_ends_with_a_checked_claim_that_would_display_its_value(name):
+    text = (SOURCES / f"{name}.py").read_text(encoding="utf-8")
+    loud = []
+    for number, cell in enumerate(re.split(r"^# %%.*$", text, flags=re.M)[1:]):
+        body = ast.parse(cell).body if not cell.lstrip().startswith("# [markdown]") else []
+        last = body[-1] if body else None
+        if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) \
+                and getattr(last.value.func, "id", "") == "claim":
+            loud.append(number)
+    assert not loud, f"{name}: cells {loud} end with claim(...), which Jupyter would show as True"

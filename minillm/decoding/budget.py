@@ -14,9 +14,9 @@ Which parts do not fit: the parts are placed in the order given (put the ones yo
 each taking its tokens if they fit in what is left of ``window - reserve_output``; a part that does
 not fit is named in ``not_fitting`` and takes nothing, so a later, smaller part may still fit.
 
-Cost: API prices are quoted per 1 000 tokens (input and output priced separately), so
-    cost = input_tokens / 1000 · price_in + output_tokens / 1000 · price_out.
-Example: 24 576 in, 1 000 out at 0.5 and 1.5 per 1K -> 12.288 + 1.5 = 13.788.
+Cost: API prices are quoted per million tokens (input and output priced separately), so
+    cost = input_tokens / 10⁶ · price_in + output_tokens / 10⁶ · price_out.
+Example: 24 576 in, 1 000 out at 2 and 8 per million -> 0.049152 + 0.008 = 0.057152.
 """
 from __future__ import annotations
 
@@ -94,17 +94,17 @@ def context_budget(window: int, parts: Mapping[str, object], tokenizer=None,
     return Budget(window, counts, reserve_output, tuple(not_fitting))
 
 
-def estimate_cost(input_tokens, output_tokens, input_per_1k: float, output_per_1k: float,
+def estimate_cost(input_tokens, output_tokens, input_per_m: float, output_per_m: float,
                   tokenizer=None) -> float:
-    """in / 1000 · price_in + out / 1000 · price_out, in the prices' currency.
+    """in / 10⁶ · price_in + out / 10⁶ · price_out, in the prices' currency (prices per million tokens).
 
     The token arguments take what ``count_tokens`` takes: an int, an id list, or a str with a
-    tokenizer. Example: ``estimate_cost(2000, 500, 0.5, 1.5)`` -> 1.0 + 0.75 = 1.75.
+    tokenizer. Example: ``estimate_cost(2_000_000, 500_000, 0.5, 1.5)`` -> 1.0 + 0.75 = 1.75.
     """
     n_in = count_tokens(input_tokens, tokenizer)
     n_out = count_tokens(output_tokens, tokenizer)
-    for name, price in (("input_per_1k", input_per_1k), ("output_per_1k", output_per_1k)):
+    for name, price in (("input_per_m", input_per_m), ("output_per_m", output_per_m)):
         if isinstance(price, bool) or not isinstance(price, (int, float)) \
                 or not math.isfinite(price) or price < 0:
             raise ValueError(f"{name} must be a finite price >= 0, got {price!r}")
-    return n_in / 1000 * input_per_1k + n_out / 1000 * output_per_1k
+    return n_in / 1e6 * input_per_m + n_out / 1e6 * output_per_m

@@ -103,10 +103,10 @@ def judge_window(fn, case):
 
 def judge_cost(fn, case):
     n_in, n_out, p_in, p_out = case
-    want = n_in / 1000 * p_in + n_out / 1000 * p_out
+    want = n_in / 1e6 * p_in + n_out / 1e6 * p_out
     got = as_number(fn(n_in, n_out, p_in, p_out), "the cost, a number")
     if arrays_differ(got, want, 1e-9):
-        return (f"you returned {fmt(got, 6)}; {n_in}/1000·{p_in} + {n_out}/1000·{p_out} = "
+        return (f"you returned {fmt(got, 6)}; {n_in}/10⁶·{p_in} + {n_out}/10⁶·{p_out} = "
                 f"{fmt(want, 6)}")
     return None
 
@@ -155,12 +155,12 @@ EXERCISES = [
              (output_hint("those are the FIRST n_ctx ids; the window keeps the most recent",
                           lambda c: c[0][:c[1]]),)),
     Exercise("estimate_cost",
-             "cost(n_in, n_out, price_in, price_out) -> money: prices are per 1,000 tokens, input "
+             "cost(n_in, n_out, price_in, price_out) -> money: prices are per million tokens, input "
              "and output priced separately.",
-             judge_cost, lambda c: f"{c[0]} input and {c[1]} output tokens at {c[2]} and {c[3]} per 1,000",
+             judge_cost, lambda c: f"{c[0]} input and {c[1]} output tokens at {c[2]} and {c[3]} per million",
              st.tuples(st.integers(0, 10**6), st.integers(0, 10**5), st.sampled_from([0.5, 1.0, 2.0]),
                        st.sampled_from([1.5, 3.0, 8.0])),
-             ((24576, 1000, 0.5, 1.5),),
-             (output_hint("the prices are per 1,000 tokens: divide the counts by 1000",
+             ((24576, 1000, 2.0, 8.0),),
+             (output_hint("the prices are per million tokens: divide the counts by 1,000,000",
                           lambda c: c[0] * c[2] + c[1] * c[3]),)),
 ]

@@ -15,8 +15,9 @@
 # every row of the table on the 宋词 (Song ci) model shipped with minillm: the same prompt, several
 # runs of each strategy, and counts of the token positions the model actually computed.
 #
-# **Try this:** change the toy's probabilities in `CONTINUE` (can you make beam search and greedy
-# agree?), `BEAM`, `N_NEW`, the `PROMPT` or beam search's `LENGTH_PENALTY`, and re-run.
+# **Try this:** change the toy's probabilities in `CONTINUE` (each row's numbers sum to 1; can you
+# make beam search and greedy agree?), `BEAM` (1 to 8), `N_NEW` (2 to 64), the `PROMPT` or beam
+# search's `LENGTH_PENALTY` (0 to 3), and re-run.
 
 # %%
 import os
@@ -29,7 +30,7 @@ import numpy as np
 
 from minillm import beam_search, generate
 from minillm.functional import log_softmax
-from nbhelpers import CountingModel, claim, load_shipped
+from nbhelpers import CountingModel, claim, knob_range, load_shipped
 
 # %% [markdown]
 # ## Beam search by hand: 很 → 很好
@@ -52,17 +53,26 @@ CONTINUE = {"很": {"好": 0.4, "不错": 0.35, "棒": 0.25},      # after 很 t
             "挺": {"好": 0.5, "不错": 0.3, "棒": 0.2},
             "非常": {"好": 0.6, "不错": 0.2, "棒": 0.2}}
 
+for first_token, row in CONTINUE.items():
+    if abs(sum(row.values()) - 1) > 1e-6 or min(row.values()) < 0:
+        raise ValueError(f"CONTINUE[{first_token!r}] must hold probabilities ≥ 0 that sum to 1, got {row}")
+
+
 def toy_next(path):
     """The toy model: next-token probabilities after ``path`` (a tuple of tokens)."""
     return FIRST if not path else CONTINUE[path[-1]]
 
-def toy_beam_search(beam_size, steps=2, show=True):
+def toy_beam_search(beam_size, steps=2, show=True, history=None):
+    """The best path of a beam search on the toy; ``history`` (a list) receives each step's
+    (candidates, kept) for the tree below."""
     beams = [((), 0.0)]                                               # (path, Σ log p)
     for step in range(1, steps + 1):
         candidates = [(path + (token,), score + math.log(p))
-                      for path, score in beams for token, p in toy_next(path).items()]
+                      for path, score in beams for token, p in toy_next(path).items() if p > 0]
         candidates.sort(key=lambda c: -c[1])                          # best total first
         beams = candidates[:beam_size]                                # keep beam_size of them
+        if history is not None:
+            history.append((candidates, beams))
         if show:
             print(f"  step {step}: {len(candidates)} candidates, kept " + ", ".join(
                 f"{''.join(path)} (p = {math.exp(score):.3f}, log p = {score:.3f})" for path, score in beams))
@@ -71,12 +81,50 @@ def toy_beam_search(beam_size, steps=2, show=True):
 print("greedy (beam of 1):")
 greedy_path, greedy_score = toy_beam_search(1)
 print("beam search, beam of 3:")
-beam_path, beam_score = toy_beam_search(3)
-print(f"greedy: {''.join(greedy_path)} p = {math.exp(greedy_score):.3f};  "
-      f"beam: {''.join(beam_path)} p = {math.exp(beam_score):.3f}")
+tree = []
+beam_path, beam_score = toy_beam_search(3, history=tree)
 claim("".join(greedy_path) == "很好" and "".join(beam_path) == "真好" and beam_score > greedy_score,
       "beam search finds 真好, more probable than greedy's 很好",
       "with your CONTINUE they agree" if beam_path == greedy_path else "your CONTINUE changed the paths")
+print(f"greedy: {''.join(greedy_path)} p = {math.exp(greedy_score):.3f};  "
+      f"beam: {''.join(beam_path)} p = {math.exp(beam_score):.3f}")
+
+# %% [markdown]
+# The search as a tree: every path beam search scored (its probability at the node), the beams
+# it kept at each step in colour, the pruned ones in grey; greedy's path dashed. (Labels in
+# English — 很 very, 真 really, 挺 quite, 非常 extremely; 好 good, 不错 not bad, 棒 great — since a
+# plotting font may lack Chinese characters.)
+
+# %%
+ENGLISH = {"很": "very", "真": "really", "挺": "quite", "非常": "extremely", "好": "good",
+           "不错": "not bad", "棒": "great"}                     # the figure's labels (fonts may lack 汉字)
+fig, ax = plt.subplots(figsize=(10, 5.2))
+kept_paths = {path for _, kept in tree for path, _ in kept}
+level1 = [path for path, _ in tree[0][0]]                            # first tokens, best first
+rows2 = [path for path, _ in tree[1][0]]                             # extensions of the kept first tokens
+y_of = {(): 0.5}
+for i, path in enumerate(level1):
+    y_of[path] = 1 - (i + 0.5) / len(level1)
+for i, path in enumerate(rows2):
+    y_of[path] = 1 - (i + 0.5) / len(rows2)
+greedy_nodes = {greedy_path[:k] for k in range(1, len(greedy_path) + 1)}
+for step, (candidates, _) in enumerate(tree, start=1):
+    for path, score in candidates:
+        parent, kept = path[:-1], path in kept_paths
+        colour = "C3" if beam_path[:len(path)] == path else ("C0" if kept else "lightgrey")
+        ax.plot([step - 1, step], [y_of[parent], y_of[path]], color=colour,
+                ls="--" if path in greedy_nodes else "-", lw=2.5 if kept else 1, zorder=1)
+        label = " ".join(ENGLISH.get(token, token) for token in path)
+        ax.text(step, y_of[path], f" {label}  p = {math.exp(score):.3f}", va="center",
+                fontsize=9, color="black" if kept else "grey")
+ax.scatter([0], [0.5], color="black", zorder=2)
+ax.text(0, 0.5, "start ", ha="right", va="center")
+ax.set_xticks([0, 1, 2], ["", "step 1: all first tokens", "step 2: extensions of the kept ones"])
+ax.set_yticks([])
+ax.set_xlim(-0.3, 2.7)
+ax.set_title("Beam search (beam of 3) on the toy: red = the best path, blue = kept, grey = pruned, "
+             "dashed = greedy", fontsize=10)
+plt.show()
 
 # %% [markdown]
 # Greedy commits to 很 (0.5) at step 1 and then the best it can do is 很好, 0.5 × 0.4 = 0.20.
@@ -107,6 +155,8 @@ model, tok = load_shipped("songci")
 counter = CountingModel(model)
 PROMPT = "鹊桥仙\n"                  # a tune title (词牌); the model continues with an author and lines
 N_NEW, RUNS, BEAM = 24, 8, 3
+knob_range("N_NEW", N_NEW, 2, 64)
+knob_range("BEAM", BEAM, 1, 8)
 prompt = tok.encode(PROMPT)
 print(f"prompt {PROMPT!r}: {len(prompt)} tokens; {N_NEW} new tokens per run, {RUNS} runs per strategy")
 
@@ -256,6 +306,7 @@ plt.show()
 
 # %%
 LENGTH_PENALTY = 1.0                                                 # beam_search's default, as HF's
+knob_range("LENGTH_PENALTY", LENGTH_PENALTY, 0, 3)
 beams = beam_search(model, prompt, beam_size=BEAM, max_new_tokens=N_NEW, num_return_sequences=BEAM,
                     length_penalty=LENGTH_PENALTY)
 for h in beams:
@@ -265,10 +316,14 @@ for h in beams:
         f"score {h.score} should be Σ log p / length ** length_penalty = {h.logprob / len(h.ids) ** LENGTH_PENALTY}"
 print(f"the best hypothesis's Σ log p {beams[0].logprob:.2f} is the beam row's 'mean log p' above "
       f"({rows['beam']['logprob']:.2f}, recomputed from one forward pass)")
-print(f"distinct-2 among the {BEAM} returned beams: {distinct_n([h.ids for h in beams]):.2f} "
-      f"(sampling runs: {rows['sampling']['distinct2']:.2f})")
-claim(distinct_n([h.ids for h in beams]) < rows["sampling"]["distinct2"],
-      "the returned beams are less diverse than the sampling runs", "not for this PROMPT / N_NEW / BEAM")
+if len(beams) > 1:            # distinct-2 across outputs, the measure of the sampling runs' diversity
+    claim(distinct_n([h.ids for h in beams]) < rows["sampling"]["distinct2"],
+          "the returned beams are less diverse than the sampling runs", "not for this PROMPT / N_NEW / BEAM")
+    print(f"distinct-2 among the {len(beams)} returned beams: {distinct_n([h.ids for h in beams]):.2f} "
+          f"(among the {RUNS} sampling runs: {rows['sampling']['distinct2']:.2f})")
+else:
+    print(f"BEAM = {BEAM}: beam search returns one hypothesis — greedy's — so there is no diversity "
+          f"among beams to compare with the sampling runs")
 
 # %% [markdown]
 # ## Exercises

@@ -17,8 +17,10 @@
 # forget an early fact by sliding its window past it, and counts what a short exchange really
 # costs in tokens — with DeepSeek-V4's tokenizer, the one the articles used, when it is present.
 #
-# **Try this:** change the budget's `parts`, the made-up `NAME`, the `windows` tried, or the
-# prices `PRICE_IN` / `PRICE_OUT`, and re-run.
+# **Try this:** change the budget's `parts` (token counts ≥ 0), the toy's `TOY_WINDOW` (1 to 22
+# words), the made-up `NAME` (a word the model cannot know), the `windows` tried (1 to the
+# text's length), or the example prices `PRICE_IN` / `PRICE_OUT` (per million tokens, 0 to
+# 1,000), and re-run.
 
 # %%
 import os
@@ -32,7 +34,7 @@ from minillm.chat.chatml import chatml_ids, render_chatml, stop_ids
 from minillm import generate
 from minillm.decoding.options import score_options
 from minillm.tokenizer import Tokenizer
-from nbhelpers import claim, load_deepseek_v4, load_pretrained
+from nbhelpers import claim, knob_range, load_deepseek_v4, load_pretrained
 
 # %% [markdown]
 # ## The articles' 32K budget
@@ -73,6 +75,41 @@ print(f"used {b.used:,}, left {b.left:,}; does not fit with 2,000 reserved for t
       f"{b.not_fitting}; left once it is dropped: {b.left_after_dropping:,}")
 
 # %% [markdown]
+# ## Forgetting, first as a toy
+#
+# A "model" that answers "what is my friend called?" by one rule: find the words "is called" in
+# what it reads and return the word after them. It reads only the last W words: slide the window
+# over the text below (W from the whole text down to a few words past the name, and `TOY_WINDOW`)
+# and watch what leaves first.
+
+# %%
+TOY_TEXT = ("My friend is called Zorblat . The sea is salty . Tides follow the Moon . "
+            "What is my friend called ?").split()
+TOY_WINDOW = 10
+knob_range("TOY_WINDOW", TOY_WINDOW, 1, len(TOY_TEXT))
+
+
+def toy_answer(words):
+    """The toy's rule: the word after "is called" in the words it reads, else a guess."""
+    for i in range(len(words) - 2):
+        if words[i:i + 2] == ["is", "called"]:
+            return words[i + 2]
+    return "(a guess)"
+
+
+name_at = TOY_TEXT.index("Zorblat")
+for W in sorted({*range(len(TOY_TEXT), len(TOY_TEXT) - name_at - 3, -1), TOY_WINDOW}, reverse=True):
+    seen = TOY_TEXT[-W:]                                                # the last W words
+    print(f"W = {W:2d}: reads {' '.join(seen)[:60]:60s} → {toy_answer(seen)}")
+print(f"the name is word {name_at} of {len(TOY_TEXT)}: it is in the window for W ≥ "
+      f"{len(TOY_TEXT) - name_at}, but the toy answers only for W ≥ {len(TOY_TEXT)} — "
+      f"'is called', the words that tie the name to the question, leave first")
+
+# %% [markdown]
+# The toy loses the answer *before* the name leaves its window: what it needs is the link
+# between "my friend" and the name, and that link is written before the name. A real model
+# reads all of its window at once, not with a rule — measured next.
+#
 # ## Forgetting: a sliding window on a real model
 #
 # A text states a made-up fact at its start, talks about other things, then asks for the fact.
@@ -103,12 +140,14 @@ ids = tok.encode(TEXT)
 name_ids = tok.encode(NAME)
 at = next(i for i in range(len(ids)) if ids[i:i + len(name_ids)] == name_ids)
 needed = len(ids) - at              # the smallest window that still holds the whole name
-print(f"{len(ids)} tokens; the name is tokens {at}–{at + len(name_ids) - 1} "
-      f"({[tok.decode([i]) for i in name_ids]}); a window needs ≥ {needed} tokens to hold it")
+print(f"{len(ids)} tokens; {tok.decode(ids[:at])!r} is tokens 0–{at - 1}, the name tokens {at}–"
+      f"{at + len(name_ids) - 1} ({[tok.decode([i]) for i in name_ids]}); a window needs ≥ {needed} "
+      f"tokens to hold the name, {len(ids)} to hold the sentence that introduces it")
 
 # %%
-windows = sorted({len(ids), *range(needed + 4, needed - 8, -2), needed // 2, needed // 4},
+windows = sorted({len(ids), *range(len(ids) - 1, needed - 8, -2), needed, needed // 2, needed // 4},
                  reverse=True)
+knob_range("windows", windows, 1, len(ids))
 results = []
 for W in windows:
     window_ids = ids[-W:]                                           # the sliding window: last W tokens
@@ -117,16 +156,23 @@ for W in windows:
     print(f"W = {W:3d}: window starts with {tok.decode(window_ids[:5])!r:34} → p({NAME!r}) = {p:.2e}")
 
 W, p = map(np.array, zip(*results))
-p_whole, p_lost = p[W == len(ids)][0], p[W < needed].max()
-if model_name == "SmolLM2-135M-Instruct":       # the claim of the paragraph below the plot
-    claim(p_whole > 100 * p_lost, f"p(name) with the whole text {p_whole:.2e}, at most {p_lost:.2e} "
-          f"once it left the window", "less than 100× apart for this NAME")
+p_of = dict(results)
+if model_name == "SmolLM2-135M-Instruct" and len(ids) in p_of and needed in p_of:   # the paragraph below
+    p_whole, p_name_in = p_of[len(ids)], p_of[needed]
+    print(f"p(name): {p_whole:.2e} with the whole text; {p_name_in:.2e} at W = {needed}, where the "
+          f"whole name is still in the window but {tok.decode(ids[:at])!r} is not "
+          f"({p_whole / p_name_in:,.0f}× lower)")
+    claim(p_whole > 100 * p_name_in, "p(name) has fallen more than 100× while the name is still in the "
+          "window: the introduction left first", "less than 100× apart for this NAME")
+    if (W < needed).any():
+        print(f"once the name itself has left (W < {needed}): at most {p[W < needed].max():.2e}")
 else:
     print("(The forgetting demonstration needs SmolLM2: the small fallback model does not recall "
           "the name even with the whole text, so the curve above is flat noise.)")
 fig, ax = plt.subplots(figsize=(8, 3.8))
 ax.plot(W, p, "o-")
-ax.axvline(needed, color="C3", ls=":", label=f"W = {needed}: the name just fits")
+ax.axvline(needed, color="C3", ls=":", label=f"W = {needed}: the name just fits, its introduction has left")
+ax.axvspan(needed, len(ids), color="C1", alpha=0.15, label=f"{tok.decode(ids[:at]).strip()!r} leaving")
 ax.set_yscale("log")
 ax.set_xlabel("window W (tokens the model reads)")
 ax.set_ylabel(f"p({NAME.strip()!r} | last W tokens)")
@@ -135,20 +181,25 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# And in words: the greedy continuation with the whole text, and with a window that has just lost
-# the name.
+# And in words: the greedy continuation with the whole text, with the window that has just lost
+# the introduction (the name whole), and with one that has lost part of the name.
 
 # %%
-for label, window_ids in (("whole text", ids), (f"last {needed - 2} tokens", ids[-(needed - 2):])):
+for label, window_ids in (("whole text", ids), (f"last {needed} tokens", ids[-needed:]),
+                          (f"last {needed - 2} tokens", ids[-(needed - 2):])):
     reply = "".join(s.text for s in generate(model, window_ids, max_new_tokens=6, temperature=0,
                                              stop_ids=stop_ids(tok), tokenizer=tok))
     print(f"{label:16s}: ...my friend is called{reply!r}")
 
 # %% [markdown]
 # Nothing decays: the weights are identical in every row (with SmolLM2; the small fallback model
-# never recalls the name in the first place). What changes is only which tokens are
-# in the window. Once the name has slid out, it is simply not in the input, and its probability
-# falls to what a guess gives a made-up word.
+# never recalls the name in the first place). What changes is only which tokens are in the
+# window — and, as in the toy, what leaves first is the start of the text: "My friend is called",
+# the words that tie the name to the question. With them gone the name is still in the window
+# (the shaded band ends where it leaves) but nothing says whose name it is, and its probability
+# has already fallen (printed above); once the name itself slides out, it is simply not in the
+# input. A chat that drops the oldest turns loses their *context* before it loses every word
+# the user may ask about.
 #
 # ## What a short exchange really costs
 #
@@ -163,12 +214,13 @@ for label, window_ids in (("whole text", ids), (f"last {needed - 2} tokens", ids
 # model actually reads includes the chat template and the system prompt; in an application often
 # also tool definitions and retrieved text. Counted with the model's tokenizer, and with
 # DeepSeek-V4's (the articles': 19 tokens for the answer) and GPT-4's (`cl100k`) for the visible
-# parts; the prices are example figures (per 1,000 tokens, in any
-# currency), not a quote:
+# parts; the prices are example figures (per million tokens, in any currency, as providers quote
+# them), not a quote:
 
 # %%
 Q, A = "为什么大海是蓝色的？", "海水会吸收较多红光，蓝光更容易被散射回来，所以大海常呈蓝色。"
-PRICE_IN, PRICE_OUT = 0.5, 1.5                               # example prices per 1K tokens
+PRICE_IN, PRICE_OUT = 2.0, 8.0                               # example prices per million tokens
+knob_range("PRICE_IN and PRICE_OUT", [PRICE_IN, PRICE_OUT], 0, 1000)
 cl100k = Tokenizer.load("cl100k")
 deepseek, deepseek_name = load_deepseek_v4()
 hidden = chatml_ids(tok, [{"role": "user", "content": Q}]) if "<|im_start|>" in tok.special_tokens \
@@ -188,8 +240,9 @@ if "<|im_start|>" in tok.special_tokens:            # the claim below: the templ
     print(f"the model reads {len(hidden) / len(tok.encode(Q)):.1f}× the tokens of the typed question")
 print(f"visible characters: question {len(Q)}, answer {len(A)}")
 cost = estimate_cost(hidden, tok.encode(A), PRICE_IN, PRICE_OUT)
-print(f"cost at {PRICE_IN}/1K in and {PRICE_OUT}/1K out: {cost:.4f} "
-      f"({len(hidden)} in × {PRICE_IN / 1000:g} + {len(tok.encode(A))} out × {PRICE_OUT / 1000:g})")
+print(f"cost at {PRICE_IN:g} per million in and {PRICE_OUT:g} per million out: {cost:.6f} "
+      f"= {len(hidden)} × {PRICE_IN:g}/10⁶ + {len(tok.encode(A))} × {PRICE_OUT:g}/10⁶; "
+      f"{cost * 1e6:,.0f} for a million such exchanges")
 
 # %% [markdown]
 # With SmolLM2 the template and its default system prompt more than double the input (checked
@@ -214,8 +267,8 @@ print(f"cost at {PRICE_IN}/1K in and {PRICE_OUT}/1K out: {cost:.4f} "
 # sharing `OVERLAP` tokens (so a sentence cut at one boundary is whole in one of the two chunks,
 # if it is no longer than the overlap).
 #
-# **Try this:** change `KEY_DAY`, `HIDDEN`, `OVERLAP` or `SMALL_WINDOW`, and re-run the cells
-# of this section.
+# **Try this:** change `KEY_DAY` (1 to 16), `HIDDEN` (one of the scored places), `OVERLAP` (0 to 24
+# tokens) or `SMALL_WINDOW` (48 to 128 tokens), and re-run the cells of this section.
 
 # %%
 from minillm.decoding.chunks import chunk_ids, chunk_spans
@@ -223,8 +276,11 @@ from minillm.decoding.chunks import chunk_ids, chunk_spans
 PLACES = [" barrel", " cabin", " chest", " boat", " kitchen"]   # the answers scored (1 token each)
 HIDDEN, KEY_DAY, N_DAYS = " cabin", 4, 16
 SMALL_WINDOW, OVERLAP = min(96, model.config.n_ctx), 12
-assert HIDDEN in PLACES, f"HIDDEN must be one of the scored PLACES {PLACES}"
-assert 1 <= KEY_DAY <= N_DAYS, f"KEY_DAY must be a day of the log, 1 … {N_DAYS}"
+if HIDDEN not in PLACES:
+    raise ValueError(f"HIDDEN = {HIDDEN!r} must be one of the scored PLACES {PLACES}")
+knob_range("KEY_DAY", KEY_DAY, 1, N_DAYS)
+knob_range("OVERLAP", OVERLAP, 0, 24)
+knob_range("SMALL_WINDOW", SMALL_WINDOW, 48, min(128, model.config.n_ctx))
 
 directions = ["north", "east", "south", "west"]
 key_sentence = f" The captain hid the gold key in the{HIDDEN}."
@@ -362,7 +418,21 @@ def sliding_window(ids, n_ctx):
 check("sliding_window", sliding_window)
 
 # %% [markdown]
-# **2. The bill.** `n_in` input and `n_out` output tokens, prices per 1,000 tokens: the cost.
+# **2. Keep the conversation in the window — whole turns.** A chat application cannot cut a turn
+# in the middle (the model would read half a sentence from nobody), and must never lose its
+# system prompt. `turns` is a list of `(role, n_tokens)`, `turns[0]` the system prompt: drop whole
+# turns, oldest first, never the system prompt, until the kept tokens fit `n_ctx` (or only the
+# system prompt is left); return the kept turns in order (`Chat.fit_window` drops the oldest
+# turns the same way; its system prompt comes from the chat template).
+
+# %%
+def fit_turns(turns, n_ctx):
+    raise NotImplementedError    # your code here
+
+check("fit_turns", fit_turns)
+
+# %% [markdown]
+# **3. The bill.** `n_in` input and `n_out` output tokens, prices per million tokens: the cost.
 
 # %%
 def estimate_cost_(n_in, n_out, price_in, price_out):

@@ -17,8 +17,14 @@
 # probability mass outside the options goes, and the hard constraint a prompt cannot give: a
 # sampler that may only draw the option letters (`allowed_ids`).
 #
-# **Try this:** change `QUESTION` and the options (`LETTERS`, `FULL`), or the `PRESET` used for
-# sampling, and re-run.
+# It starts with a toy whose logits are set by hand, then runs SmolLM2 (or, without it, the small
+# shipped model) on one question, and ends by measuring: 20 questions, each asked with its options
+# in all four orders, answered three ways.
+#
+# **Try this:** change `QUESTION`, its options (`LETTERS`, `FULL`) and the right one (`ANSWER`, one
+# of `LETTERS`), the `PRESET` used for sampling (a name in `minillm.sampling.PRESETS`), the toy's
+# `POSITION_BIAS` (four numbers from −5 to 5), or `N_QUESTIONS` measured at the end (1 to 20), and
+# re-run.
 
 # %%
 import os
@@ -30,12 +36,70 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from minillm.chat.chatml import stop_ids
-from minillm.functional import softmax
+from minillm.functional import log_softmax, softmax
 from minillm import generate
 from minillm.decoding.options import score_options
 from minillm.sampling import PRESETS, Sampler, categorical
-from nbhelpers import CountingModel, chat_prompt, claim, load_pretrained
+from minillm.kv_cache import KVCache
+from nbhelpers import CountingModel, chat_prompt, claim, knob_range, load_pretrained
 
+# %% [markdown]
+# ## 0. A toy first: four options, logits set by hand
+#
+# A "model" with an eight-token vocabulary gives logits for the first token of its reply. Each
+# option letter's logit is the sum of two parts set by hand: what the model "knows" about the
+# option's content (Paris is the capital: +0.9, the others 0) and a **position bias** — a
+# preference for a letter whatever stands behind it (here A is favoured). Other tokens ("The",
+# "E", a line break) get logits too: generation can start with any of them.
+
+# %%
+TOY_VOCAB = ["A", "B", "C", "D", "E", "The", " Paris", "\n"]
+TOY_CONTENT = {"London": 0.0, "Paris": 0.9, "Berlin": 0.0, "Madrid": 0.0}   # what the toy "knows"
+POSITION_BIAS = [1.0, 0.2, 0.0, 0.3]                                       # a preference for A
+knob_range("POSITION_BIAS", POSITION_BIAS, -5, 5)
+if len(POSITION_BIAS) != 4:
+    raise ValueError(f"POSITION_BIAS needs 4 numbers (one per letter A–D), got {POSITION_BIAS!r}")
+
+
+def toy_logits(order):
+    """[8] logits of the reply's first token when the options are listed in ``order``."""
+    letters = [POSITION_BIAS[k] + TOY_CONTENT[city] for k, city in enumerate(order)]   # A–D
+    return np.array(letters + [-1.0, 1.8, 0.5, 0.2], dtype=np.float32)             # E, The, Paris, \n
+
+
+toy_order = ["London", "Paris", "Berlin", "Madrid"]
+p_all = softmax(toy_logits(toy_order))                                      # [8] the whole vocabulary
+p_letters = softmax(toy_logits(toy_order)[:4])                              # [4] only A–D allowed
+toy_pick = "ABCD"[int(np.argmax(p_letters))]
+print("whole vocabulary:", {t: round(float(q), 3) for t, q in zip(TOY_VOCAB, p_all)})
+print(f"greedy generation starts with {TOY_VOCAB[int(np.argmax(p_all))]!r}; mass on A–D "
+      f"{p_all[:4].sum():.2f}, elsewhere {1 - p_all[:4].sum():.2f}")
+print(f"only A–D allowed: {dict(zip('ABCD', np.round(p_letters, 3).tolist()))} → {toy_pick} "
+      f"= {toy_order['ABCD'.index(toy_pick)]} (right: B = Paris)")
+
+# %% [markdown]
+# The constraint makes the answer a letter; whether it is the *right* letter depends on the
+# logits. Ask the same toy question with the options in all four orders (rotations), the right
+# answer moving from B to A, D and C: a model that only knew the content would follow it; the
+# position bias pulls the answer towards A.
+
+# %%
+toy_rows = []
+for r in range(4):
+    order = toy_order[r:] + toy_order[:r]                                   # rotate the options
+    pick = int(np.argmax(toy_logits(order)[:4]))
+    toy_rows.append((order, "ABCD"[pick], order[pick] == "Paris"))
+    print(f"rotation {r}: {' '.join(f'{L}.{c}' for L, c in zip('ABCD', order))} → {'ABCD'[pick]} "
+          f"= {order[pick]} {'right' if order[pick] == 'Paris' else 'wrong'}")
+toy_right = sum(ok for _, _, ok in toy_rows)
+print(f"right in {toy_right} of 4 orders" + (": the position bias wins where Paris stands at a letter "
+      "the toy dislikes — with one order only, bias and knowledge cannot be told apart" if toy_right < 4
+      else ": the content outweighs the position bias in every order"))
+
+# %% [markdown]
+# ## The real model, one question
+
+# %%
 model, tok, model_name = load_pretrained()
 counter = CountingModel(model)
 
@@ -43,6 +107,11 @@ QUESTION = ("What is the capital of France?\nA. London\nB. Paris\nC. Berlin\nD. 
             "Answer with A, B, C or D.")
 LETTERS = ["A", "B", "C", "D"]
 FULL = ["A. London", "B. Paris", "C. Berlin", "D. Madrid"]
+ANSWER = "B"                                                         # the right letter
+if ANSWER not in LETTERS or len(FULL) != len(LETTERS):
+    raise ValueError(f"ANSWER must be one of LETTERS {LETTERS} and FULL needs one option per letter; "
+                     f"got ANSWER = {ANSWER!r}, {len(FULL)} options for {len(LETTERS)} letters")
+RIGHT = FULL[LETTERS.index(ANSWER)]
 prompt = chat_prompt(tok, QUESTION)
 print(f"prompt: {len(prompt)} tokens")
 if model_name != "SmolLM2-135M-Instruct":
@@ -57,14 +126,17 @@ if model_name != "SmolLM2-135M-Instruct":
 # the letter out of the text afterwards.
 
 # %%
+REPLY_CAP = 12                                                       # tokens the reply may have
 counter.reset()
-steps = list(generate(counter, prompt, max_new_tokens=12, temperature=0, stop_ids=stop_ids(tok),
+steps = list(generate(counter, prompt, max_new_tokens=REPLY_CAP, temperature=0, stop_ids=stop_ids(tok),
                       tokenizer=tok))
 reply = "".join(s.text for s in steps)
 gen_calls = counter.calls
+capped = len(steps) == REPLY_CAP                                     # stopped by the cap, not by itself
 print(f"reply: {reply!r}")
 print(f"{gen_calls} forward passes: 1 over the {len(prompt)}-token prompt (which gives the first "
-      f"token), then 1 per further token, until the end-of-turn token or the 12-token limit")
+      f"token), then 1 per further token — " + (f"stopped by the {REPLY_CAP}-token cap, the reply "
+      f"unfinished" if capped else "until the end-of-turn token"))
 
 # %% [markdown]
 # ## 2. Score the options: one forward pass
@@ -90,11 +162,17 @@ for name, scores, options in (("letters", letters, LETTERS), ("full text", full,
         f"{name}: expected {expected} forward pass(es) for {options}, counted {scores.forward_passes}"
     assert scores.best in options, f"{name}: the answer {scores.best!r} should be one of {options}"
 
+# %%
+for name, scores in (("letters", letters), ("full text", full)):
+    picked = FULL[list(scores.options).index(scores.best)]
+    print(f"{name:9s} picks {picked!r}: {'right' if picked == RIGHT else f'wrong (right: {RIGHT!r})'}")
+
 # %% [markdown]
-# A 135 M-parameter model is not a good quiz-taker: the letter scores and the full-text scores
-# (which let the model judge "Paris" itself) can pick differently — both are printed above,
-# measured. The point here is the mechanism: one or
-# two forward passes, and an answer that is always one of A–D.
+# The letter scores and the full-text scores (which let the model judge the option's words, not
+# only its letter) can pick differently — both printed above, each marked right or wrong. One
+# question shows the mechanism: one or two forward passes, and an answer that is always one of
+# A–D. Whether the answers are *right*, and how much the letter's position decides, needs many
+# questions: section 5.
 #
 # ## 3. Where generation can go: the whole vocabulary
 #
@@ -169,7 +247,10 @@ c_draws = c_pool[categorical(np.tile(c_probs[c_pool], (10_000, 1)), np.random.de
 c_outside = np.mean([d not in letter_set for d in c_draws])
 print(f"constrained '{PRESET}' preset: {c_outside:.1%} of 10,000 first tokens are not {'/'.join(LETTERS)}")
 reply_ids = [s.id for s in generate(model, prompt, 1, sampler=dataclasses.replace(constrained, temperature=0))]
-print("greedy under the constraint answers:", tok.decode(reply_ids))
+forced = tok.decode(reply_ids)
+forced_option = FULL[LETTERS.index(forced)] if forced in LETTERS else None
+print(f"greedy under the constraint answers: {forced} = {forced_option!r} — "
+      + ("right" if forced_option == RIGHT else f"a letter, but the wrong one (right: {RIGHT!r})"))
 assert c_outside == 0 and set(np.flatnonzero(c_probs)) <= letter_set, \
     f"allowed_ids should leave probability only on the letters {sorted(letter_set)}; "\
     f"{c_outside:.1%} of draws and ids {sorted(set(np.flatnonzero(c_probs)) - letter_set)} are outside"
@@ -184,7 +265,9 @@ assert np.allclose(by_letter, letters.probs, atol=1e-5), \
 
 # %% [markdown]
 # So the constraint and the scoring are the same computation seen from two sides: the
-# probabilities of the allowed continuations, renormalised among themselves.
+# probabilities of the allowed continuations, renormalised among themselves. **The constraint
+# guarantees the form, not the truth**: the answer is always a letter, and it is the letter the
+# model already preferred — right or wrong, as printed above.
 #
 # ## The count
 #
@@ -197,13 +280,171 @@ assert np.allclose(by_letter, letters.probs, atol=1e-5), \
 # The articles' "30 forward passes for a 30-token answer" is exactly the generation row: one pass
 # per token. Scoring replaces that with one pass (two for multi-token options), whatever the
 # answer length, and restricts the output space to the options — which is what the articles'
-# "decision models" do with a dedicated output head. Here no new model is needed: any language model can be
-# asked for the probabilities of a fixed set of continuations.
+# "decision models" do with a dedicated output head. Here no new model is needed: any language
+# model can be asked for the probabilities of a fixed set of continuations. How many passes
+# generation takes is the length of the reply — which the model decides, or the cap cuts:
 
 # %%
-print(f"generation: {gen_calls} forward passes; scoring: {letters.forward_passes} (letters), "
-      f"{full.forward_passes} (full text) → {gen_calls / letters.forward_passes:.0f}× fewer passes "
-      f"than generating this reply")
+print(f"generation: {gen_calls} forward passes for a {len(steps)}-token reply"
+      + (f" — cut by the {REPLY_CAP}-token cap, so the ratio below is set by the cap, not by the "
+         f"model: an unfinished reply takes more" if capped else ", ended by the model") + "; "
+      f"scoring: {letters.forward_passes} (letters), {full.forward_passes} (full text) → "
+      f"{gen_calls / letters.forward_passes:.0f}× {'at least ' if capped else ''}the passes of letter scoring")
+
+# %% [markdown]
+# ## 5. Measured: 20 questions, every order of the options
+#
+# One question is an anecdote. Below, `N_QUESTIONS` easy questions, each asked four times with
+# its options rotated (the right answer at A, B, C and D in turn), answered three ways from the
+# same prompt:
+# - **letters**: the most probable of the four letters at the reply's first position — also what
+#   greedy decoding under `allowed_ids` answers (section 4);
+# - **full text**: the most probable option text ("B. Paris"), summed over its tokens;
+# - **option words**: the most probable option *without* its letter ("Paris"): the letter
+#   channel removed, what is left is what the model knows about the content;
+# - **generation**: the first token greedy decoding writes — right only if it is the right letter
+#   (a reply that opens with "The" answers nothing yet).
+#
+# Cost: the four orders of a question have the same token count, so they run as one batch of 4
+# rows; the options of all four (with and without letters) run as one batch of 32 rows on copies
+# of that cache — two forward passes per question.
+
+# %%
+N_QUESTIONS = 20
+knob_range("N_QUESTIONS", N_QUESTIONS, 1, 20)
+QUIZ = [("What is the capital of France?", "Paris", ["London", "Berlin", "Madrid"]),
+        ("What is the capital of Japan?", "Tokyo", ["Beijing", "Seoul", "Bangkok"]),
+        ("How many legs does a spider have?", "Eight", ["Six", "Four", "Ten"]),
+        ("Which planet is closest to the Sun?", "Mercury", ["Venus", "Mars", "Jupiter"]),
+        ("What do bees make?", "Honey", ["Milk", "Silk", "Wax paper"]),
+        ("What is frozen water called?", "Ice", ["Steam", "Sand", "Glass"]),
+        ("Which animal is known as the king of the jungle?", "Lion", ["Mouse", "Cow", "Sheep"]),
+        ("How many days are in a week?", "Seven", ["Five", "Ten", "Twelve"]),
+        ("What colour is the sky on a clear day?", "Blue", ["Green", "Red", "Purple"]),
+        ("Which gas do plants take in from the air?", "Carbon dioxide", ["Helium", "Neon", "Argon"]),
+        ("What is the largest ocean on Earth?", "The Pacific", ["The Arctic", "The Indian", "The Southern"]),
+        ("Who wrote Romeo and Juliet?", "William Shakespeare", ["Charles Dickens", "Mark Twain", "Jane Austen"]),
+        ("What is 2 + 2?", "4", ["3", "5", "22"]),
+        ("Which is the largest planet in the Solar System?", "Jupiter", ["Mercury", "Mars", "Venus"]),
+        ("What do cows drink?", "Water", ["Milk", "Oil", "Juice"]),
+        ("Which season comes after winter?", "Spring", ["Autumn", "Summer", "Night"]),
+        ("What is the boiling point of water at sea level?", "100 °C", ["50 °C", "0 °C", "200 °C"]),
+        ("How many continents are there?", "Seven", ["Three", "Five", "Twelve"]),
+        ("What is the chemical symbol for gold?", "Au", ["Ag", "Fe", "Gd"]),
+        ("Which instrument has 88 keys?", "The piano", ["The violin", "The flute", "The drum"])]
+
+
+def ask(question, options):
+    """The quiz prompt with ``options`` (4 texts) lettered A–D, and the four option lines."""
+    lines = [f"{L}. {o}" for L, o in zip("ABCD", options)]
+    return question + "\n" + "\n".join(lines) + "\nAnswer with A, B, C or D.", lines
+
+
+quiz_letter_ids = [tok.encode(L)[0] for L in "ABCD"]
+
+
+def answer_three_ways(prompts, option_rows):
+    """For prompts of one length (a batch) and each prompt's n option texts (token lists) ->
+    per prompt: (letter logits [4], Σ log p of each text [n], the first generated token). 2 passes."""
+    B, P = len(prompts), len(prompts[0])
+    n = len(option_rows[0])                                                 # option texts per prompt
+    rows = [row for rows_b in option_rows for row in rows_b]                # B·n option texts
+    longest = max(map(len, rows))
+    cache = KVCache(model.config, batch_size=B, capacity=P)
+    first = model(np.array(prompts), cache=cache, last_only=True)[:, -1]   # [B, V]
+    options = KVCache(model.config, batch_size=n * B, capacity=P + longest)
+    options.k[:, :, :, :P] = np.repeat(cache.k, n, axis=1)                # [L, nB, K, P, D] copies
+    options.v[:, :, :, :P] = np.repeat(cache.v, n, axis=1)
+    options.advance(P)
+    feed = np.zeros((n * B, longest), dtype=np.int64)                      # [nB, Lmax] right-padded
+    for i, row in enumerate(rows):
+        feed[i, :len(row)] = row
+    follow = log_softmax(model(feed, cache=options))                       # [nB, Lmax, V]
+    logp_first = log_softmax(first)                                        # [B, V]
+    out = []
+    for b in range(B):
+        full_logp = [float(logp_first[b, row[0]] + sum(follow[n * b + k, t, row[t + 1]]
+                                                       for t in range(len(row) - 1)))
+                     for k, row in enumerate(rows[n * b:n * b + n])]        # Σ log p of each text
+        out.append((first[b, quiz_letter_ids], full_logp, tok.decode([int(np.argmax(first[b]))])))
+    return out
+
+
+records, passes = [], 0                        # one record per (question, order)
+for question, right, wrong in QUIZ[:N_QUESTIONS]:
+    base = [wrong[0], right, wrong[1], wrong[2]]                        # order 0: right at B
+    orders = [base[r:] + base[:r] for r in range(4)]                    # right at B, A, D, C
+    asked = [ask(question, o) for o in orders]
+    prompts = [chat_prompt(tok, text) for text, _ in asked]
+    option_rows = [[tok.encode(line) for line in lines] + [tok.encode(o) for o in order]
+                   for (_, lines), order in zip(asked, orders)]             # "B. Paris" …, then "Paris" …
+    if len({len(p) for p in prompts}) == 1:                             # one batch of 4
+        answers = answer_three_ways(prompts, option_rows)
+        passes += 2
+    else:                                                               # lengths differ: one by one
+        answers = [answer_three_ways([p], [o])[0] for p, o in zip(prompts, option_rows)]
+        passes += 8
+    for r, (letter_logits, full_logp, generated) in enumerate(answers):
+        records.append(dict(question=question, rotation=r, truth="ABCD"[orders[r].index(right)],
+                            letters="ABCD"[int(np.argmax(letter_logits))],
+                            full="ABCD"[int(np.argmax(full_logp[:4]))],
+                            words="ABCD"[int(np.argmax(full_logp[4:]))],
+                            generation=generated if generated in ("A", "B", "C", "D") else "other"))
+print(f"{len(records)} answers per method ({N_QUESTIONS} questions × 4 orders), "
+      f"{passes} forward passes in all")
+
+# %%
+METHODS = ("letters", "full text", "option words", "generation")
+key = {"letters": "letters", "full text": "full", "option words": "words", "generation": "generation"}
+accuracy = {m: np.mean([r[key[m]] == r["truth"] for r in records]) for m in METHODS}
+pick_share = {m: [np.mean([r[key[m]] == L for r in records]) for L in "ABCD"] for m in METHODS}
+by_question = {}
+for r in records:
+    by_question.setdefault(r["question"], []).append(r)
+print(f"{'':12s} {'right':>6s}   picks A / B / C / D (each right 25 % of the time)   not a letter")
+for m in METHODS:
+    shares = " / ".join(f"{x:4.0%}" for x in pick_share[m])
+    print(f"{m:12s} {accuracy[m]:6.0%}   {shares:>41s}   {1 - sum(pick_share[m]):12.0%}")
+stable = {m: np.mean([len({qs[i][key[m]] == qs[i]['truth'] for i in range(4)}) == 1
+                      for qs in by_question.values()]) for m in METHODS}
+print("questions answered alike (all right or all wrong) in all 4 orders:",
+      {m: f"{stable[m]:.0%}" for m in METHODS})
+claim(max(pick_share["letters"]) > 0.35, f"letter scoring picks one position in {max(pick_share['letters']):.0%} "
+      f"of the answers, though each position is right in 25 %: a position bias",
+      "no letter is picked in more than 35 % here")
+claim(accuracy["letters"] < 1 and sum(pick_share["letters"]) == 1,
+      f"under the constraint every answer is a letter and {1 - accuracy['letters']:.0%} are wrong: "
+      f"the form is guaranteed, not the truth", "every constrained answer was right here")
+
+fig, (b1, b2) = plt.subplots(1, 2, figsize=(12, 3.8))
+for i, m in enumerate(METHODS):
+    b1.bar(np.arange(4) + 0.2 * (i - 1.5), pick_share[m], width=0.2, label=m)
+b1.axhline(0.25, color="grey", ls=":", label="each position's share of right answers")
+b1.set_xticks(range(4), list("ABCD"))
+b1.set_ylabel("share of the answers")
+b1.set_title(f"Which letter is picked ({len(records)} answers)")
+b1.legend(fontsize=8)
+b2.bar(METHODS, [accuracy[m] for m in METHODS], color=["C0", "C1", "C2", "C3"])
+b2.axhline(0.25, color="grey", ls=":", label="chance")
+b2.set_ylim(0, 1)
+b2.set_ylabel("share right")
+b2.set_title(f"Right answers, {model_name}")
+b2.legend(fontsize=8)
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# **Reading the measurement.** With every answer in every position once, a model that only knew
+# the content would pick A, B, C and D a quarter of the time each; a share far above 25 % for
+# one letter is a preference for the position, not knowledge (the left panel, checked above).
+# Rotating the options is what exposes it: on one order, bias and knowledge look alike (the toy).
+# Full-text scoring still begins each option with its letter, so the same bias can carry over;
+# scoring the option words alone removes the letter and leaves what the model knows about the
+# content — whether that is more or less right is in the table, and the line on answering alike
+# in all four orders says which method depends least on the order. The first generated token is
+# letter scoring over the whole vocabulary: it also loses whenever the reply opens with a word.
+# And the constraint (`allowed_ids`, the letters column) makes every answer a letter without
+# making one more of them right: **the constraint guarantees the form, not the truth.**
 
 # %% [markdown]
 # ## Exercises
@@ -231,3 +472,16 @@ def option_probs(logits, option_ids):
     raise NotImplementedError    # your code here
 
 check("option_probs", option_probs)
+
+# %% [markdown]
+# **3. Score whole options.** `next_logprobs(ids)` is a model: it returns the [V] log-probabilities
+# of the next token after `ids`. Each option is a list of token ids, possibly several: its score
+# is Σ_k log p(option[k] | prompt + option[:k]) — each token predicted from the prompt *and* the
+# option's tokens before it. Return the options' probabilities, normalised over the options
+# (what `score_options` computes, here one token at a time).
+
+# %%
+def score_full_options(next_logprobs, prompt, options):
+    raise NotImplementedError    # your code here
+
+check("score_full_options", score_full_options)

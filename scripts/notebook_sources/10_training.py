@@ -8,14 +8,17 @@
 #
 # Training is the loop that makes the next-token predictions good: take windows of text, compute
 # the mean next-token loss over every position in one forward pass, backpropagate, update the
-# weights with AdamW, repeat. This notebook trains a tiny GPT on Shakespeare with
-# `minillm.train.train` for a few hundred steps, plots the loss curve, checks that the loss of one
+# weights with AdamW, repeat. This notebook first trains a toy on a text of five repeating
+# tokens, then a tiny GPT on Shakespeare with `minillm.train.train` for a few hundred steps, plots the loss curve, checks that the loss of one
 # parallel forward is exactly the loss of predicting the tokens one at a time, checks the
-# hand-written backward pass against finite differences (a gradient check), and makes a model
-# overfit on purpose to show what the gap between training and validation loss means.
+# hand-written backward pass against finite differences (a gradient check), trains the same model
+# *without* the causal mask to see what the mask is for, and makes a model overfit on purpose to
+# show what the gap between training and validation loss means.
 #
-# **Try this:** change `settings` (steps, batch, learning rate), the model `config`, or
-# `TINY_TOKENS` in the overfitting section, and re-run.
+# **Try this:** change `settings` (steps 10 to 2,000, batch 1 to 64, learning rate lr from 1e-5
+# to 1), the model `config` (n_ctx 8 to 128, d_model 8 to 256, n_layers 1 to 4), or
+# `PEEK_STEPS` of the run without the causal mask (20 to 500), or `TINY_TOKENS` in the
+# overfitting section (from n_ctx + 1 to the training text's length), and re-run.
 
 # %%
 import os
@@ -36,7 +39,35 @@ from minillm import generate
 from minillm.tokenizer import Tokenizer
 from minillm.train import TrainSettings, loss_and_grads, train
 from minillm.train.data import split_text, token_array
-from nbhelpers import WEIGHTS, claim, shared_text
+from minillm.train import grad_model
+from nbhelpers import WEIGHTS, claim, knob_range, min_times, shared_text
+
+# %% [markdown]
+# ## A toy first: five tokens that repeat
+#
+# The text "1 2 3 4 5 1 2 3 4 5 …" over a vocabulary of 16 tokens, and a model of one layer and
+# width 8. Before training every next token is a guess among 16 (loss ln 16); the text is
+# entirely predictable, so training should drive the loss towards 0 — and then the model
+# continues the cycle by itself.
+
+# %%
+toy_config = ModelConfig(vocab_size=16, n_ctx=16, d_model=16, n_heads=2, n_layers=1)
+toy = GPT(toy_config, seed=0)
+toy_ids = np.tile(np.arange(1, 6), 100)                               # [500] the repeating text
+toy_settings = TrainSettings(steps=60, batch=8, lr=1e-2, min_lr=1e-3, warmup=5, eval_every=60,
+                             eval_windows=4, log_every=10, checkpoint_every=60, seed=0)
+toy_before = toy.loss(toy_ids[:toy_config.n_ctx][None])
+with tempfile.TemporaryDirectory() as out:
+    train(toy, toy_ids, toy_ids, out, toy_settings, progress=lambda line: None)
+toy_after = toy.loss(toy_ids[:toy_config.n_ctx][None])
+toy_text = [s.id for s in generate(toy, [1, 2], max_new_tokens=10, temperature=0)]
+claim(toy_text == [3, 4, 5, 1, 2, 3, 4, 5, 1, 2], "the toy continues the cycle", "not after so few steps")
+print(f"loss before {toy_before:.3f} (ln 16 = {math.log(16):.3f}), after {toy_settings.steps} steps "
+      f"{toy_after:.3f}; greedy after 1 2: {toy_text}")
+
+# %% [markdown]
+# The same loop, the same code, on real text next: there the loss cannot reach 0 — the next
+# word of Shakespeare is not determined by the words before it.
 
 # %% [markdown]
 # ## Data and model
@@ -53,6 +84,9 @@ train_text, val_text = split_text(text, 0.1)
 train_ids = token_array(tok.encode(train_text), tok.vocab_size)
 val_ids = token_array(tok.encode(val_text), tok.vocab_size)
 config = ModelConfig(vocab_size=tok.vocab_size, n_ctx=64, d_model=64, n_heads=4, n_layers=2)
+knob_range("config.n_ctx", config.n_ctx, 8, 128)
+knob_range("config.d_model", config.d_model, 8, 256)
+knob_range("config.n_layers", config.n_layers, 1, 4)
 model = GPT(config, seed=0)
 print(f"{len(text):,} characters → {len(train_ids):,} training and {len(val_ids):,} validation tokens")
 named = model.params.named()
@@ -81,6 +115,9 @@ assert abs(model.loss(x0) - math.log(config.vocab_size)) < 0.5, \
 # %%
 settings = TrainSettings(steps=300, batch=16, lr=3e-3, min_lr=3e-4, warmup=20, eval_every=50,
                          eval_windows=16, log_every=10, checkpoint_every=300, seed=0)
+knob_range("settings.steps", settings.steps, 10, 2000)
+knob_range("settings.batch", settings.batch, 1, 64)
+knob_range("settings.lr", settings.lr, 1e-5, 1.0)
 with tempfile.TemporaryDirectory() as out:
     start = time.perf_counter()
     train(model, train_ids, val_ids, out, settings, progress=lambda line: None)
@@ -90,8 +127,13 @@ print(f"{settings.steps} steps in {seconds:.0f} s "
       f"({settings.steps * settings.batch * config.n_ctx / seconds:,.0f} tokens/s)")
 print(f"training loss: first record {log[0]['loss']:.3f}, last {log[-1]['loss']:.3f}; "
       f"validation loss: {[round(r['val_loss'], 3) for r in log if 'val_loss' in r]}")
+highest = max(log, key=lambda r: r["loss"])
 claim(log[-1]["loss"] < log[0]["loss"] - 1.0, "the training loss falls by more than 1 nat",
-      "not with these settings: more steps or a larger learning rate")
+      f"it went from {log[0]['loss']:.2f} to {log[-1]['loss']:.2f}: more steps or another learning rate")
+claim(highest is log[0], "it never rose above its first record",
+      f"it rose first, to {highest['loss']:.2f} at step {highest['step']}: a learning rate too large "
+      f"for this model overshoots")
+print(f"(ln V = {math.log(config.vocab_size):.2f} is the loss of a uniform guess)")
 
 # %%
 fig, ax = plt.subplots(figsize=(8, 4))
@@ -112,7 +154,8 @@ plt.show()
 
 # %%
 prompt = tok.encode("KING.\n")
-sampled = [s.id for s in generate(model, prompt, max_new_tokens=60, temperature=0.8, top_k=40, seed=0)]
+sampled = [s.id for s in generate(model, prompt, max_new_tokens=min(60, config.n_ctx - len(prompt)),
+                                  temperature=0.8, top_k=40, seed=0)]
 print(tok.decode(prompt + sampled))
 
 # %% [markdown]
@@ -151,9 +194,106 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# Training can use the parallel form because the whole text is known in advance; that is why a
-# step over 16 × 64 positions costs about as much as a few generation steps. Generation cannot
-# (notebook 04): its next token has to be chosen before the following position can be computed.
+# Training can use the parallel form because the whole text is known in advance: one step
+# computes every position of every window at once. Generation cannot (notebook 04): its next
+# token has to be chosen before the following position can be computed, so it runs one position
+# per forward. What one training step costs against one generation step, measured (the least of
+# 5 interleaved runs each):
+
+# %%
+batch_ids = train_ids[:settings.batch * (config.n_ctx + 1)].reshape(settings.batch, -1).astype(np.int64)
+step_cache = KVCache(config, capacity=config.n_ctx)
+model(window[:config.n_ctx // 2], cache=step_cache)                 # a half-full cache
+
+
+def one_generation_step():
+    model(window[config.n_ctx // 2:config.n_ctx // 2 + 1], cache=step_cache)   # one new position
+    step_cache.rollback(config.n_ctx // 2)
+
+
+times = min_times({"train": lambda: loss_and_grads(model.params, config, batch_ids[:, :-1], batch_ids[:, 1:]),
+                   "generate": one_generation_step})
+positions = settings.batch * config.n_ctx
+claim(times["train"] / positions < times["generate"], "per position, a training step is cheaper than "
+      "a generation step", "not on this machine now")
+print(f"one training step (forward + backward over {settings.batch} × {config.n_ctx} = {positions:,} "
+      f"positions): {times['train'] * 1e3:.1f} ms; one cached generation step (1 position): "
+      f"{times['generate'] * 1e3:.2f} ms → {times['train'] / times['generate']:.0f}× the time, for "
+      f"{positions:,}× the positions ({times['train'] / positions * 1e6:.1f} µs per position against "
+      f"{times['generate'] * 1e6:.0f} µs)")
+
+
+# %% [markdown]
+# Per position, training is far cheaper (checked above): the parallel form keeps the arithmetic
+# units busy on large matrix products, where one generation step multiplies a single vector by
+# every weight — and a training step also runs the backward pass, about twice the forward's work.
+#
+# ## Without the causal mask: the model peeks at the answer
+#
+# > 训练时如果不遮住后面的词，模型就能直接"偷看"答案。
+# >
+# > *If training did not hide the later words, the model could simply "peek" at the answer.*
+#
+# The mask is one line of the forward pass: `causal_mask(T, T)` in `minillm/train/grad_model.py`.
+# The clearest test is a text with nothing to learn: random tokens, 16 possible, each drawn
+# independently. No model can predict the next one better than a uniform guess, ln 16 — if it
+# cannot see it. Train the toy's model shape twice on it with the same settings: once as the
+# library does, once with the mask replaced by one that lets every position see every other.
+# Two losses each: the training loss (as trained) and the validation loss as generation sees
+# it — with the causal mask, since when generating the next token does not exist yet.
+
+# %%
+def see_everything(T, S):
+    """A "mask" that hides nothing: every query sees every key, the later ones included."""
+    return np.ones((T, S), dtype=bool)
+
+
+PEEK_STEPS = 200
+knob_range("PEEK_STEPS", PEEK_STEPS, 20, 500)
+noise_config = ModelConfig(vocab_size=16, n_ctx=16, d_model=32, n_heads=2, n_layers=1)
+noise_rng = np.random.default_rng(0)
+noise_train, noise_val = noise_rng.integers(0, 16, 4000), noise_rng.integers(0, 16, 1000)
+peek_settings = TrainSettings(steps=PEEK_STEPS, batch=16, lr=1e-2, min_lr=1e-3, warmup=10,
+                              eval_every=PEEK_STEPS // 4, eval_windows=8, log_every=10,
+                              checkpoint_every=PEEK_STEPS, seed=0)
+real_mask, peek_runs = grad_model.causal_mask, {}
+for name, mask in (("with the mask", real_mask), ("without the mask", see_everything)):
+    net = GPT(noise_config, seed=0)
+    grad_model.causal_mask = mask                                   # the one line, changed (or not)
+    try:
+        with tempfile.TemporaryDirectory() as out:
+            train(net, noise_train, noise_val, out, peek_settings, progress=lambda line: None)
+            run_log = [json.loads(line) for line in (Path(out) / "train_log.jsonl").read_text().splitlines()]
+    finally:
+        grad_model.causal_mask = real_mask                           # the library as it was
+    peek_runs[name] = run_log
+    print(f"{name:17s}: training loss {run_log[0]['loss']:.2f} → {run_log[-1]['loss']:.2f}; validation "
+          f"loss, the generation way: {[round(r['val_loss'], 2) for r in run_log if 'val_loss' in r]}")
+print(f"a uniform guess: ln 16 = {math.log(16):.2f}")
+peeked = peek_runs["without the mask"]
+claim(peeked[-1]["loss"] < 0.5 * math.log(16), "without the mask the training loss collapses far below "
+      "ln 16 — on text that cannot be predicted", "not in these PEEK_STEPS")
+claim(peeked[-1]["val_loss"] > math.log(16), "and the same weights predict worse than a uniform guess "
+      "once the future is hidden, as it is when generating", "not in these PEEK_STEPS")
+
+fig, ax = plt.subplots(figsize=(8, 3.6))
+for k, (name, run_log) in enumerate(peek_runs.items()):
+    ax.plot([r["step"] for r in run_log], [r["loss"] for r in run_log], color=f"C{k}", label=f"{name}: training")
+    ax.plot([r["step"] for r in run_log if "val_loss" in r], [r["val_loss"] for r in run_log if "val_loss" in r],
+            "o--", color=f"C{k}", label=f"{name}: validation (causal)")
+ax.axhline(math.log(16), color="grey", ls=":", label="ln 16 (uniform guess)")
+ax.set_xlabel("step")
+ax.set_ylabel("cross-entropy (nats per token)")
+ax.set_title("Random tokens: only a model that peeks can beat ln 16 — in training")
+ax.legend(fontsize=8)
+plt.show()
+
+# %% [markdown]
+# Without the mask the training task is "copy the next token, which you can see": the training
+# loss collapses although the text is pure noise, and nothing that would help generation is
+# learned. At generation time the next token is not there to copy, and the weights that leaned
+# on it predict worse than a guess. The mask is what makes one parallel forward equal to
+# predicting token by token (the previous section): without it the two are different tasks.
 
 # %% [markdown]
 # ## The backward pass, and a gradient check
@@ -249,6 +389,7 @@ for h in (1e-2, 1e-3, 1e-4, 1e-5):
 
 # %%
 TINY_TOKENS = 1_000
+knob_range("TINY_TOKENS", TINY_TOKENS, config.n_ctx + 1, len(train_ids))
 small = GPT(config, seed=0)
 tiny_settings = TrainSettings(steps=120, batch=8, lr=3e-3, min_lr=3e-4, warmup=10, eval_every=10,
                               eval_windows=8, log_every=10, checkpoint_every=120, seed=0)

@@ -12,13 +12,18 @@
 # >
 # > *Not because it has thought it through first, but because it has not "ended its output" yet.*
 #
-# The same model gets the same question twice — once asked to answer directly, once asked to
-# think step by step. Both replies come out of the same call to `minillm.decoding.generate`, one token per
+# First a toy, where written steps demonstrably help: column addition, whose carries must be
+# written down to be used. Then the same model gets the same question twice — once asked to
+# answer directly, once asked to think step by step. Both replies come out of the same call to `minillm.decoding.generate`, one token per
 # forward pass; the "reasoning" is ordinary tokens with ordinary probabilities, the reply ends
 # when the end-of-turn token wins, and every reasoning token takes room in the same context
-# window. Then: why such text *looks* like thinking, and why products hide it.
+# window. One question is an anecdote, so 20 problems are then measured both ways. Then: why such
+# text *looks* like thinking, and why products hide it.
 #
-# **Try this:** change `QUESTION`, the two `PROMPTS` or the `LIMITS`, and re-run.
+# **Try this:** change the toy's `TOY_DIGITS` (1 to 12 digits per number), `QUESTION` (and its
+# `ANSWER`), the two
+# `PROMPTS`, the `LIMITS` (1 to 256 tokens per reply, within the model's window) or the number of
+# problems measured, `N_PROBLEMS` (1 to 20), and re-run.
 
 # %%
 import os
@@ -33,17 +38,97 @@ import numpy as np
 from minillm.decoding.budget import context_budget
 from minillm.chat.chatml import stop_ids
 from minillm.functional import softmax
-from minillm import generate
-from nbhelpers import CountingModel, chat_prompt, load_pretrained
+from minillm import generate, generate_batch
+from nbhelpers import CountingModel, chat_prompt, claim, knob_range, load_pretrained
 
+# %% [markdown]
+# ## A toy first: the carry has to be written down
+#
+# Adding two numbers digit by digit needs the carry from the column to the right. A toy "model"
+# that can only add one column at a time (two digits and a carry it can *read*) shows what
+# writing intermediate results does:
+# - **direct**: it writes the answer at once, most significant digit first, as text is written.
+#   The carry of each column comes from the columns to its right, which are not written anywhere
+#   yet, so the toy can only take it as 0;
+# - **step by step**: it first writes each column's work, right to left ("7+5+0=12, write 2
+#   carry 1"); the next column *copies* the carry from the text it has just written; then it
+#   copies the digits into the answer.
+
+# %%
+TOY_DIGITS = 4
+knob_range("TOY_DIGITS", TOY_DIGITS, 1, 12)
+
+
+def one_column(x, y, carry):
+    """All the toy can compute: one column's digit and its carry out."""
+    total = x + y + carry
+    return total % 10, total // 10
+
+
+def toy_direct(a, b):
+    """The answer at once, left to right: no carry is written anywhere, so each is taken as 0."""
+    xs, ys = str(a).zfill(TOY_DIGITS + 1), str(b).zfill(TOY_DIGITS + 1)
+    digits = [one_column(int(x), int(y), 0)[0] for x, y in zip(xs, ys)]
+    return int("".join(map(str, digits))), len(digits)                 # (answer, symbols written)
+
+
+def toy_step_by_step(a, b):
+    """Each column's work written right to left, the carry copied from the text, then the answer."""
+    xs, ys = str(a).zfill(TOY_DIGITS + 1)[::-1], str(b).zfill(TOY_DIGITS + 1)[::-1]
+    work, carry = [], 0
+    for x, y in zip(xs, ys):
+        digit, carry_out = one_column(int(x), int(y), carry)            # reads the carry written last
+        work.append(f"{x}+{y}+{carry}={int(x) + int(y) + carry}, write {digit} carry {carry_out}")
+        carry = int(work[-1].split("carry ")[-1])                       # copied from the written text
+    answer = int("".join(w.split("write ")[1][0] for w in reversed(work)))   # the digits, copied
+    written = "; ".join(work)
+    return answer, written, len(re.findall(r"\w+|[^\w\s]", written)) + len(work)   # + the answer digits
+
+
+rng = np.random.default_rng(0)
+def toy_number():
+    """A TOY_DIGITS-digit number, digits 1–7 (so that some sums have no carry at all)."""
+    return int("".join(str(d) for d in rng.integers(1, 8, TOY_DIGITS)))
+
+
+toy_problems = [(toy_number(), toy_number()) for _ in range(20)]
+a, b = next((p for p in toy_problems if toy_direct(*p)[0] != sum(p)), toy_problems[0])   # one with a carry
+print(f"{a} + {b} = {a + b}")
+print(f"direct      : {toy_direct(a, b)[0]}")
+print(f"step by step: {toy_step_by_step(a, b)[1]}\n              → {toy_step_by_step(a, b)[0]}")
+toy_score = {name: sum(fn(a, b)[0] == a + b for a, b in toy_problems)
+             for name, fn in (("direct", toy_direct), ("step by step", toy_step_by_step))}
+toy_tokens = {name: np.mean([fn(a, b)[-1] for a, b in toy_problems])
+              for name, fn in (("direct", toy_direct), ("step by step", toy_step_by_step))}
+no_carry = sum(all(int(x) + int(y) < 10 for x, y in zip(str(a).zfill(TOY_DIGITS), str(b).zfill(TOY_DIGITS)))
+               for a, b in toy_problems)
+for name in toy_score:
+    print(f"{name:12s}: {toy_score[name]:2d} of {len(toy_problems)} right, {toy_tokens[name]:.0f} symbols "
+          f"written on average (numbers, words and signs)")
+claim(toy_score["step by step"] == len(toy_problems) and toy_score["direct"] == no_carry,
+      "writing the carries makes every sum right; without them only carry-free sums are",
+      "not at this TOY_DIGITS")
+print(f"problems without any carry: {no_carry} — direct is right exactly on those")
+
+# %% [markdown]
+# The toy's one skill never changed; what changed is what it could *read*. A written step is
+# context that later steps copy. A language model has the same and only channel: its own tokens
+# in the window. Whether a real model's written steps are right is another matter — measured
+# below.
+#
+# ## The real model
+
+# %%
 model, tok, model_name = load_pretrained()
 counter = CountingModel(model)
 ENDS = stop_ids(tok)
 
 QUESTION = "Tom has 3 apples and buys 4 more. How many apples does he have?"
+ANSWER = "7"                                         # the bare answer, to count its tokens
 PROMPTS = {"direct": QUESTION + " Reply with only the number.",
            "step by step": QUESTION + " Let's think step by step."}
 LIMITS = {"direct": 32, "step by step": 72}          # enough for both replies to end by themselves
+knob_range("LIMITS", list(LIMITS.values()), 1, 256)
 
 # %% [markdown]
 # ## One loop, two prompts
@@ -59,14 +144,16 @@ runs = {}
 for name, text in PROMPTS.items():
     prompt = chat_prompt(tok, text)
     counter.reset()
-    steps = list(generate(counter, prompt, max_new_tokens=LIMITS[name], temperature=0,
+    limit = min(LIMITS[name], model.config.n_ctx - len(prompt))      # within the model's window
+    steps = list(generate(counter, prompt, max_new_tokens=limit, temperature=0,
                           stop_ids=ENDS, tokenizer=tok, logprobs=True))
-    runs[name] = dict(prompt=prompt, steps=steps, calls=counter.calls)
+    runs[name] = dict(prompt=prompt, steps=steps, calls=counter.calls, limit=limit)
     print(f"── {name}: prompt {len(prompt)} tokens → reply {len(steps)} tokens, "
           f"{counter.calls} forward passes")
     print("   " + repr("".join(s.text for s in steps)))
 direct, stepwise = runs["direct"], runs["step by step"]
-assert len(stepwise["steps"]) > len(direct["steps"]), "the step-by-step reply should be longer"
+claim(len(stepwise["steps"]) > len(direct["steps"]), "the step-by-step reply is longer",
+      "not for these PROMPTS and LIMITS")
 for run in runs.values():   # one forward per token; the end-of-turn token is generated too, not shown
     assert run["calls"] in (len(run["steps"]), len(run["steps"]) + 1), "one forward pass per token"
 if not ENDS:
@@ -105,7 +192,7 @@ for ax, (name, run) in zip(axes, runs.items()):
         ax.set_ylim(0, 1)
         print(f"{name:12s}: p(end of turn) at the last position {p_end[-1]:.3f}; "
               f"largest before it {p_end[:-1].max():.3f}")
-        if len(run["steps"]) < LIMITS[name]:                     # it ended by itself: check the claim
+        if len(run["steps"]) < run["limit"]:                     # it ended by itself: check the claim
             assert int(np.argmax(probs[-1])) in ENDS, "the reply should end where end-of-turn wins"
             early = [k for k, row in enumerate(probs[:-1]) if int(np.argmax(row)) in ENDS]
             assert not early, f"{name}: greedy decoding would have stopped at reply position(s) {early}, "\
@@ -136,13 +223,13 @@ plt.show()
 # budget helper (notebook 08):
 
 # %%
-answer_tokens = len(tok.encode("7"))
+answer_tokens = len(tok.encode(ANSWER))
 for name, run in runs.items():
     reply = [s.id for s in run["steps"]]
     b = context_budget(model.config.n_ctx, {"prompt (chat template included)": run["prompt"],
                                             "reply": reply})
     print(f"{name:12s}: {b.counts} → {b.used} used of {b.window}, {b.left} left; "
-          f"{len(reply) / answer_tokens:.0f}× the {answer_tokens} token(s) of the bare answer '7', "
+          f"{len(reply) / answer_tokens:.0f}× the {answer_tokens} token(s) of the bare answer {ANSWER!r}, "
           f"{b.used / answer_tokens:.0f}× counting the prompt")
 
 fig, ax = plt.subplots(figsize=(9, 2.6))
@@ -161,9 +248,88 @@ plt.show()
 # %% [markdown]
 # **What this shows.** The step-by-step reply is longer — more forward passes, more of the window,
 # more billed output tokens — and it is produced by exactly the same loop as the direct answer.
-# Reasoning can help a model because each written step becomes context that later predictions
-# attend to; it is not a separate process, and it can be wrong (look at the text above). Products
-# that hide the chain of thought still generate those tokens and still pay for them: hiding is a
+# Written steps *can* help, as in the toy, because each becomes context that later predictions
+# attend to; they are not a separate process, and they can be wrong. Whether they help this
+# model is a question for more than one problem:
+#
+# ## Direct or step by step: 20 problems, measured
+#
+# `N_PROBLEMS` small word problems (sums, differences, products of numbers below 20), each asked
+# both ways with the prompts above, greedy. A reply counts as right when the last number it
+# writes is the answer. Both prompts of all problems run as one batch (`generate_batch`: the same
+# tokens as one by one, greedy), with room for `MEASURE_LIMIT` tokens per reply (1 to 256) — a
+# reply cut by it is counted, and right only if its last number is.
+
+# %%
+N_PROBLEMS, MEASURE_LIMIT = 20, 128
+knob_range("N_PROBLEMS", N_PROBLEMS, 1, 20)
+knob_range("MEASURE_LIMIT", MEASURE_LIMIT, 1, 256)
+NAMES = ["Tom", "Ana", "Li", "Sam", "Maya"]
+THINGS = ["apples", "books", "coins", "stamps", "shells"]
+problem_rng = np.random.default_rng(1)
+problems = []
+for k in range(N_PROBLEMS):
+    name, things = NAMES[k % 5], THINGS[(k // 5) % 5]
+    x, y = (int(n) for n in problem_rng.integers(2, 20, 2))
+    kind = k % 3
+    if kind == 0:
+        problems.append((f"{name} has {x} {things} and gets {y} more. How many {things} does {name} have?", x + y))
+    elif kind == 1:
+        x, y = max(x, y) + 1, min(x, y)
+        problems.append((f"{name} has {x} {things} and gives away {y}. How many {things} are left?", x - y))
+    else:
+        x, y = x % 9 + 2, y % 9 + 2
+        problems.append((f"There are {x} boxes with {y} {things} in each. How many {things} are there?", x * y))
+suffix = {name: text[len(QUESTION):] for name, text in PROMPTS.items()}   # the instruction each adds
+batch = [chat_prompt(tok, question + suffix[name]) for name in PROMPTS for question, _ in problems]
+limit = min(MEASURE_LIMIT, model.config.n_ctx - max(map(len, batch)))    # within the model's window
+all_replies = generate_batch(model, batch, limit, temperature=0, stop_ids=ENDS)
+measured = {}
+for k, name in enumerate(PROMPTS):
+    replies = all_replies[k * N_PROBLEMS:(k + 1) * N_PROBLEMS]
+    texts = [tok.decode(r) for r in replies]
+    last = [(re.findall(r"-?\d+", t) or [None])[-1] for t in texts]
+    measured[name] = dict(right=[n is not None and int(n) == truth for n, (_, truth) in zip(last, problems)],
+                          tokens=[len(r) for r in replies], ended=[len(r) < limit for r in replies],
+                          texts=texts)
+print(f"{'':12s} {'right':>9s} {'mean tokens':>12s} {'cut by the cap':>15s} {'right of those that ended':>26s}")
+for name, m in measured.items():
+    ended_right = sum(ok for ok, e in zip(m["right"], m["ended"]) if e)
+    print(f"{name:12s} {sum(m['right']):3d} of {N_PROBLEMS:<3d} {np.mean(m['tokens']):12.1f} "
+          f"{N_PROBLEMS - sum(m['ended']):15d} {ended_right:>18d} of {sum(m['ended'])}")
+helped = sum(s and not d for s, d in zip(measured["step by step"]["right"], measured["direct"]["right"]))
+hurt = sum(d and not s for s, d in zip(measured["step by step"]["right"], measured["direct"]["right"]))
+print(f"step by step turned {helped} wrong direct answer(s) right and {hurt} right one(s) wrong")
+wrong_steps = [t for t, ok in zip(measured["step by step"]["texts"], measured["step by step"]["right"]) if not ok]
+if wrong_steps:
+    print("a wrong step-by-step reply:", repr(wrong_steps[0][:200]))
+ratio = np.mean(measured["step by step"]["tokens"]) / max(np.mean(measured["direct"]["tokens"]), 1)
+verdict = ("helps" if sum(measured["step by step"]["right"]) > sum(measured["direct"]["right"]) else
+           "does not help")
+capped = N_PROBLEMS - sum(measured["step by step"]["ended"])
+print(f"on these problems, for {model_name}, writing steps {verdict}, at {ratio:.1f}× the tokens"
+      + (f" — with {capped} step-by-step replies cut by the {limit}-token cap before they ended (raise "
+         f"MEASURE_LIMIT to let them finish)" if capped else ""))
+if model_name != "SmolLM2-135M-Instruct":
+    print(f"({model_name} writes Shakespeare, not arithmetic: its counts are 0 either way. The "
+          f"measurement needs SmolLM2: python -m minillm download smollm2)")
+
+fig, (m1, m2) = plt.subplots(1, 2, figsize=(10, 3.2))
+m1.bar(list(measured), [sum(m["right"]) / N_PROBLEMS for m in measured.values()], color=["C0", "C1"])
+m1.set_ylim(0, 1)
+m1.set_ylabel("share right")
+m1.set_title(f"{N_PROBLEMS} problems, {model_name}")
+m2.bar(list(measured), [np.mean(m["tokens"]) for m in measured.values()], color=["C0", "C1"])
+m2.set_ylabel("reply tokens (mean)")
+m2.set_title("what each way costs")
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# Whatever the counts above say, the cost side is certain: every written step is a forward pass
+# and a billed output token. A small model's steps can go wrong and then be copied as faithfully
+# as right ones (the toy copies only right carries because its one skill is exact). Products that
+# hide the chain of thought still generate those tokens and still pay for them: hiding is a
 # display decision, not a different computation.
 
 # %% [markdown]
@@ -178,8 +344,6 @@ plt.show()
 # of each reply, and what else the model considered there:
 
 # %%
-from nbhelpers import claim
-
 OPENERS = ["Let", "To", "Step", "First", "1"]                     # how derivations start
 opener_mass = {}
 for name, run in runs.items():
@@ -243,8 +407,8 @@ assert displayed < generated and shown == answer, \
 # work on the machine. **Money** uses example prices, `PRICE_IN_PER_M` and `PRICE_OUT_PER_M` per
 # million tokens (in any currency): example figures, not any provider's quote.
 #
-# **Try this:** change the example prices, `TRACE_LENGTHS` or `REPEATS`, and re-run the cells
-# of this section.
+# **Try this:** change the example prices (0 to 1,000 per million tokens), `TRACE_LENGTHS` (1 to a
+# million tokens each) or `REPEATS` (1 to 10), and re-run the cells of this section.
 
 # %%
 import math
@@ -254,12 +418,13 @@ from minillm.decoding.budget import estimate_cost
 
 PRICE_IN_PER_M, PRICE_OUT_PER_M = 0.50, 2.00      # example prices per million tokens, not a quote
 REPEATS, TIMED_TOKENS = 2, 12
-assert REPEATS >= 1 and TIMED_TOKENS >= 2, "time at least one run of at least 2 tokens"
+knob_range("PRICE_IN_PER_M and PRICE_OUT_PER_M", [PRICE_IN_PER_M, PRICE_OUT_PER_M], 0, 1000)
+knob_range("REPEATS", REPEATS, 1, 10)
 
 
 def price(n_in, n_out):
-    """The example price of n_in input and n_out output tokens (estimate_cost takes per-1K prices)."""
-    return estimate_cost(n_in, n_out, PRICE_IN_PER_M / 1000, PRICE_OUT_PER_M / 1000)
+    """The example price of n_in input and n_out output tokens."""
+    return estimate_cost(n_in, n_out, PRICE_IN_PER_M, PRICE_OUT_PER_M)
 
 
 def timed_generation(prompt, n):
@@ -292,7 +457,8 @@ for label, n, seconds, cost in (
 with_thinking, without = price(n_prompt, n_think + n_answer), price(n_prompt, n_answer)
 print(f"the hidden part is {n_think / max(n_answer, 1):.0f}× the visible answer's tokens: the first "
       f"visible token comes {n_think * per_token_s:.1f} s later, and the request costs "
-      f"{with_thinking / without:.1f}× what it would without the thinking")
+      + (f"{with_thinking / without:.1f}× what it would without the thinking" if without > 0
+         else "nothing either way at these prices"))
 last_number = {name: (re.findall(r"\d+", tok.decode(ids)) or ["none"])[-1]
                for name, ids in (("thinking", thinking_ids), ("answer", answer_ids))}
 print(f"what was paid for: the last number in the hidden reasoning is {last_number['thinking']}, "
@@ -306,6 +472,7 @@ print(f"what was paid for: the last number in the hidden reasoning is {last_numb
 
 # %%
 TRACE_LENGTHS = [100, 1_000, 10_000]
+knob_range("TRACE_LENGTHS", TRACE_LENGTHS, 1, 1_000_000)
 REQUESTS = 1_000_000
 print(f"{'hidden tokens':>13s} {'× answer':>9s} {'wait here':>10s} {'per request':>12s} "
       f"{f'per {REQUESTS:,} requests':>22s}")
@@ -367,3 +534,15 @@ def answer_room(n_ctx, prompt_tokens, thinking_tokens):
     raise NotImplementedError    # your code here
 
 check("answer_room", answer_room)
+
+# %% [markdown]
+# **3. Write the work down.** The toy at the top of this notebook, written by you: return the
+# written work of `a + b` (two whole numbers ≥ 0), right to left — one `(digit, carry out)` per
+# column, each column adding the carry written in the column before it; a carry out of the last
+# column is one more column, `(carry, 0)`. The answer is the digits read back in reverse.
+
+# %%
+def column_work(a, b):
+    raise NotImplementedError    # your code here
+
+check("column_work", column_work)

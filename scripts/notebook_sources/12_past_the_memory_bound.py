@@ -7,16 +7,19 @@
 # add). A processor does dozens of operations in the time memory delivers one float, so a
 # single stream of tokens waits for memory, not for arithmetic: **decoding is memory-bound**.
 #
-# Three measurements in this notebook, all small enough to run in seconds:
-# 1. bytes and flops per token, and a **roofline** from this machine's measured bandwidth and
-#    arithmetic speed: where one stream sits, and where B streams or k guesses sit;
-# 2. **batching**: B sequences share each read of the weights (`generate_batch`, `serve`);
-# 3. **speculative decoding**: cheap guesses checked k at a time in one forward, with output
-#    identical to plain greedy decoding (`generate(..., draft="prompt")`).
+# The plan, all small enough to run in seconds:
+# 1. bytes and flops per token, and this machine's two limits (memory bandwidth, arithmetic
+#    speed) — the **roofline**, a prediction of how fast decoding can go;
+# 2. **batching** and **speculation** measured: B sequences share each read of the weights; one
+#    forward checks k guesses of one sequence — their measured speeds plotted on the roofline,
+#    where the gap between prediction and measurement is the lesson;
+# 3. continuous batching (`serve`) against static batches, counted the same way;
+# 4. speculative decoding: output identical to plain greedy decoding (`generate(..., draft=...)`).
+# An appendix at the end says how the engine lays out its weights to get there.
 #
-# **Try this:** change the model shape `gpt2` in section 1, the `BATCH_SIZES` measured, the
-# request `BUDGETS` and `SLOTS` of continuous batching, or the `VERSE` and `NUM_DRAFT` guesses
-# of speculative decoding, and re-run.
+# **Try this:** change the model shape `gpt2` in section 1, the `BATCH_SIZES` measured (1 to
+# 32 rows), the request `BUDGETS` (1 to 60 tokens) and `SLOTS` (1 to 12) of continuous
+# batching, or the `VERSE` and `NUM_DRAFT` guesses of speculative decoding (1 to 12), and re-run.
 
 # %%
 import os
@@ -25,14 +28,18 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # CI runs two notebooks at 
 import matplotlib.pyplot as plt
 import numpy as np
 
-from minillm import GPT, KVCache, ModelConfig, PromptLookup, generate, serve
+from minillm import GPT, KVCache, ModelConfig, PromptLookup, generate, generate_batch, serve
 from minillm.engine import to_engine
-from nbhelpers import load_shipped, median_time
+from nbhelpers import claim, knob_range, load_shipped, median_time, min_times
 
-BATCH_SIZES = (1, 4, 16)           # rows per decode step in section 3
+BATCH_SIZES = (1, 4, 16)           # rows per decode step in section 2
 BUDGETS, SLOTS = [4, 8, 40], 4      # tokens each request may want; requests served at once
 VERSE = "ROMEO:\nBut soft, what light through yonder window breaks?\n"
-NUM_DRAFT = 6                       # guesses checked per forward in section 4
+NUM_DRAFT = 6                       # guesses checked per forward (sections 2 and 4)
+knob_range("BATCH_SIZES", list(BATCH_SIZES), 1, 32)
+knob_range("BUDGETS", BUDGETS, 1, 60)
+knob_range("SLOTS", SLOTS, 1, 12)
+knob_range("NUM_DRAFT", NUM_DRAFT, 1, 12)
 
 # %% [markdown]
 # ## 1. Bytes and flops per token
@@ -52,7 +59,7 @@ print(f"flops per token:        {2 * matrix_params / 1e6:.0f} MFLOP")
 print(f"arithmetic intensity:   {2 * matrix_params / (4 * matrix_params):.2f} flop/byte")
 
 # %% [markdown]
-# ## 2. This machine's two limits
+# ## This machine's two limits
 #
 # Bandwidth: sum a 256 MB array (far bigger than any cache) — every byte read once. Arithmetic:
 # a 1024 × 1024 matrix product (2·1024³ flops on data that stays in cache). Small and quick, so
@@ -70,7 +77,7 @@ print(f"ridge point: {ridge:.0f} flop/byte — below it a kernel waits for memor
 print(f"one stream's bound: {bandwidth / (4 * matrix_params):.1f} tokens/s for GPT-2-124M here")
 
 # %% [markdown]
-# ## The roofline
+# ## The roofline: the prediction
 #
 # The best speed a kernel can reach is min(arithmetic, bandwidth × intensity). One stream sits
 # at 0.5 flop/byte, far left of the ridge: it uses a small fraction of the arithmetic. Two ways
@@ -78,104 +85,131 @@ print(f"one stream's bound: {bandwidth / (4 * matrix_params):.1f} tokens/s for G
 # - **a batch of B sequences**: B tokens per read, intensity B/2;
 # - **speculation**: one forward scores k + 1 positions of ONE sequence, intensity (k+1)/2 — and
 #   the tokens it yields are those of the accepted guesses plus one.
-
-# %%
-intensity = np.logspace(-1, 3, 200)
-roof = np.minimum(flops, bandwidth * intensity)
-fig, ax = plt.subplots(figsize=(7, 4))
-ax.loglog(intensity, roof / 1e9, "k-", label="roofline (measured here)")
-for B, color in [(1, "C3"), (8, "C0"), (32, "C2")]:
-    x = B / 2
-    ax.plot(x, min(flops, bandwidth * x) / 1e9, "o", color=color,
-            label=f"{B} position(s) per weight read (intensity {x:g})")
-ax.axvline(ridge, color="grey", ls=":", label=f"ridge ≈ {ridge:.0f} flop/byte")
-ax.set_xlabel("arithmetic intensity (flop / byte of weights)")
-ax.set_ylabel("attainable GFLOP/s")
-ax.legend(fontsize=8)
-ax.set_title("Decoding: one stream is far left of the ridge")
-plt.show()
+#
+# So the roofline predicts: B rows per step cost about what one row costs, until B/2 reaches the
+# ridge. Section 2 measures it.
 
 # %% [markdown]
-# ## 3. Batching, measured
+# ## 2. Batching and speculation, measured — on the roofline
 #
-# A model whose weights do not fit in the caches (about 100 MB, random weights: speed does not
-# depend on their values). One decode step for B rows is one forward of [B, 1] tokens. If the
-# products read each matrix once per step, B rows cost about the same as one row until the
-# arithmetic catches up.
-#
-# subtle: how close B rows get to B× depends on the matrix-product routine. A product
-# `x [B, 1, C] @ W` with a batch dimension is computed by NumPy as B separate vector-matrix
-# products (each reading W), so the engine's `linear` (`minillm/engine/ops.py`) flattens it to
-# `x [B·T, C] @ W`: one product, one read.
-# But for a few rows OpenBLAS's matrix product first copies ("packs") W into blocks, and for so
-# few rows the copy costs more than the arithmetic. The loaders' "rows" layout
-# (`minillm/engine/rows.py`) stores each matrix as Wᵀ [N, C], one row per output, so 32 outputs
-# are 32 contiguous rows: each such tile is small enough for OpenBLAS's small-matrix kernel,
-# which reads it where it lies, and one row still takes one matrix-vector product. The "decode"
-# layout (W stored [C, N], one product) is timed beside it. Ratios, not promises: the output is
-# this machine today.
-#
-# What is measured: the time of one decode step, the minimum of 5 (`nbhelpers.min_times`; noise
-# only adds time), every layout and batch size interleaved in the same rounds. "× one stream" is
-# B × (that layout's B = 1 step) / (its B-row step): how many streams' worth of tokens per second
-# a B-row step delivers. B = 1 is always measured, in the same rounds, so its row reads 1.0x by
-# construction and every ratio is taken within one run.
+# A model whose weights do not fit in the caches (over 100 MB, random weights: speed does not
+# depend on their values), as the engine loads it. One decode step for B rows is one forward of
+# [B, 1] tokens; one speculative check is one forward of [1, k + 1] tokens (k = `NUM_DRAFT`
+# guesses and the position after them). Each is timed as the least of 5 runs, all interleaved in
+# the same rounds (`nbhelpers.min_times`: noise only adds time). "× one stream" is
+# B × (the B = 1 step) / (the B-row step): how many streams' worth of tokens per second a B-row
+# step delivers.
 
 # %%
 cfg = ModelConfig(vocab_size=8192, n_ctx=64, d_model=512, n_heads=8, n_layers=8)
 mem_model = to_engine(GPT(cfg, seed=0), layout="rows")      # as loaded (the engine's default)
-by_columns = to_engine(mem_model, layout="decode")           # same weights, stored [C, N]
-print(f"{mem_model.num_parameters() / 1e6:.0f} M parameters = "
-      f"{4 * mem_model.num_parameters() / 1e6:.0f} MB float32")
+P_mem = mem_model.num_parameters()
+print(f"{P_mem / 1e6:.0f} M parameters = {4 * P_mem / 1e6:.0f} MB float32")
 
-from nbhelpers import min_times
 
-def decode_step(model, B):
-    """A repeatable decode step of B rows: one forward of [B, 1] after an 8-token prefill."""
-    cache = KVCache(cfg, batch_size=B, capacity=24)
+def forward_step(model, B, T):
+    """A repeatable forward of [B, T] new tokens after an 8-token prefill (the cache rolled back)."""
+    cache = KVCache(cfg, batch_size=B, capacity=8 + T)
     model(np.ones((B, 8), dtype=np.int64), cache=cache, last_only=True)       # prefill 8 tokens
-    token = np.ones((B, 1), dtype=np.int64)                                     # [B, 1]
+    tokens = np.ones((B, T), dtype=np.int64)                                    # [B, T]
     def one_step():
-        model(token, cache=cache, last_only=True)
+        model(tokens, cache=cache)
         cache.rollback(8)
     return one_step
 
-layouts = {"rows": mem_model, "decode": by_columns}
+
 sizes = sorted({1, *BATCH_SIZES})                    # B = 1: the baseline, timed in the same rounds
-step = min_times({(name, B): decode_step(m, B) for name, m in layouts.items() for B in sizes})
-for B in sizes:
-    t, u = step["rows", B], step["decode", B]
-    print(f"B = {B:2d}: rows {t * 1e3:6.1f} ms per step = {B * step['rows', 1] / t:4.1f}x one stream;  "
-          f"decode layout {u * 1e3:6.1f} ms = {B * step['decode', 1] / u:4.1f}x")
+cases = {("batch", B): (B, 1) for B in sizes}
+cases["speculation", NUM_DRAFT + 1] = (1, NUM_DRAFT + 1)
+step = min_times({key: forward_step(mem_model, *shape) for key, shape in cases.items()})
+measured = {}                                          # key -> (intensity, achieved flop/s)
+for key, (B, T) in cases.items():
+    t, positions = step[key], B * T
+    measured[key] = (positions / 2, 2 * P_mem * positions / t)      # the weights' 2 flops per parameter per position
+    what = f"B = {B:2d} rows" if key[0] == "batch" else f"1 row, {T} positions (speculation)"
+    print(f"{what:34s}: {t * 1e3:6.1f} ms per forward = {positions * step['batch', 1] / t:4.1f}x one "
+          f"stream's positions per second; {measured[key][1] / 1e9:5.1f} GFLOP/s at intensity "
+          f"{positions / 2:g} (the roofline allows {min(flops, bandwidth * positions / 2) / 1e9:.1f})")
+
+# %%
+intensity = np.logspace(-1, 3, 200)
+fig, ax = plt.subplots(figsize=(8, 4.5))
+ax.loglog(intensity, np.minimum(flops, bandwidth * intensity) / 1e9, "k-", label="roofline (measured here)")
+ax.axvline(ridge, color="grey", ls=":", label=f"ridge ≈ {ridge:.0f} flop/byte")
+for key, (x, achieved) in measured.items():
+    colour, marker = ("C0", "o") if key[0] == "batch" else ("C3", "s")
+    ax.plot([x, x], [achieved / 1e9, min(flops, bandwidth * x) / 1e9], color=colour, lw=0.8, ls="--")
+    ax.plot(x, achieved / 1e9, marker, color=colour,
+            label=(f"B = {key[1]} (measured)" if key[0] == "batch" else f"k + 1 = {key[1]} positions (measured)"))
+ax.set_xlabel("arithmetic intensity (flop / byte of weights)")
+ax.set_ylabel("GFLOP/s")
+ax.legend(fontsize=8)
+ax.set_title("Prediction (the roof) and measurement (the points): the dashed gap")
+plt.show()
+largest = max(sizes)
+if largest > 1:
+    claim(measured["batch", largest][1] > 2 * measured["batch", 1][1],
+          f"B = {largest} rows do more than twice the arithmetic per second of one row: sharing the "
+          f"weight reads pays", "not on this machine now")
+gaps = {key: min(flops, bandwidth * x) / achieved for key, (x, achieved) in measured.items()}
+print("the roof over the measurement:", {f"{k[0]} {k[1]}": f"{g:.1f}x" for k, g in gaps.items()})
 
 # %% [markdown]
-# ## Continuous batching
+# **Reading the figure.** The roofline predicts that the points climb with the intensity: more
+# positions per weight read, more arithmetic per second (whether they do on this machine today is
+# the checked line above — a busy machine can flatten them). Where they sit below the roof (the
+# printed ratios above 1), it is because the roof is an upper bound from two ideal measurements
+# (one long streaming read, one large matrix product), while a decode step is many smaller
+# products plus attention, normalisation and Python between them. The lesson is the direction
+# and its limit: batching and speculation buy throughput by reusing each weight read, and only
+# while the step stays memory-bound. The appendix says how the engine's matrix layout narrows
+# the gap.
+
+# %% [markdown]
+# ## 3. Continuous batching
 #
 # Requests do not all want the same number of tokens. A static batch holds every row until its
 # longest member is done; `serve` retires a finished request between steps and lets a waiting
-# one take its slot. Counting forward passes (the unit of cost here) for 12 requests of uneven
-# lengths, `SLOTS` at a time:
+# one take its slot. Counted the same way for all three — every forward pass of the model,
+# prefills included — for 12 requests of uneven lengths, `SLOTS` at a time:
 
 # %%
 model, tok = load_shipped("shakespeare")
 rng = np.random.default_rng(0)
 prompts = [tok.encode(t) for t in ["ROMEO:", "JULIET:\nO", "KING:", "First Citizen:\nWe"] * 3]
 budgets = [int(n) for n in rng.choice(BUDGETS, size=len(prompts))]
-static_steps = sum(max(budgets[i:i + SLOTS]) for i in range(0, len(prompts), SLOTS))
 calls = {"n": 0}
 real_forward = type(model).__call__
+
+
 def counting(self, *args, **kwargs):
     calls["n"] += 1
     return real_forward(self, *args, **kwargs)
-type(model).__call__ = counting
-try:
-    out = serve(model, prompts, budgets, batch_size=SLOTS, temperature=0)
-finally:
-    type(model).__call__ = real_forward
-alone = [[s.id for s in generate(model, p, n, temperature=0)] for p, n in zip(prompts, budgets)]
+
+
+def forwards(fn):
+    """(what fn returns, the forward passes it made)."""
+    calls["n"] = 0
+    type(model).__call__ = counting
+    try:
+        return fn(), calls["n"]
+    finally:
+        type(model).__call__ = real_forward
+
+
+out, served = forwards(lambda: serve(model, prompts, budgets, batch_size=SLOTS, temperature=0))
+groups = [range(i, min(i + SLOTS, len(prompts))) for i in range(0, len(prompts), SLOTS)]
+static, static_forwards = forwards(lambda: [generate_batch(model, [prompts[i] for i in g], max(budgets[i] for i in g),
+                                                           temperature=0, stop_at_eos=False) for g in groups])
+alone, alone_forwards = forwards(lambda: [[s.id for s in generate(model, p, n, temperature=0)]
+                                          for p, n in zip(prompts, budgets)])
+wasted = sum(max(budgets[i] for i in g) * len(g) - sum(budgets[i] for i in g) for g in groups)
 print("budgets:", budgets)
-print(f"static batches of {SLOTS}: {static_steps} decode steps; serve: {calls['n']} forwards "
-      f"(including one prefill per request); one by one: {sum(budgets)} steps")
+print(f"forward passes, prefills included: one by one {alone_forwards}; static batches of {SLOTS} "
+      f"{static_forwards} (and {wasted} tokens generated past their request's budget); "
+      f"serve {served}")
+claim(served <= static_forwards, f"serve needs {served} forwards against the static batches' "
+      f"{static_forwards}", "not for these BUDGETS / SLOTS")
 print("every request got what it would alone:", out == alone)
 assert out == alone, f"serve should give every request its tokens alone (greedy); request(s) "\
     f"{[i for i, (a, b) in enumerate(zip(out, alone)) if a != b]} differ"
@@ -207,8 +241,31 @@ print(repr(tok.decode(fast)))
 # model q, min(1, p(d)/q(d)) — and a rejection draws from what is left of p. The tokens then follow
 # the model's own distribution exactly (`minillm/decoding/speculative.py` writes out the proof; a
 # chi-square test checks it). Whether a forward over k + 1 positions costs about as little as one
-# position is a property of the machine — the roofline above says it should, while the products
-# stay memory-bound; `benchmarks/bench_speculative.py` measures it on SmolLM2.
+# position is a property of the machine — section 2 measured it here (the square on the
+# roofline); `benchmarks/bench_speculative.py` measures it on SmolLM2.
+
+# %% [markdown]
+# ## Appendix: how the engine lays out a matrix for a few rows
+#
+# Why the measured points sit where they do depends on the matrix-product routine. A product
+# `x [B, 1, C] @ W` with a batch dimension is computed by NumPy as B separate vector-matrix
+# products (each reading W), so the engine's `linear` (`minillm/engine/ops.py`) flattens it to
+# `x [B·T, C] @ W`: one product, one read. For a few rows, OpenBLAS's matrix product first copies
+# ("packs") W into blocks, and for so few rows the copy costs more than the arithmetic. The
+# loaders' "rows" layout (`minillm/engine/rows.py`), used above, stores each matrix as
+# Wᵀ [N, C], one row per output, so 32 outputs are 32 contiguous rows: each such tile is small
+# enough for OpenBLAS's small-matrix kernel, which reads it where it lies, and one row still
+# takes one matrix-vector product. The "decode" layout (W stored [C, N], one product) is timed
+# beside it, the same way as section 2. Ratios, not promises: the output is this machine today.
+
+# %%
+by_columns = to_engine(mem_model, layout="decode")           # same weights, stored [C, N]
+layouts = {"rows": mem_model, "decode": by_columns}
+layout_step = min_times({(name, B): forward_step(m, B, 1) for name, m in layouts.items() for B in sizes})
+for B in sizes:
+    t, u = layout_step["rows", B], layout_step["decode", B]
+    print(f"B = {B:2d}: rows {t * 1e3:6.1f} ms per step = {B * layout_step['rows', 1] / t:4.1f}x one stream;  "
+          f"decode layout {u * 1e3:6.1f} ms = {B * layout_step['decode', 1] / u:4.1f}x")
 
 # %% [markdown]
 # ## Exercises

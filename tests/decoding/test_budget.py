@@ -34,10 +34,10 @@ def test_strings_and_id_lists_are_counted():
     assert count_tokens("海水会吸收", tok) == 5
 
 
-def test_cost_from_per_1k_prices():
-    assert estimate_cost(2000, 500, 0.5, 1.5) == pytest.approx(1.75)
-    assert estimate_cost(24_576, 1000, 0.5, 1.5) == pytest.approx(12.288 + 1.5)
-    assert estimate_cost("abcd", [1, 2], 1000.0, 2000.0, tokenizer=CharTokenizer()) \
+def test_cost_from_per_million_prices():
+    assert estimate_cost(2_000_000, 500_000, 0.5, 1.5) == pytest.approx(1.75)
+    assert estimate_cost(24_576, 1000, 2.0, 8.0) == pytest.approx(0.049152 + 0.008)
+    assert estimate_cost("abcd", [1, 2], 1e6, 2e6, tokenizer=CharTokenizer()) \
         == pytest.approx(4 + 4)
     assert estimate_cost(0, 0, 3.0, 4.0) == 0.0
 
