@@ -30,6 +30,7 @@ from types import MappingProxyType
 
 from minillm.engine import EngineGPT, empty_arena
 from minillm.io.checkpoints import load_weights, read_checkpoint_config, save_hf_checkpoint
+from minillm.io.commit import reading
 from minillm.io.gguf.carry import carried
 from minillm.io.gguf.export import save_gguf
 from minillm.io.gguf.model import gguf_weights, read_gguf_config
@@ -49,9 +50,10 @@ class Files:
     def from_pretrained(cls, path: str | Path, fast: bool = True) -> "GPT":
         """Load a Hugging Face checkpoint directory (``config.json`` + ``model.safetensors``);
         ``fast=False``: a model of plain ndarrays (see ``load_model``)."""
-        config = read_checkpoint_config(path)
-        model = empty_model(config, fast)
-        load_weights(Path(path) / "model.safetensors", config, model.params)
+        with reading(path):          # both files of one save, whole (io/commit.py)
+            config = read_checkpoint_config(path)
+            model = empty_model(config, fast)
+            load_weights(Path(path) / "model.safetensors", config, model.params)
         return model
 
     def save_pretrained(self, path: str | Path) -> None:
@@ -95,7 +97,8 @@ def load_model(path: str | Path, fast: bool = True):
     if path.suffix == ".gguf" and not stat.S_ISDIR(found.st_mode):
         return load_gguf_model(path, fast)     # llama.cpp files (GGUF)
     if stat.S_ISDIR(found.st_mode):
-        return GPT.from_pretrained(path, fast), find_tokenizer(path)
+        with reading(path):          # the model and tokenizer of one save (io/commit.py)
+            return GPT.from_pretrained(path, fast), find_tokenizer(path)
     raise ValueError(f"{path}: expected a checkpoint directory (config.json + model.safetensors) "
                      f"or a .gguf file")
 
