@@ -88,8 +88,8 @@ def load_model(path: str | Path, fast: bool = True):
     """-> (GPT, Tokenizer or None). Raises FileNotFoundError / ValueError with what was found."""
     from minillm.io.download import MODELS, verified_download
     from minillm.io.bounded import probe, shown
-    if isinstance(path, str) and path in MODELS and not Path(path).exists():
-        path = verified_download(path)         # "smollm2": the download, its sha256 checked
+    if isinstance(path, str) and path in MODELS:   # "smollm2": the download, its sha256 checked
+        path = verified_download(path)         # (a folder ./smollm2: give "./smollm2" or a Path)
     path = Path(path)
     found = probe(path)                       # (a 5,000-character name: a ValueError here)
     if found is None:
