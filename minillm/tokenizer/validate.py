@@ -101,7 +101,7 @@ def check_patterns(stages, source: str) -> None:
 
     subtle: a probe only finds the blow-ups it triggers. The probes catch the classic
     nested-quantifier shapes at load time; whatever slips past them is stopped where it runs:
-    a pattern that is not a named one splits text under a time limit (pattern_names.time_limit).
+    a pattern that is not a named one runs under the encode call's time budget (budget.py).
     """
     for p in stages:
         if not isinstance(p, str) or not p:
@@ -110,16 +110,24 @@ def check_patterns(stages, source: str) -> None:
             rx = regex.compile(p)
         except (regex.error, RecursionError, OverflowError) as exc:
             raise ValueError(f"{source}: pattern {p[:80]!r} is not a valid regex: {exc}") from None
-        literals = {c for c in p if c.isalnum()} | set(PROBE_CHARS)
-        for c in sorted(literals)[:64]:
-            for n in PROBE_LENGTHS:
-                try:
-                    for _ in rx.finditer(c * n + "\x00", timeout=PROBE_TIMEOUT_S):
-                        pass
-                except TimeoutError:
-                    raise ValueError(f"{source}: pattern {p[:80]!r} takes over "
-                                     f"{PROBE_TIMEOUT_S} s on {n} × {c!r} (catastrophic "
-                                     f"backtracking); minillm refuses it") from None
+        probe_regex(rx, source)
+
+
+def probe_regex(rx, source: str) -> None:
+    """A ValueError unless the compiled regex ``rx`` runs on the adversarial probes (runs of
+    each of its letters and digits, and of PROBE_CHARS, then a NUL) within PROBE_TIMEOUT_S each:
+    Split stages and Replace normalisers alike."""
+    p = rx.pattern
+    literals = {c for c in p if c.isalnum()} | set(PROBE_CHARS)
+    for c in sorted(literals)[:64]:
+        for n in PROBE_LENGTHS:
+            try:
+                for _ in rx.finditer(c * n + "\x00", timeout=PROBE_TIMEOUT_S):
+                    pass
+            except TimeoutError:
+                raise ValueError(f"{source}: pattern {p[:80]!r} takes over "
+                                 f"{PROBE_TIMEOUT_S} s on {n} × {c!r} (catastrophic "
+                                 f"backtracking); minillm refuses it") from None
 
 
 # ----- while the Tokenizer runs ---------------------------------------------------------------
