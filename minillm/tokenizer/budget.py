@@ -4,16 +4,17 @@ normalisers).
 A regex from a tokenizer.json may backtrack without bound on some text (``(a|aa)+$`` on
 "aaaa…!"). The load-time probes (validate.probe_regex) catch the classic shapes; whatever slips
 past is stopped where it runs, under ``time_limit(text)`` (pattern_names.py: 1 s + 10 µs a
-character) for the WHOLE encode call: every normaliser, every stage and every piece draws on one
-deadline. (Per piece, a regex slow on each of many pieces spent the full budget on each: 2.3 KB
+character) of regex time for the WHOLE encode call: every normaliser, every stage and every
+piece draws on one budget. Only the regexes' own time is counted (not BPE, nor a cache built on
+the first encode), so a busy machine or a slow first call never fails an ordinary text. (Per piece, a regex slow on each of many pieces spent the full budget on each: 2.3 KB
 of text took 13.5 s, growing linearly.)
 
     with encode_budget(text):                                    # Tokenizer.encode
         for m in timed_matches(rx, piece, current_budget(piece)):  # each timed regex call
             ...
 
-subtle: ``regex``'s own timeout counts per match, not per ``finditer``; so the deadline is also
-checked after each match, and one match can overrun it by at most the time left when its
+subtle: ``regex``'s own timeout counts per match, not per ``finditer``; so the time of each match
+is taken from the budget, and one match can overrun it by at most the time left when its
 iteration began: a call ends within twice its budget.
 """
 from __future__ import annotations
@@ -26,20 +27,17 @@ from dataclasses import dataclass
 from .pattern_names import time_limit
 
 
-@dataclass(frozen=True)
+@dataclass
 class Budget:
-    """``seconds`` for a text of ``chars`` characters, ending at ``end`` (time.monotonic)."""
+    """``seconds`` of regex time for a text of ``chars`` characters; ``left``: what remains."""
     seconds: float
     chars: int
-    end: float
+    left: float
 
     @classmethod
     def for_text(cls, text: str) -> "Budget":
         seconds = time_limit(text)
-        return cls(seconds, len(text), time.monotonic() + seconds)
-
-    def left(self) -> float:
-        return self.end - time.monotonic()
+        return cls(seconds, len(text), seconds)
 
 
 _CURRENT: ContextVar[Budget | None] = ContextVar("minillm_encode_budget", default=None)
@@ -73,12 +71,19 @@ def timed_matches(rx, text: str, budget: Budget | None, what: str = "the pre-tok
 
 
 def _within(rx, text: str, budget: Budget, what: str):
-    try:
-        for m in rx.finditer(text, timeout=max(budget.left(), 1e-6)):
-            if budget.left() < 0:
-                raise TimeoutError
-            yield m
-    except TimeoutError:
-        raise ValueError(f"{what} {rx.pattern[:80]!r} ran past this encode call's time limit "
-                         f"({budget.seconds:.1f} s for {budget.chars:,} characters): "
-                         f"catastrophic backtracking?") from None
+    matches = rx.finditer(text, timeout=max(budget.left, 1e-6))
+    while True:
+        start = time.monotonic()
+        try:
+            m = next(matches, None)
+        except TimeoutError:
+            m = None
+            budget.left = -1.0
+        budget.left -= time.monotonic() - start      # (only the regex's own time is counted)
+        if budget.left < 0:
+            raise ValueError(f"{what} {rx.pattern[:80]!r} ran past this encode call's time "
+                             f"limit ({budget.seconds:.1f} s for {budget.chars:,} characters): "
+                             f"catastrophic backtracking?") from None
+        if m is None:
+            return
+        yield m
