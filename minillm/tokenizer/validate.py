@@ -30,6 +30,7 @@ import regex
 MAX_ID = 1 << 24             # the largest token id accepted + 1 (files and Tokenizer(...))
 _REPR = reprlib.Repr()       # (keyword arguments only from Python 3.12)
 _REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlist, _REPR.maxdict = 3, 60, 60, 4, 4
+MAX_SPECIAL_CHARS = 4096      # a special (added) token's length; the longest real ones: ~40
 PROBE_TIMEOUT_S = 0.25       # per probe; a real split pattern runs these in microseconds
 PROBE_LENGTHS = (40, 4_000)  # exponential blow-ups show at 40 characters, polynomial ones later
 PROBE_CHARS = "a1 \n!'中é\t."
@@ -146,7 +147,11 @@ def check_tokenizer(encoder, special_tokens: dict, user_defined=(), **ids) -> No
     for s, i in special_tokens.items():
         if not isinstance(s, str) or not s or not isinstance(i, int) or i < 0:
             raise ValueError(f"a special token must be a non-empty str with an id >= 0, "
-                             f"got {s!r}: {i!r}")
+                             f"got {s!r:.80}: {i!r}")
+        if len(s) > MAX_SPECIAL_CHARS:     # (1 MB took 3.5 s and its regex on the first encode)
+            raise ValueError(f"special token {s[:40]!r}… (id {i}) is {len(s):,} characters; a "
+                             f"special or added token is limited to {MAX_SPECIAL_CHARS:,} (real "
+                             f"ones have at most a few dozen)")
     if isinstance(user_defined, str) or not set(user_defined) <= special_tokens.keys():
         raise ValueError(f"user_defined must be a collection of special tokens, got "
                          f"{shown(user_defined)}")

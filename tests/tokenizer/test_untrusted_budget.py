@@ -68,3 +68,14 @@ def test_real_normalisers_stay_within_the_bound():
     assert len(normalize("\ufdfa" * 1000, "NFKD")) == 18_000 <= most_chars(1000)
     assert normalize("a", {"type": "Prepend", "prepend": "▁"}) == "▁a"
     assert most_chars(10) == GROWTH * 10 + SLACK and most_chars(CAP) == CAP
+
+
+def test_a_special_token_longer_than_its_limit_is_refused_by_its_length():
+    """Regression: a 10 MB added token took 30 s and 2.4 GB on the first encode."""
+    from minillm.tokenizer.validate import MAX_SPECIAL_CHARS
+    long = "x" * (MAX_SPECIAL_CHARS + 1)
+    with pytest.raises(ValueError, match=r"is 4,097 characters; a special or added token is "
+                                         r"limited to 4,096"):
+        Tokenizer(BYTES, None, special_tokens={long: 256})
+    assert Tokenizer(BYTES, None, special_tokens={long[1:]: 256}).encode(
+        long[1:], allowed_special="all") == [256]
