@@ -27,6 +27,7 @@ from pathlib import Path
 
 from minillm.engine import EngineGPT
 from minillm.io.bounded import probe, shown
+from minillm.io.commit import reading
 from minillm.io.download import MODELS, verified_download
 from minillm.io.gguf.carry import carried
 from minillm.io.gguf.model import gguf_weights, read_gguf_config
@@ -40,8 +41,8 @@ def model_class(fast: bool = True) -> type[GPT]:
 
 def load_model(path: str | Path, fast: bool = True):
     """-> (GPT, Tokenizer or None). Raises FileNotFoundError / ValueError with what was found."""
-    if isinstance(path, str) and path in MODELS and not Path(path).exists():
-        path = verified_download(path)         # "smollm2": the download, its sha256 checked
+    if isinstance(path, str) and path in MODELS:   # "smollm2": the download, its sha256 checked
+        path = verified_download(path)         # (a folder ./smollm2: give "./smollm2" or a Path)
     path = Path(path)
     found = probe(path)                       # (a 5,000-character name: a ValueError here)
     if found is None:
@@ -49,7 +50,8 @@ def load_model(path: str | Path, fast: bool = True):
     if path.suffix == ".gguf" and not stat.S_ISDIR(found.st_mode):
         return load_gguf_model(path, fast)     # llama.cpp files (GGUF)
     if stat.S_ISDIR(found.st_mode):
-        return model_class(fast).from_pretrained(path), find_tokenizer(path)
+        with reading(path):          # the model and tokenizer of one save (io/commit.py)
+            return model_class(fast).from_pretrained(path), find_tokenizer(path)
     raise ValueError(f"{path}: expected a checkpoint directory (config.json + model.safetensors) "
                      f"or a .gguf file")
 

@@ -12,10 +12,10 @@ tokenizer used is named on stderr; reading a terminal, a line on stderr says inp
 """
 from __future__ import annotations
 
-from pathlib import Path
 
 from minillm.cli.resolve import model_context
-from minillm.cli.tokenize import add_tokenizer_arguments, encode, read_stdin, tokenizer_from
+from minillm.cli._input import TEXT_LIMIT, read_stdin, read_text
+from minillm.cli.tokenize import add_tokenizer_arguments, encode, tokenizer_from
 
 
 def add_arguments(parser) -> None:
@@ -48,11 +48,8 @@ def run(args) -> int:
 
 def _read(name: str) -> str:
     if name == "-":
-        return read_stdin("the text to count (or name FILEs)")
-    path = Path(name)
-    if not path.is_file():
-        raise FileNotFoundError(f"no such file: {name}")
-    return path.read_text(encoding="utf-8", errors="surrogateescape")
+        return read_stdin("the text to count (or name FILEs)", TEXT_LIMIT, "surrogateescape")
+    return read_text(name, TEXT_LIMIT, errors="surrogateescape")   # (any bytes are counted)
 
 
 def _row(tokens: int, chars: int, context: int | None, name: str) -> str:

@@ -20,7 +20,6 @@ sampling settings (cli/candidates.py).
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from minillm.cli.candidates import check_candidates, table
 from minillm.cli.options import (Timings, add_reference_argument, add_sampling_arguments,
@@ -98,16 +97,8 @@ def _prompt(args) -> str:
             raise ValueError("generate needs a prompt: PROMPT, or --prompt-file FILE ('-' for "
                              "standard input)")
         return args.prompt
-    if args.prompt_file == "-":
-        from minillm.cli.tokenize import read_stdin
-        return read_stdin("the prompt")
-    path = Path(args.prompt_file)
-    if not path.is_file():
-        raise FileNotFoundError(f"--prompt-file {args.prompt_file}: no such file")
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"--prompt-file {args.prompt_file}: not UTF-8 text ({exc})") from None
+    from minillm.cli._input import TEXT_LIMIT, read_text
+    return read_text(args.prompt_file, TEXT_LIMIT, "--prompt-file")
 
 
 def _echo(args) -> None:

@@ -11,6 +11,8 @@ A name that is none of these gets one message listing what is accepted.
 """
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -56,10 +58,13 @@ def help_text(option: str) -> str:
 
 def resolve_model_path(name: str, option: str = "--model") -> Path:
     """A downloaded model's name, a path as given, else a path relative to the repository."""
-    from minillm.io.download import resolve_model
+    from minillm.io.download import MODELS, resolve_model
     from minillm.resources import shipped_model
     from minillm.tokenizer.formats import NAMED
     path = resolve_model(name)                      # an un-downloaded known name raises here
+    if name in MODELS and os.path.lexists(name):    # (said, as a user may have meant the folder)
+        print(f"minillm: {option} {name} is the verified download {path}; the {name} in this "
+              f"folder is not used (give ./{name} to use it)", file=sys.stderr)
     if path.exists():
         return path
     repo_path = shipped_model(name) or REPOSITORY / name   # shipped: in a clone or installed
@@ -120,7 +125,7 @@ def load_model_and_tokenizer(model_name: str, tokenizer_name: str | None = None,
         V = model.config.vocab_size
         if tokenizer.vocab_size > V:         # its ids (EOS among them) would be past the model's rows
             instead = ("leave out --tokenizer to use the model's own" if own is not None
-                       else f"pass the tokenizer the model was trained with")
+                       else "pass the tokenizer the model was trained with")
             raise ValueError(f"--tokenizer {tokenizer_name} has a vocabulary of "
                              f"{tokenizer.vocab_size:,} tokens, which does not fit the model "
                              f"{path} ({V:,} tokens): its ids would name rows the model does "

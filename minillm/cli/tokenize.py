@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sys
 
+from minillm.cli._input import read_stdin
 from minillm.cli.resolve import help_text, load_tokenizer
 from minillm.tokenizer import render_token
 
@@ -40,15 +41,6 @@ def tokenizer_from(args):
         tok = load_tokenizer(name)
     print(f"tokenizer: {name} ({how})", file=sys.stderr)
     return tok
-
-
-def read_stdin(what: str) -> str:
-    """All of standard input; at a terminal, first a line on stderr saying what is awaited (a
-    command waiting silently looks hung)."""
-    if sys.stdin.isatty():
-        print(f"minillm: reading {what} from standard input; end it with Ctrl-D (Ctrl-Z Enter "
-              f"on Windows)", file=sys.stderr)
-    return sys.stdin.read()
 
 
 def encode(tok, text: str, allow_special: bool) -> list[int]:

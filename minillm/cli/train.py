@@ -68,6 +68,7 @@ def run(args) -> int:
     from minillm import GPT
     from minillm.tokenizer import Tokenizer
     from minillm.train.data import split_text, token_array
+    from minillm.cli._input import DATA_LIMIT, read_text
     from minillm.io.atomic import atomic_write_text
     from minillm.train.checkpoint import SUFFIXES, find_checkpoint, remove_written
     from minillm.train.evaluate import evaluate_text
@@ -77,10 +78,7 @@ def run(args) -> int:
     check_schedule(args.steps, args.warmup)        # checks that need no data come first
     check_pattern(_stages(args.pattern))
     out = Path(args.out)
-    data = Path(args.data)
-    if not data.is_file():
-        raise FileNotFoundError(f"--data {data}: no such file")
-    text = data.read_text(encoding="utf-8")
+    text = read_text(args.data, DATA_LIMIT, "--data")    # a file of bounded size, never a device
     train_text, val_text = split_text(text, args.val_fraction)
     settings = TrainSettings(steps=args.steps, batch=args.batch, lr=args.lr,
                              min_lr=args.min_lr if args.min_lr is not None else args.lr / 10,

@@ -4,7 +4,7 @@ is written, renamed or deleted through a symbolic link minillm did not make.
 One file (``atomic_open``)::
 
     refuse DIR/NAME if it is a symlink           (os.lstat: a planted link is never replaced)
-    delete DIR/.NAME.tmp-* left by a killed save (regular files only: minillm's own litter)
+    delete DIR/.NAME.tmp-<12 hex> a killed save left (regular files with minillm's names only)
     write the new bytes to  DIR/.NAME.tmp-<random>   (same folder: same file system; created
                                                       with O_EXCL | O_NOFOLLOW)
     flush + os.fsync                             (the bytes are on disk, not in a cache)
@@ -40,6 +40,7 @@ from pathlib import Path
 O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)    # (absent on Windows: the lstat checks remain)
 TEMP = ".tmp-"                                # DIR/.NAME.tmp-<12 hex digits>: minillm's own names
 RECORD = ".minillm-commit-"                   # DIR/.minillm-commit-<12 hex digits>.json (commit.py)
+_HEX12 = re.compile("[0-9a-f]{12}")
 _OWNED = re.compile(rf"\..+{re.escape(TEMP)}[0-9a-f]{{12}}|{re.escape(RECORD)}[0-9a-f]{{12}}\.json")
 
 
@@ -58,11 +59,11 @@ def temp_name(name: str) -> str:
 
 
 def is_temp_of(entry: str, name: str) -> bool:
-    """Whether ``entry`` is a temporary name of ``name``, or one older minillm versions left: a
-    temporary name of a temporary name (their commits wrote each file atomically into its
-    commit temp) and ``.NAME.XXXX.tmp``."""
-    return entry.startswith((f".{name}{TEMP}", f"..{name}{TEMP}")) or (
-        entry.startswith(f".{name}.") and entry.endswith(".tmp"))
+    """Whether ``entry`` is a temporary name minillm's writer gives ``name``: exactly
+    ``.NAME.tmp-<12 hex digits>`` (``temp_name``). subtle: nothing looser, since what matches is
+    deleted as a killed save's litter, and a user's ``.config.json.backup.tmp`` is theirs."""
+    prefix = f".{name}{TEMP}"
+    return entry.startswith(prefix) and _HEX12.fullmatch(entry[len(prefix):]) is not None
 
 
 def owned_temp(entry: str) -> bool:

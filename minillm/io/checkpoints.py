@@ -5,7 +5,8 @@ model's parameters (plain arrays, or the engine's arena: ``minillm/engine/arena.
 split and transposed by the tables of ``hf_names.py``: the peak memory is the weights plus one
 slice, not the weights twice. The file is read, not memory-mapped, so its pages are the OS's page
 cache and never count against the process. Saving writes both files as one (``commit.py``): a
-crash leaves the old pair or the new one.
+crash leaves the old pair or the new one, and a load holds the folder while it reads both
+(``commit.reading``), so a save running meanwhile is seen whole or not at all.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import numpy as np
 
 from minillm.config import ModelConfig
 from minillm.io.atomic import write_new_text
-from minillm.io.commit import atomic_files, finish_interrupted
+from minillm.io.commit import atomic_files, reading
 from minillm.io.config_hf import json_text, read_config
 from minillm.io.hf_names import GPT2_BUFFERS, LM_HEAD, hf_sources, named_to_hf
 from minillm.io.bounded import open_regular, probe
@@ -86,15 +87,22 @@ def load_weights(file: str | Path, config: ModelConfig, params: GPTParams) -> GP
 
 
 def load_hf_checkpoint(path: str | Path) -> tuple[ModelConfig, GPTParams]:
-    """Read a checkpoint directory -> (config, params of plain float32 arrays)."""
-    config = read_checkpoint_config(path)
-    return config, load_weights(Path(path) / "model.safetensors", config, empty_params(config))
+    """Read a checkpoint directory -> (config, params of plain float32 arrays). Both files are
+    read while the folder is held (``commit.reading``): never one save's config.json beside
+    another's weights."""
+    with reading(path):
+        config = read_checkpoint_config(path)
+        return config, load_weights(Path(path) / "model.safetensors", config, empty_params(config))
 
 
 def read_checkpoint_config(path: str | Path) -> ModelConfig:
     """A checkpoint directory's config, checked against its weights file's header."""
     path = Path(path)
-    finish_interrupted(path)                          # a save a crash cut short (commit.py)
+    with reading(path):                               # a save a crash cut short: finished
+        return _checked_config(path)
+
+
+def _checked_config(path: Path) -> ModelConfig:
     # (probe, not is_file: a device or folder under these names is refused by type when read)
     if probe(path / "config.json") is None:
         raise FileNotFoundError(f"{path} is not a checkpoint directory: no config.json")

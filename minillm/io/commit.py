@@ -1,19 +1,40 @@
 """Several files of one folder replaced together: all of the new ones, or none (atomic.py's rule
 for a model folder's config.json + model.safetensors, or a tokenizer's two files).
 
-    1. write each new file to DIR/.NAME.tmp-<random> and fsync it     (the old files untouched)
-       (the caller creates and writes it plainly, O_EXCL: ``open_new``, ``write_safetensors``)
-    2. write the commit record DIR/.minillm-commit-<random>.json:      <- the commit point
-       [[temp name, final name], …], renamed into place like any file
-    3. rename each temp file to its final name; fsync DIR
-    4. delete the commit record
+A save (``atomic_files``)::
 
-Crash windows: a kill before 2 leaves the old files and temp litter (removed by the next save of
-those names); a kill after 2 leaves a record that ``finish_interrupted`` completes (step 3 again,
-idempotent) — the next save into DIR and every model load (``load_hf_checkpoint``) call it first,
-so no reader sees a new config.json beside old weights. The alternative, writing a whole new
-folder beside DIR and swapping folders, would have to carry over everything else DIR holds (a
-training run keeps its log and checkpoints there).
+    1. write each new file to DIR/.NAME.tmp-<12 hex> and fsync it     (the old files untouched;
+       the caller creates and writes it plainly, O_EXCL: ``open_new``, ``write_safetensors``)
+    2. take DIR's lock, exclusive (folder_lock.py), waiting for the loads in progress
+    3. write the commit record DIR/.minillm-commit-<12 hex>.json       <- the commit point
+    4. rename each temporary file to its name; fsync DIR
+    5. delete the record; release the lock
+
+A load (``reading``) holds DIR's lock, shared, while it reads both files. Why this is enough:
+
+- A reader never sees a mix. Steps 3-5 happen under the exclusive lock, so while a reader holds
+  the shared one no commit starts or ends: it reads the old pair or the new pair, whole. (Two
+  files cannot be replaced by one rename, so without the lock a reader could open config.json
+  before a commit and model.safetensors after it.)
+- A reader never removes a record a live saver owns. The kernel drops a lock when its process
+  ends (``kill -9`` too). A record a reader finds under its lock therefore belongs to a saver
+  that died between steps 3 and 5: only then does the reader finish it (steps 4-5 again,
+  idempotent: each rename is done once, by whoever comes first; a second reader finishing the
+  same record at the same time finds the temporary file gone and the name already the new
+  file). A saver is never disturbed, so it never dies because a reader helped.
+- A read-only folder loads when its interrupted commit needs no more renames: the pair in place
+  is the new one, whole, and only the record's deletion (impossible there) is left. A commit
+  with renames left is refused there, naming the folder: its two files do not match yet.
+- A reader waits at most ``WAIT_SECONDS`` for a commit (a few renames); a save waits for loads.
+
+Records minillm vouches for (commit_record.py): every record in the folder is checked before any
+is replayed (all or nothing), and replayed only if it was written by minillm, in this folder, for
+a pair minillm commits, and its files are still the ones it wrote; another name than
+``.minillm-commit-<12 hex>.json`` is not a record and is left alone.
+
+Temporary files a killed save left (steps 1-2) are removed by the next save of those names, and
+only names minillm's writer creates (``.NAME.tmp-`` + 12 hex digits, atomic.py): never a user's
+``.config.json.backup.tmp``.
 
     with atomic_files("weights/mine", ("model.safetensors", "config.json")) as tmp:
         write_safetensors(tmp["model.safetensors"], tensors)
@@ -22,12 +43,16 @@ training run keeps its log and checkpoints there).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
+import re
 from pathlib import Path
 
-from minillm.io.atomic import (RECORD, TEMP, atomic_write_text, fsync_dir, is_temp_of,
-                               refuse_link, remove_temps, temp_name)
+from minillm.io.atomic import (RECORD, TEMP, atomic_write_text, fsync_dir, refuse_link,
+                               remove_temps, temp_name)
+from minillm.io.commit_record import committed_pair, is_file, record_text, vouched
+from minillm.io.folder_lock import WAIT_SECONDS, locked
+
+_RECORD_NAME = re.compile(rf"{re.escape(RECORD)}[0-9a-f]{{12}}\.json")
 
 
 @contextlib.contextmanager
@@ -36,82 +61,96 @@ def atomic_files(folder: str | Path, names: tuple[str, ...]):
     no temporary file of its own); on a clean exit each is fsynced and every file replaces
     ``folder/name`` together (the steps above). On an exception nothing is replaced."""
     folder = Path(folder)
+    if not committed_pair(names):
+        raise ValueError(f"{names} is not a pair minillm commits together: a model's "
+                         f"('model.safetensors', 'config.json') or a tokenizer's "
+                         f"('<name>.json', 'tokenizer_config.json')")
     folder.mkdir(parents=True, exist_ok=True)
-    finish_interrupted(folder)
     for name in names:
-        _check_name(folder, name)
         refuse_link(folder / name)
-    remove_temps(folder, names)
-    remove_temps(folder, _uncommitted_records(folder))     # a kill while writing a record
+    with locked(folder, exclusive=True):       # (finishing a dead saver's commit, cleaning up)
+        _finish(folder)
+        remove_temps(folder, names)
+        remove_temps(folder, _uncommitted_records(folder))     # a kill while writing a record
     tmp = {name: folder / temp_name(name) for name in names}
+    record = folder / f"{RECORD}{os.urandom(6).hex()}.json"
     try:
         yield tmp
-        for name, path in tmp.items():
-            if not path.is_file() or path.is_symlink():
-                raise ValueError(f"{folder / name} was not written (no {path.name})")
-            _fsync_file(path)
-        record = folder / f"{RECORD}{os.urandom(6).hex()}.json"
-        atomic_write_text(record, json.dumps([[p.name, n] for n, p in tmp.items()]) + "\n")
+        pairs = [[path.name, name, *_written(folder / name, path)] for name, path in tmp.items()]
+        with locked(folder, exclusive=True):   # steps 2-5
+            atomic_write_text(record, record_text(folder, pairs))
+            _replay(folder, record, pairs)
     except BaseException:
-        for path in tmp.values():
-            with contextlib.suppress(OSError):
-                os.unlink(path)
+        if not record.exists():                # (once it is written, its commit is finished
+            for path in tmp.values():          #  by the next load or save, never undone)
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
         raise
-    _replay(record)
+
+
+@contextlib.contextmanager
+def reading(folder: str | Path):
+    """Hold ``folder`` for a load: no commit into it starts or ends meanwhile, and the commits
+    dead savers left are finished first (or refused, see above)."""
+    with locked(folder, exclusive=False, wait=WAIT_SECONDS):
+        _finish(Path(folder))
+        yield
 
 
 def finish_interrupted(folder: str | Path) -> None:
-    """Complete every commit a crash interrupted in ``folder`` (steps 3 and 4 above)."""
-    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
-        for entry in sorted(os.scandir(folder), key=lambda e: e.name):
-            if entry.name.startswith(RECORD) and entry.name.endswith(".json"):
-                if not entry.is_file(follow_symlinks=False):
-                    raise ValueError(f"{entry.path} is not a commit record minillm wrote (not a "
-                                     f"regular file): remove it")
-                _replay(Path(entry.path))
+    """Complete every commit a crash interrupted in ``folder`` (``reading`` for no read)."""
+    with reading(folder):
+        pass
 
 
-def _replay(record: Path) -> None:
-    """Rename each temp file of ``record`` that is still there, then delete the record."""
-    folder = record.parent
+def _finish(folder: Path) -> None:
+    """Finish every record in ``folder`` (the caller holds its lock: their savers are dead)."""
     try:
-        pairs = json.loads(record.read_text(encoding="utf-8"))
-        if not all(isinstance(p, list) and len(p) == 2 and all(isinstance(s, str) for s in p)
-                   for p in pairs):
-            raise ValueError("not a list of [temp name, name] pairs")
-        for tmp, name in pairs:
-            _check_name(folder, name)
-            if not is_temp_of(tmp, name) or "/" in tmp or os.sep in tmp:
-                raise ValueError(f"{tmp!r} is not a temporary name of {name!r}")
-    except (ValueError, TypeError) as exc:      # (json's errors are ValueErrors)
-        raise ValueError(f"{record} is not a commit record minillm wrote ({exc}): remove it "
-                         f"(and check the files of {folder})") from None
-    for tmp, name in pairs:
-        if os.path.lexists(folder / tmp):
-            refuse_link(folder / tmp)
-            refuse_link(folder / name)
-            with contextlib.suppress(FileNotFoundError):   # (a reader finished it meanwhile)
+        entries = sorted(e.name for e in os.scandir(folder) if _RECORD_NAME.fullmatch(e.name))
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    checked = [(folder / name, vouched(folder, folder / name)) for name in entries]
+    for record, pairs in checked:                # (every record checked before any is replayed)
+        if pairs is not None:
+            _replay(folder, record, pairs)
+
+
+def _replay(folder: Path, record: Path, pairs: list) -> None:
+    """Steps 4 and 5: rename each temporary file still there, then delete the record."""
+    for tmp, name, ino, size in pairs:
+        if is_file(folder / tmp, ino, size):
+            try:
                 os.replace(folder / tmp, folder / name)
+            except FileNotFoundError:          # (another reader finished this rename)
+                pass
+            except OSError as exc:
+                raise ValueError(f"{folder}: a save was interrupted before its files were in "
+                                 f"place, and finishing it failed ({exc.strerror}): make the "
+                                 f"folder writable and load it again") from None
     fsync_dir(folder)
-    with contextlib.suppress(FileNotFoundError):
+    try:
         record.unlink()
+    except FileNotFoundError:
+        pass
+    except OSError:                            # read-only: the new pair is whole, in place
+        return
     fsync_dir(folder)
+
+
+def _written(name: Path, path: Path) -> list[int]:
+    """[inode, size] of the temporary file ``path`` after an fsync (it must have been written)."""
+    if not path.is_file() or path.is_symlink():
+        raise ValueError(f"{name} was not written (no {path.name})")
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
+    return [st.st_ino, st.st_size]
 
 
 def _uncommitted_records(folder: Path) -> list[str]:
     """The names of commit records whose write a kill interrupted (their temp files remain)."""
     return sorted({e.name[1:e.name.index(TEMP)] for e in os.scandir(folder)
                    if e.name.startswith("." + RECORD) and TEMP in e.name})
-
-
-def _check_name(folder: Path, name: str) -> None:
-    if not name or name in (".", "..") or "/" in name or os.sep in name or name.startswith("."):
-        raise ValueError(f"{name!r} is not a file name for {folder}: a plain name is needed")
-
-
-def _fsync_file(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

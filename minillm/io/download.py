@@ -56,8 +56,10 @@ def models_dir(override: str | Path | None = None) -> Path:
 
 
 def resolve_model(name_or_path: str) -> Path:
-    """A path as is; a known model's name -> its downloaded file (or a FileNotFoundError)."""
-    if name_or_path in MODELS and not Path(name_or_path).exists():
+    """A known model's name -> its downloaded file (or a FileNotFoundError); anything else a
+    path as is. subtle: the name wins over a file or folder of that name in the working
+    directory (``./smollm2`` reaches it), so a planted folder never replaces a verified download."""
+    if name_or_path in MODELS:
         return verified_download(name_or_path)
     return Path(name_or_path)
 
@@ -71,8 +73,11 @@ def verified_download(name: str) -> Path:
     for part in (spec, *spec.extras):
         path = models_dir() / part.filename
         if not path.exists():
+            here = (f"; the {name} here is not used for the name: give ./{name} to load it"
+                    if os.path.lexists(name) else "")
             raise FileNotFoundError(f"{name} is not downloaded yet ({path} does not exist): run "
-                                    f"`python -m minillm download {name}` first (or give a path)")
+                                    f"`python -m minillm download {name}` first (or give a "
+                                    f"path){here}")
         if not verify_cached(path, part):
             raise ValueError(f"{path} does not match its sha256 (damaged or replaced since it "
                              f"was downloaded): run `python -m minillm download {name}` to fetch "

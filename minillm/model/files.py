@@ -18,6 +18,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from minillm.io.checkpoints import load_weights, read_checkpoint_config, save_hf_checkpoint
+from minillm.io.commit import reading
 from minillm.io.gguf.export import save_gguf
 from minillm.model.params import empty_params
 
@@ -40,9 +41,10 @@ class ModelFiles:
     def from_pretrained(cls, path: str | Path):
         """Load a Hugging Face checkpoint directory (``config.json`` + ``model.safetensors``)
         into a model of this class (``GPT``: plain ndarrays; ``EngineGPT``: the engine)."""
-        config = read_checkpoint_config(path)
-        model = cls.empty(config)
-        load_weights(Path(path) / "model.safetensors", config, model.params)
+        with reading(path):          # both files of one save, whole (io/commit.py)
+            config = read_checkpoint_config(path)
+            model = cls.empty(config)
+            load_weights(Path(path) / "model.safetensors", config, model.params)
         return model
 
     def save_pretrained(self, path: str | Path) -> None:

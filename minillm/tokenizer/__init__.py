@@ -7,8 +7,9 @@ batching or file format in them.
 
 Around it: files (the Tokenizer's base class: load, from_gguf_metadata, train, save, encode_bytes,
 encode_batch, merge_trace), pattern_names (the regexes of real tokenizers, the time limit for the
-others), train (learning merges), stream (decoding a stream of ids), formats / byte_alphabet / hf /
-gguf_meta / minillm_format (reading files), hf_features (which tokenizer.json settings are
+others), budget (that limit shared by every file regex of one encode call), train (learning
+merges), stream (decoding a stream of ids), formats / byte_alphabet / hf / gguf_meta /
+minillm_format (reading files), hf_features (which tokenizer.json settings are
 honoured, which refused) with hf_normalize (normalisers), hf_post (post-processors:
 `encode(..., add_special_tokens=True)`) and onig (Oniguruma regexes), hf_write (writing Hugging
 Face's), locate (which name means which file), validate (refusing what cannot be honoured),

@@ -13,6 +13,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from . import bpe, formats, gguf_meta
+from .budget import encode_budget
 
 
 _sentencepiece_class = None   # spm.SentencePieceBPE, handed over by the package (below)
@@ -99,8 +100,9 @@ class TokenizerFiles:
         if self.normalizer:
             raise ValueError("encode_bytes is not defined for a tokenizer that normalises text")
         text = bytes(data).decode("utf-8", errors="surrogateescape")
-        return [i for segment, token_id in self._specials.split(text, self._specials.user_defined)
-                for i in (self._encode_text(segment) if token_id is None else [token_id])]
+        with encode_budget(text):           # one time budget for a file's regexes (budget.py)
+            return [i for segment, token_id in self._specials.split(text, self._specials.user_defined)
+                    for i in (self._encode_text(segment) if token_id is None else [token_id])]
 
     def encode_batch(self, texts, **kwargs) -> list[list[int]]:
         """[text, ...] -> [ids, ...]; one thread, sharing the pre-token cache (fast/)."""

@@ -10,7 +10,7 @@ from minillm.io.gguf.carry import carried
 
 from .byte_alphabet import in_alphabet, parse_merges, vocab_from_strings
 from .pattern_names import LLAMA_CPP_IGNORE_MERGES, NAMED_PATTERNS
-from .gguf_types import CONTROL, NORMAL, USER_DEFINED, user_defined_tokens
+from .gguf_types import CONTROL, NORMAL, USER_DEFINED, check_token_types, user_defined_tokens
 from .validate import check_vocabulary, shown
 
 SPM_MODELS = ("llama", "gemma4")  # SentencePiece-style BPE: spm_meta.py, spm.py
@@ -53,13 +53,8 @@ def _read_byte_level(meta: dict, pattern) -> dict:
     if not isinstance(tokens, list) or not isinstance(merges, list):
         raise ValueError("GGUF metadata needs tokenizer.ggml.tokens and tokenizer.ggml.merges "
                          "lists")
-    types = meta.get("tokenizer.ggml.token_type") or [NORMAL] * len(tokens)
-    if not isinstance(types, list):
-        raise ValueError(f"GGUF metadata tokenizer.ggml.token_type must be a list of integers, "
-                         f"one per token, got {shown(types)} ({type(types).__name__})")
-    if len(types) != len(tokens):
-        raise ValueError(f"GGUF metadata tokenizer.ggml.token_type has {len(types)} entries for "
-                         f"{len(tokens)} tokens: one per token")
+    types = check_token_types(meta.get("tokenizer.ggml.token_type") or [NORMAL] * len(tokens),
+                              len(tokens))
     pre = meta.get("tokenizer.ggml.pre", "default")
     if not all(isinstance(t, str) for t in tokens) or not all(isinstance(m, str) for m in merges) \
             or not all(type(t) is int for t in types) or not isinstance(pre, str):

@@ -31,3 +31,20 @@ def user_defined_tokens(tokens: list[str], types: list[int]) -> list[str]:
     """The tokens llama.cpp splits out of plain text: user-defined, and not control-looking."""
     return [t for t, ty in zip(tokens, types)
             if ty == USER_DEFINED and t not in LLAMA_CPP_CONTROL_TEXTS]
+
+
+def check_token_types(types, n_tokens: int) -> list[int]:
+    """``tokenizer.ggml.token_type``: one integer 0 … 6 per token (0: undefined), or a ValueError
+    (a list of strings would make every token decode to nothing, silently)."""
+    if not isinstance(types, list):
+        raise ValueError(f"GGUF metadata tokenizer.ggml.token_type must be a list of integers, "
+                         f"one per token, got {types!r:.40} ({type(types).__name__})")
+    if len(types) != n_tokens:
+        raise ValueError(f"GGUF metadata tokenizer.ggml.token_type has {len(types)} entries for "
+                         f"{n_tokens} tokens: one per token")
+    bad = next((t for t in types if type(t) is not int or not 0 <= t <= BYTE), None)
+    if bad is not None:
+        raise ValueError(f"GGUF metadata: tokenizer.ggml.token_type holds {bad!r:.40} "
+                         f"({type(bad).__name__}); each type is an integer 0 … {BYTE}")
+    return types
+

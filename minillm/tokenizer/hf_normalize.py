@@ -14,6 +14,11 @@ pre-tokenises it. The normalisers honoured here, each as `tokenizers` 0.23 compu
 
 Anything else (BertNormalizer, Precompiled, StripAccents, NMT, ...) is refused by name.
 
+A file's normaliser is untrusted: a Replace regex is probed at load and runs under the encode
+call's time budget (budget.py), and no step may grow the text past ``most_chars`` (20 × its
+input + 256 characters, at most 32 M): 30 × Replace "a" -> "aa", an empty-match Replace with a
+1 MB content, a 30 MB Prepend are refused with a ValueError naming the normaliser.
+
     >>> normalize("  Héllo ", {"type": "Sequence", "normalizers": [
     ...     {"type": "Strip", "strip_left": True, "strip_right": True}, {"type": "Lowercase"}]})
     'héllo'
@@ -28,10 +33,12 @@ import unicodedata
 
 import regex
 
+from .budget import current_budget, timed_matches
 from .onig import to_python
-from .validate import check_pattern_object, json_kind, shown
+from .validate import check_pattern_object, json_kind, probe_regex, shown
 
 FORMS = ("NFC", "NFD", "NFKC", "NFKD")
+GROWTH, SLACK, CAP = 20, 256, 1 << 25    # a normaliser's output: at most 20 n + 256, 32 M characters
 KINDS = (*FORMS, "Lowercase", "Strip", "Replace", "Prepend", "Sequence")
 # Rust's char::is_whitespace: the Unicode White_Space property
 WHITE_SPACE = ("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
@@ -49,7 +56,9 @@ def check_normalizer(norm, depth: int = 0) -> None:
         if not isinstance(norm.get("content"), str):
             raise ValueError(f"tokenizer.json: a Replace normalizer needs a content string, got "
                              f"{shown(norm)}")
-        _replace_regex(norm["pattern"])                             # refuse a bad regex now
+        rx = _replace_regex(norm["pattern"])                        # refuse a bad regex now
+        if "Regex" in norm["pattern"]:
+            probe_regex(rx, "tokenizer.json: a Replace normalizer")    # and a backtracking one
     elif kind == "Prepend" and not isinstance(norm.get("prepend"), str):
         raise ValueError(f"tokenizer.json: a Prepend normalizer needs a prepend string, got "
                          f"{shown(norm.get('prepend'))}")
@@ -64,27 +73,84 @@ def simplest(norm):
     return norm["type"] if norm["type"] in FORMS else norm
 
 
+def most_chars(n: int) -> int:
+    """The longest output a normaliser may give for ``n`` characters of input: GROWTH × n +
+    SLACK, at most CAP (and never less than n: a normaliser that does not grow the text is never
+    refused). NFKD's largest expansion is 18 characters for one (U+FDFA)."""
+    return max(n, min(GROWTH * n + SLACK, CAP))
+
+
 def normalize(text: str, norm) -> str:
     """`text` under `norm`: a Unicode form's name ("NFC"), a tokenizer.json normaliser object,
-    or None (unchanged)."""
+    or None (unchanged). A ValueError naming the step when the text would grow past
+    ``most_chars(len(text))`` (30 × Replace "a" -> "aa" would double it 30 times)."""
     if not norm:
         return text
+    return _apply(text, norm, most_chars(len(text)), len(text))
+
+
+def _apply(text: str, norm, limit: int, n: int) -> str:
+    """One step (or a Sequence of them) with every output checked against ``limit``."""
     if isinstance(norm, str):
-        return unicodedata.normalize(norm, text)
+        return _bounded(unicodedata.normalize(norm, text), norm, limit, n)
+    kind = norm["type"]
+    if kind == "Sequence":
+        for step in norm["normalizers"]:
+            text = _apply(text, step, limit, n)
+        return text
+    if kind == "Replace":
+        return _replace(text, norm, limit, n)
+    if kind == "Prepend" and text:
+        _bounded(len(norm["prepend"]) + len(text), norm, limit, n)      # (before it is built)
+    return _bounded(_step(text, norm), norm, limit, n)
+
+
+def _bounded(out, norm, limit: int, n: int):
+    """``out`` (a text, or the length one would have) if within ``limit``, else a ValueError."""
+    size = out if isinstance(out, int) else len(out)
+    if size > limit:
+        raise ValueError(f"the tokenizer's {_named(norm)} normalizer would turn {n:,} characters "
+                         f"into {size:,}+: a normalizer may give at most {GROWTH} × its input + "
+                         f"{SLACK} characters, and at most {CAP:,} (for {n:,}: {limit:,})")
+    return out
+
+
+def _named(norm) -> str:
+    kind = norm if isinstance(norm, str) else norm["type"]
+    if kind == "Replace":
+        return f"Replace {shown(norm['pattern'])} -> {shown(norm['content'][:40])}"
+    if kind == "Prepend":
+        return f"Prepend {shown(norm['prepend'][:40])}"
+    return kind
+
+
+def _replace(text: str, norm, limit: int, n: int) -> str:
+    """Every match of the Replace pattern -> its content, built piece by piece so that a growth
+    past ``limit`` stops before the text is (an empty match repeats the content at every
+    character). A Regex runs under the encode call's time budget (budget.py); a String cannot
+    backtrack."""
+    rx, content = _replace_regex(norm["pattern"]), norm["content"]
+    budget = current_budget(text) if "Regex" in norm["pattern"] else None
+    out, end, size = [], 0, 0
+    for m in timed_matches(rx, text, budget, "the Replace normalizer's regex"):
+        out += [text[end:m.start()], content]
+        size += m.start() - end + len(content)
+        end = m.end()
+        _bounded(size, norm, limit, n)
+    out.append(text[end:])
+    return _bounded("".join(out), norm, limit, n)
+
+
+def _step(text: str, norm) -> str:
+    """One normaliser other than Sequence and Replace."""
     kind = norm["type"]
     if kind in FORMS:
         return unicodedata.normalize(kind, text)
-    if kind == "Sequence":
-        for step in norm["normalizers"]:
-            text = normalize(text, step)
-        return text
     if kind == "Lowercase":
         return "".join(c.lower() for c in text)       # per character: no final-sigma rule
     if kind == "Strip":
         text = text.lstrip(WHITE_SPACE) if norm.get("strip_left") else text
         return text.rstrip(WHITE_SPACE) if norm.get("strip_right") else text
-    if kind == "Replace":
-        return _replace_regex(norm["pattern"]).sub(lambda m: norm["content"], text)
     if kind == "Prepend":
         return norm["prepend"] + text if text else text
     raise ValueError(f"normalizer {shown(kind)} is not supported (supported: {', '.join(KINDS)})")

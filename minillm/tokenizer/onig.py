@@ -44,6 +44,26 @@ def _refuse(pattern: str, what: str) -> ValueError:
                       f"(minillm/tokenizer/onig.py)")
 
 
+def _closing(pattern: str, i: int) -> int:
+    """The index of the "}" closing the \\x{ or \\p{ at ``i``. subtle: without one, ``find``'s -1
+    would send the scan back to the start, for ever."""
+    end = pattern.find("}", i)
+    if end < 0:
+        raise ValueError(f"tokenizer.json regex {pattern[:80]!r}: {pattern[i:i + 3]} at "
+                         f"character {i} is never closed by '}}'")
+    return end
+
+
+def _code_point(pattern: str, digits: str) -> int:
+    """The code point of \\x{digits}: 1 to 8 hex digits, at most 10FFFF (else a ValueError, not
+    an OverflowError from chr)."""
+    if not 1 <= len(digits) <= 8 or any(d not in "0123456789abcdefABCDEF" for d in digits) \
+            or int(digits, 16) > 0x10FFFF:
+        raise ValueError(f"tokenizer.json regex {pattern[:80]!r}: \\x{{{digits[:20]}}} is not a "
+                         f"code point (1 to 8 hex digits, at most 10FFFF)")
+    return int(digits, 16)
+
+
 def to_python(pattern: str) -> str:
     """An Oniguruma (Ruby syntax) regex -> the `regex` regex with the same matches (see the
     module docstring), or a ValueError naming the construct that has no translation here."""
@@ -53,12 +73,12 @@ def to_python(pattern: str) -> str:
         if c == "\\":
             e = pattern[i + 1:i + 2]
             if e == "x" and pattern[i + 2:i + 3] == "{":
-                end = pattern.find("}", i)
-                out.append(regex.escape(chr(int(pattern[i + 3:end], 16))))
+                end = _closing(pattern, i)
+                out.append(regex.escape(chr(_code_point(pattern, pattern[i + 3:end]))))
                 i = end + 1
                 continue
             if e in "pP" and pattern[i + 2:i + 3] == "{":
-                end = pattern.find("}", i)
+                end = _closing(pattern, i)
                 name = pattern[i + 3:end].lstrip("^").replace("_", "").replace(" ", "").lower()
                 if name in POSIX_NAMES:
                     raise _refuse(pattern, pattern[i:end + 1])

@@ -190,26 +190,10 @@ SECONDS_PER_CHAR = 1e-5  # 10 µs; a file's real pattern takes up to ~0.8 µs a 
 
 
 def time_limit(text: str) -> float:
-    """Seconds a file's regex may take on `text`: 1 s + 10 µs a character. Past it,
-    `timed_matches` raises a ValueError.
+    """Seconds a file's regexes may take on `text`, all of one encode call together: 1 s + 10 µs
+    a character. Past it, budget.timed_matches raises a ValueError.
 
     subtle: the margin is for real patterns on a busy machine. DeepSeek-V4's tokenizer.json
     regex spends ~0.6-0.8 µs a character on short alternating tokens ("a b\\n" repeated), and
     backtracking without bound is still caught: it grows with the square of the length or worse."""
     return 1.0 + SECONDS_PER_CHAR * len(text)
-
-
-def timed_matches(rx, text: str, timeout: float | None):
-    """`rx.finditer(text)` (a `regex`, or `re`, pattern); with a `timeout` (seconds, `regex`
-    only), a ValueError past it."""
-    if timeout is None:
-        return rx.finditer(text)
-    return _within(rx, text, timeout)
-
-
-def _within(rx, text: str, timeout: float):
-    try:
-        yield from rx.finditer(text, timeout=timeout)
-    except TimeoutError:
-        raise ValueError(f"the pre-tokenisation regex {rx.pattern[:80]!r} took over {timeout:.1f} "
-                         f"s on {len(text):,} characters (catastrophic backtracking?)") from None

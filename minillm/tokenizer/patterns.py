@@ -19,8 +19,8 @@ keep the gaps, so `decode(encode(s)) == s` holds for any pattern.
 """
 from __future__ import annotations
 
-from .pattern_names import (KNOWN_STAGES, compile_stages, resolve_pattern, time_limit,
-                            timed_matches)
+from .budget import current_budget, timed_matches
+from .pattern_names import KNOWN_STAGES, compile_stages, resolve_pattern
 
 
 class PreTokenizer:
@@ -29,24 +29,23 @@ class PreTokenizer:
     def __init__(self, pattern: str | tuple[str, ...] | list[str] | None = None):
         self.stages = resolve_pattern(pattern)
         self._compiled = compile_stages(self.stages)  # [regex.compile(p) for p in stages], checked
-        # subtle: a regex from a file may backtrack without bound (`(a+)+$`); unless every stage is
-        # one of the named patterns, splitting runs under a time limit (pattern_names.time_limit)
+        # subtle: a file's regex can backtrack for ever (`(a+)+$`): timed unless named (budget.py)
         self.timed = not set(self.stages) <= KNOWN_STAGES
 
     def split(self, text: str) -> list[str]:
         """Text -> pieces; `"".join(pieces) == text` always."""
-        timeout = time_limit(text) if self.timed else None
+        budget = current_budget(text) if self.timed else None   # (one for every piece)
         pieces = [text]
         for rx in self._compiled:
-            pieces = [p for piece in pieces for p in split_isolated(rx, piece, timeout)]
+            pieces = [p for piece in pieces for p in split_isolated(rx, piece, budget)]
         return pieces
 
 
-def split_isolated(rx, text: str, timeout: float | None = None) -> list[str]:
+def split_isolated(rx, text: str, budget=None) -> list[str]:
     """Non-empty matches of `rx` (a `regex`, or `re`, pattern) and the non-empty gaps between
     them, in order: `split_isolated(regex.compile(r"\\d+"), "ab12c")` -> `["ab", "12", "c"]`."""
     pieces, end = [], 0
-    for m in timed_matches(rx, text, timeout):  # (a ValueError past `timeout` seconds)
+    for m in timed_matches(rx, text, budget):  # (a ValueError once a budget.Budget is spent)
         if m.start() > end:
             pieces.append(text[end:m.start()])
         if m.end() > m.start():

@@ -15,8 +15,8 @@ user-defined ones are split out of every text (special.py).
 from __future__ import annotations
 
 from .gguf_types import BYTE, BYTE_TOKEN, CONTROL, NORMAL, UNKNOWN, USER_DEFINED, \
-    user_defined_tokens
-from .validate import shown
+    check_token_types, user_defined_tokens
+from .validate import check_id, shown
 
 DECODES_AS = {NORMAL: "text", UNKNOWN: "special", CONTROL: "special", USER_DEFINED: "special",
               BYTE: "byte"}                     # anything else (unused, undefined): nothing
@@ -29,12 +29,13 @@ def read_spm_metadata(meta: dict, pattern=None) -> dict:
     if pattern is not None:
         raise ValueError(f"a {model!r} vocabulary has no pre-tokenisation pattern to override")
     tokens = meta.get("tokenizer.ggml.tokens")
-    types = meta.get("tokenizer.ggml.token_type") or [NORMAL] * len(tokens or [])
-    scores = meta.get("tokenizer.ggml.scores")
-    if not isinstance(tokens, list) or not all(isinstance(t, str) and t for t in tokens) \
-            or len(types) != len(tokens) or (scores is not None and len(scores) != len(tokens)):
-        raise ValueError("GGUF metadata: tokenizer.ggml.tokens must be non-empty strings, with "
-                         "as many token types and scores")
+    if not isinstance(tokens, list) or not all(isinstance(t, str) and t for t in tokens):
+        raise ValueError("GGUF metadata: tokenizer.ggml.tokens must be non-empty strings")
+    types = check_token_types(meta.get("tokenizer.ggml.token_type") or [NORMAL] * len(tokens),
+                              len(tokens))
+    scores = _check_scores(meta.get("tokenizer.ggml.scores"), len(tokens))
+    for key in ("bos_token_id", "eos_token_id", "unknown_token_id"):
+        check_id(meta.get(f"tokenizer.ggml.{key}"), f"tokenizer.ggml.{key}", "GGUF metadata")
     pieces: dict[str, int] = {}
     for i, t in enumerate(tokens):
         if pieces.setdefault(t, i) != i:
@@ -62,6 +63,20 @@ def read_spm_metadata(meta: dict, pattern=None) -> dict:
     kw.update(merges=_merge_ranks(merges), add_space_prefix=False, pattern=(GEMMA4_SPLIT,),
               newline_runs_whole=True)
     return kw
+
+
+def _check_scores(scores, n_tokens: int):
+    """``tokenizer.ggml.scores``: absent, or one real number per token (NaN has no order)."""
+    if scores is None:
+        return None
+    if not isinstance(scores, list) or len(scores) != n_tokens:
+        raise ValueError(f"GGUF metadata: tokenizer.ggml.scores must be a list of one number per "
+                         f"token ({n_tokens:,}), got {shown(scores)}")
+    bad = next((s for s in scores if type(s) not in (int, float) or s != s), None)
+    if bad is not None:
+        raise ValueError(f"GGUF metadata: tokenizer.ggml.scores holds {shown(bad)} "
+                         f"({type(bad).__name__}); each score is a number (not NaN)")
+    return scores
 
 
 def _merge_ranks(lines: list[str]) -> dict[tuple[str, str], int]:

@@ -14,6 +14,7 @@ tiktoken's rule: bpe.py), a pattern and special tokens. Loading, saving, trainin
 from __future__ import annotations
 
 from . import bpe, hf_normalize, hf_post
+from .budget import encode_budget
 from .fast import FastEncoder
 from .files import TokenizerFiles
 from .patterns import PreTokenizer
@@ -84,9 +85,9 @@ class Tokenizer(TokenizerFiles):
             raise TypeError(f"encode expects a str, got {type(text).__name__}")
         allowed, disallowed = self._specials.resolve(allowed_special, disallowed_special)
         self._specials.guard(text, disallowed - allowed)
-        ids: list[int] = []
-        for segment, special_id in self._specials.split(text, allowed):  # (text, None) or (s, id)
-            ids.extend(self._encode_segment(segment) if special_id is None else [special_id])
+        with encode_budget(text):  # one time budget for a file's regexes (budget.py)
+            ids = [i for segment, special_id in self._specials.split(text, allowed)  # (text, None)
+                   for i in (self._encode_segment(segment) if special_id is None else [special_id])]
         return hf_post.apply(self.post_processor, ids) if add_special_tokens else ids
 
     def decode_bytes(self, ids) -> bytes:

@@ -30,6 +30,7 @@ import regex
 MAX_ID = 1 << 24             # the largest token id accepted + 1 (files and Tokenizer(...))
 _REPR = reprlib.Repr()       # (keyword arguments only from Python 3.12)
 _REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlist, _REPR.maxdict = 3, 60, 60, 4, 4
+MAX_SPECIAL_CHARS = 4096      # a special (added) token's length; the longest real ones: ~40
 PROBE_TIMEOUT_S = 0.25       # per probe; a real split pattern runs these in microseconds
 PROBE_LENGTHS = (40, 4_000)  # exponential blow-ups show at 40 characters, polynomial ones later
 PROBE_CHARS = "a1 \n!'中é\t."
@@ -101,7 +102,7 @@ def check_patterns(stages, source: str) -> None:
 
     subtle: a probe only finds the blow-ups it triggers. The probes catch the classic
     nested-quantifier shapes at load time; whatever slips past them is stopped where it runs:
-    a pattern that is not a named one splits text under a time limit (pattern_names.time_limit).
+    a pattern that is not a named one runs under the encode call's time budget (budget.py).
     """
     for p in stages:
         if not isinstance(p, str) or not p:
@@ -110,16 +111,24 @@ def check_patterns(stages, source: str) -> None:
             rx = regex.compile(p)
         except (regex.error, RecursionError, OverflowError) as exc:
             raise ValueError(f"{source}: pattern {p[:80]!r} is not a valid regex: {exc}") from None
-        literals = {c for c in p if c.isalnum()} | set(PROBE_CHARS)
-        for c in sorted(literals)[:64]:
-            for n in PROBE_LENGTHS:
-                try:
-                    for _ in rx.finditer(c * n + "\x00", timeout=PROBE_TIMEOUT_S):
-                        pass
-                except TimeoutError:
-                    raise ValueError(f"{source}: pattern {p[:80]!r} takes over "
-                                     f"{PROBE_TIMEOUT_S} s on {n} × {c!r} (catastrophic "
-                                     f"backtracking); minillm refuses it") from None
+        probe_regex(rx, source)
+
+
+def probe_regex(rx, source: str) -> None:
+    """A ValueError unless the compiled regex ``rx`` runs on the adversarial probes (runs of
+    each of its letters and digits, and of PROBE_CHARS, then a NUL) within PROBE_TIMEOUT_S each:
+    Split stages and Replace normalisers alike."""
+    p = rx.pattern
+    literals = {c for c in p if c.isalnum()} | set(PROBE_CHARS)
+    for c in sorted(literals)[:64]:
+        for n in PROBE_LENGTHS:
+            try:
+                for _ in rx.finditer(c * n + "\x00", timeout=PROBE_TIMEOUT_S):
+                    pass
+            except TimeoutError:
+                raise ValueError(f"{source}: pattern {p[:80]!r} takes over "
+                                 f"{PROBE_TIMEOUT_S} s on {n} × {c!r} (catastrophic "
+                                 f"backtracking); minillm refuses it") from None
 
 
 # ----- while the Tokenizer runs ---------------------------------------------------------------
@@ -138,7 +147,11 @@ def check_tokenizer(encoder, special_tokens: dict, user_defined=(), **ids) -> No
     for s, i in special_tokens.items():
         if not isinstance(s, str) or not s or not isinstance(i, int) or i < 0:
             raise ValueError(f"a special token must be a non-empty str with an id >= 0, "
-                             f"got {s!r}: {i!r}")
+                             f"got {s!r:.80}: {i!r}")
+        if len(s) > MAX_SPECIAL_CHARS:     # (1 MB took 3.5 s and its regex on the first encode)
+            raise ValueError(f"special token {s[:40]!r}… (id {i}) is {len(s):,} characters; a "
+                             f"special or added token is limited to {MAX_SPECIAL_CHARS:,} (real "
+                             f"ones have at most a few dozen)")
     if isinstance(user_defined, str) or not set(user_defined) <= special_tokens.keys():
         raise ValueError(f"user_defined must be a collection of special tokens, got "
                          f"{shown(user_defined)}")

@@ -7,3 +7,5 @@ THOROUGH = os.environ.get("MINILLM_FUZZ") == "thorough"
 CASES_PER_FORMAT = 2000 if THOROUGH else 60
 KILLS = 40 if THOROUGH else 3
 KILL_POINTS = 40 if THOROUGH else 8      # per command: export, save_pretrained, train (± --resume)
+RACE_SECONDS = 30.0 if THOROUGH else 3.0  # one saver and one reader of a model folder, side by side
+TOKJSON_CASES = 500 if THOROUGH else 30   # generated tokenizer.json files (tokjson.py)

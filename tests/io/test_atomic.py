@@ -43,13 +43,25 @@ def test_atomic_open_refuses_a_link_and_leaves_its_target(tmp_path):
 
 
 def test_a_killed_saves_temp_files_are_removed_by_the_next_save(tmp_path):
-    litter = [".config.json.tmp-0123456789ab", ".config.json.k2j3h4g5.tmp"]   # (and older names)
-    for name in litter:
-        (tmp_path / name).write_text("half")
-    (tmp_path / ".config.json.tmp-link").symlink_to(tmp_path / "kept")       # not ours: a link
+    (tmp_path / ".config.json.tmp-0123456789ab").write_text("half")         # minillm's name
+    users = [".config.json.backup.tmp", ".config.json.k2j3h4g5.tmp", ".config.json.tmp-mine"]
+    for name in users:                                                       # a user's files
+        (tmp_path / name).write_text("theirs")
+    (tmp_path / ".config.json.tmp-abcdefabcdef").symlink_to(tmp_path / "kept")   # a link
     (tmp_path / "kept").write_text("x")
     atomic_write_text(tmp_path / "config.json", "{}")
-    assert sorted(os.listdir(tmp_path)) == [".config.json.tmp-link", "config.json", "kept"]
+    assert sorted(os.listdir(tmp_path)) == sorted(
+        [*users, ".config.json.tmp-abcdefabcdef", "config.json", "kept"])
+
+
+def test_a_save_of_a_model_leaves_a_users_look_alike_temp_files(tmp_path):
+    users = [".config.json.backup.tmp", ".model.safetensors.partial.tmp"]
+    for name in users:
+        (tmp_path / name).write_text("theirs")
+    small(0).save_pretrained(tmp_path)
+    small(1).save_pretrained(tmp_path)
+    assert sorted(os.listdir(tmp_path)) == sorted([*users, "config.json", "model.safetensors"])
+    assert all((tmp_path / name).read_text() == "theirs" for name in users)
 
 
 def test_append_line_refuses_a_dangling_link(tmp_path):
@@ -106,17 +118,24 @@ def test_an_interrupted_commit_is_finished_by_the_next_load(tmp_path, monkeypatc
 
 
 def test_a_commit_record_that_names_other_files_is_refused(tmp_path):
-    (tmp_path / f"{commit.RECORD}x.json").write_text('[["../../etc/passwd", "config.json"]]')
+    (tmp_path / f"{commit.RECORD}0123456789ab.json").write_text(
+        '[["../../etc/passwd", "config.json"]]')
     with pytest.raises(ValueError, match="not a commit record minillm wrote"):
         commit.finish_interrupted(tmp_path)
 
 
 def test_atomic_files_with_a_file_left_unwritten_replaces_nothing(tmp_path):
-    (tmp_path / "a").write_text("old a")
+    (tmp_path / "config.json").write_text("old")
     with pytest.raises(ValueError, match="was not written"):
-        with commit.atomic_files(tmp_path, ("a", "b")) as tmp:
-            tmp["a"].write_text("new a")
-    assert sorted(os.listdir(tmp_path)) == ["a"] and (tmp_path / "a").read_text() == "old a"
+        with commit.atomic_files(tmp_path, ("model.safetensors", "config.json")) as tmp:
+            tmp["config.json"].write_text("new")
+    assert os.listdir(tmp_path) == ["config.json"] and (tmp_path / "config.json").read_text() == "old"
+
+
+def test_atomic_files_commits_only_a_model_or_a_tokenizer_pair(tmp_path):
+    with pytest.raises(ValueError, match="not a pair minillm commits"):
+        with commit.atomic_files(tmp_path, ("notes.txt", "config.json")):
+            pass
 
 
 def test_save_pretrained_writes_each_file_once_not_a_temp_of_a_temp(tmp_path, monkeypatch):

@@ -12,6 +12,7 @@ from minillm import GPT, ModelConfig
 from minillm.io.gguf.read import read_gguf
 from minillm.io.gguf.write import (ARRAY, BOOL, FLOAT32, INT32, STRING, UINT8, UINT32, UINT64,
                                    write_gguf)
+from minillm.io.gguf.limits import FLOAT64, check_value
 from tests.io.test_gguf_export import byte_tokenizer
 
 LLAMA = ModelConfig(vocab_size=256, n_ctx=16, d_model=32, n_heads=2, n_layers=1, arch="llama")
@@ -87,3 +88,14 @@ def test_an_exported_config_is_loadable_after_the_checks(tmp_path):
     model = GPT(dataclasses.replace(LLAMA, bos_id=1, eos_id=2))
     path = model.save_gguf(tmp_path / "m.gguf", byte_tokenizer(256))
     assert read_gguf(str(path)).metadata["tokenizer.ggml.bos_token_id"] == 1
+
+
+@pytest.mark.parametrize("vtype", [FLOAT32, FLOAT64])
+def test_inf_and_nan_are_written_alike_as_themselves(vtype):
+    """A legal GGUF may carry a float32 inf or NaN; both are exported as they are (the export
+    refused inf and passed NaN). Only a finite value the type would turn into inf is refused."""
+    for v in (float("inf"), float("-inf"), float("nan")):
+        check_value("general.some_float", vtype, v)
+    if vtype == FLOAT32:
+        with pytest.raises(ValueError, match="magnitude at most 3.403e\\+38"):
+            check_value("general.some_float", FLOAT32, 1e39)

@@ -94,3 +94,32 @@ def test_heap_merge_equals_the_plain_loop(chars, scores):
 @given(st.text(alphabet="hia é\n", max_size=40))
 def test_fast_equals_reading(text):
     assert spm(fast=True).encode_ordinary(text) == spm(fast=False).encode_ordinary(text)
+
+
+def meta_with(**changes):
+    meta = {"tokenizer.ggml.model": "llama", "tokenizer.ggml.tokens": [t for t, _, _ in VOCAB],
+            "tokenizer.ggml.scores": [s for _, s, _ in VOCAB],
+            "tokenizer.ggml.token_type": [k for _, _, k in VOCAB]}
+    return {**meta, **{f"tokenizer.ggml.{k}": v for k, v in changes.items()}}
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"token_type": [str(k) for _, _, k in VOCAB]}, r"token_type holds '2' \(str\); each type "
+                                                      r"is an integer 0 … 6"),
+    ({"token_type": [99] * len(VOCAB)}, "token_type holds 99"),
+    ({"scores": [str(s) for _, s, _ in VOCAB]}, r"scores holds '0.0' \(str\); each score is a "
+                                                  r"number"),
+    ({"scores": [float("nan")] * len(VOCAB)}, "scores holds nan"),
+    ({"scores": [0.0]}, "scores must be a list of one number per token"),
+    ({"bos_token_id": "1"}, r"tokenizer.ggml.bos_token_id must be an integer id .* got '1' \(str\)"),
+])
+def test_gguf_token_types_scores_and_ids_of_the_wrong_type_are_refused_by_name(changes, message):
+    with pytest.raises(ValueError, match=message):
+        read_spm_metadata(meta_with(**changes))
+
+
+def test_byte_level_gguf_token_types_out_of_range_are_refused():
+    meta = {"tokenizer.ggml.model": "gpt2", "tokenizer.ggml.tokens": ["a", "b"],
+            "tokenizer.ggml.merges": [], "tokenizer.ggml.token_type": [1, 42]}
+    with pytest.raises(ValueError, match="token_type holds 42"):
+        Tokenizer.from_gguf_metadata(meta)

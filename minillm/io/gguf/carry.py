@@ -27,7 +27,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from minillm.io.bounded import probe, read_bounded_text
 from minillm.io.gguf.write import ARRAY, STRING
+
+MAX_TEMPLATE_BYTES = 1 << 20    # real chat templates are a few KB (the largest known: ~40 KB)
 
 ARCH_PREFIXES = ("llama.", "qwen2.", "gpt2.")       # the architectures minillm reads and writes
 COMPUTED = {"general.architecture", "general.file_type", "general.quantization_version",
@@ -69,8 +72,8 @@ def hf_chat_templates(config: dict | None, folder: Path) -> dict:
     transformers save)."""
     template = (config or {}).get("chat_template")
     jinja = folder / "chat_template.jinja"
-    if template is None and jinja.is_file():
-        template = jinja.read_text(encoding="utf-8")
+    if template is None and probe(jinja) is not None:     # (a device or a folder: refused)
+        template = read_bounded_text(jinja, MAX_TEMPLATE_BYTES, "a chat template")
     if template is None:
         return {}
     if isinstance(template, str):

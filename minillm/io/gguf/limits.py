@@ -3,7 +3,8 @@ the file is opened (gguf_write.write_gguf calls ``check_header`` first).
 
     uint8 … int64      integers in the type's range: ``bos_token_id`` 2³² as uint32 is refused
                        (``struct.pack`` would raise mid-header with its own wording)
-    float32            magnitude at most 3.4028e38 (a larger one would silently become inf)
+    float32            magnitude at most 3.4028e38 (a larger one would silently become inf);
+                       inf, -inf and NaN themselves are written as they are, alike
     bool, string       True/False; text encodable as UTF-8 (no lone surrogates)
     array              each element by its element type, named ``key[i]``
     tensor shapes      1 to 4 dims, each a uint64
@@ -15,6 +16,8 @@ Each refusal is a ValueError naming the field, its value and what is allowed. Ex
     # fit its type uint32: allowed integers in [0, 4,294,967,295]
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -45,7 +48,9 @@ def check_value(key: str, vtype: int, v) -> None:
     elif vtype in (FLOAT32, FLOAT64):
         limit = FLOAT32_MAX if vtype == FLOAT32 else float("inf")
         number = not isinstance(v, bool) and isinstance(v, (int, np.integer, float, np.floating))
-        if not number or not _finite_float(v) or abs(float(v)) > limit:
+        # subtle: inf and NaN pass alike, written as themselves (a legal GGUF may carry either);
+        # only a finite value too large for the type is refused, as it would change
+        if not number or not _finite_float(v) or (math.isfinite(v) and abs(float(v)) > limit):
             raise ValueError(f"GGUF field {key} = {v!r} does not fit its type {name}: allowed "
                              f"numbers of magnitude at most {limit:.4g}")
         if isinstance(v, (int, np.integer)) and _as_float(v, vtype) != v:

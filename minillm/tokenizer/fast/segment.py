@@ -80,7 +80,9 @@ def bmp_class(excluded: set[str]) -> str:
         if cp > start:
             ranges.append(f"{re.escape(chr(start))}-{re.escape(chr(cp - 1))}")
         start = cp + 1
-    return f"[{''.join(ranges)}]"
+    # subtle: every character excluded (a vocabulary joining every pair) leaves no range, and
+    # "[]" is no regex: then a class that matches nothing (any piece takes the exact path)
+    return f"[{''.join(ranges)}]" if ranges else r"[^\s\S]"
 
 
 def utf8_int(cp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -11,7 +11,8 @@ Two speed-ups, each giving exactly the reading split's pieces:
 from __future__ import annotations
 
 from ..pattern_names import KNOWN_STAGES
-from ..patterns import PreTokenizer, split_isolated, time_limit
+from ..budget import current_budget
+from ..patterns import PreTokenizer, split_isolated
 from .stdlib_re import compile_stdlib, has_astral
 
 
@@ -26,23 +27,23 @@ class FastSplit:
         self._timed = pre.timed
 
     def __call__(self, text: str) -> list[str]:
-        timeout = time_limit(text) if self._timed else None
+        budget = current_budget(text) if self._timed else None
         pieces = [text]
         compiled = self._compiled
         if self._stdlib is not None and not has_astral(text):
             compiled = self._stdlib
         for rx, findall in zip(compiled, self._findall):
             if len(pieces) == 1:  # (the first stage: its list as it is, not copied item by item)
-                pieces = _split(rx, pieces[0], findall, timeout)
+                pieces = _split(rx, pieces[0], findall, budget)
             else:
-                pieces = [p for piece in pieces for p in _split(rx, piece, findall, timeout)]
+                pieces = [p for piece in pieces for p in _split(rx, piece, findall, budget)]
         return pieces
 
 
-def _split(rx, text: str, findall: bool, timeout: float | None) -> list[str]:
+def _split(rx, text: str, findall: bool, budget) -> list[str]:
     """`patterns.split_isolated`, through `findall` when it may."""
     if findall:
         found = rx.findall(text)
         if sum(map(len, found)) == len(text):  # the usual case: every character matched
             return found
-    return split_isolated(rx, text, timeout)
+    return split_isolated(rx, text, budget)

@@ -131,3 +131,15 @@ def test_utf8_int_is_pythons_utf8(code_points):
     value, n = utf8_int(np.array(code_points, np.int64))
     assert value.tolist() == [int.from_bytes(chr(c).encode(), "big") for c in code_points]
     assert n.tolist() == [len(chr(c).encode()) for c in code_points]
+
+
+def test_a_class_with_every_character_excluded_is_a_regex_matching_none():
+    """Regression: a vocabulary whose merges join every byte pair marks every character rare;
+    the class of the rest was "[]", which `re` refuses (fast=True failed where fast=False
+    encoded the text)."""
+    import re
+    from minillm.tokenizer.fast.segment import bmp_class
+    everything = {chr(cp) for cp in range(0x80, 0x10000) if not 0xD800 <= cp < 0xE000}
+    plain = re.compile(bmp_class(everything) + "*")
+    assert plain.fullmatch("") is not None and plain.fullmatch("海") is None
+    assert re.compile(bmp_class(everything - {"海"}) + "*").fullmatch("海海") is not None
