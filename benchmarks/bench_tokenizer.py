@@ -136,7 +136,7 @@ def tiktoken_fresh(name: str, path: Path):
 def bench_fresh(repeats: int, names: list[str]) -> None:
     import gzip
     import tempfile
-    from minillm.tokenizer.locate import locate
+    from minillm.tokenizer.formats.locate import locate
     texts = {"English": corpus("shakespeare_7plays.txt", 1_000_000,
                                "To be, or not to be, that is the question. "),
              "Chinese": corpus("zh_songci.txt", 300_000, "海水会吸收较多红光，天空是蓝色的。")}

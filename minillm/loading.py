@@ -14,7 +14,7 @@ two give the same logits up to float32 rounding and the same greedy tokens.
 
 The tokenizer is whatever the checkpoint carries (``tokenizer.json``, minillm's own
 ``tokenizer.minillm.json``, ``encoder.json`` + ``vocab.bpe``, the GGUF metadata), or None when it
-carries none. Which file, in which order: ``minillm/tokenizer/locate.py`` (``Tokenizer.load(folder)``
+carries none. Which file, in which order: ``minillm/tokenizer/formats/locate.py`` (``Tokenizer.load(folder)``
 uses the same rule).
 
 Why the files live here and not on ``minillm.model.GPT``: the model is the math; reading and
@@ -117,5 +117,5 @@ def load_gguf_model(path: str | Path, fast: bool = True):
 def find_tokenizer(directory: Path):
     """The tokenizer a checkpoint directory carries, or None."""
     from minillm.tokenizer import Tokenizer
-    from minillm.tokenizer.locate import tokenizer_file
+    from minillm.tokenizer.formats.locate import tokenizer_file
     return Tokenizer.load(directory) if tokenizer_file(directory) is not None else None

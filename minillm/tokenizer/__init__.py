@@ -27,7 +27,7 @@ gives the same ids (tests/tokenizer/test_fast_equals_reading.py).
     [15496, 995]
 """
 from .display import render_token
-from .pattern_names import CL100K_PATTERN, GPT2_PATTERN, NAMED_PATTERNS, O200K_PATTERN
+from .formats.pattern_names import CL100K_PATTERN, GPT2_PATTERN, NAMED_PATTERNS, O200K_PATTERN
 from .patterns import PreTokenizer
 from .stream import StreamDecoder
 from .tokenizer import Tokenizer

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from . import bpe, formats, gguf_meta
+from . import bpe
+from .formats import dispatch as formats
+from .formats.gguf import meta as gguf_meta
 
 
 _sentencepiece_class = None   # spm.SentencePieceBPE, handed over by the package (below)

@@ -19,7 +19,7 @@ keep the gaps, so `decode(encode(s)) == s` holds for any pattern.
 """
 from __future__ import annotations
 
-from .pattern_names import (KNOWN_STAGES, compile_stages, resolve_pattern, time_limit,
+from .formats.pattern_names import (KNOWN_STAGES, compile_stages, resolve_pattern, time_limit,
                             timed_matches)
 
 

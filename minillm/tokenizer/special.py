@@ -22,7 +22,7 @@ import functools
 import regex
 
 from .patterns import split_isolated
-from .validate import special_set
+from .formats.validate import special_set
 
 
 def _alternation(strings) -> regex.Pattern:

@@ -30,7 +30,7 @@ import itertools
 import regex
 
 from .bpe import NO_MERGE
-from .gguf_types import SPACE  # "▁", SentencePiece's visible space
+from .formats.gguf.token_types import SPACE  # "▁", SentencePiece's visible space
 from .tokenizer import Tokenizer
 
 

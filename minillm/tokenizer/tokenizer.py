@@ -13,12 +13,13 @@ tiktoken's rule: bpe.py), a pattern and special tokens. Loading, saving, trainin
 """
 from __future__ import annotations
 
-from . import bpe, hf_normalize, hf_post
+from . import bpe
+from .formats.hf import normalizers as hf_normalize, post_processors as hf_post
 from .fast import FastEncoder
 from .files import TokenizerFiles
 from .patterns import PreTokenizer
 from .special import SpecialTokens
-from .validate import bad_id, check_tokenizer, without_lone_surrogates
+from .formats.validate import bad_id, check_tokenizer, without_lone_surrogates
 
 
 class Tokenizer(TokenizerFiles):

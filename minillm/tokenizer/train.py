@@ -26,10 +26,10 @@ from collections import Counter
 import regex
 
 from .fast.split import FastSplit
-from .pattern_names import KNOWN_STAGES
+from .formats.pattern_names import KNOWN_STAGES
 from .patterns import PreTokenizer
 from .special import SpecialTokens
-from .validate import check_patterns, without_lone_surrogates
+from .formats.validate import check_patterns, without_lone_surrogates
 
 Pair = tuple[int, int]
 

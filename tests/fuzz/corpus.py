@@ -17,7 +17,7 @@ from minillm.io.checkpoints import load_hf_checkpoint
 from minillm.loading import load_gguf_model
 from minillm import GPT
 from minillm.tokenizer import Tokenizer
-from minillm.tokenizer.byte_alphabet import bytes_to_unicode
+from minillm.tokenizer.formats.byte_alphabet import bytes_to_unicode
 from tests.fuzz.mutate import dumps, mutate_bytes, mutate_json
 from tests.io import gguf_writer as w
 

@@ -15,8 +15,8 @@ from minillm.io.gguf.vocab import tokenizer_metadata
 from minillm.loading import load_model
 from minillm.tokenizer import Tokenizer
 from minillm.tokenizer.files import build
-from minillm.tokenizer.gguf_meta import read_gguf_metadata
-from minillm.tokenizer.hf import read_hf_json
+from minillm.tokenizer.formats.gguf.meta import read_gguf_metadata
+from minillm.tokenizer.formats.hf.read import read_hf_json
 from tests.tokenizer.llamacpp_vocab import load, metadata
 
 SCORED = ("llama-spm", "phi-3", "baichuan")      # tokenizer.ggml.model "llama": merges by score

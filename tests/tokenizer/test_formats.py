@@ -5,8 +5,8 @@ import json
 import pytest
 
 from minillm.tokenizer import Tokenizer
-from minillm.tokenizer.byte_alphabet import bytes_to_unicode
-from minillm.tokenizer.gguf_meta import read_gguf_metadata
+from minillm.tokenizer.formats.byte_alphabet import bytes_to_unicode
+from minillm.tokenizer.formats.gguf.meta import read_gguf_metadata
 from tests.conftest import FIXTURES
 from tests.tokenizer.helpers import named, smollm2_gguf_metadata
 

@@ -10,8 +10,8 @@ import pytest
 
 from minillm.tokenizer import Tokenizer, formats
 from minillm.tokenizer.files import build
-from minillm.tokenizer.gguf_meta import read_gguf_metadata
-from minillm.tokenizer.pattern_names import LLAMA_CPP_IGNORE_MERGES, LLAMA_CPP_PRE
+from minillm.tokenizer.formats.gguf.meta import read_gguf_metadata
+from minillm.tokenizer.formats.pattern_names import LLAMA_CPP_IGNORE_MERGES, LLAMA_CPP_PRE
 from minillm.tokenizer.patterns import PreTokenizer
 from tests.conftest import FIXTURES, REPO
 
@@ -63,11 +63,11 @@ def test_gguf_metadata_without_a_pre_name_uses_llama_cpp_s_default(shakespeare):
 
 
 def _tokens(tok):
-    from minillm.tokenizer.hf_write import token_string
+    from minillm.tokenizer.formats.hf.write import token_string
     return [token_string(tok.token_bytes(i)) for i in range(tok.vocab_size)]
 
 
 def _merges(tok):
-    from minillm.tokenizer.hf_write import token_string
+    from minillm.tokenizer.formats.hf.write import token_string
     return [f"{token_string(a)} {token_string(b)}"
             for (a, b), _ in sorted(tok.merges.items(), key=lambda kv: kv[1])]

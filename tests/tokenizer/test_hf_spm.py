@@ -12,7 +12,7 @@ import pytest
 
 from minillm.tokenizer import Tokenizer
 from minillm.tokenizer.files import build as build_tokenizer
-from minillm.tokenizer.hf import read_hf_json
+from minillm.tokenizer.formats.hf.read import read_hf_json
 from minillm.tokenizer.spm import SentencePieceBPE
 from tests.tokenizer.hf_spm_cases import patched
 

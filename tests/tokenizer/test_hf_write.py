@@ -8,8 +8,8 @@ import json
 import pytest
 
 from minillm.tokenizer import Tokenizer
-from minillm.tokenizer.byte_alphabet import bytes_to_unicode
-from minillm.tokenizer.minillm_format import FORMAT_NAME
+from minillm.tokenizer.formats.byte_alphabet import bytes_to_unicode
+from minillm.tokenizer.formats.minillm_format import FORMAT_NAME
 from tests.tokenizer.helpers import named
 
 TEXT = "Hello wörld 12345, it's 海水会吸收较多红光 🙂\r\n\n  Ａ <|end|><|pad|>"

@@ -13,8 +13,8 @@ import pytest
 
 from minillm.tokenizer import Tokenizer
 from minillm.tokenizer.files import build
-from minillm.tokenizer.gguf_meta import read_gguf_metadata
-from minillm.tokenizer.pattern_names import LLAMA_CPP_IGNORE_MERGES, LLAMA_CPP_PRE
+from minillm.tokenizer.formats.gguf.meta import read_gguf_metadata
+from minillm.tokenizer.formats.pattern_names import LLAMA_CPP_IGNORE_MERGES, LLAMA_CPP_PRE
 from tests.tokenizer.llamacpp_vocab import NAMES, load, metadata
 
 REFUSED = {"bert-bge": "bert", "nomic-bert-moe": "t5"}      # WordPiece, Unigram

@@ -7,8 +7,8 @@ import pytest
 from minillm.io.verified import sha256_file
 from minillm.io.download import MODELS
 from minillm.tokenizer import Tokenizer
-from minillm.tokenizer.hf_write import token_string
-from minillm.tokenizer.locate import DOWNLOADED, MINILLM_FILE, locate
+from minillm.tokenizer.formats.hf.write import token_string
+from minillm.tokenizer.formats.locate import DOWNLOADED, MINILLM_FILE, locate
 from tests.conftest import REPO, shared_file
 from tests.io import gguf_writer as w
 

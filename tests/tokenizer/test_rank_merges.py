@@ -15,7 +15,7 @@ from minillm import GPT, ModelConfig
 from minillm.io.gguf.read import read_gguf
 from minillm.loading import load_model
 from minillm.tokenizer import bpe
-from minillm.tokenizer.rank_merges import merges_from_ranks, with_derived_merges
+from minillm.tokenizer.formats.rank_merges import merges_from_ranks, with_derived_merges
 from tests.tokenizer.helpers import fixture_json, named
 
 

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from minillm.tokenizer import Tokenizer
-from minillm.tokenizer.byte_alphabet import bytes_to_unicode
-from minillm.tokenizer.gguf_meta import read_gguf_metadata
+from minillm.tokenizer.formats.byte_alphabet import bytes_to_unicode
+from minillm.tokenizer.formats.gguf.meta import read_gguf_metadata
 
 TABLE = bytes_to_unicode()
 
@@ -204,6 +204,6 @@ def test_time_limit_fired_on_a_legitimate_10_mb_text():
     (not a named pattern, so timed) spent 11 s of its 11 s budget on "a b\\n" x 2.5 M (10 MB, a
     shared machine): a ValueError on ordinary text. The budget now keeps a ten-fold margin over
     the slowest real pattern measured (0.83 µs a character)."""
-    from minillm.tokenizer import pattern_names
+    from minillm.tokenizer.formats import pattern_names
     n = 10_000_000
     assert pattern_names.time_limit("a b\n" * (n // 4)) >= 10 * 0.83e-6 * n

@@ -11,7 +11,7 @@ from minillm.tokenizer import Tokenizer
 from minillm.tokenizer.bpe import NO_MERGE
 from minillm.tokenizer.fast.merge import merge_heap_parts
 from minillm.tokenizer.spm import SentencePieceBPE, merge_parts
-from minillm.tokenizer.spm_meta import read_spm_metadata
+from minillm.tokenizer.formats.gguf.spm import read_spm_metadata
 
 # id: (text, score, type)   type: 1 normal, 2 unknown, 3 control, 4 user-defined, 6 byte
 VOCAB = [("<unk>", 0.0, 2), ("<s>", 0.0, 3), ("</s>", 0.0, 3), ("▁", -1.0, 1), ("h", -2.0, 1),

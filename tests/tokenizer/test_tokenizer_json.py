@@ -2,7 +2,7 @@
 
 Fixtures: tests/fixtures/tokenizer_json/reference.json, made by scripts/make_tokjson_fixtures.py
 from `tokenizers` 0.23.3 on edited copies of weights/shakespeare/tokenizer.json (what is honoured
-and refused: minillm/tokenizer/hf_features.py).
+and refused: minillm/tokenizer/formats/hf/features.py).
 """
 import copy
 import json
@@ -13,8 +13,8 @@ import pytest
 import regex
 
 from minillm.tokenizer import Tokenizer
-from minillm.tokenizer.hf import read_hf_json
-from minillm.tokenizer.onig import to_python
+from minillm.tokenizer.formats.hf.read import read_hf_json
+from minillm.tokenizer.formats.hf.onig import to_python
 from minillm.tokenizer.patterns import split_isolated
 from tests.conftest import shared_file
 

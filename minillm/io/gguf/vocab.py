@@ -23,11 +23,11 @@ match that switch too.
 from __future__ import annotations
 
 from minillm.io.gguf.write import ARRAY, BOOL, FLOAT32, INT32, STRING, UINT32
-from minillm.tokenizer.byte_alphabet import bytes_to_unicode
-from minillm.tokenizer.pattern_names import GPT2_PATTERN, LLAMA_CPP_IGNORE_MERGES, LLAMA_CPP_PRE
-from minillm.tokenizer.rank_merges import with_derived_merges
+from minillm.tokenizer.formats.byte_alphabet import bytes_to_unicode
+from minillm.tokenizer.formats.pattern_names import GPT2_PATTERN, LLAMA_CPP_IGNORE_MERGES, LLAMA_CPP_PRE
+from minillm.tokenizer.formats.rank_merges import with_derived_merges
 from minillm.tokenizer.spm import SentencePieceBPE
-from minillm.tokenizer.gguf_types import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED
+from minillm.tokenizer.formats.gguf.token_types import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED
 
 # (pre-tokeniser stages, whole_piece_lookup) -> llama.cpp's `tokenizer.ggml.pre` name. Every
 # llama.cpp name maps its own stages (a GGUF read by minillm goes back out under its name); GPT-2's

@@ -10,7 +10,7 @@ Two speed-ups, each giving exactly the reading split's pieces:
 """
 from __future__ import annotations
 
-from ..pattern_names import KNOWN_STAGES
+from ..formats.pattern_names import KNOWN_STAGES
 from ..patterns import PreTokenizer, split_isolated, time_limit
 from .stdlib_re import compile_stdlib, has_astral
 

@@ -8,7 +8,7 @@ from hypothesis import given, strategies as st
 from minillm.tokenizer.fast.split import FastSplit
 from minillm.tokenizer.fast.stdlib_re import (PROPERTIES, class_body, compile_stdlib, has_astral,
                                               translate)
-from minillm.tokenizer.pattern_names import KNOWN_STAGES
+from minillm.tokenizer.formats.pattern_names import KNOWN_STAGES
 from minillm.tokenizer.patterns import PreTokenizer, split_isolated
 
 # Hugging Face's spellings (Llama-3, Qwen2 tokenizer.json), next to the named patterns

@@ -28,8 +28,8 @@ optional). Everything else is refused by name, before anything is built:
 """
 from __future__ import annotations
 
-from .gguf_types import BYTE_TOKEN, SPACE
-from .validate import check_vocabulary, shown
+from ..gguf.token_types import BYTE_TOKEN, SPACE
+from ..validate import check_vocabulary, shown
 
 REPLACE_SPACES = {"type": "Replace", "pattern": {"String": " "}, "content": SPACE}
 PREPEND = {"type": "Prepend", "prepend": SPACE}

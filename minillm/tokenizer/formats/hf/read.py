@@ -8,12 +8,12 @@ not implement before anything is built (what is honoured and refused: hf_feature
 """
 from __future__ import annotations
 
-from .byte_alphabet import parse_merges, vocab_from_strings
-from .hf_features import check_honoured, pre_tokenizer_steps
-from .hf_spm import read_hf_spm
+from ..byte_alphabet import parse_merges, vocab_from_strings
+from .features import check_honoured, pre_tokenizer_steps
+from .spm import read_hf_spm
 from .onig import to_python
-from .pattern_names import GPT2_PATTERN, KNOWN_STAGES
-from .validate import check_pattern_object, shown
+from ..pattern_names import GPT2_PATTERN, KNOWN_STAGES
+from ..validate import check_pattern_object, shown
 
 WHOLE_TEXT = r"(?s:.+)"  # the stage that keeps the whole text as one piece
 

@@ -60,8 +60,8 @@ def with_derived_merges(tok):
     """``tok`` (a ranks-rule Tokenizer) under the pairs rule with ``merges_from_ranks``: the same
     ids, so it can be written where a merge list is required (GGUF). The whole-piece look-up is
     dropped, redundant once every token is built by its merge (see the module docstring)."""
-    from .files import with_metadata
-    from .tokenizer import Tokenizer
+    from ..files import with_metadata
+    from ..tokenizer import Tokenizer
     return with_metadata(Tokenizer(
         tok._encoder, merges_from_ranks(tok._encoder), tok.pattern, tok.special_tokens,
         whole_piece_lookup=False, normalizer=tok.normalizer, bos_id=tok.bos_id, eos_id=tok.eos_id,

@@ -29,7 +29,7 @@ import unicodedata
 import regex
 
 from .onig import to_python
-from .validate import check_pattern_object, json_kind, shown
+from ..validate import check_pattern_object, json_kind, shown
 
 FORMS = ("NFC", "NFD", "NFKC", "NFKD")
 KINDS = (*FORMS, "Lowercase", "Strip", "Replace", "Prepend", "Sequence")

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from minillm.io.gguf.carry import carried
 
-from .byte_alphabet import in_alphabet, parse_merges, vocab_from_strings
-from .pattern_names import LLAMA_CPP_IGNORE_MERGES, NAMED_PATTERNS
-from .gguf_types import CONTROL, NORMAL, USER_DEFINED, user_defined_tokens
-from .validate import check_vocabulary, shown
+from ..byte_alphabet import in_alphabet, parse_merges, vocab_from_strings
+from ..pattern_names import LLAMA_CPP_IGNORE_MERGES, NAMED_PATTERNS
+from .token_types import CONTROL, NORMAL, USER_DEFINED, user_defined_tokens
+from ..validate import check_vocabulary, shown
 
 SPM_MODELS = ("llama", "gemma4")  # SentencePiece-style BPE: spm_meta.py, spm.py
 MODEL_NAMES = {"bert": "WordPiece (BERT) is not implemented;",
@@ -35,7 +35,7 @@ def read_gguf_metadata(meta: dict, pattern=None) -> dict:
     """
     model = meta.get("tokenizer.ggml.model")
     if model in SPM_MODELS:
-        from .spm_meta import read_spm_metadata
+        from .spm import read_spm_metadata
         kw = read_spm_metadata(meta, pattern)
     elif model == "gpt2":
         kw = _read_byte_level(meta, pattern)

@@ -28,10 +28,10 @@ from minillm.io.gguf.carry import hf_chat_templates
 from minillm.io.bounded import read_bounded
 from minillm.io.safetensors_header import no_duplicate_keys
 
-from .display import render_token
-from .gguf_meta import read_gguf_metadata
-from .hf import read_gpt2_files, read_hf_json
-from .hf_write import write_hf
+from ..display import render_token
+from .gguf.meta import read_gguf_metadata
+from .hf.read import read_gpt2_files, read_hf_json
+from .hf.write import write_hf
 from .locate import NAMED, locate  # noqa: F401  (NAMED: the vendored names, kept importable here)
 from .minillm_format import FORMAT_NAME, read_minillm, write_minillm
 from .pattern_names import KNOWN_STAGES, NAMED_PATTERNS

@@ -20,7 +20,7 @@ names the second sequence ($B) is refused, and so is any other processor.
 """
 from __future__ import annotations
 
-from .validate import is_id, json_kind, shown
+from ..validate import is_id, json_kind, shown
 
 KINDS = ("TemplateProcessing", "RobertaProcessing", "BertProcessing", "ByteLevel", "Sequence")
 

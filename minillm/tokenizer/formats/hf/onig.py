@@ -41,7 +41,7 @@ def _refuse(pattern: str, what: str) -> ValueError:
     return ValueError(f"tokenizer.json regex {pattern[:80]!r}: {what} means something else in "
                       f"Oniguruma (which `tokenizers` runs) than in Python's `regex`; minillm "
                       f"translates \\h \\H \\w \\W \\x{{..}} \\e \\N \\Z ^ $ (?m) and refuses the rest "
-                      f"(minillm/tokenizer/onig.py)")
+                      f"(minillm/tokenizer/formats/hf/onig.py)")
 
 
 def to_python(pattern: str) -> str:

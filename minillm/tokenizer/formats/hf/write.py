@@ -31,7 +31,7 @@ from pathlib import Path
 from minillm.io.atomic import write_new_text
 from minillm.io.commit import atomic_files
 
-from .byte_alphabet import bytes_to_unicode
+from ..byte_alphabet import bytes_to_unicode
 
 _BYTE_TO_CHAR = bytes_to_unicode()
 

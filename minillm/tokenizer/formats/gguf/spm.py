@@ -14,9 +14,9 @@ user-defined ones are split out of every text (special.py).
 """
 from __future__ import annotations
 
-from .gguf_types import BYTE, BYTE_TOKEN, CONTROL, NORMAL, UNKNOWN, USER_DEFINED, \
+from .token_types import BYTE, BYTE_TOKEN, CONTROL, NORMAL, UNKNOWN, USER_DEFINED, \
     user_defined_tokens
-from .validate import shown
+from ..validate import shown
 
 DECODES_AS = {NORMAL: "text", UNKNOWN: "special", CONTROL: "special", USER_DEFINED: "special",
               BYTE: "byte"}                     # anything else (unused, undefined): nothing

@@ -35,9 +35,9 @@ change of either library is noticed. NFC/NFKC use Python's `unicodedata` (14.0 o
 """
 from __future__ import annotations
 
-from .hf_normalize import simplest
-from .hf_post import check_post_processor
-from .validate import shown
+from .normalizers import simplest
+from .post_processors import check_post_processor
+from ..validate import shown
 
 
 def check_honoured(data: dict):

@@ -30,8 +30,8 @@ from pathlib import Path
 
 from minillm.io.atomic import atomic_write_text
 
-from .hf_normalize import simplest
-from .hf_post import check_post_processor
+from .hf.normalizers import simplest
+from .hf.post_processors import check_post_processor
 from .validate import shown
 
 FORMAT_NAME = "minillm-bpe"
