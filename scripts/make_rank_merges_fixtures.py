@@ -74,9 +74,9 @@ def cl100k_tokenizers_ids(sample: list[str]) -> list[list[int]]:
     tok = Tokenizer.load("cl100k")
     b2u = bytes_to_unicode()
     spell = lambda b: "".join(b2u[x] for x in b)                       # noqa: E731
-    vocab = {spell(b): i for b, i in tok._encoder.items()}
+    vocab = {spell(b): i for b, i in tok.encoder.items()}
     merges = [(spell(a), spell(b)) for (a, b), _ in
-              sorted(merges_from_ranks(tok._encoder).items(), key=lambda kv: kv[1])]
+              sorted(merges_from_ranks(tok.encoder).items(), key=lambda kv: kv[1])]
     # subtle: Oniguruma (tokenizers' regex engine) reads `{1,3}+` as "one or more runs of 1-3
     # digits", not as possessive, and `$` as the end of a line: the split regex is given without
     # possessive quantifiers (the same matches) and with `\z` for tiktoken's end of text

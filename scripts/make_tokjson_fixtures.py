@@ -1,4 +1,4 @@
-"""Reference fixtures for the tokenizer.json settings minillm honours or refuses (hf_features.py).
+"""Reference fixtures for the tokenizer.json settings minillm honours or refuses (minillm/tokenizer/formats/hf/features.py).
 
     PYTHONPATH=$PWD .venv-dev/bin/python scripts/make_tokjson_fixtures.py
 

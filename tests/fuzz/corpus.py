@@ -173,7 +173,7 @@ def tokenizer_of(loaded):
 
 def round_trips(tok: Tokenizer) -> bool:
     """No silent wrong result: the text comes back (when every byte has a token)."""
-    if tok.unk_id is not None or any(bytes([b]) not in tok._encoder for b in range(256)):
+    if tok.unk_id is not None or any(bytes([b]) not in tok.encoder for b in range(256)):
         return True
     ids = tok.encode_ordinary(TEXT)
     return tok.decode(ids) == TEXT and all(isinstance(i, int) for i in ids) and \

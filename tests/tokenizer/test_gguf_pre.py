@@ -12,7 +12,7 @@ from minillm.tokenizer import Tokenizer, formats
 from minillm.tokenizer.files import build
 from minillm.tokenizer.formats.gguf.meta import read_gguf_metadata
 from minillm.tokenizer.formats.pattern_names import LLAMA_CPP_IGNORE_MERGES, LLAMA_CPP_PRE
-from minillm.tokenizer.patterns import PreTokenizer
+from minillm.tokenizer.formats.pattern_names import pre_tokenizer
 from tests.conftest import FIXTURES, REPO
 
 REFERENCE = json.loads((FIXTURES / "gguf_pre" / "reference.json").read_text(encoding="utf-8"))
@@ -38,7 +38,7 @@ def test_the_required_names_are_known_and_have_references():
 def test_pre_tokeniser_matches_the_reference(name):
     ref = REFERENCE["names"][name]
     assert list(LLAMA_CPP_PRE[name]) == ref["stages"]      # the fixture is of this very table
-    pre = PreTokenizer(name)
+    pre = pre_tokenizer(name)
     tok = build(Tokenizer, {**formats.read(SHAKESPEARE), "pattern": name,
                             "whole_piece_lookup": name in LLAMA_CPP_IGNORE_MERGES})
     for text, pieces, ids in zip(REFERENCE["texts"], ref["pieces"], ref["ids"]):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from minillm.tokenizer import Tokenizer
+from minillm.tokenizer import Tokenizer, load_tokenizer
 from minillm.tokenizer.files import build as build_tokenizer
 from minillm.tokenizer.formats.hf.read import read_hf_json
 from minillm.tokenizer.spm import SentencePieceBPE
@@ -24,8 +24,8 @@ CONFIG = {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>"}
 
 
 def build(patch: dict, fast: bool = True) -> SentencePieceBPE:
-    """As Tokenizer.load builds it (files.build: `pieces` in the kwargs -> SentencePieceBPE)."""
-    return build_tokenizer(Tokenizer, read_hf_json(patched(BASE, patch), CONFIG), fast=fast)
+    """As load_tokenizer builds it (files.build: `pieces` in the kwargs -> SentencePieceBPE)."""
+    return build_tokenizer(SentencePieceBPE, read_hf_json(patched(BASE, patch), CONFIG), fast=fast)
 
 
 @pytest.mark.parametrize("case", REF["honoured"], ids=[c["name"] for c in REF["honoured"]])
@@ -76,8 +76,11 @@ def test_refused_variants_would_have_changed_the_ids():
 def test_a_folder_with_tokenizer_json_loads_as_sentencepiece(tmp_path):
     (tmp_path / "tokenizer.json").write_text(json.dumps(BASE), encoding="utf-8")
     (tmp_path / "tokenizer_config.json").write_text(json.dumps(CONFIG), encoding="utf-8")
-    tok = Tokenizer.load(tmp_path)
+    tok = load_tokenizer(tmp_path)
     assert isinstance(tok, SentencePieceBPE)
+    assert SentencePieceBPE.load(tmp_path).encode("Hello") == tok.encode("Hello")
+    with pytest.raises(ValueError, match=re.escape("use minillm.load_tokenizer(path)")):
+        Tokenizer.load(tmp_path)              # the class is the file's to choose
     assert (tok.bos_id, tok.eos_id, tok.unk_id) == (1, 2, 0)
     case = REF["honoured"][0]
     assert [tok.encode(t, allowed_special="all") for t in REF["texts"]] == case["ids"]
@@ -122,4 +125,4 @@ def test_a_broken_byte_fallback_vocabulary_is_refused_not_loaded(tmp_path, edit,
         data["added_tokens"].append({"id": 301, "content": "<zz>", "special": True})
     (tmp_path / "tokenizer.json").write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(ValueError, match=re.escape(message)):
-        Tokenizer.load(tmp_path / "tokenizer.json")
+        load_tokenizer(tmp_path / "tokenizer.json")

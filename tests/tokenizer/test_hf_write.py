@@ -1,4 +1,4 @@
-"""Saving in Hugging Face's format (hf_write.py) and choosing the format by file name (formats.py).
+"""Saving in Hugging Face's format (formats/hf/write.py) and choosing the format by file name (formats/dispatch.py).
 
 The shipped models' files are checked against `tokenizers` / `transformers` themselves in
 tests/test_hf_shipped.py (fixtures); here: the layout, round trips, and what cannot be written.
@@ -9,6 +9,7 @@ import pytest
 
 from minillm.tokenizer import Tokenizer
 from minillm.tokenizer.formats.byte_alphabet import bytes_to_unicode
+from minillm.tokenizer.formats.hf.normalizers import Normalizer
 from minillm.tokenizer.formats.minillm_format import FORMAT_NAME
 from tests.tokenizer.helpers import named
 
@@ -23,7 +24,7 @@ def tok():
     kw = dict(encoder={trained.token_bytes(i): i for i in range(trained.vocab_size)
                        if i not in trained.special_tokens.values()},
               merges=trained.merges, pattern=trained.pattern,
-              special_tokens=trained.special_tokens, normalizer="NFC",
+              special_tokens=trained.special_tokens, normalizer=Normalizer("NFC"),
               eos_id=trained.special_tokens["<|end|>"])
     return Tokenizer(**kw)
 
@@ -61,7 +62,7 @@ def test_save_load_round_trip_in_both_formats(tmp_path, tok, name, format):
     assert (data.get("format") == FORMAT_NAME) == (expected == "minillm")
     again = Tokenizer.load(tmp_path / name)
     assert again.encode(TEXT, allowed_special="all") == tok.encode(TEXT, allowed_special="all")
-    assert again.pattern == tok.pattern and again.normalizer == "NFC"
+    assert again.pattern == tok.pattern and again.normalizer == Normalizer("NFC")
     assert again.special_tokens == tok.special_tokens
     if expected == "hf":
         assert again.eos_id == tok.eos_id        # from tokenizer_config.json

@@ -11,8 +11,7 @@ import functools
 
 import pytest
 
-from minillm.tokenizer import Tokenizer
-from minillm.tokenizer.files import build
+from minillm.tokenizer import Tokenizer, tokenizer_from_gguf_metadata
 from minillm.tokenizer.formats.gguf.meta import read_gguf_metadata
 from minillm.tokenizer.formats.pattern_names import LLAMA_CPP_IGNORE_MERGES, LLAMA_CPP_PRE
 from tests.tokenizer.llamacpp_vocab import NAMES, load, metadata
@@ -24,7 +23,7 @@ SENTENCEPIECE = ("baichuan", "gemma-4", "llama-spm", "phi-3")   # "llama" and "g
 
 
 def tokenizer(name: str, fast: bool = True) -> Tokenizer:
-    return build(Tokenizer, read_gguf_metadata(metadata(load(name)["vocab"])), fast=fast)
+    return tokenizer_from_gguf_metadata(metadata(load(name)["vocab"]), fast=fast)
 
 
 def test_every_vocabulary_of_the_test_set_is_covered():

@@ -1,5 +1,5 @@
 """Tokenizer.load by any name: a .gguf file, a model folder, a downloaded model's name; and the
-messages when a name means nothing (locate.py)."""
+messages when a name means nothing (formats/locate.py)."""
 import dataclasses
 
 import pytest

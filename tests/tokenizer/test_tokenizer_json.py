@@ -21,7 +21,7 @@ from tests.conftest import shared_file
 REPO = Path(__file__).resolve().parents[2]
 REF = json.loads((REPO / "tests/fixtures/tokenizer_json/reference.json").read_text("utf-8"))
 BASE = json.loads((REPO / REF["base"]).read_text("utf-8")) | {"added_tokens": REF["added_tokens"]}
-# the Oniguruma constructs minillm refuses rather than translates (onig.py)
+# the Oniguruma constructs minillm refuses rather than translates (formats/hf/onig.py)
 REFUSED_REGEXES = {r"\b", r"\y", r"[[:digit:]]+", r"[a-z&&[^b]]+", r"[\H]", r"[\w]+",
                    r"\p{Word}+", r"\Qa\E"}
 
@@ -95,7 +95,7 @@ def test_a_saved_tokenizer_keeps_its_normalizer_and_post_processor(tmp_path):
 
 # Unicode versions: `regex` (2026.11.19) has Unicode 18.0's tables, `tokenizers`' Oniguruma 16.0's.
 # Code points assigned in 17.0 or 18.0 are letters or symbols to minillm and unassigned (Cn) to
-# `tokenizers`: a KNOWN difference (hf_features.py, "Unicode versions"), asserted so that a
+# `tokenizers`: a KNOWN difference (formats/hf/features.py, "Unicode versions"), asserted so that a
 # change on either side is noticed.
 NEWER = {"U+208F": r"\p{L}", "U+209D": r"\p{L}", "U+209F": r"\p{L}", "U+20C1": r"\p{S}",
          "U+20C2": r"\p{S}", "U+20C3": r"\p{S}"}
@@ -115,7 +115,7 @@ def test_texts_with_code_points_newer_than_unicode_16_tokenize_differently_known
     it starts a run of punctuation ("₏'")."""
     shipped = Tokenizer.load(REPO / "weights" / "shakespeare" / "tokenizer.json")
     text, ids = REF["unicode"]["texts"][0], REF["unicode"]["shakespeare"][0]
-    assert shipped._pre.split(text)[:2] == ["the\u208f", "'s"]
+    assert shipped.pre_tokenizer.split(text)[:2] == ["the\u208f", "'s"]
     assert shipped.encode(text) != ids
     assert shipped.decode(ids) == text
 

@@ -8,7 +8,7 @@
                                                        5 unused (padding)
     tokenizer.ggml.merges      strings "a b"           in rank order, same alphabet (a tiktoken
                                                        vocabulary: derived from its ranks,
-                                                       tokenizer/rank_merges.py)
+                                                       tokenizer/formats/rank_merges.py)
     tokenizer.ggml.bos_token_id / eos_token_id         when the tokenizer names them
 
 llama.cpp does not read the regex from the file: it keeps a table from ``tokenizer.ggml.pre``
@@ -135,7 +135,7 @@ def _spm_metadata(tok, vocab_size: int, bos_id: int | None, eos_id: int | None) 
 
 
 def _spm_type(tok, i: int, text: str | None) -> int:
-    """llama.cpp's token type of id `i` (spm_meta.py's table, read backwards)."""
+    """llama.cpp's token type of id `i` (tokenizer/formats/gguf/spm.py's table, read backwards)."""
     kind = tok._kinds.get(i, "none") if text is not None else "none"
     if kind == "special":
         return USER_DEFINED if text in tok.user_defined else UNKNOWN if i == tok.unk_id else CONTROL

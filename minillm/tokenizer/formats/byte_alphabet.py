@@ -4,7 +4,7 @@ GPT-2's `encoder.json`, Hugging Face's `tokenizer.json` and GGUF's `tokenizer.gg
 write each token's bytes as a printable string: bytes that are printable Latin-1 characters stand
 for themselves, the other 68 bytes are shifted to U+0100.. (so a space, 0x20, is written "Ġ" =
 U+0120, and a newline "Ċ"). Merges are lines "left right" in rank order (the `pairs` rule of
-`bpe.py`). The readers (hf.py, gguf_meta.py) and writers (hf_write.py, io/gguf/vocab.py) share it.
+`bpe.py`). The readers (hf/read.py, gguf/meta.py) and writers (hf/write.py, io/gguf/vocab.py) share it.
 
     >>> token_string_to_bytes("Ġworld")
     b' world'
@@ -50,7 +50,7 @@ def parse_merges(lines, token_to_bytes=token_string_to_bytes,
     """["Ġ t", "h e", ...] (or [["Ġ", "t"], ...]) -> {(b" ", b"t"): 0, (b"h", b"e"): 1, ...}.
 
     A pair listed twice keeps the rank of its `keep`="first" or "last" listing (`tokenizers`
-    keeps the last one: hf.py asks for it)."""
+    keeps the last one: hf/read.py asks for it)."""
     merges: dict[tuple[bytes, bytes], int] = {}
     for rank, line in enumerate(lines):
         pair = line.split(" ") if isinstance(line, str) else line

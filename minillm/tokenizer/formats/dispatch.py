@@ -1,22 +1,19 @@
 """Where a tokenizer comes from: vendored names, tiktoken rank files, GPT-2 / Hugging Face files,
 GGUF metadata and minillm's own readable format. `read(path_or_name)` returns the kwargs of
-`Tokenizer(...)`; `write(tok, path)` saves one. Which names and folders are accepted: locate.py.
+`Tokenizer(...)` (or of `SentencePieceBPE(...)`: load.py builds either); `write(tok, path)` saves
+one. Which names and folders are accepted: locate.py.
 
-* tiktoken (`*.tiktoken`, optionally `.gz`): one line per token, `base64(token bytes) rank`; the
-  rank is the id (the `ranks` rule of bpe.py). The file has no pattern and no special tokens:
-  both come from the file name (gpt2/r50k, cl100k, o200k) or `pattern=`.
+* tiktoken (`*.tiktoken`, optionally `.gz`): tiktoken.py.
 * a directory with `encoder.json` + `vocab.bpe` (GPT-2's release) or a tokenizer file.
-* `tokenizer.json` (or `.json.gz`): Hugging Face (hf.py) or minillm's (minillm_format.py).
-* `.gguf`: the `tokenizer.ggml.*` metadata (gguf_meta.py); the tensors are not read.
+* `tokenizer.json` (or `.json.gz`): Hugging Face (hf/read.py) or minillm's (minillm_format.py).
+* `.gguf`: the `tokenizer.ggml.*` metadata (gguf/meta.py); the tensors are not read.
 
 minillm's own readable format is in minillm_format.py: its file name is `*.minillm.json` (older
 files named tokenizer.json still load: the reader looks at the content). `write` also writes a
-`.vocab` dump. A file named `tokenizer.json` is written in Hugging Face's format (hf_write.py).
+`.vocab` dump. A file named `tokenizer.json` is written in Hugging Face's format (hf/write.py).
 """
 from __future__ import annotations
 
-import base64
-import binascii
 import gzip
 import io
 import json
@@ -32,18 +29,11 @@ from ..display import render_token
 from .gguf.meta import read_gguf_metadata
 from .hf.read import read_gpt2_files, read_hf_json
 from .hf.write import write_hf
-from .locate import NAMED, locate  # noqa: F401  (NAMED: the vendored names, kept importable here)
+from .locate import locate
 from .minillm_format import FORMAT_NAME, read_minillm, write_minillm
 from .pattern_names import KNOWN_STAGES, NAMED_PATTERNS
+from .tiktoken import read_tiktoken
 from .validate import check_patterns, check_vocabulary, shown
-
-TIKTOKEN_SPECIALS = {
-    "gpt2": {"<|endoftext|>": 50256},
-    "cl100k": {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
-               "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276},
-    "o200k": {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
-}
-
 
 MAX_TEXT_BYTES = 64 << 20  # the largest real tokenizer files (o200k, Gemma's tokenizer.json)
 # are 3.6-35 MB; a file (or a .gz's decompressed content) beyond this is refused unread
@@ -66,42 +56,6 @@ def _read_text(path: Path) -> str:
         raise ValueError(f"{path} is not UTF-8 text: {exc}") from None
 
 
-def _tiktoken_family(path: Path) -> str | None:
-    name = path.name.lower()
-    families = (("cl100k", ("cl100k",)), ("o200k", ("o200k",)), ("gpt2", ("gpt2", "r50k")))
-    for family, keys in families:
-        if any(k in name for k in keys):
-            return family
-    return None
-
-
-def read_tiktoken(path: Path, pattern=None) -> dict:
-    """`base64 rank` lines -> kwargs (ranks rule; tiktoken looks a whole piece up first)."""
-    encoder: dict[bytes, int] = {}
-    for n, line in enumerate(_read_text(path).splitlines(), 1):
-        if not line:
-            continue
-        fields = line.split()
-        try:
-            if len(fields) != 2 or not (fields[1].isascii() and fields[1].isdigit()):
-                raise ValueError
-            token, rank = base64.b64decode(fields[0], validate=True), int(fields[1])
-        except (ValueError, IndexError, binascii.Error):
-            raise ValueError(f"{path}:{n}: expected 'base64-token rank', "
-                             f"got {line[:60]!r}") from None
-        if token in encoder:
-            raise ValueError(f"{path}:{n}: token {token!r} is listed twice (ranks "
-                             f"{encoder[token]} and {rank})")
-        encoder[token] = rank
-    family = _tiktoken_family(path)
-    if pattern is None and family is None:
-        raise ValueError(f"cannot tell the split pattern of {path.name}: pass pattern= "
-                         f"(a name such as 'gpt2', 'cl100k', 'o200k', or a regex)")
-    return dict(encoder=encoder, merges=None, pattern=pattern or family,
-                special_tokens=TIKTOKEN_SPECIALS.get(family, {}), whole_piece_lookup=True,
-                eos_id=TIKTOKEN_SPECIALS.get(family, {}).get("<|endoftext|>"))
-
-
 def read(path_or_name, pattern=None) -> dict:
     """A vendored name or a path -> Tokenizer kwargs (see the module docstring), validated
     (validate.py): a vocabulary that cannot be honoured is a ValueError naming the file."""
@@ -109,8 +63,8 @@ def read(path_or_name, pattern=None) -> dict:
     path = locate(path_or_name)  # (its TypeError is about the argument, not the file)
     try:
         kw = _read(path, pattern)
-        if path.suffix == ".gguf" or "pieces" in kw:   # checked by their readers (gguf_meta.py;
-            return kw                                  # SentencePiece-style: spm_meta, hf_spm)
+        if path.suffix == ".gguf" or "pieces" in kw:   # checked by their readers (gguf/meta.py;
+            return kw                                  # SentencePiece-style: gguf/spm, hf/spm)
         return validated(kw, source, from_file=pattern is None)
     except (KeyError, TypeError, AttributeError, IndexError) as exc:   # a field of the wrong type
         raise ValueError(f"{source}: malformed tokenizer file ({type(exc).__name__}: "
@@ -159,7 +113,7 @@ def _read(path: Path, pattern=None) -> dict:
             raise ValueError(f"{path} carries no tokenizer (no tokenizer.ggml.* metadata)")
         return read_gguf_metadata(meta, pattern)
     if path.name.endswith((".tiktoken", ".tiktoken.gz")):
-        return read_tiktoken(path, pattern)
+        return read_tiktoken(path, _read_text(path), pattern)
     data = _load_json(path)
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object")
@@ -200,5 +154,5 @@ def write(tok, path, format: str | None = None, **options) -> None:
 
 def write_vocab_dump(tok, path: Path) -> None:
     """"id<TAB>token" lines, the token shown readably (display.py): for people, not read back."""
-    dump = [f"{i}\t{render_token(b)}" for i, b in enumerate(tok._id_to_bytes) if b is not None]
+    dump = [f"{i}\t{render_token(b)}" for i, b in enumerate(tok.id_to_bytes) if b is not None]
     atomic_write_text(path, "\n".join(dump) + "\n")

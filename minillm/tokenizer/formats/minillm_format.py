@@ -30,9 +30,9 @@ from pathlib import Path
 
 from minillm.io.atomic import atomic_write_text
 
-from .hf.normalizers import simplest
-from .hf.post_processors import check_post_processor
-from .validate import shown
+from .hf.normalizers import normalizer
+from .hf.post_processors import post_processor
+from .validate import shown, written_spec
 
 FORMAT_NAME = "minillm-bpe"
 
@@ -48,7 +48,8 @@ def _token_json(b: bytes | None) -> str:
 def write_minillm(tok, path: Path) -> None:
     """minillm's format: a header, then one token and one merge per line."""
     header = {"format": FORMAT_NAME, "version": 1, "pattern": list(tok.pattern),
-              "normalizer": tok.normalizer, "post_processor": tok.post_processor,
+              "normalizer": written_spec(tok.normalizer, "normalizer"),
+              "post_processor": written_spec(tok.post_processor, "post_processor"),
               "merge_rule": "ranks" if tok.merges is None else "pairs",
               "whole_piece_lookup": tok.whole_piece_lookup,
               "special_tokens": tok.special_tokens, "bos_id": tok.bos_id, "eos_id": tok.eos_id}
@@ -56,13 +57,13 @@ def write_minillm(tok, path: Path) -> None:
         header["user_defined"] = sorted(tok.user_defined)
     lines = [json.dumps(header, ensure_ascii=False, indent=1)[:-2] + ",", ' "tokens": [']
     specials = set(tok.special_tokens.values())
-    table = [None if i in specials else tok._id_to_bytes[i] for i in range(tok.vocab_size)]
+    table = [None if i in specials else tok.id_to_bytes[i] for i in range(tok.vocab_size)]
     lines += [f"  {_token_json(b)}," for b in table]
     lines[-1] = lines[-1].rstrip(",")
     lines.append(" ],")
     lines.append(' "merges": [')
     if tok.merges is not None:
-        ids = tok._encoder
+        ids = tok.encoder
         ordered = sorted(tok.merges.items(), key=lambda kv: kv[1])
         lines += [f"  [{ids[a]}, {ids[b]}]," for (a, b), _ in ordered]
         lines[-1] = lines[-1].rstrip(",") if ordered else lines[-1]
@@ -100,13 +101,11 @@ def read_minillm(data: dict) -> dict:
         elif data["merge_rule"] != "ranks":
             raise ValueError(f"merge_rule must be 'pairs' or 'ranks', got {data['merge_rule']!r}")
         pattern = data["pattern"]
-        check_post_processor(data.get("post_processor"))  # (hf_post.py: what is honoured)
         return dict(encoder=encoder, merges=merges,
                     pattern=(pattern,) if isinstance(pattern, str) else tuple(pattern),
                     special_tokens=data["special_tokens"],
-                    normalizer=simplest(data.get("normalizer")) if isinstance(
-                        data.get("normalizer"), dict) else data.get("normalizer"),
-                    post_processor=data.get("post_processor"),
+                    normalizer=normalizer(data.get("normalizer")),   # (hf/: what is honoured)
+                    post_processor=post_processor(data.get("post_processor")),
                     whole_piece_lookup=data["whole_piece_lookup"],
                     bos_id=data.get("bos_id"), eos_id=data.get("eos_id"),
                     user_defined=data.get("user_defined", []))

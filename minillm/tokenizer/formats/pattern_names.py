@@ -1,30 +1,16 @@
-"""The pre-tokenisation patterns of real tokenizers, by name (patterns.py splits text with them),
-and the time limit under which any other pattern (one read from a file) runs.
+"""The pre-tokenisation patterns of real tokenizers, by name: tiktoken's (patterns.py) and
+llama.cpp's, as GGUF files name them (`tokenizer.ggml.pre`). The loaders resolve a name with this
+table and hand the Tokenizer a PreTokenizer that knows these stages run in linear time (no time
+limit: `pre_tokenizer`).
 
-    >>> resolve_pattern("cl100k") == (CL100K_PATTERN,)
+    >>> resolve_pattern("smollm") == (r"\\p{N}", LLAMA_CPP_GPT2)
     True
 """
 from __future__ import annotations
 
-import regex
+from ..checks import check_pattern
+from ..patterns import GPT2_PATTERN, O200K_PATTERN, TIKTOKEN_PATTERNS, PreTokenizer
 
-# tiktoken's spellings (possessive quantifiers `++` run faster in `regex` and are equivalent).
-# GPT-2 as released: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
-# cl100k (GPT-4; also Llama-3's "llama-bpe"): case-insensitive contractions, numbers in groups of
-# at most 3 digits, one leading non-letter glued to a word, newlines kept with punctuation.
-CL100K_PATTERN = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+"""
-                  r"""| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
-# o200k (GPT-4o): words split at case changes (camelCase -> camel, Case), contractions attached.
-O200K_PATTERN = "|".join([
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""\p{N}{1,3}""",
-    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-    r"""\s*[\r\n]+""",
-    r"""\s+(?!\S)""",
-    r"""\s+""",
-])
 # llama.cpp's pre-tokenisers, by their `tokenizer.ggml.pre` names (GGUF). The regexes are the
 # ones llama.cpp's src/llama-vocab.cpp runs for each name (its `regex_exprs`), stage by stage;
 # the only change: its capture groups `(...)` are written `(?:...)` (same matches; `findall`
@@ -151,65 +137,23 @@ LLAMA_CPP_CUSTOM_SPLIT = frozenset({"afmoe", "superbpe", "kimi-k2"})
 
 # name -> stages: tiktoken's names (gpt2, r50k_base, ...) and llama.cpp's above.
 NAMED_PATTERNS: dict[str, tuple[str, ...]] = {
-    "gpt2": (GPT2_PATTERN,), "r50k": (GPT2_PATTERN,), "r50k_base": (GPT2_PATTERN,),
-    "p50k_base": (GPT2_PATTERN,),
-    "cl100k": (CL100K_PATTERN,), "cl100k_base": (CL100K_PATTERN,),
-    "o200k": (O200K_PATTERN,), "o200k_base": (O200K_PATTERN,),
+    **{name: (stage,) for name, stage in TIKTOKEN_PATTERNS.items()},
     "gpt-4o": (O200K_PATTERN,),   # llama.cpp's name; tiktoken's regex (llama.cpp emulates it)
     **LLAMA_CPP_PRE,
 }
-# every stage regex of the table: known to run in linear time (no time limit: `time_limit`)
+# every stage regex of the table: known to run in linear time (no time limit: checks.time_limit)
 KNOWN_STAGES = frozenset(p for stages in NAMED_PATTERNS.values() for p in stages)
 
 
 def resolve_pattern(pattern: str | tuple[str, ...] | list[str] | None) -> tuple[str, ...]:
-    """A pattern name, a regex, or a sequence of regexes -> the tuple of stage regexes.
-
-    >>> resolve_pattern("cl100k") == (CL100K_PATTERN,)
-    True
-    """
+    """A pattern name (tiktoken's or llama.cpp's), a regex, or a sequence of regexes -> the tuple
+    of stage regexes (None: GPT-2's)."""
+    check_pattern(pattern)
     if pattern is None:
         return (GPT2_PATTERN,)
-    if isinstance(pattern, str):
-        return NAMED_PATTERNS.get(pattern, (pattern,))
-    if isinstance(pattern, (tuple, list)) and pattern and all(isinstance(p, str) for p in pattern):
-        return tuple(pattern)
-    raise TypeError(f"pattern must be a name ({', '.join(sorted(NAMED_PATTERNS))}), a regex "
-                    f"string or a non-empty list of regex strings, got {pattern!r}")
+    return NAMED_PATTERNS.get(pattern, (pattern,)) if isinstance(pattern, str) else tuple(pattern)
 
 
-def compile_stages(stages: tuple[str, ...]) -> list:
-    """Each stage regex compiled with `regex`; a ValueError for one that does not compile."""
-    try:
-        return [regex.compile(p) for p in stages]
-    except regex.error as exc:
-        raise ValueError(f"invalid pre-tokenisation regex: {exc}") from None
-
-
-SECONDS_PER_CHAR = 1e-5  # 10 µs; a file's real pattern takes up to ~0.8 µs a character
-
-
-def time_limit(text: str) -> float:
-    """Seconds a file's regex may take on `text`: 1 s + 10 µs a character. Past it,
-    `timed_matches` raises a ValueError.
-
-    subtle: the margin is for real patterns on a busy machine. DeepSeek-V4's tokenizer.json
-    regex spends ~0.6-0.8 µs a character on short alternating tokens ("a b\\n" repeated), and
-    backtracking without bound is still caught: it grows with the square of the length or worse."""
-    return 1.0 + SECONDS_PER_CHAR * len(text)
-
-
-def timed_matches(rx, text: str, timeout: float | None):
-    """`rx.finditer(text)` (a `regex`, or `re`, pattern); with a `timeout` (seconds, `regex`
-    only), a ValueError past it."""
-    if timeout is None:
-        return rx.finditer(text)
-    return _within(rx, text, timeout)
-
-
-def _within(rx, text: str, timeout: float):
-    try:
-        yield from rx.finditer(text, timeout=timeout)
-    except TimeoutError:
-        raise ValueError(f"the pre-tokenisation regex {rx.pattern[:80]!r} took over {timeout:.1f} "
-                         f"s on {len(text):,} characters (catastrophic backtracking?)") from None
+def pre_tokenizer(pattern) -> PreTokenizer:
+    """`resolve_pattern(pattern)` as a PreTokenizer that splits the named stages untimed."""
+    return PreTokenizer(resolve_pattern(pattern), known=KNOWN_STAGES)

@@ -63,7 +63,7 @@ def with_derived_merges(tok):
     from ..files import with_metadata
     from ..tokenizer import Tokenizer
     return with_metadata(Tokenizer(
-        tok._encoder, merges_from_ranks(tok._encoder), tok.pattern, tok.special_tokens,
+        tok.encoder, merges_from_ranks(tok.encoder), tok.pre_tokenizer, tok.special_tokens,
         whole_piece_lookup=False, normalizer=tok.normalizer, bos_id=tok.bos_id, eos_id=tok.eos_id,
         unk_id=tok.unk_id, post_processor=tok.post_processor, user_defined=tok.user_defined),
         tok.gguf_metadata)

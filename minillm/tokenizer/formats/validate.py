@@ -1,7 +1,6 @@
 """Refuse a vocabulary that cannot be honoured, before it is used: a clear ValueError naming the
-file and what is wrong, never a silently different tokenisation. Below them, the refusals the
-Tokenizer makes while it runs (bad constructor or `encode` arguments, ids that name no token) and
-`without_lone_surrogates` (what UTF-8 cannot encode, replaced as tiktoken does).
+file and what is wrong, never a silently different tokenisation. (What the Tokenizer refuses
+while it runs, bad arguments and ids that name no token: ../checks.py.)
 
 What a byte-level BPE vocabulary must satisfy (each check is one finding it prevents):
 
@@ -21,28 +20,13 @@ Example::
 """
 from __future__ import annotations
 
-import operator
-import reprlib
-from collections.abc import Collection
-
 import regex
 
-MAX_ID = 1 << 24             # the largest token id accepted + 1 (files and Tokenizer(...))
-_REPR = reprlib.Repr()       # (keyword arguments only from Python 3.12)
-_REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlist, _REPR.maxdict = 3, 60, 60, 4, 4
+from ..checks import MAX_ID, is_id, shown
+
 PROBE_TIMEOUT_S = 0.25       # per probe; a real split pattern runs these in microseconds
 PROBE_LENGTHS = (40, 4_000)  # exponential blow-ups show at 40 characters, polynomial ones later
 PROBE_CHARS = "a1 \n!'中é\t."
-
-
-def shown(value) -> str:
-    """A short repr of any JSON value for a message (never recursing into deep nesting)."""
-    return _REPR.repr(value)
-
-
-def is_id(value) -> bool:
-    """A JSON value usable as a token id: an int in [0, MAX_ID) that is not a bool."""
-    return type(value) is int and 0 <= value < MAX_ID
 
 
 def check_id(value, what: str, source: str):
@@ -101,7 +85,7 @@ def check_patterns(stages, source: str) -> None:
 
     subtle: a probe only finds the blow-ups it triggers. The probes catch the classic
     nested-quantifier shapes at load time; whatever slips past them is stopped where it runs:
-    a pattern that is not a named one splits text under a time limit (pattern_names.time_limit).
+    a pattern that is not a named one splits text under a time limit (checks.time_limit).
     """
     for p in stages:
         if not isinstance(p, str) or not p:
@@ -120,72 +104,6 @@ def check_patterns(stages, source: str) -> None:
                     raise ValueError(f"{source}: pattern {p[:80]!r} takes over "
                                      f"{PROBE_TIMEOUT_S} s on {n} × {c!r} (catastrophic "
                                      f"backtracking); minillm refuses it") from None
-
-
-# ----- while the Tokenizer runs ---------------------------------------------------------------
-def check_tokenizer(encoder, special_tokens: dict, user_defined=(), **ids) -> None:
-    """`Tokenizer(...)`'s arguments: a non-empty {bytes: id} vocabulary with ids in [0, MAX_ID),
-    special tokens as non-empty strings with ids >= 0, user-defined tokens among them; ``ids``
-    (bos_id= ...) None or a used id."""
-    if not isinstance(encoder, dict) or not encoder:
-        raise ValueError("a tokenizer needs a non-empty {token bytes: id} vocabulary")
-    if min(encoder.values()) < 0:
-        raise ValueError(f"token ids must be >= 0, got {min(encoder.values())}")
-    top = max([*encoder.values(), *special_tokens.values()])
-    if top >= MAX_ID:  # (the id -> bytes table has one slot per id)
-        raise ValueError(f"token ids must be below {MAX_ID:,} (real vocabularies have up to "
-                         f"~260,000 tokens), got {top:,}")
-    for s, i in special_tokens.items():
-        if not isinstance(s, str) or not s or not isinstance(i, int) or i < 0:
-            raise ValueError(f"a special token must be a non-empty str with an id >= 0, "
-                             f"got {s!r}: {i!r}")
-    if isinstance(user_defined, str) or not set(user_defined) <= special_tokens.keys():
-        raise ValueError(f"user_defined must be a collection of special tokens, got "
-                         f"{shown(user_defined)}")
-    for name, value in ids.items():
-        if value is not None and not (0 <= value < top + 1):
-            raise ValueError(f"{name}={value} is outside the vocabulary [0, {top + 1})")
-
-
-def special_set(value, name: str, known: dict | None = None) -> frozenset:
-    """An `allowed_special` (``known``: the special tokens) or `disallowed_special` argument that
-    is not "all" -> a frozenset of strings; a str or a non-collection is a TypeError."""
-    if not isinstance(value, Collection) or isinstance(value, str):
-        kind = "a set of strings" if known is not None else \
-            "a collection of strings (() to disable the check)"
-        raise TypeError(f'{name} must be "all" or {kind}, got {value!r}')
-    strings = frozenset(value)
-    unknown = sorted(s for s in strings if s not in known) if known is not None else []
-    if unknown:
-        raise ValueError(f"{name} names {unknown}, which are not special tokens "
-                         f"of this tokenizer (it has {sorted(known)[:8]}...)")
-    return strings
-
-
-def bad_id(ids, table: list) -> ValueError:
-    """The error for ids that cannot be decoded, naming the first id that is not an integer
-    (int, NumPy integer) with a token in `table` (id -> bytes, None where an id has no token)."""
-    bad = next((i for i in ids if not _names_a_token(i, table)), None)
-    return ValueError(f"cannot decode id {bad!r}: ids must be ints in [0, {len(table)}) that "
-                      f"name a token")
-
-
-def _names_a_token(token_id, table: list) -> bool:
-    try:
-        i = operator.index(token_id)  # (a 1-D array, a float or a str is not an integer)
-    except TypeError:
-        return False
-    return 0 <= i < len(table) and table[i] is not None
-
-
-def without_lone_surrogates(text: str) -> str:
-    """`text` with each lone surrogate (which UTF-8 cannot encode) replaced by U+FFFD, as
-    tiktoken does: `"a\\ud800b"` -> `"a\\ufffdb"`."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return text
 
 
 def check_pattern_object(pattern, what: str) -> None:
@@ -207,3 +125,15 @@ def json_kind(value, what: str, kinds: tuple, depth: int, steps: str) -> str:
     if kind == "Sequence" and not isinstance(value.get(steps), list):
         raise ValueError(f"tokenizer.json: a Sequence {what} needs a {steps} list")
     return kind
+
+
+def written_spec(step, what: str):
+    """The JSON a writer writes for a Tokenizer's normalizer / post_processor (`what`): its
+    `spec` (formats/hf/normalizers.py, post_processors.py); None for None. A plain function has
+    none to write: a ValueError."""
+    if step is None:
+        return None
+    if not hasattr(step, "spec"):
+        raise ValueError(f"the {what} {shown(step)} is not a tokenizer.json step (no .spec): it "
+                         f"cannot be written to a file")
+    return step.spec

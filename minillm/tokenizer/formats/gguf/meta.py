@@ -1,8 +1,8 @@
 """GGUF's tokenizer metadata (`tokenizer.ggml.*`, read by io/gguf/read.py) -> Tokenizer kwargs.
 
-The tokens are written in GPT-2's byte-to-unicode alphabet (byte_alphabet.py), the merges as
+The tokens are written in GPT-2's byte-to-unicode alphabet (../byte_alphabet.py), the merges as
 "left right" lines, `token_type` marks the special tokens and `pre` names the pre-tokeniser by
-llama.cpp's names (pattern_names.py). Writing them back: io/gguf/vocab.py.
+llama.cpp's names (../pattern_names.py). Writing them back: io/gguf/vocab.py.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ..pattern_names import LLAMA_CPP_IGNORE_MERGES, NAMED_PATTERNS
 from .token_types import CONTROL, NORMAL, USER_DEFINED, user_defined_tokens
 from ..validate import check_vocabulary, shown
 
-SPM_MODELS = ("llama", "gemma4")  # SentencePiece-style BPE: spm_meta.py, spm.py
+SPM_MODELS = ("llama", "gemma4")  # SentencePiece-style BPE: spm.py here, tokenizer/spm.py
 MODEL_NAMES = {"bert": "WordPiece (BERT) is not implemented;",
                "t5": "Unigram (T5 / SentencePiece unigram) is not implemented;",
                "rwkv": "RWKV's trie tokenizer is not implemented;",
@@ -22,14 +22,14 @@ MODEL_NAMES = {"bert": "WordPiece (BERT) is not implemented;",
 
 def read_gguf_metadata(meta: dict, pattern=None) -> dict:
     """GGUF `tokenizer.ggml.*` metadata -> Tokenizer (or SentencePieceBPE) kwargs, checked
-    (validate.py, spm_meta.py); with `gguf_metadata`, the file's other `tokenizer.*` keys kept for
+    (../validate.py, spm.py); with `gguf_metadata`, the file's other `tokenizer.*` keys kept for
     a GGUF export (io/gguf/carry.py), when `meta` is a file's (io.gguf.read_gguf: a plain dict
     has no types, and nothing is kept from it).
 
     Control (3) and user-defined (4) tokens are special; their text is stored as is, and the
     user-defined ones are split out of every text, as llama.cpp does (special.py). The
     pre-tokeniser is named by `tokenizer.ggml.pre` (llama.cpp's names and regexes, see
-    pattern_names.py; without the key llama.cpp uses "default", and so does this reader).
+    ../pattern_names.py; without the key llama.cpp uses "default", and so does this reader).
     `tokenizer.ggml.unknown_token_id` stands for bytes missing from the vocabulary (as Hugging
     Face's unk_token; llama.cpp itself fails on them).
     """

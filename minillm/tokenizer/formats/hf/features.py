@@ -1,12 +1,12 @@
 """The tokenizer.json settings that change ids, each honoured or refused by name (never ignored).
 
 Honoured (compared with `tokenizers` on stored fixtures, tests/tokenizer/test_tokenizer_json.py):
-normalisers (hf_normalize.py), post-processors (hf_post.py, with `add_special_tokens=True`),
+normalisers (normalizers.py), post-processors (post_processors.py, with `add_special_tokens=True`),
 Oniguruma regexes (onig.py), pre-tokeniser steps in their order while ByteLevel is the last one
 to split, a merge listed twice (the LAST listing's rank, as `tokenizers` keeps). A BPE model with
 byte_fallback is SentencePiece-style (Llama 2, TinyLlama, Mistral): its normalisers, Metaspace
 pre-tokeniser (prepend_scheme first / always / never, split), decoder and fuse_unk are honoured
-or refused in hf_spm.py (tests/tokenizer/test_hf_spm.py).
+or refused in spm.py (tests/tokenizer/test_hf_spm.py).
 
 Refused here, before anything is built:
 
@@ -43,7 +43,7 @@ from ..validate import shown
 def check_honoured(data: dict):
     """A ValueError for the first setting of `data` (a tokenizer.json object) that minillm would
     otherwise not honour (see the module docstring); else the normaliser as a Tokenizer keeps it
-    (hf_normalize.simplest, which checks it)."""
+    (normalizers.simplest, which checks it)."""
     for key in ("truncation", "padding"):
         if data.get(key) is not None:
             raise ValueError(f"tokenizer.json: {key} is set ({shown(data[key])}): `tokenizers` "

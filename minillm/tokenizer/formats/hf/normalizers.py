@@ -20,16 +20,17 @@ Anything else (BertNormalizer, Precompiled, StripAccents, NMT, ...) is refused b
 
 subtle: NFC/NFKC use Python's `unicodedata` (Unicode 14.0 on Python 3.11, 15.0 on 3.12, 15.1 on
 3.13); `tokenizers` uses its own tables. Characters assigned after the older of the two can
-normalise differently (hf_features.py, "Unicode versions").
+normalise differently (features.py, "Unicode versions").
 """
 from __future__ import annotations
 
 import unicodedata
+from dataclasses import dataclass
 
 import regex
 
-from .onig import to_python
 from ..validate import check_pattern_object, json_kind, shown
+from .onig import to_python
 
 FORMS = ("NFC", "NFD", "NFKC", "NFKD")
 KINDS = (*FORMS, "Lowercase", "Strip", "Replace", "Prepend", "Sequence")
@@ -53,6 +54,24 @@ def check_normalizer(norm, depth: int = 0) -> None:
     elif kind == "Prepend" and not isinstance(norm.get("prepend"), str):
         raise ValueError(f"tokenizer.json: a Prepend normalizer needs a prepend string, got "
                          f"{shown(norm.get('prepend'))}")
+
+
+@dataclass
+class Normalizer:
+    """A normaliser as the Tokenizer runs it, `normalizer(text) -> text`: `spec` ("NFC" etc., or
+    a checked tokenizer.json object) is what it computes (`normalize`) and what the writers write
+    back. `Normalizer("NFC")("e\u0301") == "\u00e9"`."""
+    spec: str | dict
+
+    def __call__(self, text: str) -> str:
+        return normalize(text, self.spec)
+
+
+def normalizer(spec) -> Normalizer | None:
+    """A file's normaliser (a tokenizer.json object, or a Unicode form's name as minillm's format
+    stores it) -> the Tokenizer's, checked; None for none."""
+    spec = simplest({"type": spec} if isinstance(spec, str) else spec)
+    return None if spec is None else Normalizer(spec)
 
 
 def simplest(norm):

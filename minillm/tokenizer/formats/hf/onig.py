@@ -22,7 +22,7 @@ Oniguruma's meaning or refuses it by name (never a silently different split):
     >>> to_python(r"\\h+$")
     '[0-9a-fA-F]+(?m:$)'
 
-Subtle: the Unicode tables differ too (not the dialect): see hf_features.py, "Unicode versions".
+Subtle: the Unicode tables differ too (not the dialect): see features.py, "Unicode versions".
 """
 from __future__ import annotations
 

@@ -20,9 +20,28 @@ names the second sequence ($B) is refused, and so is any other processor.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..validate import is_id, json_kind, shown
 
 KINDS = ("TemplateProcessing", "RobertaProcessing", "BertProcessing", "ByteLevel", "Sequence")
+
+
+@dataclass
+class PostProcessor:
+    """A post-processor as the Tokenizer runs it, `post_processor(ids) -> ids` (with
+    `encode(..., add_special_tokens=True)`): `spec`, the checked tokenizer.json object, is what it
+    computes (`apply`) and what the writers write back."""
+    spec: dict
+
+    def __call__(self, ids: list[int]) -> list[int]:
+        return apply(self.spec, ids)
+
+
+def post_processor(spec) -> PostProcessor | None:
+    """A file's post_processor (a tokenizer.json object or None) -> the Tokenizer's, checked."""
+    check_post_processor(spec)
+    return None if spec is None else PostProcessor(spec)
 
 
 def check_post_processor(post, depth: int = 0) -> None:

@@ -1,21 +1,21 @@
 """Reading byte-level BPE vocabularies written as text: GPT-2 `encoder.json` + `vocab.bpe` and
-Hugging Face `tokenizer.json` (with `tokenizer_config.json`); GGUF metadata: gguf_meta.py.
+Hugging Face `tokenizer.json` (with `tokenizer_config.json`); GGUF metadata: ../gguf/meta.py.
 
-Both write each token's bytes with GPT-2's byte-to-unicode alphabet (byte_alphabet.py) and the
+Both write each token's bytes with GPT-2's byte-to-unicode alphabet (../byte_alphabet.py) and the
 merges as "left right" lines in rank order. Each reader returns the keyword arguments of
 `Tokenizer(...)`; `check_hf_features` refuses, by name, every tokenizer.json feature minillm does
-not implement before anything is built (what is honoured and refused: hf_features.py).
+not implement before anything is built (what is honoured and refused: features.py).
 """
 from __future__ import annotations
 
+from ...patterns import GPT2_PATTERN
 from ..byte_alphabet import parse_merges, vocab_from_strings
-from .features import check_honoured, pre_tokenizer_steps
-from .spm import read_hf_spm
-from .onig import to_python
-from ..pattern_names import GPT2_PATTERN, KNOWN_STAGES
 from ..validate import check_pattern_object, shown
-
-WHOLE_TEXT = r"(?s:.+)"  # the stage that keeps the whole text as one piece
+from .features import check_honoured, pre_tokenizer_steps
+from .normalizers import normalizer as as_normalizer
+from .post_processors import post_processor as as_post_processor
+from .pre_tokenizers import WHOLE_TEXT, step_stages
+from .spm import read_hf_spm
 
 
 def read_gpt2_files(encoder_json: dict, vocab_bpe: str) -> dict:
@@ -29,36 +29,13 @@ def read_gpt2_files(encoder_json: dict, vocab_bpe: str) -> dict:
                 eos_id=specials.get("<|endoftext|>"))
 
 
-def _step_stages(pre: dict) -> list[str]:
-    """One pre_tokenizer step (not a Sequence: hf_features.pre_tokenizer_steps) -> regex stages."""
-    kind = pre.get("type")
-    if kind == "ByteLevel":
-        if pre.get("add_prefix_space"):
-            raise ValueError("ByteLevel with add_prefix_space=true is not supported")
-        return [GPT2_PATTERN] if pre.get("use_regex", True) else []
-    if kind == "Split":
-        pattern, behavior = pre.get("pattern", {}), pre.get("behavior")
-        if behavior != "Isolated" or pre.get("invert"):
-            raise ValueError(f"Split pre-tokeniser with behavior={shown(behavior)}, invert="
-                             f"{shown(pre.get('invert'))}: only Isolated without invert is supported")
-        if "Regex" in pattern:  # Oniguruma's dialect -> `regex`'s (the named stages: as they are)
-            rx = pattern["Regex"]
-            return [rx if rx in KNOWN_STAGES else to_python(rx)]
-        import regex
-        return [regex.escape(pattern["String"])]
-    if kind == "Digits":
-        return [r"\p{N}" if pre.get("individual_digits") else r"\p{N}+"]
-    raise ValueError(f"pre-tokeniser {shown(kind)} is not supported (supported: Sequence, ByteLevel, "
-                     f"Split, Digits)")
-
-
 def read_hf_json(data: dict, config: dict | None = None) -> dict:
     """A Hugging Face tokenizer.json (BPE model, byte-level) -> Tokenizer kwargs.
 
     Added tokens become special tokens (those with special=false: user-defined, split out of
     every text as Hugging Face does). `config` is tokenizer_config.json, if present: it names
     bos_token / eos_token. The post-processor (e.g. Llama-3 prepending BOS) is kept and applied by
-    `encode(..., add_special_tokens=True)` (hf_post.py); the normaliser: hf_normalize.py.
+    `encode(..., add_special_tokens=True)` (post_processors.py); the normaliser: normalizers.py; the pre-tokeniser: pre_tokenizers.py.
     """
     normalizer = check_hf_features(data, config)
     model = data.get("model") or {}
@@ -66,7 +43,7 @@ def read_hf_json(data: dict, config: dict | None = None) -> dict:
         raise ValueError(f"tokenizer.json model type is {shown(model.get('type'))}; "
                          f"only BPE is supported")
     specials = {t["content"]: t["id"] for t in data.get("added_tokens", [])}  # (checked)
-    if model.get("byte_fallback"):    # SentencePiece-style BPE (Llama 2, Mistral): hf_spm.py
+    if model.get("byte_fallback"):    # SentencePiece-style BPE (Llama 2, Mistral): spm.py
         return {**read_hf_spm(data, specials), **_config_ids(config, specials)}
     if model.get("continuing_subword_prefix") or model.get("end_of_word_suffix"):
         raise ValueError("BPE with subword prefixes / suffixes is not byte-level BPE")
@@ -76,15 +53,15 @@ def read_hf_json(data: dict, config: dict | None = None) -> dict:
         raise ValueError("tokenizer.json has no pre_tokenizer: not a byte-level BPE tokenizer")
     steps = pre_tokenizer_steps(data["pre_tokenizer"])
     # subtle: ByteLevel(use_regex=false) alone splits nothing: the whole text is one pre-token
-    stages = [stage for step in steps for stage in _step_stages(step)] or [WHOLE_TEXT]
+    stages = [stage for step in steps for stage in step_stages(step)] or [WHOLE_TEXT]
     if not any(step.get("type") == "ByteLevel" for step in steps):
         raise ValueError("tokenizer.json: the pre_tokenizer has no ByteLevel step, so its "
                          "vocabulary is not byte-level; minillm implements byte-level BPE only")
     kwargs = dict(encoder=vocab_from_strings(model["vocab"], specials),
                   merges=parse_merges(model.get("merges", []), keep="last"), pattern=tuple(stages),
                   special_tokens=specials, whole_piece_lookup=bool(model.get("ignore_merges")),
-                  normalizer=normalizer,
-                  post_processor=data.get("post_processor"),
+                  normalizer=as_normalizer(normalizer),
+                  post_processor=as_post_processor(data.get("post_processor")),
                   user_defined=[t["content"] for t in data.get("added_tokens", [])
                                 if not t.get("special", True)])  # split always: special.py
     unk = model.get("unk_token")
@@ -105,7 +82,7 @@ def _config_ids(config: dict | None, specials: dict[str, int]) -> dict:
 def check_hf_features(data: dict, config: dict | None):
     """Refuse every tokenizer.json feature minillm does not implement (ValueError naming it),
     and fields of the wrong JSON type, before anything is built from the file. Returns the
-    normaliser as the Tokenizer keeps it (checked once, by hf_features.check_honoured)."""
+    normaliser as the Tokenizer keeps it (checked once, by features.check_honoured)."""
     if data.get("pre_tokenizer") is not None:
         for step in pre_tokenizer_steps(data["pre_tokenizer"]):
             if step.get("type") == "Split":
@@ -124,7 +101,7 @@ def check_hf_features(data: dict, config: dict | None):
                          f"(minillm's BPE is deterministic)")
     if model.get("fuse_unk") and not model.get("byte_fallback"):
         raise ValueError("tokenizer.json: fuse_unk=true is not supported (but with byte_fallback "
-                         "and all 256 <0xNN> tokens, where no unk is produced: hf_spm.py)")
+                         "and all 256 <0xNN> tokens, where no unk is produced: spm.py)")
     if not isinstance(model.get("unk_token"), (str, type(None))):
         raise ValueError(f"tokenizer.json: unk_token must be a string, got {shown(model['unk_token'])}")
     for name in ("ignore_merges", "byte_fallback"):

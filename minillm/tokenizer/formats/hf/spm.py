@@ -20,16 +20,17 @@ optional). Everything else is refused by name, before anything is built:
                         character with a missing byte token, fused by fuse_unk; fuse_unk is
                         accepted because, with every byte token present, no unk is ever produced)
     ignore_merges, continuing_subword_prefix, end_of_word_suffix
-    two tokens on one id, a special token on an ordinary token's id (validate.check_vocabulary)
+    two tokens on one id, a special token on an ordinary token's id (../validate.check_vocabulary)
     Metaspace with another replacement, another pre_tokenizer, a normalizer other than the two
     above (before a Metaspace too); neither of them (spaces would reach the vocabulary as " ")
     another decoder (Metaspace's, none: `tokenizers` would then join tokens with spaces)
-    added tokens normalized=true with the Prepend normalizer (hf_features.py)
+    added tokens normalized=true with the Prepend normalizer (features.py)
 """
 from __future__ import annotations
 
 from ..gguf.token_types import BYTE_TOKEN, SPACE
 from ..validate import check_vocabulary, shown
+from .post_processors import post_processor
 
 REPLACE_SPACES = {"type": "Replace", "pattern": {"String": " "}, "content": SPACE}
 PREPEND = {"type": "Prepend", "prepend": SPACE}
@@ -67,7 +68,7 @@ def read_hf_spm(data: dict, specials: dict[str, int]) -> dict:
     return dict(pieces=pieces, merges=_merge_ranks(model.get("merges", []), vocab),
                 byte_ids={b: vocab[BYTE_TOKEN.format(b)] for b in range(256)},
                 kinds={i: "byte" if _is_byte_token(t) else "text" for t, i in pieces.items()},
-                special_tokens=specials, post_processor=data.get("post_processor"),
+                special_tokens=specials, post_processor=post_processor(data.get("post_processor")),
                 user_defined=[t["content"] for t in data.get("added_tokens", [])
                               if not t.get("special", True)],
                 unk_id=pieces.get(unk) if unk else None, strip_space=strip,

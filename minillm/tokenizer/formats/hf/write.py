@@ -1,12 +1,12 @@
 """Writing a tokenizer as Hugging Face does: `tokenizer.json` + `tokenizer_config.json`.
 
-The reverse of hf.py's `read_hf_json`, so that `tokenizers.Tokenizer.from_file(...)` and
+The reverse of read.py's `read_hf_json`, so that `tokenizers.Tokenizer.from_file(...)` and
 `transformers.AutoTokenizer.from_pretrained(folder)` give minillm's ids. The layout is the
 standard byte-level BPE one (GPT-2's, Llama-3's, Qwen2's):
 
     model          {"type": "BPE", "vocab": {"Ġworld": 995, ...}, "merges": ["Ġ w", ...],
                     "ignore_merges": whole_piece_lookup}
-                   tokens in GPT-2's byte-to-unicode alphabet (byte_alphabet.py); merges
+                   tokens in GPT-2's byte-to-unicode alphabet (../byte_alphabet.py); merges
                    "left right" in rank order (no token string holds a space: a space byte is
                    written "Ġ")
     pre_tokenizer  Sequence[Split(stage 1, Isolated), ..., ByteLevel(use_regex=false)]: minillm's
@@ -16,8 +16,8 @@ standard byte-level BPE one (GPT-2's, Llama-3's, Qwen2's):
                    ones `special: false`); they are also entries of the vocab, as in GPT-2's file,
                    so their ids are kept as they are
     normalizer     the tokenizer's: none, a Unicode form ("NFC") or the tokenizer.json object it
-                   was read from (hf_normalize.py)
-    post_processor the one it was read from, or none (hf_post.py)
+                   was read from (normalizers.py)
+    post_processor the one it was read from, or none (post_processors.py)
 
 tokenizer_config.json names the class (`PreTrainedTokenizerFast`: everything is in
 tokenizer.json), bos / eos / unk tokens, `model_max_length` and
@@ -32,6 +32,7 @@ from minillm.io.atomic import write_new_text
 from minillm.io.commit import atomic_files
 
 from ..byte_alphabet import bytes_to_unicode
+from ..validate import written_spec
 
 _BYTE_TO_CHAR = bytes_to_unicode()
 
@@ -72,11 +73,12 @@ def hf_tokenizer_json(tok) -> dict:
               "normalized": False, "special": s not in tok.user_defined}
              for s, i in sorted(specials.items(), key=lambda kv: kv[1])]
     unk = _token_name(tok, tok.unk_id)
+    norm = written_spec(tok.normalizer, "normalizer")
     return {
         "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
-        "normalizer": {"type": tok.normalizer} if isinstance(tok.normalizer, str) else tok.normalizer,
+        "normalizer": {"type": norm} if isinstance(norm, str) else norm,
         "pre_tokenizer": {"type": "Sequence", "pretokenizers": [*split, byte_level]},
-        "post_processor": tok.post_processor,
+        "post_processor": written_spec(tok.post_processor, "post_processor"),
         "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True,
                     "use_regex": True},
         "model": {"type": "BPE", "dropout": None, "unk_token": unk,
