@@ -208,3 +208,21 @@ def test_time_limit_fired_on_a_legitimate_10_mb_text():
     from minillm.tokenizer import checks
     n = 10_000_000
     assert checks.time_limit("a b\n" * (n // 4)) >= 10 * 0.83e-6 * n
+
+
+def test_a_normalizer_or_post_processor_must_be_callable():
+    """tokenizer.json's steps come as objects the readers build (formats/hf/normalizers.py,
+    post_processors.py); a bare spec is refused, not silently ignored."""
+    vocab = {bytes([b]): b for b in range(256)}
+    with pytest.raises(TypeError, match="callable or None"):
+        Tokenizer(vocab, None, normalizer="NFC")
+    with pytest.raises(TypeError, match="callable or None"):
+        Tokenizer(vocab, None, post_processor={"type": "ByteLevel"})
+
+
+def test_a_plain_function_normalizer_runs_but_cannot_be_saved(tmp_path):
+    tok = Tokenizer({bytes([b]): b for b in range(256)}, {}, normalizer=str.lower,
+                    post_processor=lambda ids: [*ids, 0])
+    assert tok.encode("AB") == [97, 98] and tok.encode("AB", add_special_tokens=True) == [97, 98, 0]
+    with pytest.raises(ValueError, match="cannot be written"):
+        tok.save(tmp_path / "t.minillm.json")

@@ -1,7 +1,7 @@
 """SentencePiece-style BPE (spm.py): the plain merge loop, its fast form, prefix, fallback, decode.
 
 llama.cpp's ids for real vocabularies (llama-spm, phi-3, baichuan, gemma-4) are checked in
-test_llamacpp_vocab.py; here, the rules on a tiny vocabulary written by hand.
+formats/gguf/test_llamacpp_vocab.py; here, the rules on a tiny vocabulary written by hand.
 """
 import pytest
 from hypothesis import given, settings

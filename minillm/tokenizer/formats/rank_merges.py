@@ -13,7 +13,7 @@ Why the ids stay the same: whenever the ranks rule merges two parts into a token
 two parts BPE makes of that token's bytes with the lower ranks, i.e. the pair listed here. It also
 makes tiktoken's whole-piece look-up redundant: BPE over a token's bytes ends at that token. Both
 claims are checked, not assumed: the derivation refuses a token that its lower ranks cannot
-build, and tests/tokenizer/test_rank_merges.py compares the ids on corpora (llama.cpp and
+build, and tests/tokenizer/formats/test_rank_merges.py compares the ids on corpora (llama.cpp and
 `tokenizers` on an exported file: scripts/check_gguf/export.py).
 
     >>> merges_from_ranks({b"a": 0, b"b": 1, b"ab": 2, b"abb": 3})

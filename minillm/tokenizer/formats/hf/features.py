@@ -1,12 +1,12 @@
 """The tokenizer.json settings that change ids, each honoured or refused by name (never ignored).
 
-Honoured (compared with `tokenizers` on stored fixtures, tests/tokenizer/test_tokenizer_json.py):
+Honoured (compared with `tokenizers` on stored fixtures, tests/tokenizer/formats/hf/test_tokenizer_json.py):
 normalisers (normalizers.py), post-processors (post_processors.py, with `add_special_tokens=True`),
 Oniguruma regexes (onig.py), pre-tokeniser steps in their order while ByteLevel is the last one
 to split, a merge listed twice (the LAST listing's rank, as `tokenizers` keeps). A BPE model with
 byte_fallback is SentencePiece-style (Llama 2, TinyLlama, Mistral): its normalisers, Metaspace
 pre-tokeniser (prepend_scheme first / always / never, split), decoder and fuse_unk are honoured
-or refused in spm.py (tests/tokenizer/test_hf_spm.py).
+or refused in spm.py (tests/tokenizer/formats/hf/test_spm.py).
 
 Refused here, before anything is built:
 
@@ -26,8 +26,9 @@ symbol to minillm and unassigned (Cn) to `tokenizers`, so regexes over \\p{L}, \
 can split around it differently: GPT-2's pattern keeps "the" + U+208F together, `tokenizers` starts
 a punctuation run U+208F + "'s". The ids then differ on the shipped Shakespeare file and on
 DeepSeek-V4's. Translating every property to Unicode 16.0 would need `regex` to intersect
-classes with an Age property; the difference is tested instead (test_tokenizer_json.py), so a
-change of either library is noticed. NFC/NFKC use Python's `unicodedata` (14.0 on Python 3.11).
+classes with an Age property; the difference is tested instead
+(tests/tokenizer/formats/hf/test_tokenizer_json.py), so a change of either library is noticed.
+NFC/NFKC use Python's `unicodedata` (14.0 on Python 3.11).
 
     >>> check_honoured({"truncation": {"max_length": 8}})
     Traceback (most recent call last):

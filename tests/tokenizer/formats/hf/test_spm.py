@@ -16,7 +16,7 @@ from minillm.tokenizer.formats.hf.read import read_hf_json
 from minillm.tokenizer.spm import SentencePieceBPE
 from tests.tokenizer.hf_spm_cases import patched
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[4]
 FIXTURES = REPO / "tests/fixtures/tokenizer_json"
 REF = json.loads((FIXTURES / "spm_reference.json").read_text("utf-8"))
 BASE = json.loads((FIXTURES / "spm_base.json").read_text("utf-8"))

@@ -18,7 +18,7 @@ from minillm.tokenizer.formats.hf.onig import to_python
 from minillm.tokenizer.patterns import split_isolated
 from tests.conftest import shared_file
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[4]
 REF = json.loads((REPO / "tests/fixtures/tokenizer_json/reference.json").read_text("utf-8"))
 BASE = json.loads((REPO / REF["base"]).read_text("utf-8")) | {"added_tokens": REF["added_tokens"]}
 # the Oniguruma constructs minillm refuses rather than translates (formats/hf/onig.py)
