@@ -20,10 +20,10 @@ from .special import SpecialTokens
 
 class Tokenizer(TokenizerFiles):
     """Byte-level BPE: `encoder` ({token bytes: id}), `merges` ({(left, right): rank}, or None:
-    tiktoken's rule, bpe.py), `pattern` (the stages of `pre_tokenizer`, a patterns.PreTokenizer),
-    `special_tokens` (str -> id; `user_defined`: special.py), bos_id / eos_id / unk_id (None: not
-    named), `id_to_bytes` (id -> bytes; None: no token), `normalizer` (text -> text) and
-    `post_processor` (ids -> ids) or None, `fast_encoder` (fast/; None with fast=False)."""
+    tiktoken's rule, bpe.py), `pattern` (given: a PreTokenizer or its pattern; kept: the stages),
+    `pre_tokenizer`, `special_tokens` (str -> id; `user_defined`: special.py), bos_id / eos_id /
+    unk_id (None: not named), `id_to_bytes` (id -> bytes; None: no token), `normalizer` (text ->
+    text), `post_processor` (ids -> ids): callables or None; `fast_encoder` (None if fast=False)."""
 
     def __init__(self, encoder: dict[bytes, int], merges: dict[tuple[bytes, bytes], int] | None,
                  pattern=None, special_tokens: dict[str, int] | None = None, *,
