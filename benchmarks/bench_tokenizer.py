@@ -76,7 +76,7 @@ def tiktoken_encoding(name: str, tok: Tokenizer):
         return None
     public.load_tiktoken_bpe = public.data_gym_to_mergeable_bpe_ranks = lambda *a, **k: {}
     spec = {"gpt2": public.gpt2, "cl100k": public.cl100k_base, "o200k": public.o200k_base}[name]()
-    return tiktoken.Encoding(name, pat_str=spec["pat_str"], mergeable_ranks=tok._encoder,
+    return tiktoken.Encoding(name, pat_str=spec["pat_str"], mergeable_ranks=tok.encoder,
                              special_tokens=spec["special_tokens"])
 
 
@@ -90,7 +90,7 @@ def bench_encode(repeats: int, reading: bool = False) -> None:
     for name in ("gpt2", "cl100k", "o200k"):
         tok = Tokenizer.load(name)
         t0 = time.process_time()
-        tok._fast.build_batch()  # (made by the first text with BATCH_BPE new pieces: bulk.py)
+        tok.fast_encoder.build_batch()  # (made by the first text with BATCH_BPE new pieces: bulk.py)
         print(f"  {name}: batched BPE made in {time.process_time() - t0:.3f} s (its pairs are "
               f"learnt as met)")
         ref = tiktoken_encoding(name, tok)
@@ -102,7 +102,7 @@ def bench_encode(repeats: int, reading: bool = False) -> None:
             runs = []  # (tiktoken, cold, warm) CPU seconds, measured back to back in each repeat
             for _ in range(repeats):
                 tt = cpu_time(lambda: ref.encode_ordinary(text)) if ref else float("nan")
-                cold = cpu_time(lambda: tok.encode_ordinary(text), tok._fast.clear)
+                cold = cpu_time(lambda: tok.encode_ordinary(text), tok.fast_encoder.clear)
                 warm = cpu_time(lambda: tok.encode_ordinary(text))  # the cold run filled the cache
                 runs.append((tt, cold, warm))
             tt, cold, warm = (statistics.median(r[k] for r in runs) for k in range(3))
@@ -113,7 +113,7 @@ def bench_encode(repeats: int, reading: bool = False) -> None:
             if reading:  # the reading path, once, on a tenth of the text (it is slower)
                 part = text[:len(text) // 10]
                 t_read = cpu_time(lambda: Tokenizer.load(name, fast=False).encode_ordinary(part))
-                t_cold = cpu_time(lambda: tok.encode_ordinary(part), tok._fast.clear)
+                t_cold = cpu_time(lambda: tok.encode_ordinary(part), tok.fast_encoder.clear)
                 print(f"  {'':17} reading path (fast=False), a tenth: {mb / 10 / t_read:.2f} MB/s; "
                       f"cold is {t_read / t_cold:.1f}x faster")
 
@@ -136,7 +136,7 @@ def tiktoken_fresh(name: str, path: Path):
 def bench_fresh(repeats: int, names: list[str]) -> None:
     import gzip
     import tempfile
-    from minillm.tokenizer.locate import locate
+    from minillm.tokenizer.formats.locate import locate
     texts = {"English": corpus("shakespeare_7plays.txt", 1_000_000,
                                "To be, or not to be, that is the question. "),
              "Chinese": corpus("zh_songci.txt", 300_000, "海水会吸收较多红光，天空是蓝色的。")}

@@ -10,7 +10,7 @@ from minillm.functional import cross_entropy, log_softmax, softmax
 from minillm.kv_cache import KVCache
 from minillm.model import GPTParams, init_params
 from minillm.sampling import PRESETS, Sampler
-from minillm.tokenizer import StreamDecoder, Tokenizer
+from minillm.tokenizer import StreamDecoder, Tokenizer, load_tokenizer
 from minillm.decoding.budget import Budget, context_budget, count_tokens, estimate_cost
 from minillm.decoding.chunks import chunk_ids, chunk_spans
 from minillm.io import load_safetensors, save_safetensors, read_gguf
@@ -29,7 +29,7 @@ from minillm.train import AdamW, TrainSettings, evaluate_text, loss_and_grads
 __version__ = "0.1.0"
 
 __all__ = [
-    "Tokenizer", "StreamDecoder",
+    "Tokenizer", "StreamDecoder", "load_tokenizer",
     "ModelConfig", "GPT", "GPTParams", "init_params", "KVCache",
     "generate", "generate_simple", "Step", "generate_batch", "beam_search", "Hypothesis",
     "PromptLookup", "DraftModel", "DraftSource", "first_layers", "ContinuousBatcher", "serve",

@@ -17,7 +17,7 @@ rounding and the same greedy tokens (tests/engine/). Both are the one model clas
 
 The tokenizer is whatever the checkpoint carries (``tokenizer.json``, minillm's own
 ``tokenizer.minillm.json``, ``encoder.json`` + ``vocab.bpe``, the GGUF metadata), or None when it
-carries none. Which file, in which order: ``minillm/tokenizer/locate.py`` (``Tokenizer.load(folder)``
+carries none. Which file, in which order: ``minillm/tokenizer/formats/locate.py`` (``Tokenizer.load(folder)``
 uses the same rule).
 """
 from __future__ import annotations
@@ -60,18 +60,18 @@ def load_gguf_model(path: str | Path, fast: bool = True):
     """A llama.cpp GGUF file -> (GPT, Tokenizer or None): the model and, when the metadata has
     one, its tokenizer. The metadata neither computes (``general.*``, chat template, padding id,
     ...) stays on them as ``gguf_metadata``, so that ``save_gguf`` writes it back."""
-    from minillm.tokenizer.tokenizer import Tokenizer
+    from minillm.tokenizer import tokenizer_from_gguf_metadata
     g, config = read_gguf_config(path)
     model = model_class(fast).empty(config)
     gguf_weights(g, config, model.params)
     meta = g.metadata
-    tokenizer = Tokenizer.from_gguf_metadata(meta) if "tokenizer.ggml.tokens" in meta else None
+    tokenizer = tokenizer_from_gguf_metadata(meta) if "tokenizer.ggml.tokens" in meta else None
     model.gguf_metadata = carried(meta)[0]     # what save_gguf writes back (io/gguf/carry.py)
     return model, tokenizer
 
 
 def find_tokenizer(directory: Path):
-    """The tokenizer a checkpoint directory carries, or None."""
-    from minillm.tokenizer import Tokenizer
-    from minillm.tokenizer.locate import tokenizer_file
-    return Tokenizer.load(directory) if tokenizer_file(directory) is not None else None
+    """The tokenizer a checkpoint directory carries (a Tokenizer or a SentencePieceBPE), or None."""
+    from minillm.tokenizer import load_tokenizer
+    from minillm.tokenizer.formats.locate import tokenizer_file
+    return load_tokenizer(directory) if tokenizer_file(directory) is not None else None

@@ -91,9 +91,9 @@ def encode_with(merge, tok, text: str) -> list[int]:
     if tok.merges is None:
         raise ValueError("encode_with needs a tokenizer with a merge list (tok.merges is None: "
                          "tiktoken's rule, ranks from the vocabulary)")
-    ids_of = tok._encoder                                   # {token bytes: id}
+    ids_of = tok.encoder                                    # {token bytes: id}
     out = []
-    for piece in tok._pre.split(text):                      # the pre-tokens, as tok.encode splits
+    for piece in tok.pre_tokenizer.split(text):             # the pre-tokens, as tok.encode splits
         ids = [ids_of[bytes([b])] for b in piece.encode("utf-8")]
         while len(ids) > 1:
             pairs = [(tok.token_bytes(a), tok.token_bytes(b)) for a, b in zip(ids, ids[1:])]

@@ -33,7 +33,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from minillm.tokenizer.pattern_names import LLAMA_CPP_IGNORE_MERGES, LLAMA_CPP_PRE  # noqa: E402
+from minillm.tokenizer.formats.pattern_names import LLAMA_CPP_IGNORE_MERGES, LLAMA_CPP_PRE  # noqa: E402
 
 MODELS = ("shakespeare", "songci")
 LOGIT_POSITIONS = 8   # ids whose logits are stored (the fixture stays small)
@@ -100,7 +100,7 @@ def pre_tokenizer_references() -> dict:
 
 
 def enumerate_byte_alphabet() -> dict[int, str]:
-    from minillm.tokenizer.byte_alphabet import bytes_to_unicode
+    from minillm.tokenizer.formats.byte_alphabet import bytes_to_unicode
     return bytes_to_unicode()
 
 

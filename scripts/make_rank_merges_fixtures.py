@@ -5,7 +5,7 @@ Dev-only (cyllama==0.2.18, tokenizers; see scripts/README.md). Run from the repo
     python scripts/make_rank_merges_fixtures.py
 
 1. GPT-2's tiktoken ranks (`Tokenizer.load("gpt2")`, no merge list) exported by minillm into a
-   one-layer GPT-2 GGUF (the merges derived by minillm/tokenizer/rank_merges.py): llama.cpp
+   one-layer GPT-2 GGUF (the merges derived by minillm/tokenizer/formats/rank_merges.py): llama.cpp
    (cyllama) tokenizes the texts with that file, and `tokenizers` with a byte-level BPE built
    from the file's own tokens and merges (HF's GPT-2 pre-tokenizer).
 2. cl100k's ranks (llama.cpp has no name for its exact pattern, so no GGUF): `tokenizers` with
@@ -30,8 +30,8 @@ from llama_cpp_ref import LlamaCpp  # noqa: E402
 from minillm import GPT, ModelConfig  # noqa: E402
 from minillm.io.gguf.read import read_gguf  # noqa: E402
 from minillm.tokenizer import Tokenizer  # noqa: E402
-from minillm.tokenizer.byte_alphabet import bytes_to_unicode  # noqa: E402
-from minillm.tokenizer.rank_merges import merges_from_ranks  # noqa: E402
+from minillm.tokenizer.formats.byte_alphabet import bytes_to_unicode  # noqa: E402
+from minillm.tokenizer.formats.rank_merges import merges_from_ranks  # noqa: E402
 
 OUT = ROOT / "tests/fixtures/rank_merges"
 
@@ -74,9 +74,9 @@ def cl100k_tokenizers_ids(sample: list[str]) -> list[list[int]]:
     tok = Tokenizer.load("cl100k")
     b2u = bytes_to_unicode()
     spell = lambda b: "".join(b2u[x] for x in b)                       # noqa: E731
-    vocab = {spell(b): i for b, i in tok._encoder.items()}
+    vocab = {spell(b): i for b, i in tok.encoder.items()}
     merges = [(spell(a), spell(b)) for (a, b), _ in
-              sorted(merges_from_ranks(tok._encoder).items(), key=lambda kv: kv[1])]
+              sorted(merges_from_ranks(tok.encoder).items(), key=lambda kv: kv[1])]
     # subtle: Oniguruma (tokenizers' regex engine) reads `{1,3}+` as "one or more runs of 1-3
     # digits", not as possessive, and `$` as the end of a line: the split regex is given without
     # possessive quantifiers (the same matches) and with `\z` for tiktoken's end of text

@@ -1,4 +1,4 @@
-"""Reference fixtures for the tokenizer.json settings minillm honours or refuses (hf_features.py).
+"""Reference fixtures for the tokenizer.json settings minillm honours or refuses (minillm/tokenizer/formats/hf/features.py).
 
     PYTHONPATH=$PWD .venv-dev/bin/python scripts/make_tokjson_fixtures.py
 
@@ -137,7 +137,7 @@ def base() -> dict:
 
 
 def patched(data: dict, patch: dict) -> dict:
-    """The base with a patch applied (tests/tokenizer/test_tokenizer_json.py does the same)."""
+    """The base with a patch applied (tests/tokenizer/formats/hf/test_tokenizer_json.py does the same)."""
     data = copy.deepcopy(data)
     patch = dict(patch)
     data["model"]["merges"] = (patch.pop("prepend_merges", []) + data["model"]["merges"]

@@ -36,16 +36,14 @@ AFTERNOON = (
     "decoding/generate.py", "decoding/steps.py", "decoding/beam.py",
 )
 BESIDE = (
-    "model/checks.py", "sampling/checks.py", "tokenizer/validate.py",
+    "model/checks.py", "sampling/checks.py", "tokenizer/checks.py", "tokenizer/budget.py",
     "sampling/__init__.py", "sampling/penalties.py", "sampling/bias.py",
     "decoding/generate_args.py", "decoding/stop_strings.py",
-    "tokenizer/pattern_names.py", "tokenizer/display.py", "tokenizer/budget.py",
 )
 MAX_LINES = 2500
 # file -> the outside names it may import (a module's name comes with each: ``from .fast import X``)
 SEAMS = {"tokenizer/tokenizer.py": {"minillm.tokenizer.fast.FastEncoder",
-                                    "minillm.tokenizer.files.TokenizerFiles",
-                                    "minillm.tokenizer.hf_normalize", "minillm.tokenizer.hf_post"},
+                                    "minillm.tokenizer.files.TokenizerFiles"},
          "model/gpt.py": {"minillm.model.files.ModelFiles"},
          "decoding/generate.py": {"minillm.decoding.speculative.speculative_steps"}}
 # Definition first, faster forms after: (file, functions in the order they must be defined).

@@ -54,7 +54,7 @@ def inputs(args) -> list[Path]:
     """The files the export reads: the source .gguf, or every file of the model folder except
     .gguf files (config, weights, tokenizer and its side files); the same for ``--tokenizer``."""
     from minillm.cli.resolve import resolve_model_path
-    from minillm.tokenizer.locate import locate
+    from minillm.tokenizer.formats.locate import locate
     found = []
     for name in filter(None, (args.model, args.tokenizer)):
         try:

@@ -34,7 +34,7 @@ def downloadable_models(tokenizers: bool = False) -> list[str]:
 
 def accepted(option: str) -> str:
     """What ``option`` accepts, for error messages and ``--help``."""
-    from minillm.tokenizer.formats import NAMED
+    from minillm.tokenizer.formats.locate import NAMED
     models = (f"a checkpoint folder (config.json + model.safetensors), a .gguf file, a downloaded "
               f"model's name ({', '.join(downloadable_models())}: `python -m minillm download NAME`)"
               + (f" or a folder of the repository ({', '.join(shipped_models())})"
@@ -60,7 +60,7 @@ def resolve_model_path(name: str, option: str = "--model") -> Path:
     """A downloaded model's name, a path as given, else a path relative to the repository."""
     from minillm.io.download import MODELS, resolve_model
     from minillm.resources import shipped_model
-    from minillm.tokenizer.formats import NAMED
+    from minillm.tokenizer.formats.locate import NAMED
     path = resolve_model(name)                      # an un-downloaded known name raises here
     if name in MODELS and os.path.lexists(name):    # (said, as a user may have meant the folder)
         print(f"minillm: {option} {name} is the verified download {path}; the {name} in this "
@@ -77,23 +77,23 @@ def resolve_model_path(name: str, option: str = "--model") -> Path:
 
 
 def load_tokenizer(name: str, option: str = "--tokenizer"):
-    """``--tokenizer NAME`` -> Tokenizer (see the module docstring); ``option``: the one errors
-    name (``tokenize --model NAME`` reads the model's tokenizer)."""
-    from minillm.tokenizer import Tokenizer
-    from minillm.tokenizer.formats import NAMED
+    """``--tokenizer NAME`` -> Tokenizer or SentencePieceBPE (see the module docstring);
+    ``option``: the one errors name (``tokenize --model NAME`` reads the model's tokenizer)."""
+    from minillm.tokenizer import load_tokenizer as load, tokenizer_from_gguf_metadata
+    from minillm.tokenizer.formats.locate import NAMED
     if name in NAMED:
-        return Tokenizer.load(name)
+        return load(name)
     path = resolve_model_path(name, option)
     if path.suffix == ".gguf":                      # the metadata only: no weights are read
         from minillm.io.gguf.read import read_gguf
-        return Tokenizer.from_gguf_metadata(read_gguf(str(path)).metadata)
+        return tokenizer_from_gguf_metadata(read_gguf(str(path)).metadata)
     if path.is_dir() and (path / "config.json").exists():
         from minillm.loading import find_tokenizer
         tok = find_tokenizer(path)
         if tok is None:
             raise ValueError(f"{path} carries no tokenizer: pass --tokenizer gpt2 or a file")
         return tok
-    return Tokenizer.load(path)
+    return load(path)
 
 
 def model_context(name: str) -> int:

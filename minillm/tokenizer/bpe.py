@@ -5,25 +5,29 @@ learned earliest) until no adjacent pair has a rank::
 
     b"hello" -> [h, e, l, l, o] -> [h, e, ll, o] -> [he, ll, o] -> [hell, o] -> [hello]
 
-Two rules say what the rank of a pair is, and real vocabularies need both:
-
+Two rules give a pair's rank; real vocabularies need both:
 * **ranks** (tiktoken): rank(a, b) = the id of the token `a + b`, if it is in the vocabulary.
 * **pairs** (GPT-2's `vocab.bpe`, Hugging Face, GGUF, minillm's trainer): rank(a, b) = the
-  position of the pair `(a, b)` in the merge list. A token reachable by two different splits is
-  only merged from the split the list names.
+  position of `(a, b)` in the merge list; a token is only merged from the split the list names.
 
-Ties (the same rank at two places, as in `b"aaa"`) go to the leftmost pair, as in tiktoken,
-Hugging Face and llama.cpp: `b"aaa"` -> `[aa, a]`. (fast/merge.py gives the same parts sooner.)
+Ties go to the leftmost pair, as in tiktoken, Hugging Face and llama.cpp: `b"aaa"` -> `[aa, a]`.
 """
 from __future__ import annotations
 
 import sys
-from typing import Callable
+from typing import Callable, NamedTuple
 
-from .display import MergeStep  # (pair, rank, parts): one step of a trace
+from .checks import no_token_for
 
 NO_MERGE = sys.maxsize  # the rank of a pair that never merges
 RankFn = Callable[[bytes, bytes], int]
+
+
+class MergeStep(NamedTuple):
+    """One merge of `merge_reference`: the pair merged, its rank, the parts after (display.py)."""
+    pair: tuple[bytes, bytes]
+    rank: int
+    parts: tuple[bytes, ...]
 
 
 def rank_function(encoder: dict[bytes, int], merges: dict | None) -> RankFn:
@@ -36,9 +40,8 @@ def rank_function(encoder: dict[bytes, int], merges: dict | None) -> RankFn:
 
 
 def merge_reference(piece: bytes, rank: RankFn, trace: list | None = None) -> list[bytes]:
-    """The textbook loop, to read: rank every adjacent pair, merge the lowest, repeat.
-
-    ``trace``: a list that receives one ``MergeStep`` per merge, in order (for teaching).
+    """The textbook loop, to read: rank every adjacent pair, merge the lowest, repeat; ``trace``:
+    a list that receives one ``MergeStep`` per merge, in order (for teaching).
 
     >>> merge_reference(b"aaa", lambda a, b: 0 if a + b == b"aa" else NO_MERGE)
     [b'aa', b'a']
@@ -58,14 +61,10 @@ def merge_reference(piece: bytes, rank: RankFn, trace: list | None = None) -> li
 
 
 def token_ids(parts: list[bytes], encoder: dict[bytes, int], unk_id: int | None) -> list[int]:
-    """Parts -> their ids.
-
-    subtle: some vocabularies (SmolLM2's) lack a few single bytes (control characters, bytes
-    never valid in UTF-8). Hugging Face then emits its unk token; llama.cpp fails. We emit
-    `unk_id` when the vocabulary names one, else raise."""
+    """Parts -> their ids. subtle: some vocabularies (SmolLM2's) lack a few single bytes (control
+    characters, bytes never valid in UTF-8): Hugging Face emits its unk token, llama.cpp fails;
+    we emit `unk_id` when the vocabulary names one, else raise."""
     ids = [encoder.get(part, unk_id) for part in parts]
     if None in ids:
-        part = parts[ids.index(None)]
-        raise ValueError(f"byte(s) {part.hex(' ')} have no token in this vocabulary and it has "
-                         f"no unknown token")
+        raise no_token_for(parts[ids.index(None)])
     return ids

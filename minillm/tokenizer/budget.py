@@ -2,8 +2,8 @@
 normalisers).
 
 A regex from a tokenizer.json may backtrack without bound on some text (``(a|aa)+$`` on
-"aaaa…!"). The load-time probes (validate.probe_regex) catch the classic shapes; whatever slips
-past is stopped where it runs, under ``time_limit(text)`` (pattern_names.py: 1 s + 10 µs a
+"aaaa…!"). The load-time probes (formats/validate.py's probe_regex) catch the classic shapes; whatever slips
+past is stopped where it runs, under ``time_limit(text)`` (checks.py: 1 s + 10 µs a
 character) of regex time for the WHOLE encode call: every normaliser, every stage and every
 piece draws on one budget. Only the regex loops' time is counted (not BPE, nor a cache built on
 the first encode), so a slow first call never fails an ordinary text. (Per piece, a regex slow
@@ -27,7 +27,7 @@ import time
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from .pattern_names import time_limit
+from .checks import time_limit
 
 
 @dataclass

@@ -5,12 +5,12 @@ r"""Showing tokens to a person: text where the bytes are valid UTF-8, `<e8 93>` 
     render_token(b"\n")                 -> '\n'        (control characters escaped, visibly)
     render_token("\u200d".encode())     -> '\u200d'    (so are invisible ones, such as ZWJ)
 
-and one merge of a BPE trace (bpe.merge_reference(trace=...)) as `<e6> + <b5> -> <e6 b5> ...`.
+and one merge of a BPE trace (bpe.merge_reference(trace=...)) as `<e6> + <b5> -> <e6 b5> ...`
+(show_merge).
 """
 from __future__ import annotations
 
 import unicodedata
-from typing import NamedTuple
 
 _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _INVISIBLE = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}  # control, format (ZWJ), unassigned, ...
@@ -47,15 +47,9 @@ def render_token(token: bytes) -> str:
     return "".join(out)
 
 
-class MergeStep(NamedTuple):
-    """One merge of bpe.merge_reference's loop: the pair that merged, its rank, and the parts
-    after it. `str(step)` shows it with render_token; GPT-2's first merge of 海 (e6 b5 b7):
-    `<e6> + <b5> -> <e6 b5> (rank 38184): <e6 b5> | <b7>`."""
-    pair: tuple[bytes, bytes]
-    rank: int
-    parts: tuple[bytes, ...]
-
-    def __str__(self) -> str:
-        a, b = self.pair
-        return (f"{render_token(a)} + {render_token(b)} -> {render_token(a + b)} "
-                f"(rank {self.rank}): {' | '.join(map(render_token, self.parts))}")
+def show_merge(step) -> str:
+    """One merge of a BPE trace (a bpe.MergeStep), shown with render_token; GPT-2's first merge
+    of 海 (e6 b5 b7): `<e6> + <b5> -> <e6 b5> (rank 38184): <e6 b5> | <b7>`."""
+    a, b = step.pair
+    return (f"{render_token(a)} + {render_token(b)} -> {render_token(a + b)} "
+            f"(rank {step.rank}): {' | '.join(map(render_token, step.parts))}")

@@ -6,12 +6,10 @@ contractions (`"'ll"`) apart. Example with GPT-2's pattern::
 
     "Hello world's 2024!!"  ->  ["Hello", " world", "'s", " 2024", "!!"]
 
-A pre-tokeniser here is a list of *stages*; each stage splits every piece of the previous stage
-with its regex, keeping both the matches and the text between them (Hugging Face's `Split` with
-`behavior="Isolated"`). One stage is what tiktoken does; Hugging Face / llama.cpp tokenizers such
-as SmolLM's first isolate every digit (`\\p{N}`) and then apply GPT-2's pattern.
-
-The patterns of real tokenizers are in pattern_names.py (GPT-2's, the default, is shown there).
+A pre-tokeniser is a list of *stages*, each splitting every piece of the one before, keeping the
+matches and the text between them (Hugging Face's `Split`, "Isolated"). tiktoken has one stage;
+SmolLM's first isolates every digit (`\\p{N}`), then applies GPT-2's (llama.cpp's, by name:
+formats/pattern_names.py).
 
 subtle: tiktoken *drops* text that its pattern does not match, Hugging Face keeps it as a piece.
 The named patterns match every character, so the two agree on them; for a custom pattern we
@@ -20,20 +18,40 @@ keep the gaps, so `decode(encode(s)) == s` holds for any pattern.
 from __future__ import annotations
 
 from .budget import current_budget, timed_matches
-from .pattern_names import KNOWN_STAGES, compile_stages, resolve_pattern
+from .checks import check_pattern, compile_stages
+
+# tiktoken's spellings (possessive `++` runs faster in `regex`, same matches). GPT-2 as released: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+# cl100k (GPT-4; also Llama-3's "llama-bpe"): case-insensitive contractions, numbers in groups of
+# at most 3 digits, one leading non-letter glued to a word, newlines kept with punctuation.
+CL100K_PATTERN = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+"""
+                  r"""| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
+# o200k (GPT-4o): words split at case changes (camelCase -> camel, Case), contractions attached.
+O200K_PATTERN = "|".join([
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""\p{N}{1,3}""", r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""", r"""\s*[\r\n]+""", r"""\s+(?!\S)""", r"""\s+"""])
+TIKTOKEN_PATTERNS = {**dict.fromkeys(("gpt2", "r50k", "r50k_base", "p50k_base"), GPT2_PATTERN),
+                     "cl100k": CL100K_PATTERN, "cl100k_base": CL100K_PATTERN,
+                     "o200k": O200K_PATTERN, "o200k_base": O200K_PATTERN}
 
 
 class PreTokenizer:
-    """Splits text into pieces with one or more regex stages (see the module docstring)."""
+    """Splits text with regex stages: `pattern`, a tiktoken name, a regex or a list of them (None:
+    GPT-2's). `known`: stages that run in linear time (tiktoken's; the loaders add llama.cpp's)."""
 
-    def __init__(self, pattern: str | tuple[str, ...] | list[str] | None = None):
-        self.stages = resolve_pattern(pattern)
+    def __init__(self, pattern: str | tuple[str, ...] | list[str] | None = None, *,
+                 known=frozenset(TIKTOKEN_PATTERNS.values())):
+        check_pattern(pattern)
+        if pattern is None or isinstance(pattern, str):  # a name or one regex: one stage
+            pattern = [TIKTOKEN_PATTERNS.get(pattern or "gpt2", pattern)]
+        self.stages = tuple(pattern)
+        self.known = frozenset(known)
         self._compiled = compile_stages(self.stages)  # [regex.compile(p) for p in stages], checked
-        # subtle: a file's regex can backtrack for ever (`(a+)+$`): timed unless named (budget.py)
-        self.timed = not set(self.stages) <= KNOWN_STAGES
+        # subtle: a file's regex may backtrack without bound (`(a+)+$`): unless known, time-limited
+        self.timed = not set(self.stages) <= self.known
 
-    def split(self, text: str) -> list[str]:
-        """Text -> pieces; `"".join(pieces) == text` always."""
+    def split(self, text: str) -> list[str]:  # -> pieces; "".join(pieces) == text always
         budget = current_budget(text) if self.timed else None   # (one for every piece)
         pieces = [text]
         for rx in self._compiled:

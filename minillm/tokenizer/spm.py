@@ -15,7 +15,7 @@ lowest merge rank where the file lists merges (tokenizer.json's BPE with byte_fa
     [▁Hello, ▁world] -> [15043, 3186]
 
 Text segments between special or user-defined tokens each get the prefix (llama.cpp adds it to
-every text fragment, all of which start the text or follow a token). A tokenizer.json (hf_spm.py)
+every text fragment, all of which start the text or follow a token). A tokenizer.json (formats/hf/spm.py)
 may instead name Metaspace's `prepend_scheme`: "always" (every segment that does not already start
 with a space), "first" (only a segment at the very start of the text) or "never"; and decodes as
 `tokenizers` does: its Strip decoder drops one leading space, and a run of <0xNN> tokens that is
@@ -30,7 +30,7 @@ import itertools
 import regex
 
 from .bpe import NO_MERGE
-from .gguf_types import SPACE  # "▁", SentencePiece's visible space
+from .formats.gguf.token_types import SPACE  # "▁", SentencePiece's visible space
 from .tokenizer import Tokenizer
 
 
@@ -71,6 +71,8 @@ class SentencePieceBPE(Tokenizer):
     rule, `add_space_prefix` on every segment), `strip_space` (decode drops the first token's
     space; None: as `add_space_prefix`) and `byte_runs_replaced`: the tokenizer.json forms."""
 
+    sentencepiece_style = True   # (the vocabularies `load` builds it from: files.py)
+
     def __init__(self, pieces: dict[str, int], *, scores: dict[int, float] | None = None,
                  merges: dict[tuple[str, str], int] | None = None, byte_ids: dict[int, int],
                  kinds: dict[int, str], special_tokens: dict[str, int], user_defined=(),
@@ -101,13 +103,13 @@ class SentencePieceBPE(Tokenizer):
             self._rank = lambda a, b: negated.get(a + b, NO_MERGE)
         self._split = None if pattern is None else regex.compile("|".join(self.pattern))
         for i, kind in kinds.items():              # how each id decodes (llama.cpp's rules)
-            text = self._id_to_bytes[i]
+            text = self.id_to_bytes[i]
             if kind == "text":
-                self._id_to_bytes[i] = text.replace(SPACE.encode(), b" ")
+                self.id_to_bytes[i] = text.replace(SPACE.encode(), b" ")
             elif kind == "byte":
-                self._id_to_bytes[i] = bytes([int(text[3:5], 16)])
+                self.id_to_bytes[i] = bytes([int(text[3:5], 16)])
             elif kind == "none":
-                self._id_to_bytes[i] = b""
+                self.id_to_bytes[i] = b""
 
     def _encode_text(self, text: str) -> list[int]:
         """One text segment -> ids (the seam of tokenizer.py, overridden)."""
@@ -184,7 +186,7 @@ class SentencePieceBPE(Tokenizer):
         Strip(" ", 1, 0) decoder: the same, as every token there has text)."""
         ids = ids if isinstance(ids, (list, tuple)) else list(ids)
         data = super().decode_bytes(ids)
-        if self.strip_space and ids and self._id_to_bytes[ids[0]].startswith(b" "):
+        if self.strip_space and ids and self.id_to_bytes[ids[0]].startswith(b" "):
             return data[1:]
         return data
 

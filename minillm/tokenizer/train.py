@@ -25,11 +25,11 @@ from collections import Counter
 
 import regex
 
+from .checks import without_lone_surrogates
 from .fast.split import FastSplit
-from .pattern_names import KNOWN_STAGES
-from .patterns import PreTokenizer
+from .formats.pattern_names import KNOWN_STAGES, pre_tokenizer
 from .special import SpecialTokens
-from .validate import check_patterns, without_lone_surrogates
+from .formats.validate import check_patterns
 
 Pair = tuple[int, int]
 
@@ -145,7 +145,7 @@ def train_fast(words: dict[tuple[int, ...], int], n_merges: int) -> list[Pair]:
 
 def check_trainable(stages, source: str = "Tokenizer.train") -> None:
     """Pre-tokenisation stages a trained tokenizer may keep: those Tokenizer.load accepts (its
-    check, validate.check_patterns: training never makes a tokenizer minillm cannot read back),
+    check, formats/validate.check_patterns: training never makes a tokenizer minillm cannot read back),
     and none that matches the empty string (its pieces would be empty: text between matches is
     not split). `source` names the stages in the message ("--pattern" for the CLI's flag)."""
     check_patterns([s for s in stages if s not in KNOWN_STAGES], source)
@@ -168,7 +168,7 @@ def train_tokenizer(text: str, vocab_size: int, pattern=None, special_tokens=(),
     if not isinstance(vocab_size, int) or vocab_size < 256 + len(special_tokens):
         raise ValueError(f"vocab_size must be an int >= 256 (the bytes) + {len(special_tokens)} "
                          f"(the special tokens), got {vocab_size!r}")
-    pre = PreTokenizer(pattern)
+    pre = pre_tokenizer(pattern)     # (a name: tiktoken's or llama.cpp's)
     check_trainable(pre.stages)
     texts = [without_lone_surrogates(text)]  # (U+FFFD, as encode sees them)
     if special_tokens:  # special tokens are never learned from: cut them out of the text

@@ -26,7 +26,7 @@ from minillm.io import download as dl
 from minillm.cli import main
 from minillm.decoding.generate import generate
 from minillm.loading import load_model
-from minillm.tokenizer.byte_alphabet import bytes_to_unicode
+from minillm.tokenizer.formats.byte_alphabet import bytes_to_unicode
 from minillm.tokenizer.tokenizer import Tokenizer
 from tests.conftest import REPO
 from tests.io import gguf_writer as w

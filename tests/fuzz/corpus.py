@@ -17,7 +17,7 @@ from minillm.io.checkpoints import load_hf_checkpoint
 from minillm.loading import load_gguf_model
 from minillm import GPT
 from minillm.tokenizer import Tokenizer
-from minillm.tokenizer.byte_alphabet import bytes_to_unicode
+from minillm.tokenizer.formats.byte_alphabet import bytes_to_unicode
 from tests.fuzz.mutate import dumps, mutate_bytes, mutate_json
 from tests.io import gguf_writer as w
 
@@ -173,7 +173,7 @@ def tokenizer_of(loaded):
 
 def round_trips(tok: Tokenizer) -> bool:
     """No silent wrong result: the text comes back (when every byte has a token)."""
-    if tok.unk_id is not None or any(bytes([b]) not in tok._encoder for b in range(256)):
+    if tok.unk_id is not None or any(bytes([b]) not in tok.encoder for b in range(256)):
         return True
     ids = tok.encode_ordinary(TEXT)
     return tok.decode(ids) == TEXT and all(isinstance(i, int) for i in ids) and \

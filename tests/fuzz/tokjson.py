@@ -26,7 +26,7 @@ from pathlib import Path
 
 from minillm.tokenizer import Tokenizer
 from tests.fuzz.runner import CLEAR, limit_memory
-from tests.tokenizer.test_tokenizer_json import BASE
+from tests.tokenizer.formats.hf.test_tokenizer_json import BASE
 
 REGEXES = [r"\p{", r"\P{L", r"\x{", r"a\x{41", r"\x{FFFFFFFFFFFFFFFFFFFF}", r"\x{263a}+",
            r"(a|aa)+$", r"(?:x|xx)+y|.", r"(\w+)+$", r"(?:\x{2603}|\x{2603}\x{2603})+$", r"",

@@ -134,8 +134,9 @@ def test_a_model_made_here_exports_without_carried_keys(tmp_path):
 
 
 def test_a_gguf_vocabulary_loaded_by_path_is_checked_once_not_twice(source, monkeypatch):
-    """Tokenizer.load ran check_vocabulary (O(V + merges)) in gguf_meta, then again in formats."""
-    from minillm.tokenizer import formats, gguf_meta
+    """Tokenizer.load ran check_vocabulary (O(V + merges)) in gguf/meta.py, then again in formats/dispatch.py."""
+    from minillm.tokenizer.formats import dispatch as formats
+    from minillm.tokenizer.formats.gguf import meta as gguf_meta
     calls = []
     for module in (formats, gguf_meta):
         real = module.check_vocabulary

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minillm.engine import EngineGPT
-from minillm.tokenizer.pattern_names import LLAMA_CPP_PRE
+from minillm.tokenizer.formats.pattern_names import LLAMA_CPP_PRE
 from minillm import GPT, ModelConfig
 from minillm.io.gguf.read import read_gguf
 from minillm.io.gguf.dequant import Q8_0, dequantize

@@ -13,10 +13,9 @@ from minillm import GPT, ModelConfig
 from minillm.io.gguf.read import read_gguf
 from minillm.io.gguf.vocab import tokenizer_metadata
 from minillm.loading import load_model
-from minillm.tokenizer import Tokenizer
+from minillm.tokenizer import SentencePieceBPE, Tokenizer, tokenizer_from_gguf_metadata
 from minillm.tokenizer.files import build
-from minillm.tokenizer.gguf_meta import read_gguf_metadata
-from minillm.tokenizer.hf import read_hf_json
+from minillm.tokenizer.formats.hf.read import read_hf_json
 from tests.tokenizer.llamacpp_vocab import load, metadata
 
 SCORED = ("llama-spm", "phi-3", "baichuan")      # tokenizer.ggml.model "llama": merges by score
@@ -26,13 +25,13 @@ SPM_BASE = Path(__file__).resolve().parents[1] / "fixtures/tokenizer_json/spm_ba
 def read_back(meta: dict) -> Tokenizer:
     """{key: (type, value)} as written -> the Tokenizer minillm reads from those keys."""
     plain = {k: v[1][1] if isinstance(v[1], tuple) else v[1] for k, v in meta.items()}
-    return Tokenizer.from_gguf_metadata(plain)
+    return tokenizer_from_gguf_metadata(plain)
 
 
 @pytest.mark.parametrize("name", SCORED)
 def test_an_exported_llama_vocabulary_gives_llama_cpp_ids_again(name):
     record = load(name)
-    tok = build(Tokenizer, read_gguf_metadata(metadata(record["vocab"])))
+    tok = tokenizer_from_gguf_metadata(metadata(record["vocab"]))
     back = read_back(tokenizer_metadata(tok, tok.vocab_size))
     for text, ids in zip(record["texts"], record["ids"]):
         assert back.encode_ordinary(text) == ids, text
@@ -42,7 +41,7 @@ def test_an_exported_llama_vocabulary_gives_llama_cpp_ids_again(name):
 
 
 def test_the_written_keys_are_those_of_llama_cpp_s_converter():
-    tok = build(Tokenizer, read_gguf_metadata(metadata(load("llama-spm")["vocab"])))
+    tok = tokenizer_from_gguf_metadata(metadata(load("llama-spm")["vocab"]))
     meta = tokenizer_metadata(tok, tok.vocab_size + 2)          # two padding rows
     tokens, types = meta["tokenizer.ggml.tokens"][1][1], meta["tokenizer.ggml.token_type"][1][1]
     assert meta["tokenizer.ggml.model"][1] == "llama"
@@ -52,7 +51,7 @@ def test_the_written_keys_are_those_of_llama_cpp_s_converter():
 
 def test_a_model_file_with_a_llama_vocabulary_loads_to_the_same_ids(tmp_path):
     record = load("llama-spm")
-    tok = build(Tokenizer, read_gguf_metadata(metadata(record["vocab"])))
+    tok = tokenizer_from_gguf_metadata(metadata(record["vocab"]))
     config = ModelConfig(vocab_size=tok.vocab_size, n_ctx=8, d_model=8, n_heads=1, n_kv_heads=1,
                          n_layers=1, d_ff=16, arch="llama", tie_embeddings=True)
     path = GPT(config, seed=0).save_gguf(tmp_path / "m.gguf", tok)
@@ -62,6 +61,6 @@ def test_a_model_file_with_a_llama_vocabulary_loads_to_the_same_ids(tmp_path):
 
 
 def test_a_vocabulary_ranked_by_merges_is_refused_with_the_reason():
-    tok = build(Tokenizer, read_hf_json(json.loads(SPM_BASE.read_text("utf-8"))))
+    tok = build(SentencePieceBPE, read_hf_json(json.loads(SPM_BASE.read_text("utf-8"))))
     with pytest.raises(ValueError, match="SentencePiece-style vocabulary to GGUF yet.*merge list"):
         tokenizer_metadata(tok, tok.vocab_size)

@@ -4,7 +4,7 @@ import configparser
 from fnmatch import fnmatch
 
 from minillm.resources import SHIPPED_MODELS
-from minillm.tokenizer.locate import NAMED
+from minillm.tokenizer.formats.locate import NAMED
 from tests.conftest import REPO
 
 CFG = configparser.ConfigParser()

@@ -19,7 +19,7 @@ import numpy
 import pytest
 import regex
 
-from minillm.tokenizer.locate import NAMED
+from minillm.tokenizer.formats.locate import NAMED
 from tests.conftest import REPO
 
 SOURCES = ("setup.cfg", "pyproject.toml", "README.md", "minillm", "weights")
@@ -93,7 +93,7 @@ def test_installed_wheel_loads_gpt2_and_generates_from_another_folder(installed,
 
 def test_resources_are_found_in_the_installed_package(installed, tmp_path):
     _, python = installed
-    code = ("from minillm.resources import weights_dir, shipped; from minillm.tokenizer.locate "
+    code = ("from minillm.resources import weights_dir, shipped; from minillm.tokenizer.formats.locate "
             "import NAMED; print(weights_dir()); print(all(shipped(p).is_file() for p in "
             "NAMED.values()))")
     out = _run([python, "-c", code], cwd=tmp_path).stdout.splitlines()

@@ -1,4 +1,4 @@
-"""The cases of tests/tokenizer/test_hf_spm.py as edits of the base tokenizer.json, shared with
+"""The cases of tests/tokenizer/formats/hf/test_spm.py as edits of the base tokenizer.json, shared with
 the script that made their fixtures (scripts/make_spm_tokjson_fixtures.py)."""
 import copy
 

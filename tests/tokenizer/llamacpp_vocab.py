@@ -10,7 +10,7 @@ import gzip
 import json
 from pathlib import Path
 
-from minillm.tokenizer.byte_alphabet import bytes_to_unicode
+from minillm.tokenizer.formats.byte_alphabet import bytes_to_unicode
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "llamacpp_vocab"
 NAMES = sorted(p.name[:-len(".json.gz")] for p in FIXTURES.glob("*.json.gz")

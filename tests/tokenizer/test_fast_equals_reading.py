@@ -101,7 +101,7 @@ def deepseek_v4() -> Tokenizer:
 @pytest.mark.parametrize("name", ["gpt2", "cl100k", "o200k", "smollm2", "deepseek_v4"])
 def test_fast_equals_reading_on_real_vocabularies(name):
     tok, text = real_tokenizer(name), corpus()
-    reading = Tokenizer(tok._encoder, tok.merges, tok.pattern, tok.special_tokens,
+    reading = Tokenizer(tok.encoder, tok.merges, tok.pattern, tok.special_tokens,
                         whole_piece_lookup=tok.whole_piece_lookup, normalizer=tok.normalizer,
                         bos_id=tok.bos_id, eos_id=tok.eos_id, unk_id=tok.unk_id, fast=False)
     for line in text.splitlines(keepends=True):
@@ -118,13 +118,13 @@ def test_a_fresh_tokenizer_equals_reading_on_its_first_long_text(name):
     words = (" zq" + "".join(chr(97 + i // 26**k % 26) for k in range(3)) for i in range(1100))
     mixed = "".join(f"{w} 海水{i % 7}会 ééé aaaa 👍{'的' * (i % 5)} ок" for i, w in enumerate(words))
     for text in (corpus(), mixed):
-        fresh, reading = (Tokenizer(tok._encoder, tok.merges, tok.pattern, tok.special_tokens,
+        fresh, reading = (Tokenizer(tok.encoder, tok.merges, tok.pattern, tok.special_tokens,
                                     whole_piece_lookup=tok.whole_piece_lookup,
                                     normalizer=tok.normalizer, unk_id=tok.unk_id, fast=fast)
                           for fast in (True, False))
         assert fresh.encode_ordinary(text) == reading.encode_ordinary(text)
-        assert fresh._fast.kept is not None  # (the bulk paths ran)
-    assert fresh._fast.batch
+        assert fresh.fast_encoder.kept is not None  # (the bulk paths ran)
+    assert fresh.fast_encoder.batch
 
 
 def test_a_long_encode_pauses_the_garbage_collector_and_restores_it(monkeypatch):
@@ -132,20 +132,20 @@ def test_a_long_encode_pauses_the_garbage_collector_and_restores_it(monkeypatch)
     on again after (also after an error), and stays off when the caller had turned it off."""
     tok = named("gpt2")
     seen = []
-    split = tok._fast.split
-    monkeypatch.setattr(tok._fast, "split", lambda text: seen.append(gc.isenabled()) or split(text))
+    split = tok.fast_encoder.split
+    monkeypatch.setattr(tok.fast_encoder, "split", lambda text: seen.append(gc.isenabled()) or split(text))
     text = "To be, or not to be, that is the question. " * (pieces.PAUSE_GC // 40)
     assert len(text) >= pieces.PAUSE_GC and gc.isenabled()
     assert tok.encode_ordinary(text) == reading_ids(tok, text)
     tok.encode_ordinary(text[:100])
     assert seen == [False, True] and gc.isenabled()
-    monkeypatch.setattr(tok._fast, "split", lambda text: 1 / 0)
+    monkeypatch.setattr(tok.fast_encoder, "split", lambda text: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         tok.encode_ordinary(text)
     assert gc.isenabled()
     gc.disable()
     try:
-        monkeypatch.setattr(tok._fast, "split", split)
+        monkeypatch.setattr(tok.fast_encoder, "split", split)
         assert tok.encode_ordinary(text) == reading_ids(tok, text)
         assert not gc.isenabled()
     finally:
@@ -153,5 +153,5 @@ def test_a_long_encode_pauses_the_garbage_collector_and_restores_it(monkeypatch)
 
 
 def reading_ids(tok: Tokenizer, text: str) -> list[int]:
-    return Tokenizer(tok._encoder, tok.merges, tok.pattern, tok.special_tokens,
+    return Tokenizer(tok.encoder, tok.merges, tok.pattern, tok.special_tokens,
                      whole_piece_lookup=tok.whole_piece_lookup, fast=False).encode_ordinary(text)

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from minillm.tokenizer import Tokenizer
-from minillm.tokenizer.byte_alphabet import bytes_to_unicode
-from minillm.tokenizer.gguf_meta import read_gguf_metadata
+from minillm.tokenizer.formats.byte_alphabet import bytes_to_unicode
+from minillm.tokenizer.formats.gguf.meta import read_gguf_metadata
 
 TABLE = bytes_to_unicode()
 
@@ -195,8 +195,9 @@ def test_a_file_regex_that_backtracks_on_the_text_is_stopped_with_a_clear_error(
 
 def test_named_patterns_run_without_a_time_limit():
     """The named patterns (tiktoken's, llama.cpp's) are known to be linear: no timeout overhead."""
-    assert not Tokenizer.load("gpt2")._pre.timed
-    assert Tokenizer({bytes([b]): b for b in range(256)}, None, pattern=r"\w+")._pre.timed
+    assert not Tokenizer.load("gpt2").pre_tokenizer.timed
+    assert not Tokenizer.train("ab 12 ab", 257, pattern="smollm").pre_tokenizer.timed  # llama.cpp's
+    assert Tokenizer({bytes([b]): b for b in range(256)}, None, pattern=r"\w+").pre_tokenizer.timed
 
 
 def test_time_limit_fired_on_a_legitimate_10_mb_text():
@@ -204,6 +205,24 @@ def test_time_limit_fired_on_a_legitimate_10_mb_text():
     (not a named pattern, so timed) spent 11 s of its 11 s budget on "a b\\n" x 2.5 M (10 MB, a
     shared machine): a ValueError on ordinary text. The budget now keeps a ten-fold margin over
     the slowest real pattern measured (0.83 µs a character)."""
-    from minillm.tokenizer import pattern_names
+    from minillm.tokenizer import checks
     n = 10_000_000
-    assert pattern_names.time_limit("a b\n" * (n // 4)) >= 10 * 0.83e-6 * n
+    assert checks.time_limit("a b\n" * (n // 4)) >= 10 * 0.83e-6 * n
+
+
+def test_a_normalizer_or_post_processor_must_be_callable():
+    """tokenizer.json's steps come as objects the readers build (formats/hf/normalizers.py,
+    post_processors.py); a bare spec is refused, not silently ignored."""
+    vocab = {bytes([b]): b for b in range(256)}
+    with pytest.raises(TypeError, match="callable or None"):
+        Tokenizer(vocab, None, normalizer="NFC")
+    with pytest.raises(TypeError, match="callable or None"):
+        Tokenizer(vocab, None, post_processor={"type": "ByteLevel"})
+
+
+def test_a_plain_function_normalizer_runs_but_cannot_be_saved(tmp_path):
+    tok = Tokenizer({bytes([b]): b for b in range(256)}, {}, normalizer=str.lower,
+                    post_processor=lambda ids: [*ids, 0])
+    assert tok.encode("AB") == [97, 98] and tok.encode("AB", add_special_tokens=True) == [97, 98, 0]
+    with pytest.raises(ValueError, match="cannot be written"):
+        tok.save(tmp_path / "t.minillm.json")

@@ -27,7 +27,7 @@ def test_special_token_regex_cache_is_bounded():
     specials = SpecialTokens({"<|a|>": 0})
     for k in range(500):  # every call with a new disallowed set compiles a new regex
         specials.guard("text", frozenset({f"<|x{k}|>"}))
-    assert specials._regex.cache_info().currsize <= 64
+    assert specials.alternation.cache_info().currsize <= 64
 
 
 @pytest.mark.parametrize("merge", [[-1, 0], [0, 10_000], [0, None]])
@@ -89,7 +89,7 @@ def test_hf_byte_level_without_regex_and_no_split_raised_a_pattern_type_error(tm
     """Regression: a tokenizer.json whose pre_tokenizer is ByteLevel(use_regex=false) alone (the
     whole text is one pre-token) gave no stages, and loading it raised "pattern must be a name
     ... got ()". It now loads and merges across spaces, as Hugging Face does."""
-    from minillm.tokenizer.byte_alphabet import bytes_to_unicode
+    from minillm.tokenizer.formats.byte_alphabet import bytes_to_unicode
     alphabet = bytes_to_unicode()
     vocab = {alphabet[b]: b for b in range(256)} | {"bĠ": 256, "abĠ": 257}
     data = {"model": {"type": "BPE", "vocab": vocab, "merges": ["b Ġ", "a bĠ"]},

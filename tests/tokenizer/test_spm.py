@@ -1,17 +1,17 @@
 """SentencePiece-style BPE (spm.py): the plain merge loop, its fast form, prefix, fallback, decode.
 
 llama.cpp's ids for real vocabularies (llama-spm, phi-3, baichuan, gemma-4) are checked in
-test_llamacpp_vocab.py; here, the rules on a tiny vocabulary written by hand.
+formats/gguf/test_llamacpp_vocab.py; here, the rules on a tiny vocabulary written by hand.
 """
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minillm.tokenizer import Tokenizer
+from minillm.tokenizer import tokenizer_from_gguf_metadata
 from minillm.tokenizer.bpe import NO_MERGE
 from minillm.tokenizer.fast.merge import merge_heap_parts
 from minillm.tokenizer.spm import SentencePieceBPE, merge_parts
-from minillm.tokenizer.spm_meta import read_spm_metadata
+from minillm.tokenizer.formats.gguf.spm import read_spm_metadata
 
 # id: (text, score, type)   type: 1 normal, 2 unknown, 3 control, 4 user-defined, 6 byte
 VOCAB = [("<unk>", 0.0, 2), ("<s>", 0.0, 3), ("</s>", 0.0, 3), ("▁", -1.0, 1), ("h", -2.0, 1),
@@ -66,7 +66,7 @@ def test_empty_text_gives_no_ids():
 
 
 def test_a_spm_vocabulary_loads_from_gguf_metadata_as_sentencepiece():
-    tok = Tokenizer.from_gguf_metadata({"tokenizer.ggml.model": "llama",
+    tok = tokenizer_from_gguf_metadata({"tokenizer.ggml.model": "llama",
                                         "tokenizer.ggml.tokens": ["a", "▁"]})
     assert isinstance(tok, SentencePieceBPE) and tok.encode("a") == [1, 0]
 
@@ -122,4 +122,4 @@ def test_byte_level_gguf_token_types_out_of_range_are_refused():
     meta = {"tokenizer.ggml.model": "gpt2", "tokenizer.ggml.tokens": ["a", "b"],
             "tokenizer.ggml.merges": [], "tokenizer.ggml.token_type": [1, 42]}
     with pytest.raises(ValueError, match="token_type holds 42"):
-        Tokenizer.from_gguf_metadata(meta)
+        tokenizer_from_gguf_metadata(meta)

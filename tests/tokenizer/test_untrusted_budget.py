@@ -4,9 +4,9 @@ budget per piece; a normaliser never grows the text past its bound (hf_normalize
 import pytest
 
 from minillm.tokenizer import Tokenizer, budget
-from minillm.tokenizer.hf import read_hf_json
-from minillm.tokenizer.hf_normalize import CAP, GROWTH, SLACK, most_chars, normalize
-from tests.tokenizer.test_tokenizer_json import patched
+from minillm.tokenizer.formats.hf.read import read_hf_json
+from minillm.tokenizer.formats.hf.normalizers import CAP, GROWTH, SLACK, most_chars, normalize
+from tests.tokenizer.formats.hf.test_tokenizer_json import patched
 
 BYTES = {bytes([b]): b for b in range(256)}
 
@@ -72,7 +72,7 @@ def test_real_normalisers_stay_within_the_bound():
 
 def test_a_special_token_longer_than_its_limit_is_refused_by_its_length():
     """Regression: a 10 MB added token took 30 s and 2.4 GB on the first encode."""
-    from minillm.tokenizer.validate import MAX_SPECIAL_CHARS
+    from minillm.tokenizer.checks import MAX_SPECIAL_CHARS
     long = "x" * (MAX_SPECIAL_CHARS + 1)
     with pytest.raises(ValueError, match=r"is 4,097 characters; a special or added token is "
                                          r"limited to 4,096"):

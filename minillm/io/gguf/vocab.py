@@ -8,7 +8,7 @@
                                                        5 unused (padding)
     tokenizer.ggml.merges      strings "a b"           in rank order, same alphabet (a tiktoken
                                                        vocabulary: derived from its ranks,
-                                                       tokenizer/rank_merges.py)
+                                                       tokenizer/formats/rank_merges.py)
     tokenizer.ggml.bos_token_id / eos_token_id         when the tokenizer names them
 
 llama.cpp does not read the regex from the file: it keeps a table from ``tokenizer.ggml.pre``
@@ -23,11 +23,11 @@ match that switch too.
 from __future__ import annotations
 
 from minillm.io.gguf.write import ARRAY, BOOL, FLOAT32, INT32, STRING, UINT32
-from minillm.tokenizer.byte_alphabet import bytes_to_unicode
-from minillm.tokenizer.pattern_names import GPT2_PATTERN, LLAMA_CPP_IGNORE_MERGES, LLAMA_CPP_PRE
-from minillm.tokenizer.rank_merges import with_derived_merges
+from minillm.tokenizer.formats.byte_alphabet import bytes_to_unicode
+from minillm.tokenizer.formats.pattern_names import GPT2_PATTERN, LLAMA_CPP_IGNORE_MERGES, LLAMA_CPP_PRE
+from minillm.tokenizer.formats.rank_merges import with_derived_merges
 from minillm.tokenizer.spm import SentencePieceBPE
-from minillm.tokenizer.gguf_types import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED
+from minillm.tokenizer.formats.gguf.token_types import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED
 
 # (pre-tokeniser stages, whole_piece_lookup) -> llama.cpp's `tokenizer.ggml.pre` name. Every
 # llama.cpp name maps its own stages (a GGUF read by minillm goes back out under its name); GPT-2's
@@ -135,7 +135,7 @@ def _spm_metadata(tok, vocab_size: int, bos_id: int | None, eos_id: int | None) 
 
 
 def _spm_type(tok, i: int, text: str | None) -> int:
-    """llama.cpp's token type of id `i` (spm_meta.py's table, read backwards)."""
+    """llama.cpp's token type of id `i` (tokenizer/formats/gguf/spm.py's table, read backwards)."""
     kind = tok._kinds.get(i, "none") if text is not None else "none"
     if kind == "special":
         return USER_DEFINED if text in tok.user_defined else UNKNOWN if i == tok.unk_id else CONTROL

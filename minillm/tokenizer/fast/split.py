@@ -10,7 +10,6 @@ Two speed-ups, each giving exactly the reading split's pieces:
 """
 from __future__ import annotations
 
-from ..pattern_names import KNOWN_STAGES
 from ..budget import current_budget
 from ..patterns import PreTokenizer, split_isolated
 from .stdlib_re import compile_stdlib, has_astral
@@ -21,17 +20,17 @@ class FastSplit:
 
     def __init__(self, pre: PreTokenizer):
         self._compiled = pre._compiled
-        self._findall = [p in KNOWN_STAGES for p in pre.stages]
+        self._findall = [p in pre.known for p in pre.stages]   # (linear, no groups, no empty match)
         stdlib = [compile_stdlib(p) for p in pre.stages]  # None: a stage `re` cannot run
-        self._stdlib = None if None in stdlib or pre.timed else stdlib   # `re` has no time limit
+        self.stdlib = None if None in stdlib or pre.timed else stdlib   # `re` has no time limit
         self._timed = pre.timed
 
     def __call__(self, text: str) -> list[str]:
         budget = current_budget(text) if self._timed else None
         pieces = [text]
         compiled = self._compiled
-        if self._stdlib is not None and not has_astral(text):
-            compiled = self._stdlib
+        if self.stdlib is not None and not has_astral(text):
+            compiled = self.stdlib
         for rx, findall in zip(compiled, self._findall):
             if len(pieces) == 1:  # (the first stage: its list as it is, not copied item by item)
                 pieces = _split(rx, pieces[0], findall, budget)

@@ -59,7 +59,7 @@ class KeptBoundaries:
             self.odd[np.searchsorted(self.lefts, a), np.searchsorted(self.rights, b)] = True
 
     def __call__(self, code: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-        chars, which = _unique(code)  # [U], [N]: the distinct characters
+        chars, which = unique_inverse(code)  # [U], [N]: the distinct characters
         left, right = which[:-1], which[1:]  # [N - 1] each: the two sides of every boundary
         ascii_, odd_char = chars < 0x80, exotic(chars)  # [U] bool each
         kept = ascii_[left] & ascii_[right] | odd_char[left] | odd_char[right]  # [N - 1]
@@ -122,7 +122,7 @@ def ids_by_character(code: np.ndarray, lengths: np.ndarray,
     subtle: the ids are gathered from `char_ids`' own tuples, not made anew from an array: the
     pieces then share a few thousand int objects instead of holding one each, which keeps
     reading them back (`FastEncoder.encode`, a warm Chinese text) ~15 % faster."""
-    chars, which = _unique(code)  # [U], [N]
+    chars, which = unique_inverse(code)  # [U], [N]
     per_char = list(map(char_ids, map(chr, chars.tolist())))  # [U] tuples
     flat = tuple(chain.from_iterable(map(per_char.__getitem__, which.tolist())))  # all ids
     count = np.fromiter(map(len, per_char), np.int64, len(per_char))  # [U] ids per character
@@ -130,7 +130,7 @@ def ids_by_character(code: np.ndarray, lengths: np.ndarray,
     return list(map(flat.__getitem__, map(slice, [0, *cuts[:-1]], cuts)))  # (tuple slices)
 
 
-def _unique(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def unique_inverse(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """`np.unique(code, return_inverse=True)` through a table over code.min()..code.max()
     instead of a sort (code points of one script are close together)."""
     low = int(code.min())

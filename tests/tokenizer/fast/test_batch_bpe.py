@@ -86,7 +86,7 @@ def test_batched_encode_matches_tiktoken_exactly(name, always_batch):
     tok = named(name)
     parity = fixture_json("tokenizer/tiktoken_parity.json")
     for text, ids in zip(parity["texts"], parity["ids"][name]):
-        tok._fast.clear()
+        tok.fast_encoder.clear()
         assert tok.encode_ordinary(text) == ids, text
 
 
@@ -95,7 +95,7 @@ def test_batched_encode_matches_hugging_face_exactly(always_batch):
     tok = smollm2_from_json()
     reference = fixture_json("tokenizer_smollm2/reference_ids.json")
     for text, ids in zip(reference["texts"], reference["ids"]):
-        tok._fast.clear()
+        tok.fast_encoder.clear()
         assert tok.encode(text, allowed_special="all") == ids, text
 
 
@@ -103,9 +103,9 @@ def test_long_text_batched_equals_unbatched():
     texts = fixture_json("tokenizer/tiktoken_parity.json")["texts"]
     text = "\n".join(texts) + "".join(f" word{i}" for i in range(300)) + " " * 100 + "x"
     batched, unbatched = Tokenizer.load("gpt2"), Tokenizer.load("gpt2")
-    batched._fast.build_batch()
-    unbatched._fast.batch = False
-    assert isinstance(batched._fast.batch, batch_bpe.BatchBPE)
+    batched.fast_encoder.build_batch()
+    unbatched.fast_encoder.batch = False
+    assert isinstance(batched.fast_encoder.batch, batch_bpe.BatchBPE)
     assert batched.encode_ordinary(text) == unbatched.encode_ordinary(text)
 
 
@@ -113,36 +113,36 @@ def test_pieces_with_bytes_that_are_not_tokens_take_the_python_path(monkeypatch)
     """SmolLM2 lacks the token b"\\x04": such pieces' parts are extra symbols, left to merge.py."""
     tok, text = smollm2_from_json(), "ab\x04\x04\x04 \x04\x06\x13 fine words"
     monkeypatch.setattr(piece_encoder, "BATCH_MIN", 10 ** 9)
-    tok._fast.clear()
+    tok.fast_encoder.clear()
     expected = tok.encode_ordinary(text)
     monkeypatch.setattr(piece_encoder, "BATCH_MIN", 1)
     monkeypatch.setattr(bulk, "BATCH_BPE", 1)
-    tok._fast.build_batch()
-    tok._fast.clear()
+    tok.fast_encoder.build_batch()
+    tok.fast_encoder.clear()
     assert tok.encode_ordinary(text) == expected and tok.unk_id in expected
-    assert isinstance(tok._fast.batch, batch_bpe.BatchBPE)
+    assert isinstance(tok.fast_encoder.batch, batch_bpe.BatchBPE)
 
 
 def test_batched_encoding_keeps_the_cache_bound(always_batch):
     """Regression: batched BPE filled the cache past a smaller Memo size.
     It adds at most half the cache's size; the rest go through the Memo and its bound."""
     tok, reference = Tokenizer.load("gpt2"), Tokenizer.load("gpt2")
-    reference._fast.batch = False
-    tok._fast.build_batch()
-    tok._fast.piece_ids.size = 200
+    reference.fast_encoder.batch = False
+    tok.fast_encoder.build_batch()
+    tok.fast_encoder.piece_ids.size = 200
     text = made_up_words(0, n=3000)
     assert tok.encode_ordinary(text) == reference.encode_ordinary(text)
-    assert len(tok._fast.piece_ids) <= 200
+    assert len(tok.fast_encoder.piece_ids) <= 200
 
 
 def test_a_fresh_tokenizer_batches_its_first_long_text():
     """Regression: the pair table was built only after 30,000 new pieces, so a fresh tokenizer's
     first megabyte never used batched BPE. Pairs are now learnt as met: no table to wait for."""
     tok, unbatched = Tokenizer.load("gpt2"), Tokenizer.load("gpt2")
-    unbatched._fast.batch = False
+    unbatched.fast_encoder.batch = False
     text = made_up_words(0, n=bulk.BATCH_BPE)
     assert tok.encode_ordinary(text) == unbatched.encode_ordinary(text)
-    assert isinstance(tok._fast.batch, batch_bpe.BatchBPE) and len(tok._fast.batch.keys) > 1
+    assert isinstance(tok.fast_encoder.batch, batch_bpe.BatchBPE) and len(tok.fast_encoder.batch.keys) > 1
 
 
 def test_a_text_with_few_new_pieces_does_not_make_batched_bpe():
@@ -150,7 +150,7 @@ def test_a_text_with_few_new_pieces_does_not_make_batched_bpe():
     tok, reference = Tokenizer.load("gpt2"), Tokenizer.load("gpt2", fast=False)
     text = made_up_words(0, n=bulk.BATCH_BPE - 1)
     assert tok.encode_ordinary(text) == reference.encode_ordinary(text)
-    assert tok._fast.batch is None
+    assert tok.fast_encoder.batch is None
 
 
 def test_forgetting_learnt_pairs_keeps_the_parts(monkeypatch):
@@ -158,12 +158,12 @@ def test_forgetting_learnt_pairs_keeps_the_parts(monkeypatch):
     monkeypatch.setattr(batch_bpe, "PAIRS", 50)
     monkeypatch.setattr(bulk, "BATCH_BPE", 100)
     tok, unbatched = Tokenizer.load("gpt2"), Tokenizer.load("gpt2")
-    unbatched._fast.batch = False
+    unbatched.fast_encoder.batch = False
     first = made_up_words(0)
     assert tok.encode_ordinary(first) == unbatched.encode_ordinary(first)
-    learnt = set(tok._fast.batch.keys.tolist())
+    learnt = set(tok.fast_encoder.batch.keys.tolist())
     second = made_up_words(300)
     assert tok.encode_ordinary(second) == unbatched.encode_ordinary(second)
-    assert not learnt <= set(tok._fast.batch.keys.tolist())  # some were forgotten
-    keys = tok._fast.batch.keys.tolist()
+    assert not learnt <= set(tok.fast_encoder.batch.keys.tolist())  # some were forgotten
+    keys = tok.fast_encoder.batch.keys.tolist()
     assert keys == sorted(set(keys))  # the binary search needs them sorted and distinct

@@ -54,7 +54,7 @@ def test_safe_chunks_end_at_safe_cuts():
     tok = named("gpt2")
     tok.encode("海水")
     piece = "海水会吸收较多红光" * 50
-    chunks = list(long.safe_chunks(piece, tok._fast.cuts(), 40))
+    chunks = list(long.safe_chunks(piece, tok.fast_encoder.cuts(), 40))
     assert "".join(chunks) == piece and len(chunks) > 5
     assert all(len(c) >= 40 for c in chunks[:-1])
 
@@ -71,7 +71,7 @@ def test_long_pieces_equal_the_reading_path(name):
     """Pieces of ~1,000 characters with `LONG` lowered to 64: both long.py paths (safe chunks
     and merge_long) against Tokenizer(fast=False)."""
     tok = smollm2_from_json() if name == "smollm2" else named(name)
-    reading = Tokenizer(tok._encoder, tok.merges, tok.pattern, tok.special_tokens,
+    reading = Tokenizer(tok.encoder, tok.merges, tok.pattern, tok.special_tokens,
                         whole_piece_lookup=tok.whole_piece_lookup, unk_id=tok.unk_id, fast=False)
     with mock.patch.object(long, "LONG", 64):
         for text in long_texts(random.Random(0)):

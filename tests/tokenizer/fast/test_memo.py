@@ -25,10 +25,10 @@ def test_encode_with_tiny_caches_equals_encode_with_big_ones(text):
     """Regression guard: caches emptied in the middle of a C-level map must not lose ids."""
     tok = named("gpt2")
     expected = tok.encode(text)
-    sizes = tok._fast.piece_ids.size, tok._fast.segment_ids.size
-    tok._fast.piece_ids.size = tok._fast.segment_ids.size = 2
+    sizes = tok.fast_encoder.piece_ids.size, tok.fast_encoder.segment_ids.size
+    tok.fast_encoder.piece_ids.size = tok.fast_encoder.segment_ids.size = 2
     try:
-        tok._fast.clear()
+        tok.fast_encoder.clear()
         assert tok.encode(text) == expected
     finally:
-        tok._fast.piece_ids.size, tok._fast.segment_ids.size = sizes
+        tok.fast_encoder.piece_ids.size, tok.fast_encoder.segment_ids.size = sizes

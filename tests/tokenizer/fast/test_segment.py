@@ -17,7 +17,7 @@ chars = st.sampled_from(list("海水会吸收较多红光的了是一不人天�
 def cuts_of(name: str) -> SafeCuts:
     tok = smollm2_from_gguf() if name == "smollm2" else named(name)
     extra = (a + b for a, b in tok.merges) if tok.merges else ()
-    return SafeCuts([*tok._encoder, *extra])
+    return SafeCuts([*tok.encoder, *extra])
 
 
 def test_char_units():
@@ -30,9 +30,9 @@ def test_char_units():
 def test_bpe_of_segments_equals_bpe_of_the_piece(name, piece):
     tok = smollm2_from_gguf() if name == "smollm2" else named(name)
     cuts = cuts_of(name)
-    whole = merge.merge(piece.encode("utf-8", "surrogateescape"), tok._fast.rank)
+    whole = merge.merge(piece.encode("utf-8", "surrogateescape"), tok.fast_encoder.rank)
     parts = [p for seg in cuts.split(piece)
-             for p in merge.merge(seg.encode("utf-8", "surrogateescape"), tok._fast.rank)]
+             for p in merge.merge(seg.encode("utf-8", "surrogateescape"), tok.fast_encoder.rank)]
     assert parts == whole
     assert "".join(cuts.split(piece)) == piece
     assert list(cuts.split(piece)) == list(cuts.split_exact(piece))
@@ -41,7 +41,7 @@ def test_bpe_of_segments_equals_bpe_of_the_piece(name, piece):
 def test_chinese_clause_is_cut_into_cacheable_segments():
     tok = named("gpt2")
     tok.encode("海水")  # builds the table
-    assert len(list(tok._fast.safe_cuts.split("海水会吸收较多红光"))) > 3
+    assert len(list(tok.fast_encoder.safe_cuts.split("海水会吸收较多红光"))) > 3
 
 
 def reference_split(cuts: SafeCuts, piece: str) -> list[str]:
@@ -109,7 +109,7 @@ def test_no_token_is_ever_cut(name):
     Every token of >= 2 characters, one of them not ASCII (invalid bytes as lone surrogates)."""
     tok = smollm2_from_gguf() if name == "smollm2" else named(name)
     cuts = cuts_of(name)
-    texts = (t.decode("utf-8", "surrogateescape") for t in tok._encoder)
+    texts = (t.decode("utf-8", "surrogateescape") for t in tok.encoder)
     cut = [s for s in texts if len(s) > 1 and not s.isascii() and list(cuts.split(s)) != [s]]
     assert cut == []
 

@@ -8,7 +8,7 @@ from hypothesis import given, strategies as st
 from minillm.tokenizer.fast.split import FastSplit
 from minillm.tokenizer.fast.stdlib_re import (PROPERTIES, class_body, compile_stdlib, has_astral,
                                               translate)
-from minillm.tokenizer.pattern_names import KNOWN_STAGES
+from minillm.tokenizer.formats.pattern_names import KNOWN_STAGES, pre_tokenizer
 from minillm.tokenizer.patterns import PreTokenizer, split_isolated
 
 # Hugging Face's spellings (Llama-3, Qwen2 tokenizer.json), next to the named patterns
@@ -54,8 +54,8 @@ def test_class_bodies_match_regex_on_every_bmp_character(name):
 @given(st.text(max_size=30))
 def test_pretokenizer_picks_an_engine_and_splits_the_same(name, text):
     # any text: with characters above U+FFFF it must go to `regex` (has_astral)
-    fast, slow = FastSplit(PreTokenizer(name)), PreTokenizer(name)
-    assert fast._stdlib is not None
+    fast, slow = FastSplit(pre_tokenizer(name)), pre_tokenizer(name)
+    assert fast.stdlib is not None
     assert fast(text) == slow.split(text)
     assert has_astral(text) == any(ord(c) > 0xFFFF for c in text)
 
@@ -65,5 +65,5 @@ def test_pretokenizer_picks_an_engine_and_splits_the_same(name, text):
 def test_untranslatable_patterns_fall_back_to_regex(pattern):
     assert translate(pattern) is None
     split = FastSplit(PreTokenizer(pattern))
-    assert split._stdlib is None
+    assert split.stdlib is None
     assert "".join(split("ab 12 海")) == "ab 12 海"

@@ -78,7 +78,7 @@ def test_ids_by_character_concatenates_each_characters_ids(pieces, rng):
 @given(st.lists(st.integers(0, 0x10FFFF), min_size=1, max_size=50))
 def test_unique_equals_numpys(values):
     code = np.array(values, np.int64)
-    got, expected = wide._unique(code), np.unique(code, return_inverse=True)
+    got, expected = wide.unique_inverse(code), np.unique(code, return_inverse=True)
     assert got[0].tolist() == expected[0].tolist()
     assert got[1].tolist() == expected[1].reshape(-1).tolist()
 
