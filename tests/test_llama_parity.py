@@ -21,7 +21,7 @@ from minillm.loading import load_model
 from minillm.decoding.options import score_options
 from tests.conftest import FIXTURES
 
-NAMES = ["llama_tiny", "llama_untied", "qwen2_tiny"]
+NAMES = ["llama_tiny", "llama_untied", "qwen2_tiny", "llama3_tiny", "qwen3_tiny"]
 # every check on the model of plain arrays (fast=False: model/ code only) and the engine's (default)
 CASES = [pytest.param((name, fast), id=f"{name}-{'engine' if fast else 'plain'}")
          for name in NAMES for fast in (False, True)]

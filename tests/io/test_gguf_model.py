@@ -154,13 +154,19 @@ def test_unexpected_tensor_is_named(tiny, tmp_path):
         load_gguf_model(write_gguf(tmp_path / "m.gguf", tiny, add=extra))
 
 
-def test_rope_scaling_is_refused(tiny, tmp_path):
+def test_rope_scaling_other_than_llama3s_is_refused_by_name(tiny, tmp_path):
     meta = {"llama.rope.scaling.type": (w.STRING, "yarn")}
-    with pytest.raises(ValueError, match="RoPE scaling"):
+    with pytest.raises(ValueError, match="RoPE scaling 'yarn' is not supported"):
         load_gguf_model(write_gguf(tmp_path / "m.gguf", tiny, extra_meta=meta))
 
 
 def test_head_width_mismatch_is_refused(tiny, tmp_path):
-    meta = {"llama.attention.key_length": (w.UINT32, 2 * tiny.config.d_head)}
-    with pytest.raises(ValueError, match="key_length"):
+    D = tiny.config.d_head
+    meta = {"llama.attention.key_length": (w.UINT32, D), "llama.attention.value_length":
+            (w.UINT32, 2 * D)}
+    with pytest.raises(ValueError, match="value_length"):
+        load_gguf_model(write_gguf(tmp_path / "m.gguf", tiny, extra_meta=meta))
+    meta = {"llama.attention.key_length": (w.UINT32, 2 * D),
+            "llama.rope.dimension_count": (w.UINT32, 2 * D)}     # heads the tensors do not have
+    with pytest.raises(ValueError, match="do not belong together"):
         load_gguf_model(write_gguf(tmp_path / "m.gguf", tiny, extra_meta=meta))

@@ -14,7 +14,8 @@ from minillm import GPT, KVCache
 from minillm.io.safetensors import load_safetensors
 from tests.conftest import FIXTURES
 
-NAMES = ["gpt2_tiny", "gpt2_small", "gpt2_untied", "llama_tiny", "llama_untied", "qwen2_tiny"]
+NAMES = ["gpt2_tiny", "gpt2_small", "gpt2_untied", "llama_tiny", "llama_untied", "qwen2_tiny",
+         "llama3_tiny", "qwen3_tiny"]
 
 
 @pytest.fixture(scope="module", params=[(name, fast) for name in NAMES for fast in (False, True)],
