@@ -39,9 +39,12 @@ SHAPE = dict(vocab_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_
              rms_norm_eps=1e-6, bos_token_id=None, eos_token_id=None)   # no id of 64 ends a text
 
 
+LLAMA3_SHAPE = dict(SHAPE, intermediate_size=16)      # (the fixture stays under 80 KB)
+
+
 def build_llama3():
     cfg = transformers.LlamaConfig(hidden_size=32, head_dim=8, rope_parameters=dict(LLAMA3_ROPE),
-                                   **SHAPE)
+                                   **LLAMA3_SHAPE)
     model = transformers.LlamaForCausalLM(cfg).eval()
     randomize_(model, embed_std=2.5 / math.sqrt(32))
     if model.config.rope_parameters != LLAMA3_ROPE:
@@ -50,7 +53,7 @@ def build_llama3():
     for k in ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"):
         plain.pop(k)
     check_feature_matters(model, transformers.LlamaForCausalLM(
-        transformers.LlamaConfig(hidden_size=32, head_dim=8, rope_parameters=plain, **SHAPE)),
+        transformers.LlamaConfig(hidden_size=32, head_dim=8, rope_parameters=plain, **LLAMA3_SHAPE)),
         "llama3 RoPE scaling")
     return model
 
@@ -110,7 +113,7 @@ def main(names=("llama3_tiny", "qwen3_tiny")):
 def make_llama3():
     torch.manual_seed(SEED + 20)
     write_fixture("llama3_tiny", "Random Llama 3.x (vocab 64, hidden 32, 4 heads / 2 kv heads, "
-                  "head_dim 8, 2 layers, intermediate 32, tied) with RoPE scaling rope_type "
+                  "head_dim 8, 2 layers, intermediate 16, tied) with RoPE scaling rope_type "
                   "llama3 (rope_theta 500, factor 8, low/high_freq_factor 1/4, "
                   "original_max_position_embeddings 64: the four frequency pairs kept, smoothed, "
                   "stretched, stretched). ids/logits: 2 x 24; prompts 18 tokens.",

@@ -91,7 +91,9 @@ def _rope(d: dict) -> tuple[float, dict | None]:
     kind = rope.pop("rope_type", rope.pop("type", "default"))
     if isinstance(theta, bool) or not isinstance(theta, numbers.Real):
         raise ValueError(f"config.json: rope_theta must be a number, got {reprlib.repr(theta)}")
-    if kind == "default" and not rope:
+    if kind == "default":
+        if rope:
+            raise ValueError(f"config.json's RoPE settings {sorted(rope)} are not supported")
         return float(theta), None
     return float(theta), check_rope_scaling({"rope_type": kind, **rope})
 
