@@ -103,9 +103,10 @@ def attention(x: np.ndarray, p, config, mask: np.ndarray, rope=None, cache=None,
     """One attention sub-layer: x [B, T, C] -> output [B, T, C] and weights [B, H, T, S] (None
     unless ``return_weights``).
 
-    ``p`` holds wq, wk, wv, wo, optional biases and q/k norm gains (``config.qk_norm``); ``rope`` is (cos, sin) [B, 1, T, D/2] for
-    rotary models (None for learned positions); ``cache`` (a KVCache) supplies the earlier keys and
-    values and stores this call's. ``mask`` [B or 1, T, S]: which keys each query may see.
+    ``p`` holds wq, wk, wv, wo, optional biases and q/k norm gains (``config.qk_norm``);
+    ``rope`` is (cos, sin) [B, 1, T, D/2] for rotary models (None for learned positions);
+    ``cache`` (a KVCache) supplies the earlier keys and values and stores this call's. ``mask``
+    [B or 1, T, S]: which keys each query may see.
     """
     q = split_heads(linear(x, p.wq, p.bq), config.n_heads)     # [B, T, C] @ [C, H·D] -> [B, H, T, D]
     k = split_heads(linear(x, p.wk, p.bk), config.n_kv_heads)  # [B, T, C] @ [C, KV·D] -> [B, KV, T, D]

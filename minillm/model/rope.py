@@ -46,15 +46,14 @@ def llama3_frequencies(inv_freq: np.ndarray, factor: float, low_freq_factor: flo
                        high_freq_factor: float, original_max_position_embeddings: int) -> np.ndarray:
     """Llama 3's RoPE scaling: θ_i [D/2] -> the scaled θ'_i [D/2], by each pair's wavelength.
 
-    With wavelength λ_i = 2π / θ_i (positions per turn) and L = original_max_position_embeddings
-    (the context the model was trained with):
+    With wavelength λ_i = 2π / θ_i (positions per turn), L = original_max_position_embeddings
+    (the context the model was trained with), lo = low_freq_factor and hi = high_freq_factor:
 
-        λ_i < L / high_freq_factor:   θ'_i = θ_i                    fast pairs (local order): kept
-        λ_i > L / low_freq_factor:    θ'_i = θ_i / factor           slow pairs: stretched
-        otherwise:                    θ'_i = (1 − s)·θ_i / factor + s·θ_i,
-                                      s = (L / λ_i − low_freq_factor) / (high_freq_factor − low_freq_factor)
+        λ_i < L / hi:    θ'_i = θ_i                              fast pairs (local order): kept
+        λ_i > L / lo:    θ'_i = θ_i / factor                     slow pairs: stretched
+        otherwise:       θ'_i = (1 − s)·θ_i / factor + s·θ_i,    s = (L / λ_i − lo) / (hi − lo)
 
-    s runs from 0 at λ = L / low_freq_factor to 1 at λ = L / high_freq_factor, so θ' is continuous.
+    s runs from 0 at λ = L / lo to 1 at λ = L / hi, so θ' is continuous.
 
     Example: theta = 500, D = 8 -> θ = [1, 0.2115, 0.0447, 0.0095], λ = [6.3, 29.7, 140, 664];
     with factor 8, low 1, high 4, L = 64 (bounds 16 and 64): θ' = [1, 0.0976, 0.0056, 0.0012]

@@ -170,3 +170,18 @@ def test_head_width_mismatch_is_refused(tiny, tmp_path):
             "llama.rope.dimension_count": (w.UINT32, 2 * D)}     # heads the tensors do not have
     with pytest.raises(ValueError, match="do not belong together"):
         load_gguf_model(write_gguf(tmp_path / "m.gguf", tiny, extra_meta=meta))
+
+
+@pytest.mark.parametrize("divisors, match", [
+    (np.full((2, 2), 2.0, np.float32), "one divisor per rotated pair"),
+    (np.full(4, 2.0, np.float32), "is not Llama 3's RoPE scaling")])     # linear-like: refused
+def test_rope_freqs_that_are_not_llama3s_are_refused(tiny, tmp_path, divisors, match):
+    extra = {"rope_freqs.weight": (F32, divisors.shape, divisors.reshape(-1).view(np.uint8))}
+    with pytest.raises(ValueError, match=match):
+        load_gguf_model(write_gguf(tmp_path / "m.gguf", tiny, add=extra))
+
+
+def test_rope_freqs_in_a_qwen2_file_is_refused(tiny, tmp_path):
+    extra = {"rope_freqs.weight": (F32, (4,), np.ones(4, np.float32).view(np.uint8))}
+    with pytest.raises(ValueError, match="rope_freqs.weight in a qwen2 file"):
+        load_gguf_model(write_gguf(tmp_path / "m.gguf", tiny, arch="qwen2", add=extra))

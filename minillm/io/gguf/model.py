@@ -58,7 +58,7 @@ from minillm.io.gguf.dequant import DEQUANTIZERS, dequantize, dequantize_into
 from minillm.io.gguf.read import GGUF, read_gguf
 from minillm.io.gguf.values import metadata_number
 from minillm.io.gguf.qk_rows import PERMUTED_QK, unpermute_qk
-from minillm.io.gguf.rope_freqs import llama3_scaling
+from minillm.io.gguf.rope_freqs import llama3_scaling, read_divisors
 from minillm.io.sizes import check_sizes
 from minillm.model.params import GPTParams, empty_params
 
@@ -83,10 +83,11 @@ def gguf_names(config: ModelConfig) -> dict[str, tuple[str, bool]]:
     table, with Q, K, V unfused, is in ``gpt2_names.py``)."""
     top, per_block = (gpt2_names.TOP, gpt2_names.BLOCK) if config.arch == "gpt2" else (_TOP, _BLOCK)
     table = {k: v for k, v in top.items() if k != "lm_head" or not config.tie_embeddings}
+    absent = (() if config.attn_bias else ("bq", "bk", "bv")) + \
+             (() if config.qk_norm else ("q_norm", "k_norm"))
     for i in range(config.n_layers):
         for name, (gguf, transpose) in per_block.items():
-            if name.split(".")[-1] in ("bq", "bk", "bv") and not config.attn_bias \
-                    or name.split(".")[-1] in ("q_norm", "k_norm") and not config.qk_norm:
+            if name.split(".")[-1] in absent:
                 continue
             table[f"blocks.{i}.{name}"] = (f"blk.{i}.{gguf}", transpose)
     return table
@@ -113,9 +114,12 @@ def gguf_config(meta: dict, tensors: dict, tied: bool | None = None,
         return value
 
     scaling = meta.get(f"{arch}.rope.scaling.type", "none")
-    if scaling != "none" or ("rope_freqs.weight" in tensors and arch != "llama"):
-        raise ValueError(f"RoPE scaling {scaling!r} is not supported (Llama 3's, as llama.cpp "
-                         f"stores it in a llama file's rope_freqs.weight, is)")
+    if scaling != "none":
+        raise ValueError(f"RoPE scaling {scaling!r} is not supported (Llama 3's is: "
+                         f"rope_freqs.weight in a llama file)")
+    if "rope_freqs.weight" in tensors and arch != "llama":
+        raise ValueError(f"rope_freqs.weight in a {arch} file is not supported (llama.cpp reads "
+                         f"it in llama files only)")
     d_model, n_heads = key("embedding_length"), key("attention.head_count")
     if not (type(d_model) is int and type(n_heads) is int and 0 < n_heads <= d_model):
         raise ValueError(f"{arch}.embedding_length ({d_model!r}) and .attention.head_count "
@@ -195,8 +199,7 @@ def read_gguf_config(path: str | Path) -> tuple[GGUF, ModelConfig]:
     g = read_gguf(str(path))
     gpt2 = g.metadata.get("general.architecture") == "gpt2" and "token_embd.weight" in g.tensors
     tied = gpt2_names.head_is_tied(g) if gpt2 else None
-    freqs = g.tensor("rope_freqs.weight") if "rope_freqs.weight" in g.tensors else None
-    config = gguf_config(g.metadata, g.tensors, tied, freqs)
+    config = gguf_config(g.metadata, g.tensors, tied, read_divisors(g))
     check_sizes(config, {n: t.shape for n, t in g.tensors.items()}, str(path),  # before allocating
                 ignore=lambda name: bool(tied) and name == "output.weight"  # a tied head's copy
                 or name in NOT_WEIGHTS,

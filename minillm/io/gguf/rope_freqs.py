@@ -33,6 +33,17 @@ def freq_divisors(config) -> np.ndarray:
     return (plain / scaled).astype(np.float32)
 
 
+def read_divisors(g) -> np.ndarray | None:
+    """A GGUF file's ``rope_freqs.weight`` [D/2] (None without one), its shape checked first."""
+    info = g.tensors.get("rope_freqs.weight")
+    if info is None:
+        return None
+    if len(info.shape) != 1 or info.shape[0] > 1 << 16:       # one per pair: a few dozen values
+        raise ValueError(f"rope_freqs.weight has shape {info.shape}: one divisor per rotated "
+                         f"pair expected")
+    return g.tensor("rope_freqs.weight")
+
+
 def llama3_scaling(divisors: np.ndarray, d_head: int, theta: float,
                    original_context_length: int | None) -> dict:
     """A GGUF file's ``rope_freqs.weight`` [D/2] -> the ``rope_scaling`` that gives it (see the
