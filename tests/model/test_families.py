@@ -133,8 +133,8 @@ def test_bad_llama3_scaling_is_a_value_error(change, message):
 # ---- Qwen3: q and k norms, head_dim ------------------------------------------------------------
 @given(st.integers(0, 100), st.integers(1, 6))
 def test_qk_norm_normalises_each_heads_q_and_k_before_rope(seed, T):
-    """The attention with qk_norm equals plain attention on q, k weights whose outputs were
-    RMS-normalised per head: checked by zeroing RoPE (position 0 everywhere turns nothing)."""
+    """The attention weights with qk_norm are softmax(q̂ k̂ᵀ / √D) with q̂, k̂ each head's q and k
+    RMS-normalised over its D values (RoPE given as the identity rotation: cos 1, sin 0)."""
     config = ModelConfig(vocab_size=8, n_ctx=8, d_model=12, n_heads=4, n_kv_heads=2, head_dim=6,
                          n_layers=1, arch="llama", qk_norm=True)
     p = random_model(config, seed).params.blocks[0].attn
