@@ -94,7 +94,8 @@ def test_rope_freqs_that_are_not_llama3s_are_refused(divisors):
 @pytest.mark.parametrize("change, match", [
     (dict(qk_norm=True, attn_bias=True), "qwen3 has no Q, K, V biases"),
     (dict(qk_norm=True, rope_scaling=LLAMA32_1B), "not qwen3"),
-    (dict(attn_bias=True, rope_scaling=LLAMA32_1B), "not qwen2")])
+    (dict(attn_bias=True, rope_scaling=LLAMA32_1B), "not qwen2"),
+    (dict(rope_scaling={**LLAMA32_1B, "high_freq_factor": 2.0}), "read back for low_freq_factor 1")])
 def test_configs_llama_cpp_cannot_run_are_refused(tmp_path, change, match):
     config = ModelConfig(vocab_size=256, n_ctx=16, d_model=32, n_heads=2, n_layers=1, arch="llama",
                          **change)

@@ -27,7 +27,13 @@ LLAMA3_DEFAULTS = {"low_freq_factor": 1.0, "high_freq_factor": 4.0,
 
 
 def freq_divisors(config) -> np.ndarray:
-    """f_i = θ_i / θ'_i, float32 [D/2]: ``rope_freqs.weight`` as llama.cpp's converter writes it."""
+    """f_i = θ_i / θ'_i, float32 [D/2]: ``rope_freqs.weight`` as llama.cpp's converter writes it.
+    A scaling whose low/high_freq_factor ``llama3_scaling`` could not read back is refused."""
+    given = {k: config.rope_scaling[k] for k in ("low_freq_factor", "high_freq_factor")}
+    if given != {k: LLAMA3_DEFAULTS[k] for k in given}:
+        raise ValueError(f"GGUF stores Llama 3's RoPE scaling as divisors, read back for "
+                         f"low_freq_factor 1 and high_freq_factor 4 (every Llama 3.x's); this "
+                         f"config has {given}: not exported")
     plain = rope_frequencies(config.d_head, config.rope_theta)                        # [D/2]
     scaled = rope_frequencies(config.d_head, config.rope_theta, config.rope_scaling)  # [D/2]
     return (plain / scaled).astype(np.float32)
