@@ -7,6 +7,10 @@
   attention      n_kv_heads == n_heads          grouped-query: n_kv_heads divides n_heads
   biases         yes                            no (Qwen2: on Q, K, V only)
 
+Two switches of the Llama column name later families: ``rope_scaling`` (Llama 3.1 / 3.2: RoPE's
+slow frequencies stretched, ``model/rope.py``) and ``qk_norm`` (Qwen3: each head's q and k
+RMS-normalised before RoPE), whose heads may also be wider or narrower than C / H (``head_dim``).
+
 A checkpoint directory carries its config as Hugging Face's ``config.json`` (read and written by
 ``minillm/io/config_hf.py``: ``read_config``, ``write_config``), so it is self-describing.
 """
@@ -43,7 +47,7 @@ class ModelConfig:
     vocab_size: int
     n_ctx: int                      # the context window: the most positions the model can see
     d_model: int                    # C, the width of the residual stream
-    n_heads: int                    # H, query heads; d_head = d_model // n_heads
+    n_heads: int                    # H, query heads; d_head = head_dim or d_model // n_heads
     n_layers: int                   # L, transformer blocks
     d_ff: int | None = None         # F, FFN hidden width (default 4 · d_model)
     n_kv_heads: int | None = None   # KV, key/value heads (default n_heads; fewer = GQA)
@@ -59,6 +63,9 @@ class ModelConfig:
     bos_id: int | None = None
     eos_id: int | None = None       # the first of eos_ids (None: the model names no EOS)
     eos_ids: tuple[int, ...] = ()   # every id that ends a text: generation stops at them
+    head_dim: int | None = None     # D when it is not d_model // n_heads (Qwen3); None: C / H
+    qk_norm: bool = False           # RMSNorm on each head's q and k before RoPE (Qwen3)
+    rope_scaling: dict | None = None    # {"rope_type": "llama3", …} (model/rope.py), None: plain
 
     def __post_init__(self) -> None:
         if self.arch not in _CHOICES["arch"]:
@@ -82,7 +89,13 @@ class ModelConfig:
         for name in ("norm", "ffn", "position"):
             if getattr(self, name) not in _CHOICES[name]:
                 raise ValueError(f"{name} must be one of {_CHOICES[name]}, got {getattr(self, name)!r}")
-        if self.d_model % self.n_heads:
+        if self.head_dim is not None and (type(self.head_dim) is not int
+                                      or not 0 < self.head_dim <= MAX_SIZE):
+            raise ValueError(f"head_dim must be an integer in [1, {MAX_SIZE:,}] or None, got "
+                             f"{self.head_dim!r}")
+        if self.head_dim is not None and self.head_dim * self.n_heads == self.d_model:
+            self.head_dim = None            # subtle: one spelling of C / H, so equal configs compare equal
+        if self.head_dim is None and self.d_model % self.n_heads:
             raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
         if self.n_heads % self.n_kv_heads:
             raise ValueError(f"n_heads ({self.n_heads}) must be a multiple of n_kv_heads ({self.n_kv_heads})")
@@ -91,7 +104,13 @@ class ModelConfig:
         if self.ffn == "swiglu" and self.mlp_bias:
             raise ValueError("mlp_bias=True with a SwiGLU FFN is not supported (no published "
                              "Llama-family checkpoint uses it)")
-        for name in ("attn_bias", "mlp_bias", "tie_embeddings"):
+        if (self.qk_norm or self.head_dim is not None) and (self.norm, self.position) != ("rmsnorm", "rope"):
+            raise ValueError("qk_norm and head_dim (Qwen3's) need norm='rmsnorm' and RoPE")
+        if self.rope_scaling is not None:
+            if self.position != "rope":
+                raise ValueError("rope_scaling needs position='rope'")
+            self.rope_scaling = check_rope_scaling(self.rope_scaling)
+        for name in ("attn_bias", "mlp_bias", "tie_embeddings", "qk_norm"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
         for name in ("bos_id", "eos_id"):
@@ -115,8 +134,46 @@ class ModelConfig:
 
     @property
     def d_head(self) -> int:
-        """D, the width of one head."""
-        return self.d_model // self.n_heads
+        """D, the width of one head: ``head_dim`` when given (Qwen3), else C / H."""
+        return self.head_dim if self.head_dim is not None else self.d_model // self.n_heads
+
+
+# RoPE scaling: the parameters of each kind minillm implements, and the kinds it refuses by name
+ROPE_SCALING = {"llama3": ("factor", "low_freq_factor", "high_freq_factor",
+                           "original_max_position_embeddings")}
+ROPE_SCALING_REFUSED = ("linear", "dynamic", "yarn", "longrope", "su", "ntk")
+
+
+def check_rope_scaling(scaling) -> dict:
+    """``{"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+    "original_max_position_embeddings": 8192}`` -> the same dict, numbers as Python floats (the
+    last an int), checked: every parameter present, > 0, low_freq_factor < high_freq_factor."""
+    if not isinstance(scaling, dict):
+        raise ValueError(f"rope_scaling must be a dict or None, got {type(scaling).__name__}")
+    kind = scaling.get("rope_type")
+    if kind in ROPE_SCALING_REFUSED:
+        raise ValueError(f"RoPE scaling {kind!r} is not supported: minillm implements "
+                         f"{sorted(ROPE_SCALING)} (Llama 3.1 / 3.2)")
+    if kind not in ROPE_SCALING:
+        raise ValueError(f"unknown RoPE scaling rope_type {kind!r}: minillm implements "
+                         f"{sorted(ROPE_SCALING)}")
+    names = ROPE_SCALING[kind]
+    if set(scaling) != {"rope_type", *names}:
+        raise ValueError(f"rope_scaling {kind!r} takes exactly {list(names)}, got "
+                         f"{sorted(set(scaling) - {'rope_type'})}")
+    out = {"rope_type": kind}
+    for name in names:
+        value = scaling[name]
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) \
+                or not math.isfinite(value) or value <= 0:
+            raise ValueError(f"rope_scaling {name} must be a finite number > 0, got {value!r}")
+        if name.startswith("original") and value != int(value):
+            raise ValueError(f"rope_scaling {name} must be an integer, got {value!r}")
+        out[name] = int(value) if name.startswith("original") else float(value)
+    if out["low_freq_factor"] >= out["high_freq_factor"]:
+        raise ValueError(f"rope_scaling needs low_freq_factor < high_freq_factor, got "
+                         f"{out['low_freq_factor']} and {out['high_freq_factor']}")
+    return out
 
 
 def _eos_ids(eos_id, eos_ids, vocab_size: int) -> tuple[int, ...]:

@@ -124,16 +124,17 @@ TOLERANCE = {"f32": 1e-3, "f16": 5e-3, "q8_0": 5e-2}
 TEXTS = [TEXT, "Hello world", "海水会吸收较多红光，蓝光更容易被散射回来。", "  two  spaces\n\ttab",
          "<|endoftext|> as text", "naïve café — Ünïcödé"]
 ASCII_TEXTS = ["Bad cab, 42 ADA!", "a  b\n\nc", "ABC abc 123"]   # byte vocabularies of 101 ids
+DIGIT_TEXTS = ["12 34, 56!", "0  1\n\n2", "(7) + <8> = 9?"]   # byte vocabularies of 64 ids
 
 
 def subjects():
     """(name, model, tokenizer, texts, prompt ids) for every architecture minillm exports."""
     model, tok = load_model(ROOT / "weights/shakespeare")
     yield "shakespeare (gpt2)", model, tok, TEXTS, tok.encode(TEXT)
-    for name in ("llama_tiny", "qwen2_tiny"):
+    for name in ("llama_tiny", "qwen2_tiny", "llama3_tiny", "qwen3_tiny"):
         model, _ = load_model(ROOT / "tests/fixtures" / name)
-        yield name, model, byte_tokenizer(model.config.vocab_size), ASCII_TEXTS, \
-            list(range(1, 60, 3))
+        texts = ASCII_TEXTS if model.config.vocab_size >= 101 else DIGIT_TEXTS
+        yield name, model, byte_tokenizer(model.config.vocab_size), texts, list(range(1, 60, 3))
     if SMOLLM2.exists():
         model, tok = load_model(SMOLLM2)
         prompt = chatml_ids(tok, [{"role": "user", "content": "What is the capital of France?"}])

@@ -51,7 +51,7 @@ class EngineGPT(GPT):
         x = embed(p.wte, ids, p.wpe, positions)                         # [B, T, C]
         rope = None
         if c.position == "rope":
-            cos, sin = rope_angles(positions, c.d_head, c.rope_theta)   # [B, T, D/2] each
+            cos, sin = rope_angles(positions, c.d_head, c.rope_theta, c.rope_scaling)   # [B, T, D/2] each
             rope = (cos[:, None], sin[:, None])                         # [B, 1, T, D/2]
         weights = []
         for layer, (bp, joined) in enumerate(zip(p.blocks, self.arena.joined)):

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from minillm.engine.ops import gelu_tanh_fast, linear, norm_fast, silu_fast, split_columns
+from minillm.engine.ops import (gelu_tanh_fast, linear, norm_fast, rms_norm_fast, silu_fast,
+                                split_columns)
 from minillm.model.attention import merge_heads, scaled_dot_product, split_heads
 from minillm.model.rope import apply_rope
 
@@ -60,6 +61,9 @@ def attention(x: np.ndarray, p, qkv, config, mask: np.ndarray, rope=None, cache=
     q = split_heads(q, config.n_heads)              # [B, H, T, D]
     k = split_heads(k, config.n_kv_heads)           # [B, KV, T, D]
     v = split_heads(v, config.n_kv_heads)           # [B, KV, T, D]
+    if config.qk_norm:                              # Qwen3: each head's q and k over D
+        q = rms_norm_fast(q, p.q_norm, config.norm_eps)             # [B, H, T, D]
+        k = rms_norm_fast(k, p.k_norm, config.norm_eps)             # [B, KV, T, D]
     if rope is not None:                            # q and k rotated in one call
         qk = apply_rope(np.concatenate([q, k], axis=1), *rope)    # [B, H + KV, T, D]
         q, k = qk[:, :config.n_heads], qk[:, config.n_heads:]    # [B, H, T, D], [B, KV, T, D]

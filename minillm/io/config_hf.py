@@ -3,7 +3,9 @@ family uses, the JSON types they must have, and the variants minillm refuses.
 
     GPT-2          n_embd, n_head, n_layer, n_positions, n_inner, layer_norm_epsilon
     Llama / Qwen2  hidden_size, num_attention_heads, num_key_value_heads, num_hidden_layers,
-    / Mistral      intermediate_size, max_position_embeddings, rms_norm_eps, rope_theta
+    / Mistral      intermediate_size, max_position_embeddings, rms_norm_eps, rope_theta, head_dim
+    Llama 3.x      … and rope_scaling (or transformers 5's rope_parameters) rope_type "llama3"
+    Qwen3          … model_type "qwen3": q and k norms (qk_norm); head_dim apart from C / H
 
 A file written by minillm also carries a ``"minillm"`` object, every ModelConfig field, so it reads
 back exactly. ``read_config(path)`` / ``write_config(config, path)`` read and write the file;
@@ -21,13 +23,14 @@ import reprlib
 import stat
 from pathlib import Path
 
-from minillm.config import ModelConfig, as_ids
+from minillm.config import ModelConfig, as_ids, check_rope_scaling
 
 MAX_CONFIG_BYTES = 1 << 20   # real config.json files are 1-10 KB
 
 
 def from_hf_dict(d: dict) -> ModelConfig:
-    """Read a Hugging Face ``config.json`` dict (GPT-2, Llama, Qwen2 or minillm's own)."""
+    """Read a Hugging Face ``config.json`` dict (GPT-2, Llama 2 / 3.x, Qwen2, Qwen3, Mistral or
+    minillm's own)."""
     cls = ModelConfig
     if "minillm" in d:                     # written by to_hf_dict: exact round trip
         fields = {f.name for f in dataclasses.fields(cls)}
@@ -47,33 +50,52 @@ def from_hf_dict(d: dict) -> ModelConfig:
                    d_ff=d.get("n_inner") or 4 * n_embd, norm_eps=d.get("layer_norm_epsilon", 1e-5),
                    arch="gpt2", tie_embeddings=d.get("tie_word_embeddings", True),
                    bos_id=d.get("bos_token_id"), eos_ids=as_ids(d.get("eos_token_id")))
-    if model_type in ("llama", "qwen2", "mistral"):
+    if model_type in ("llama", "qwen2", "mistral", "qwen3"):
         missing = [k for k in ("vocab_size", "hidden_size", "num_attention_heads",
                                "num_hidden_layers", "intermediate_size") if k not in d]
         if missing:
             raise ValueError(f"a {model_type} config.json needs {missing}, which are missing")
-        # transformers ≥ 5 nests theta in "rope_parameters"; older files have "rope_theta".
-        rope = d.get("rope_parameters") or {}
-        if d.get("rope_scaling") or rope.get("rope_type", "default") != "default":
-            raise ValueError(f"RoPE scaling {d.get('rope_scaling') or rope!r} is not supported")
-        _reject(d, hidden_act=("silu",), use_sliding_window=(False,),
-                head_dim=(None, d["hidden_size"] // d["num_attention_heads"]))
-        qwen = model_type == "qwen2"
+        _reject(d, hidden_act=("silu",), use_sliding_window=(False,))
+        qwen2, qwen3 = model_type == "qwen2", model_type == "qwen3"
+        if qwen3 and d.get("attention_bias"):   # (HF's Qwen3 then has an o_proj bias too)
+            raise ValueError("a qwen3 config.json with attention_bias=true is not supported")
+        if any(kind != "full_attention" for kind in d.get("layer_types") or ()):
+            raise ValueError(f"config.json layer_types {d['layer_types']!r}: minillm supports "
+                             f"full attention on every layer only")
         n_ctx = d.get("max_position_embeddings", 2048)
         if model_type == "mistral" and d.get("sliding_window"):
             # subtle: Mistral attends only to the last ``sliding_window`` positions. minillm's
             # attention is full, which is the same thing while n_ctx <= the window: cap n_ctx.
             n_ctx = min(n_ctx, d["sliding_window"])
+        theta, scaling = _rope(d)
         return cls(vocab_size=d["vocab_size"], n_ctx=n_ctx,
                    d_model=d["hidden_size"], n_heads=d["num_attention_heads"],
                    n_layers=d["num_hidden_layers"], d_ff=d["intermediate_size"],
                    n_kv_heads=d.get("num_key_value_heads") or d["num_attention_heads"],
                    norm_eps=d.get("rms_norm_eps", 1e-6), arch="llama",
-                   attn_bias=bool(d.get("attention_bias", qwen)), mlp_bias=bool(d.get("mlp_bias", False)),
-                   rope_theta=float(rope.get("rope_theta", d.get("rope_theta", 10000.0))),
-                   tie_embeddings=d.get("tie_word_embeddings", False),
+                   attn_bias=bool(d.get("attention_bias", qwen2)), mlp_bias=bool(d.get("mlp_bias", False)),
+                   rope_theta=theta, rope_scaling=scaling, head_dim=d.get("head_dim"),
+                   qk_norm=qwen3, tie_embeddings=d.get("tie_word_embeddings", False),
                    bos_id=d.get("bos_token_id"), eos_ids=as_ids(d.get("eos_token_id")))
-    raise ValueError(f"unsupported model_type {model_type!r}: minillm reads gpt2, llama, qwen2, mistral")
+    raise ValueError(f"unsupported model_type {model_type!r}: minillm reads gpt2, llama, qwen2, "
+                     f"qwen3, mistral")
+
+
+def _rope(d: dict) -> tuple[float, dict | None]:
+    """config.json's RoPE: (theta, scaling or None). transformers ≥ 5 writes one object,
+    ``rope_parameters`` {rope_type, rope_theta, …}; older files ``rope_theta`` and ``rope_scaling``
+    {rope_type (or type), factor, …}. Scaling kinds minillm does not implement are refused by
+    name (``config.check_rope_scaling``)."""
+    rope = {**(d.get("rope_scaling") or {}), **(d.get("rope_parameters") or {})}
+    theta = rope.pop("rope_theta", d.get("rope_theta", 10000.0))
+    kind = rope.pop("rope_type", rope.pop("type", "default"))
+    if isinstance(theta, bool) or not isinstance(theta, numbers.Real):
+        raise ValueError(f"config.json: rope_theta must be a number, got {reprlib.repr(theta)}")
+    if kind == "default":
+        if rope:
+            raise ValueError(f"config.json's RoPE settings {sorted(rope)} are not supported")
+        return float(theta), None
+    return float(theta), check_rope_scaling({"rope_type": kind, **rope})
 
 
 def to_hf_dict(config: ModelConfig) -> dict:
@@ -85,14 +107,18 @@ def to_hf_dict(config: ModelConfig) -> dict:
              "n_inner": config.d_ff, "layer_norm_epsilon": config.norm_eps,
              "activation_function": "gelu_new", "tie_word_embeddings": config.tie_embeddings}
     else:
-        d = {"model_type": "llama", "architectures": ["LlamaForCausalLM"],
+        qwen3 = config.qk_norm
+        d = {"model_type": "qwen3" if qwen3 else "llama",
+             "architectures": ["Qwen3ForCausalLM" if qwen3 else "LlamaForCausalLM"],
              "vocab_size": config.vocab_size, "max_position_embeddings": config.n_ctx,
              "hidden_size": config.d_model, "num_attention_heads": config.n_heads,
              "num_hidden_layers": config.n_layers, "intermediate_size": config.d_ff,
              "num_key_value_heads": config.n_kv_heads, "rms_norm_eps": config.norm_eps,
              "rope_theta": config.rope_theta, "attention_bias": config.attn_bias,
              "mlp_bias": config.mlp_bias, "hidden_act": "silu",
-             "tie_word_embeddings": config.tie_embeddings}
+             "tie_word_embeddings": config.tie_embeddings, "head_dim": config.d_head}
+        if config.rope_scaling is not None:     # read by transformers 4 and 5 alike
+            d["rope_scaling"] = dict(config.rope_scaling)
     eos = list(config.eos_ids) if len(config.eos_ids) > 1 else config.eos_id    # HF: an int or a list
     d.update({"bos_token_id": config.bos_id, "eos_token_id": eos,
               "minillm": dataclasses.asdict(config)})

@@ -13,6 +13,7 @@ Llama / Qwen2 (``LlamaForCausalLM``; ``nn.Linear`` weights are stored [out, in]:
     model.embed_tokens.weight · model.norm.weight · lm_head.weight (untied)
     model.layers.{i}.input_layernorm / post_attention_layernorm.weight
     model.layers.{i}.self_attn.{q,k,v,o}_proj.{weight,bias} · mlp.{gate,up,down}_proj.weight
+Qwen3 (``Qwen3ForCausalLM``): Llama's names and model.layers.{i}.self_attn.{q,k}_norm.weight [D]
 """
 from __future__ import annotations
 
@@ -36,6 +37,8 @@ _LLAMA_BLOCK = {"norm1.weight": ("model.layers.{i}.input_layernorm.weight", Fals
                 "attn.bq": ("model.layers.{i}.self_attn.q_proj.bias", False),
                 "attn.bk": ("model.layers.{i}.self_attn.k_proj.bias", False),
                 "attn.bv": ("model.layers.{i}.self_attn.v_proj.bias", False),
+                "attn.q_norm": ("model.layers.{i}.self_attn.q_norm.weight", False),
+                "attn.k_norm": ("model.layers.{i}.self_attn.k_norm.weight", False),
                 "norm2.weight": ("model.layers.{i}.post_attention_layernorm.weight", False),
                 "ffn.w_gate": ("model.layers.{i}.mlp.gate_proj.weight", True),
                 "ffn.w_up": ("model.layers.{i}.mlp.up_proj.weight", True),
@@ -66,8 +69,10 @@ def hf_sources(config: ModelConfig) -> dict[str, tuple[str, bool, slice | None]]
                 cols = slice(j * C, (j + 1) * C)                              # [C, 3C] -> [C, C]
                 sources[f"blocks.{i}.attn.w{x}"] = (f"h.{i}.attn.c_attn.weight", False, cols)
                 sources[f"blocks.{i}.attn.b{x}"] = (f"h.{i}.attn.c_attn.bias", False, cols)
-    elif not config.attn_bias:
-        sources = {k: v for k, v in sources.items() if k.split(".")[-1] not in ("bq", "bk", "bv")}
+    else:
+        absent = (() if config.attn_bias else ("bq", "bk", "bv")) + \
+                 (() if config.qk_norm else ("q_norm", "k_norm"))
+        sources = {k: v for k, v in sources.items() if k.split(".")[-1] not in absent}
     return sources
 
 
@@ -88,6 +93,9 @@ def named_to_hf(named: dict[str, np.ndarray], config: ModelConfig) -> dict[str, 
     if config.arch == "gpt2" and not config.attn_bias:
         raise ValueError("Hugging Face's gpt2 checkpoints always hold Q, K, V biases (c_attn.bias):"
                          " a config with attn_bias=False cannot be saved as one")
+    if config.qk_norm and config.attn_bias:
+        raise ValueError("Hugging Face's qwen3 models with Q, K, V biases have an o_proj bias "
+                         "too: a config with qk_norm and attn_bias cannot be saved as one")
     out = {}
     for name, (hf, transpose) in hf_table(config).items():
         if name in named:

@@ -7,6 +7,7 @@ holds, so the config must add up to exactly that:
 
     count(config) = V·C [wte] + n_ctx·C [wpe, GPT-2] + C·V [lm_head, untied] + norm_f
                     + L · ( 2 norms + C·HD + 2·C·KD + HD·C [Q KV V O] + (attention biases)
+                            + (2·D: q and k norms, Qwen3)
                             + C·F + F·C [+ C·F gate] + (MLP biases) )
 
 with HD = H·D (query width) and KD = KV·D (key/value width). Example: GPT-2 small counts
@@ -25,7 +26,7 @@ def parameter_count(c: ModelConfig) -> int:
     HD, KD = c.n_heads * c.d_head, c.n_kv_heads * c.d_head
     norm = C * (2 if c.norm == "layernorm" else 1)
     attn = C * HD + 2 * C * KD + HD * C + (HD + 2 * KD if c.attn_bias else 0) \
-        + (C if c.mlp_bias else 0)
+        + (C if c.mlp_bias else 0) + (2 * c.d_head if c.qk_norm else 0)    # (Qwen3's q, k norms)
     ffn = C * F * (3 if c.ffn == "swiglu" else 2) + (F + C if c.mlp_bias else 0)
     top = V * C + norm + (c.n_ctx * C if c.position == "learned" else 0) \
         + (0 if c.tie_embeddings else C * V)

@@ -12,7 +12,8 @@ For one head, with queries Q [T, D], keys K [S, D] and values V [S, D]:
   the future are removed from the graph, which is what lets training score every position of a
   sequence in one parallel pass without any position seeing its own answer.
 - Multi-head: C is split into H heads of width D = C / H that attend independently; their outputs
-  are concatenated and mixed by W_o.
+  are concatenated and mixed by W_o. (Qwen3 sets D apart from C / H — ``config.head_dim`` — and
+  RMS-normalises each head's q and k before RoPE: ``config.qk_norm``.)
 - Grouped-query attention (Llama family): only KV ≤ H key/value heads; each group of G = H / KV
   query heads shares one: query head h uses KV head h // G (heads 0 … G−1 use KV head 0, the next
   G use KV head 1, …). The cache then stores KV heads, not H. (K is the keys; KV their heads' count.)
@@ -34,6 +35,7 @@ import numpy as np
 
 from minillm.functional import softmax
 from minillm.model.linear import linear
+from minillm.model.norm import rms_norm
 from minillm.model.rope import apply_rope
 
 
@@ -101,13 +103,17 @@ def attention(x: np.ndarray, p, config, mask: np.ndarray, rope=None, cache=None,
     """One attention sub-layer: x [B, T, C] -> output [B, T, C] and weights [B, H, T, S] (None
     unless ``return_weights``).
 
-    ``p`` holds wq, wk, wv, wo and optional biases; ``rope`` is (cos, sin) [B, 1, T, D/2] for
-    rotary models (None for learned positions); ``cache`` (a KVCache) supplies the earlier keys and
-    values and stores this call's. ``mask`` [B or 1, T, S]: which keys each query may see.
+    ``p`` holds wq, wk, wv, wo, optional biases and q/k norm gains (``config.qk_norm``);
+    ``rope`` is (cos, sin) [B, 1, T, D/2] for rotary models (None for learned positions);
+    ``cache`` (a KVCache) supplies the earlier keys and values and stores this call's. ``mask``
+    [B or 1, T, S]: which keys each query may see.
     """
     q = split_heads(linear(x, p.wq, p.bq), config.n_heads)     # [B, T, C] @ [C, H·D] -> [B, H, T, D]
     k = split_heads(linear(x, p.wk, p.bk), config.n_kv_heads)  # [B, T, C] @ [C, KV·D] -> [B, KV, T, D]
     v = split_heads(linear(x, p.wv, p.bv), config.n_kv_heads)  # [B, T, C] @ [C, KV·D] -> [B, KV, T, D]
+    if config.qk_norm:                              # Qwen3: each head's q and k RMS-normalised over D
+        q = rms_norm(q, p.q_norm, config.norm_eps)             # [B, H, T, D]
+        k = rms_norm(k, p.k_norm, config.norm_eps)             # [B, KV, T, D]
     if rope is not None:                            # position enters by rotating q and k
         q, k = apply_rope(q, *rope), apply_rope(k, *rope)      # [B, H, T, D], [B, KV, T, D]
     if cache is not None:                           # earlier positions' k, v plus these

@@ -83,7 +83,7 @@ class GPT(ModelFiles):
         x = embed(p.wte, ids, p.wpe, positions)                         # [B, T, C]
         rope = None
         if c.position == "rope":                                        # the angles of these positions
-            cos, sin = rope_angles(positions, c.d_head, c.rope_theta)   # [B, T, D/2] each
+            cos, sin = rope_angles(positions, c.d_head, c.rope_theta, c.rope_scaling)   # [B, T, D/2] each
             rope = (cos[:, None], sin[:, None])                         # [B, 1, T, D/2]: every head
         weights = []
         for layer, bp in enumerate(p.blocks):

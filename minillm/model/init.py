@@ -42,6 +42,10 @@ def init_params(config: ModelConfig, rng: np.random.Generator, std: float = 0.02
             w[...] = 0.0                             # biases 0 (and gains, set just below)
     for n in [params.norm_f, *(b_norm for b in params.blocks for b_norm in (b.norm1, b.norm2))]:
         n.weight[...] = 1.0                          # norm gains 1
+    for b in params.blocks:
+        for gain in (b.attn.q_norm, b.attn.k_norm):
+            if gain is not None:
+                gain[...] = 1.0                      # (Qwen3's per-head q and k norms too)
     for b in params.blocks:                          # the draw order fixes what a seed means
         for w in (b.attn.wq, b.attn.wk, b.attn.wv):
             normal(w)

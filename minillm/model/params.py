@@ -11,7 +11,7 @@ business; here every parameter is a plain float32 ndarray.
 
     wte [V, C]          token embeddings (also the LM head when tied)
     wpe [n_ctx, C]      learned position embeddings (GPT-2 only; Llama uses RoPE)
-    blocks[i]           norm1 → attn (wq wk wv wo) → norm2 → ffn (w_up [w_gate] w_down)
+    blocks[i]           norm1 → attn (wq wk wv wo [q_norm k_norm]) → norm2 → ffn (w_up [w_gate] w_down)
     norm_f              the final norm before the LM head
     lm_head [C, V]      only when the embeddings are not tied
 """
@@ -40,6 +40,8 @@ class AttentionParams:
     bk: np.ndarray | None = None         # [KV·D]
     bv: np.ndarray | None = None         # [KV·D]
     bo: np.ndarray | None = None         # [C]
+    q_norm: np.ndarray | None = None     # [D] RMSNorm gain on each head's q (Qwen3's qk_norm)
+    k_norm: np.ndarray | None = None     # [D] … and on each head's k
 
 
 @dataclass
@@ -113,6 +115,8 @@ def param_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
             shapes |= {f"{b}.attn.bq": (HD,), f"{b}.attn.bk": (KD,), f"{b}.attn.bv": (KD,)}
         if c.mlp_bias:                                     # the output projection's bias
             shapes[f"{b}.attn.bo"] = (C,)
+        if c.qk_norm:
+            shapes |= {f"{b}.attn.q_norm": (c.d_head,), f"{b}.attn.k_norm": (c.d_head,)}
         shapes |= norm(f"{b}.norm2")
         shapes |= {f"{b}.ffn.w_up": (C, F), f"{b}.ffn.w_down": (F, C)}
         if c.ffn == "swiglu":

@@ -7,8 +7,10 @@ compared exactly: random weights make a near-tie between the two best logits (cl
 rounding) improbable (~1e-5 per step).
 
 Shapes: ``tiny_configs`` (GPT-2: LayerNorm, GELU, learned positions; Llama: RMSNorm, SwiGLU, RoPE,
-grouped-query heads; tied and untied heads) in both arena layouts, and ``tile_wide_configs``
-(Llama widths that are whole 32-output tiles: every product by 2-32 rows takes only tiles).
+grouped-query heads, with or without Llama 3's RoPE scaling, Qwen3's q/k norms and a head_dim
+apart from C / H; tied and untied heads) in both arena layouts, and ``tile_wide_configs`` (Llama
+widths that are whole 32-output tiles: every product by 2-32 rows takes only tiles; the same
+switches).
 """
 import numpy as np
 import pytest
@@ -20,7 +22,7 @@ from minillm.decoding.batch import padded_inputs
 from minillm.engine import EngineGPT
 from minillm.model import GPT as ModelGPT
 from tests.conftest import FIXTURES
-from tests.model.strategies import random_model, tiny_configs
+from tests.model.strategies import llama3_scalings, random_model, tiny_configs
 
 LAYOUTS = st.sampled_from(["rows", "decode"])
 
@@ -32,7 +34,9 @@ def tile_wide_configs(draw):
     return ModelConfig(arch="llama", vocab_size=draw(st.integers(5, 60)),
                        n_ctx=draw(st.integers(8, 24)), d_model=32 * n_heads, n_heads=n_heads,
                        n_kv_heads=n_kv, n_layers=draw(st.integers(1, 2)),
-                       d_ff=draw(st.sampled_from([32, 64])), tie_embeddings=draw(st.booleans()))
+                       d_ff=draw(st.sampled_from([32, 64])), tie_embeddings=draw(st.booleans()),
+                       qk_norm=draw(st.booleans()), head_dim=draw(st.sampled_from([None, 64])),
+                       rope_scaling=draw(st.none() | llama3_scalings()))
 
 
 CONFIGS = st.one_of(tiny_configs(), tile_wide_configs())

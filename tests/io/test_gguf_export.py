@@ -193,16 +193,22 @@ def test_q8_0_rounds_halves_away_from_zero_like_llama_cpp():
     assert (err <= d * (0.5 + 127 * 2.0**-11)).all()
 
 
-@given(st.sampled_from(["gpt2", "llama", "qwen2"]), st.integers(1, 3), st.integers(1, 2),
-       st.booleans(), st.integers(0, 2**16))
+@given(st.sampled_from(["gpt2", "llama", "qwen2", "qwen3", "llama3"]), st.integers(1, 3),
+       st.integers(1, 2), st.booleans(), st.integers(0, 2**16))
 def test_export_then_load_is_the_identity(arch, heads, kv_div, tied, seed):
     """Any exportable config: written as F32 and read back, the same config and the same weights,
     bit for bit (so the Q/K permutation and the QKV fusion are undone exactly)."""
     kv = heads if arch == "gpt2" or heads % kv_div else heads // kv_div
+    family = {"qwen3": dict(qk_norm=True, head_dim=12),          # heads apart from C / H
+              "llama3": dict(rope_theta=500.0,                  # pairs in every region
+                             rope_scaling={"rope_type": "llama3", "factor": 8.0,
+                                           "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                           "original_max_position_embeddings": 64})}
     config = ModelConfig(vocab_size=260, n_ctx=8, d_model=8 * heads, n_heads=heads, n_kv_heads=kv,
                          n_layers=2, d_ff=24, arch="gpt2" if arch == "gpt2" else "llama",
-                         attn_bias=True if arch != "llama" else None, tie_embeddings=tied,
-                         norm_eps=2.0**-17)                    # a float32 number: stored exactly
+                         attn_bias=arch in ("gpt2", "qwen2") or None, tie_embeddings=tied,
+                         norm_eps=2.0**-17,                    # a float32 number: stored exactly
+                         **family.get(arch, {}))
     model = GPT(config, seed=seed)
     for p in model.params.named().values():                       # no zero biases or unit gains
         p[...] = np.random.default_rng(seed).standard_normal(p.shape, dtype=np.float32)

@@ -154,13 +154,34 @@ def test_unexpected_tensor_is_named(tiny, tmp_path):
         load_gguf_model(write_gguf(tmp_path / "m.gguf", tiny, add=extra))
 
 
-def test_rope_scaling_is_refused(tiny, tmp_path):
+def test_rope_scaling_other_than_llama3s_is_refused_by_name(tiny, tmp_path):
     meta = {"llama.rope.scaling.type": (w.STRING, "yarn")}
-    with pytest.raises(ValueError, match="RoPE scaling"):
+    with pytest.raises(ValueError, match="RoPE scaling 'yarn' is not supported"):
         load_gguf_model(write_gguf(tmp_path / "m.gguf", tiny, extra_meta=meta))
 
 
 def test_head_width_mismatch_is_refused(tiny, tmp_path):
-    meta = {"llama.attention.key_length": (w.UINT32, 2 * tiny.config.d_head)}
-    with pytest.raises(ValueError, match="key_length"):
+    D = tiny.config.d_head
+    meta = {"llama.attention.key_length": (w.UINT32, D), "llama.attention.value_length":
+            (w.UINT32, 2 * D)}
+    with pytest.raises(ValueError, match="value_length"):
         load_gguf_model(write_gguf(tmp_path / "m.gguf", tiny, extra_meta=meta))
+    meta = {"llama.attention.key_length": (w.UINT32, 2 * D),
+            "llama.rope.dimension_count": (w.UINT32, 2 * D)}     # heads the tensors do not have
+    with pytest.raises(ValueError, match="do not belong together"):
+        load_gguf_model(write_gguf(tmp_path / "m.gguf", tiny, extra_meta=meta))
+
+
+@pytest.mark.parametrize("divisors, match", [
+    (np.full((2, 2), 2.0, np.float32), "one divisor per rotated pair"),
+    (np.full(4, 2.0, np.float32), "is not Llama 3's RoPE scaling")])     # linear-like: refused
+def test_rope_freqs_that_are_not_llama3s_are_refused(tiny, tmp_path, divisors, match):
+    extra = {"rope_freqs.weight": (F32, divisors.shape, divisors.reshape(-1).view(np.uint8))}
+    with pytest.raises(ValueError, match=match):
+        load_gguf_model(write_gguf(tmp_path / "m.gguf", tiny, add=extra))
+
+
+def test_rope_freqs_in_a_qwen2_file_is_refused(tiny, tmp_path):
+    extra = {"rope_freqs.weight": (F32, (4,), np.ones(4, np.float32).view(np.uint8))}
+    with pytest.raises(ValueError, match="rope_freqs.weight in a qwen2 file"):
+        load_gguf_model(write_gguf(tmp_path / "m.gguf", tiny, arch="qwen2", add=extra))

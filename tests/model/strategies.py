@@ -1,4 +1,5 @@
-"""Hypothesis strategies for tiny random models: both variants, GQA, tied and untied heads."""
+"""Hypothesis strategies for tiny random models: both variants, GQA, tied and untied heads; the
+Llama variant also with Llama 3's RoPE scaling, Qwen3's q/k norms and a head_dim apart from C / H."""
 import numpy as np
 from hypothesis import strategies as st
 
@@ -14,11 +15,24 @@ def tiny_configs(draw, arch=None):
     n_kv = draw(st.sampled_from([1, 2]))
     n_heads = n_kv * draw(st.sampled_from([1, 2])) if arch == "llama" else draw(st.sampled_from([1, 2, 4]))
     d_head = draw(st.sampled_from([2, 4, 8]))
+    llama = {}
+    if arch == "llama":
+        llama = dict(n_kv_heads=n_kv, qk_norm=draw(st.booleans()),
+                     head_dim=draw(st.sampled_from([None, 2 * d_head])),    # None: C / H
+                     rope_scaling=draw(st.none() | llama3_scalings()))
     return ModelConfig(vocab_size=draw(st.integers(5, 40)), n_ctx=draw(st.integers(8, 24)),
                        d_model=n_heads * d_head, n_heads=n_heads, n_layers=draw(st.integers(1, 2)),
                        d_ff=draw(st.sampled_from([8, 16])), arch=arch,
-                       n_kv_heads=n_kv if arch == "llama" else None,
-                       tie_embeddings=draw(st.booleans()))
+                       tie_embeddings=draw(st.booleans()), **llama)
+
+
+@st.composite
+def llama3_scalings(draw):
+    """Llama 3 RoPE scaling parameters small enough that tiny heads' pairs fall in every region."""
+    low = draw(st.floats(0.5, 2.0))
+    return {"rope_type": "llama3", "factor": draw(st.floats(1.5, 32.0)), "low_freq_factor": low,
+            "high_freq_factor": low + draw(st.floats(0.5, 4.0)),
+            "original_max_position_embeddings": draw(st.integers(4, 64))}
 
 
 def random_model(config: ModelConfig, seed: int, layout: str = "plain") -> GPT:

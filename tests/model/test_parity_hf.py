@@ -1,7 +1,7 @@
 """Parity with Hugging Face transformers on randomly initialised models.
 
 Fixtures: tests/fixtures/{gpt2_*,llama_*,qwen2_*}/ made by scripts/make_gpt2_fixtures.py and
-scripts/make_llama_fixtures.py (transformers 5.24.0, torch 2.13.0 CPU; every bias and norm gain
+scripts/make_llama_fixtures.py, {llama3_tiny,qwen3_tiny}/ by scripts/make_family_fixtures.py (transformers 5.24.0, torch 2.13.0 CPU; every bias and norm gain
 random). Tolerances: logits max |Δ| ≤ 1e-4, loss |Δ| ≤ 1e-5, greedy ids identical. Every
 check runs on the model of plain arrays (``fast=False``: only model/ code) and on the engine's
 (the default).
@@ -14,7 +14,8 @@ from minillm import GPT, KVCache
 from minillm.io.safetensors import load_safetensors
 from tests.conftest import FIXTURES
 
-NAMES = ["gpt2_tiny", "gpt2_small", "gpt2_untied", "llama_tiny", "llama_untied", "qwen2_tiny"]
+NAMES = ["gpt2_tiny", "gpt2_small", "gpt2_untied", "llama_tiny", "llama_untied", "qwen2_tiny",
+         "llama3_tiny", "qwen3_tiny"]
 
 
 @pytest.fixture(scope="module", params=[(name, fast) for name in NAMES for fast in (False, True)],

@@ -6,8 +6,11 @@
 What is written, and why each choice is the one llama.cpp's own converter makes:
 
     general.architecture   "gpt2" (LayerNorm, GELU, learned positions), "llama" (RMSNorm,
-                           SwiGLU, RoPE), or "qwen2" (a Llama with Q/K/V biases: llama.cpp runs it
-                           with rotate-half RoPE, so its Q/K rows are NOT permuted)
+                           SwiGLU, RoPE; Llama 3's RoPE scaling as the ``rope_freqs.weight``
+                           divisors, ``gguf/rope_freqs.py``), "qwen2" (a Llama with Q/K/V biases:
+                           llama.cpp runs it with rotate-half RoPE, so its Q/K rows are NOT
+                           permuted) or "qwen3" (q/k norms ``attn_q_norm`` / ``attn_k_norm``; not
+                           permuted either)
     {arch}.*               the shapes: context_length, embedding_length, block_count, ...
     tokenizer.ggml.*       the vocabulary, merges and pre-tokeniser name (``gguf/vocab.py``)
     the rest               carried from the source: ``model.gguf_metadata`` (``general.name``,
@@ -38,6 +41,7 @@ from minillm.io.gguf import gpt2_names
 from minillm.io.gguf.carry import checked
 from minillm.io.gguf.model import gguf_names
 from minillm.io.gguf.qk_rows import PERMUTED_QK, permute_qk
+from minillm.io.gguf.rope_freqs import freq_divisors
 from minillm.io.gguf.vocab import tokenizer_metadata
 from minillm.io.gguf.write import F16, F32, FLOAT32, Q8_0, STRING, UINT32, encode_tensor, write_gguf
 
@@ -53,7 +57,14 @@ def gguf_arch(config: ModelConfig) -> str:
         return "gpt2"
     if (config.norm, config.ffn, config.position) == ("rmsnorm", "swiglu", "rope") \
             and not config.mlp_bias:
-        return "qwen2" if config.attn_bias else "llama"
+        arch = "qwen3" if config.qk_norm else "qwen2" if config.attn_bias else "llama"
+        if config.qk_norm and config.attn_bias:
+            raise ValueError("llama.cpp's qwen3 has no Q, K, V biases: a config with qk_norm and "
+                             "attn_bias cannot be exported")
+        if config.rope_scaling is not None and arch != "llama":
+            raise ValueError(f"llama.cpp reads RoPE scaling factors (rope_freqs) for llama files "
+                             f"only, not {arch}: this config cannot be exported")
+        return arch
     raise ValueError(f"no llama.cpp architecture runs norm={config.norm}, ffn={config.ffn}, "
                      f"position={config.position}, attn_bias={config.attn_bias}, mlp_bias="
                      f"{config.mlp_bias}, n_kv_heads={config.n_kv_heads}: GGUF export takes GPT-2 "
@@ -75,6 +86,12 @@ def arch_metadata(config: ModelConfig, arch: str) -> dict:
                  f"{a}.rope.freq_base": (FLOAT32, c.rope_theta),
                  f"{a}.rope.dimension_count": (UINT32, c.d_head),
                  f"{a}.vocab_size": (UINT32, c.vocab_size)})
+    if c.head_dim is not None:                     # heads apart from C / H, as the converter says
+        meta.update({f"{a}.attention.key_length": (UINT32, c.d_head),
+                     f"{a}.attention.value_length": (UINT32, c.d_head)})
+    if c.rope_scaling is not None:                 # the divisors are a tensor (gguf_tensors); L
+        meta[f"{a}.rope.scaling.original_context_length"] = (        # for the reader (rope_freqs.py)
+            UINT32, c.rope_scaling["original_max_position_embeddings"])
     return meta
 
 
@@ -89,6 +106,8 @@ def gguf_tensors(config: ModelConfig, named: dict[str, np.ndarray], arch: str) -
         if arch in PERMUTED_QK and kind in ("wq", "bq", "wk", "bk"):
             a = permute_qk(a, config.n_heads if kind[-1] == "q" else config.n_kv_heads)
         out[gguf] = a
+    if config.rope_scaling is not None:
+        out["rope_freqs.weight"] = freq_divisors(config)              # [D/2] Llama 3's scaling
     return gpt2_names.fuse_qkv(out, config) if arch == "gpt2" else out
 
 

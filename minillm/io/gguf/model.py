@@ -9,6 +9,7 @@ GGUF keeps the config in ``{arch}.*`` metadata keys and the tokenizer in ``token
     output.weight      [V, C]  -> lm_head (ᵀ)       absent when the embeddings are tied
     attn_norm / ffn_norm       -> norm1 / norm2     attn_q / attn_k / attn_v / attn_output -> wq…wo (ᵀ)
     ffn_gate / ffn_up / ffn_down -> w_gate / w_up / w_down (ᵀ)   attn_{q,k,v}.bias -> bq, bk, bv
+    attn_q_norm / attn_k_norm  -> q_norm / k_norm (``qwen3``)    rope_freqs -> rope_scaling (Llama 3)
 
 ``gpt2`` files (fused ``attn_qkv``, learned ``position_embd``, LayerNorm biases) are read through
 ``gpt2_names.py``; ``gguf/export.py`` writes all three architectures.
@@ -57,10 +58,11 @@ from minillm.io.gguf.dequant import DEQUANTIZERS, dequantize, dequantize_into
 from minillm.io.gguf.read import GGUF, read_gguf
 from minillm.io.gguf.values import metadata_number
 from minillm.io.gguf.qk_rows import PERMUTED_QK, unpermute_qk
+from minillm.io.gguf.rope_freqs import llama3_scaling, read_divisors
 from minillm.io.sizes import check_sizes
 from minillm.model.params import GPTParams, empty_params
 
-ARCHS = ("llama", "qwen2", "gpt2")  # general.architecture values this loader understands
+ARCHS = ("llama", "qwen2", "qwen3", "gpt2")  # general.architecture values this loader understands
 
 # minillm block name -> (GGUF name, transpose?). GGUF shapes come back as NumPy [out, in].
 _BLOCK = {"norm1.weight": ("attn_norm.weight", False), "norm2.weight": ("ffn_norm.weight", False),
@@ -68,8 +70,10 @@ _BLOCK = {"norm1.weight": ("attn_norm.weight", False), "norm2.weight": ("ffn_nor
           "attn.wv": ("attn_v.weight", True), "attn.wo": ("attn_output.weight", True),
           "attn.bq": ("attn_q.bias", False), "attn.bk": ("attn_k.bias", False),
           "attn.bv": ("attn_v.bias", False),
+          "attn.q_norm": ("attn_q_norm.weight", False), "attn.k_norm": ("attn_k_norm.weight", False),
           "ffn.w_gate": ("ffn_gate.weight", True), "ffn.w_up": ("ffn_up.weight", True),
           "ffn.w_down": ("ffn_down.weight", True)}
+NOT_WEIGHTS = ("rope_freqs.weight",)   # Llama 3's RoPE scaling: read into the config (rope_freqs.py)
 _TOP = {"wte": ("token_embd.weight", False), "norm_f.weight": ("output_norm.weight", False),
         "lm_head": ("output.weight", True)}
 
@@ -79,17 +83,21 @@ def gguf_names(config: ModelConfig) -> dict[str, tuple[str, bool]]:
     table, with Q, K, V unfused, is in ``gpt2_names.py``)."""
     top, per_block = (gpt2_names.TOP, gpt2_names.BLOCK) if config.arch == "gpt2" else (_TOP, _BLOCK)
     table = {k: v for k, v in top.items() if k != "lm_head" or not config.tie_embeddings}
+    absent = (() if config.attn_bias else ("bq", "bk", "bv")) + \
+             (() if config.qk_norm else ("q_norm", "k_norm"))
     for i in range(config.n_layers):
         for name, (gguf, transpose) in per_block.items():
-            if name.split(".")[-1] in ("bq", "bk", "bv") and not config.attn_bias:
+            if name.split(".")[-1] in absent:
                 continue
             table[f"blocks.{i}.{name}"] = (f"blk.{i}.{gguf}", transpose)
     return table
 
 
-def gguf_config(meta: dict, tensors: dict, tied: bool | None = None) -> ModelConfig:
+def gguf_config(meta: dict, tensors: dict, tied: bool | None = None,
+                rope_freqs: np.ndarray | None = None) -> ModelConfig:
     """GGUF metadata (+ the tensor table, for the vocabulary size and tying) -> ModelConfig.
-    ``tied`` (GPT-2 only) says whether ``output.weight`` is a copy of the embeddings."""
+    ``tied`` (GPT-2 only) says whether ``output.weight`` is a copy of the embeddings;
+    ``rope_freqs`` the values of ``rope_freqs.weight`` (Llama 3's RoPE scaling), if any."""
     arch = meta.get("general.architecture")
     if arch not in ARCHS:
         raise ValueError(f"general.architecture is {arch!r}; minillm reads {ARCHS}")
@@ -106,17 +114,28 @@ def gguf_config(meta: dict, tensors: dict, tied: bool | None = None) -> ModelCon
         return value
 
     scaling = meta.get(f"{arch}.rope.scaling.type", "none")
-    if scaling != "none" or "rope_freqs.weight" in tensors:
-        raise ValueError(f"RoPE scaling ({scaling!r} / rope_freqs) is not supported")
+    if scaling != "none":
+        raise ValueError(f"RoPE scaling {scaling!r} is not supported (Llama 3's is: "
+                         f"rope_freqs.weight in a llama file)")
+    if "rope_freqs.weight" in tensors and arch != "llama":
+        raise ValueError(f"rope_freqs.weight in a {arch} file is not supported (llama.cpp reads "
+                         f"it in llama files only)")
     d_model, n_heads = key("embedding_length"), key("attention.head_count")
     if not (type(d_model) is int and type(n_heads) is int and 0 < n_heads <= d_model):
         raise ValueError(f"{arch}.embedding_length ({d_model!r}) and .attention.head_count "
                          f"({n_heads!r}) must be ints with 0 < head_count <= embedding_length")
-    d_head = d_model // n_heads
-    for name in ("rope.dimension_count", "attention.key_length", "attention.value_length"):
+    head_dim = meta.get(f"{arch}.attention.key_length")           # (Qwen3: apart from C / H)
+    if head_dim is not None and (type(head_dim) is not int or head_dim <= 0):
+        raise ValueError(f"{arch}.attention.key_length must be an int > 0, got {head_dim!r}")
+    d_head = d_model // n_heads if head_dim is None else head_dim
+    for name in ("rope.dimension_count", "attention.value_length"):
         if meta.get(f"{arch}.{name}", d_head) != d_head:
-            raise ValueError(f"{arch}.{name} = {meta[f'{arch}.{name}']} differs from "
-                             f"embedding_length / head_count = {d_head}; not supported")
+            raise ValueError(f"{arch}.{name} = {meta[f'{arch}.{name}']} differs from the head "
+                             f"width {d_head} (attention.key_length); not supported")
+    theta = metadata_number(meta, f"{arch}.rope.freq_base", 10000.0)
+    if rope_freqs is not None:
+        rope_freqs = llama3_scaling(rope_freqs, d_head, theta,
+                                    meta.get(f"{arch}.rope.scaling.original_context_length"))
     return ModelConfig(
         vocab_size=tensors["token_embd.weight"].shape[0], n_ctx=key("context_length"),
         d_model=d_model, n_heads=n_heads, n_layers=key("block_count"),
@@ -125,7 +144,7 @@ def gguf_config(meta: dict, tensors: dict, tied: bool | None = None) -> ModelCon
         # the two are the same number once they meet float32 activations.
         norm_eps=metadata_number(meta, f"{arch}.attention.layer_norm_rms_epsilon"), arch="llama",
         attn_bias="blk.0.attn_q.bias" in tensors, mlp_bias=False,
-        rope_theta=metadata_number(meta, f"{arch}.rope.freq_base", 10000.0),
+        rope_theta=theta, rope_scaling=rope_freqs, head_dim=head_dim, qk_norm=arch == "qwen3",
         tie_embeddings="output.weight" not in tensors,
         bos_id=meta.get("tokenizer.ggml.bos_token_id"), eos_id=meta.get("tokenizer.ggml.eos_token_id"))
 
@@ -143,7 +162,7 @@ def gguf_weights(g: GGUF, config: ModelConfig, params: GPTParams) -> GPTParams:
     missing = [(gguf, name) for name, (gguf, _) in table.items() if gguf not in available]
     if missing:
         raise ValueError(f"GGUF file is missing tensor {missing[0][0]!r} (minillm's {missing[0][1]})")
-    unexpected = sorted(available - {gguf for gguf, _ in table.values()})
+    unexpected = sorted(available - {gguf for gguf, _ in table.values()} - set(NOT_WEIGHTS))
     if unexpected:
         raise ValueError(f"GGUF file has tensors this config does not use: {unexpected[:5]}")
     permuted = g.metadata.get("general.architecture") in PERMUTED_QK
@@ -180,9 +199,10 @@ def read_gguf_config(path: str | Path) -> tuple[GGUF, ModelConfig]:
     g = read_gguf(str(path))
     gpt2 = g.metadata.get("general.architecture") == "gpt2" and "token_embd.weight" in g.tensors
     tied = gpt2_names.head_is_tied(g) if gpt2 else None
-    config = gguf_config(g.metadata, g.tensors, tied)
+    config = gguf_config(g.metadata, g.tensors, tied, read_divisors(g))
     check_sizes(config, {n: t.shape for n, t in g.tensors.items()}, str(path),  # before allocating
-                ignore=lambda name: bool(tied) and name == "output.weight",  # a tied head's copy
+                ignore=lambda name: bool(tied) and name == "output.weight"  # a tied head's copy
+                or name in NOT_WEIGHTS,
                 expected_names=lambda: [gguf for gguf, _ in gguf_names(config).values()])
     return g, config
 
