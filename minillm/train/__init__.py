@@ -1,6 +1,8 @@
-"""Training, in reading order: the backward of each layer (grad_norm, grad_attention, grad_ffn),
-the whole model's loss and gradients (grad_model), the optimiser (optim), the data (data), the
-score on held-out text (evaluate) and the loop that ties them together (loop)."""
+"""Training, in reading order: the backward of each layer (grad_norm: LayerNorm and RMSNorm;
+grad_rope: RoPE; grad_attention: multi-head and grouped-query attention; grad_ffn: the GELU MLP
+and SwiGLU), the whole model's loss and gradients (grad_model: GPT-2 and the Llama family, Qwen2's
+Q, K, V biases, tied or untied head), the optimiser (optim), the data (data), the score on
+held-out text (evaluate) and the loop that ties them together (loop)."""
 from minillm.train.evaluate import evaluate_text
 from minillm.train.grad_model import loss_and_grads
 from minillm.train.loop import TrainSettings, train
