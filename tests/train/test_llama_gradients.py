@@ -82,14 +82,9 @@ def padded_causal_mask(B: int, T: int, pads) -> np.ndarray:
     return mask
 
 
-@given(seeds, st.integers(1, 2), st.integers(1, 7), st.sampled_from([1, 2]), st.sampled_from([2, 3]),
-       st.sampled_from([2, 4]), st.booleans(), st.booleans(), st.data())
-def test_grouped_query_attention_backward_matches_finite_differences(seed, B, T, KV, G, D, biases,
-                                                                     rope, data):
-    """G ≥ 2 query heads per KV head (the KV gradients summed over them), RoPE on or off, Q, K, V
-    biases (Qwen2) or none (Llama), and left padding: masked keys get exactly zero weight."""
-    assume(T % 2 == 1 or B == 2)                      # odd lengths, or a batch with padding
-    rng = np.random.default_rng(seed)
+def gqa_layer(rng: np.random.Generator, KV: int, G: int, D: int, biases: bool):
+    """A config with KV · G query heads on KV KV heads of width D, and random float64 weights
+    (Q, K, V biases when ``biases``) -> (config, AttentionParams, {name: shape})."""
     H = KV * G
     C = H * D
     config = ModelConfig(vocab_size=5, n_ctx=8, d_model=C, n_heads=H, n_kv_heads=KV, n_layers=1,
@@ -97,20 +92,52 @@ def test_grouped_query_attention_backward_matches_finite_differences(seed, B, T,
     shapes = {"wq": (C, C), "wk": (C, KV * D), "wv": (C, KV * D), "wo": (C, C)}
     if biases:
         shapes |= {"bq": (C,), "bk": (KV * D,), "bv": (KV * D,)}
-    p = AttentionParams(**{k: rng.normal(size=s) for k, s in shapes.items()})
+    return config, AttentionParams(**{k: rng.normal(size=s) for k, s in shapes.items()}), shapes
+
+
+def rope_for(B: int, T: int, D: int) -> tuple[np.ndarray, np.ndarray]:
+    """(cos, sin) [B, 1, T, D/2] float64 for positions 0 … T − 1 (theta 100: large angles)."""
+    cos, sin = rope_angles(np.broadcast_to(np.arange(T), (B, T)), D, 100.0)
+    return cos[:, None].astype(np.float64), sin[:, None].astype(np.float64)
+
+
+@given(seeds, st.integers(1, 2), st.integers(1, 7), st.sampled_from([1, 2]), st.sampled_from([2, 3]),
+       st.sampled_from([2, 4]), st.booleans(), st.booleans(), st.data())
+def test_grouped_query_attention_backward_matches_finite_differences(seed, B, T, KV, G, D, biases,
+                                                                     rope, data):
+    """G ≥ 2 query heads per KV head (the KV gradients summed over them), RoPE on or off, Q, K, V
+    biases (Qwen2) or none (Llama), and left padding: masked keys get exactly zero weight."""
+    rng = np.random.default_rng(seed)
+    config, p, shapes = gqa_layer(rng, KV, G, D, biases)
     pads = [data.draw(st.integers(0, T - 1)) for _ in range(B)]
     mask = padded_causal_mask(B, T, pads)
-    angles = None
-    if rope:
-        cos, sin = rope_angles(np.broadcast_to(np.arange(T), (B, T)), D, 100.0)
-        angles = (cos[:, None].astype(np.float64), sin[:, None].astype(np.float64))
-    x, R = rng.normal(size=(B, T, C)), rng.normal(size=(B, T, C))
+    angles = rope_for(B, T, D) if rope else None
+    x, R = rng.normal(size=(B, T, config.d_model)), rng.normal(size=(B, T, config.d_model))
     _, cache = attention_forward(x, p, config, mask, angles)
     dx, grads = attention_backward(R, cache, p, config)
     assert set(grads) == set(shapes)
     arrays = {"x": x, **{k: getattr(p, k) for k in grads}}
     check(lambda: float((attention_forward(x, p, config, mask, angles)[0] * R).sum()), arrays,
           {"x": dx, **grads}, rng)
+
+
+@given(seeds, st.integers(1, 3), st.integers(2, 7), st.sampled_from([1, 2]), st.sampled_from([2, 3]),
+       st.booleans(), st.data())
+def test_left_padding_gets_no_gradient_from_the_real_tokens(seed, B, T, KV, G, biases, data):
+    """With the loss on the real (unpadded) queries only, the padded positions' inputs get exactly
+    zero gradient: no real token attends to them, through any head or its KV head."""
+    pads = [data.draw(st.integers(0, T - 1)) for _ in range(B)]
+    assume(max(pads) > 0)                             # at least one row is padded
+    rng = np.random.default_rng(seed)
+    config, p, _ = gqa_layer(rng, KV, G, 4, biases)
+    x, R = rng.normal(size=(B, T, config.d_model)), rng.normal(size=(B, T, config.d_model))
+    for b, pad in enumerate(pads):
+        R[b, :pad] = 0                                # padded queries carry no loss
+    _, cache = attention_forward(x, p, config, padded_causal_mask(B, T, pads), rope_for(B, T, 4))
+    dx, _ = attention_backward(R, cache, p, config)
+    for b, pad in enumerate(pads):
+        assert np.all(dx[b, :pad] == 0)
+        assert np.any(dx[b, pad:] != 0)                # the real tokens still do
 
 
 @st.composite
