@@ -1,6 +1,6 @@
 """Make the LoRA fixtures (tests/fixtures/lora_llama/) and check minillm's adapters with PEFT.
 
-Dev-only script (torch, transformers, peft, safetensors; run with minillm importable:
+Dev-only script (torch, transformers, peft, safetensors, cyllama; run with minillm importable:
 ``PYTHONPATH=$PWD``). No downloads: the base is tests/fixtures/grads_llama (a tiny random
 LlamaForCausalLM, 6 heads / 2 kv heads, untied head; make_grad_fixtures.py).
 
@@ -11,11 +11,15 @@ LlamaForCausalLM, 6 heads / 2 kv heads, untied head; make_grad_fixtures.py).
 2. ``minillm_adapter/``: a rank-3 adapter made and written by minillm (``save_adapter``), loaded
    by ``PeftModel.from_pretrained`` onto the transformers model: its logits (``minillm_logits``)
    must equal minillm's own for the merged weights to 1e-4, else the script exits 1.
+3. The merged model (minillm's adapter merged into the base: ``merged_params``) exported to GGUF
+   (F32, ``save_gguf``, a byte tokenizer) loads in llama.cpp (``llama_cpp_ref.py``: cyllama 0.2.18)
+   with logits within 1e-3 · max |logit| of minillm's (check_gguf_export.py's F32 bound), else exit 1.
 
     PYTHONPATH=$PWD .venv-dev/bin/python scripts/make_lora_fixtures.py
 """
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +29,7 @@ import transformers
 from safetensors.numpy import save_file
 
 from minillm import GPT
+from minillm.tokenizer import Tokenizer
 from minillm.train.lora import init_lora, merged_params
 from minillm.train.lora_files import save_adapter
 
@@ -96,7 +101,22 @@ def main() -> int:
     if worst > 1e-4 * max(1.0, scale) or np.abs(merged - peft_logits).max() > 1e-4 * max(1.0, scale):
         print("FAILED: logits differ by more than 1e-4 · max(1, max |logit|)")
         return 1
-    return 0
+    return 0 if merged_in_llama_cpp(GPT(model.config, merged_params(model.params, lora)), ids[0]) else 1
+
+
+def merged_in_llama_cpp(merged, prompt: np.ndarray) -> bool:
+    """Export the merged model to GGUF and compare llama.cpp's logits with minillm's."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from llama_cpp_ref import LlamaCpp
+    tok = Tokenizer({bytes([i]): i for i in range(merged.config.vocab_size)}, {})   # ids = bytes
+    with tempfile.TemporaryDirectory() as d:
+        path = merged.save_gguf(Path(d) / "merged.gguf", tok, dtype="f32")
+        with LlamaCpp(path, n_ctx=32) as ref:
+            theirs = ref.logits([int(i) for i in prompt])                   # [T, V]
+    ours = merged(prompt)                                                   # [T, V]
+    diff, bound = float(np.abs(theirs - ours).max()), 1e-3 * float(np.abs(theirs).max())
+    print(f"merged model as GGUF in llama.cpp: logits max |Δ| {diff:.2e} (bound {bound:.1e})")
+    return diff <= bound
 
 
 if __name__ == "__main__":
