@@ -63,20 +63,26 @@ class LoRA:
 
 
 def init_lora(params, rank: int, rng: np.random.Generator, alpha: float | None = None,
-              targets=DEFAULT_TARGETS) -> LoRA:
-    """Adapters on every matrix of ``params`` whose last name part is in ``targets``: A uniform in
-    ±1/√in, B zero (float32). ``alpha`` defaults to 2 · rank (s = 2)."""
+              targets=None) -> LoRA:
+    """Adapters on every block matrix of ``params`` whose last name part is in ``targets``
+    (default: those of ``DEFAULT_TARGETS`` the model has): A uniform in ±1/√in, B zero
+    (float32). ``alpha`` defaults to 2 · rank (s = 2)."""
     if isinstance(rank, bool) or not isinstance(rank, int) or rank <= 0:
         raise ValueError(f"rank must be a positive integer, got {rank!r}")
     if alpha is None:
         alpha = 2.0 * rank
-    if not (isinstance(alpha, (int, float)) and math.isfinite(alpha) and alpha > 0):
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not math.isfinite(alpha) \
+            or alpha <= 0:
         raise ValueError(f"alpha must be a finite number > 0, got {alpha!r}")
     named = params.named()
-    chosen = {name: w for name, w in named.items() if name.split(".")[-1] in targets and w.ndim == 2}
-    if not chosen:
-        raise ValueError(f"no matrix matches the targets {tuple(targets)}; the model's matrices "
-                         f"end in {sorted({n.split('.')[-1] for n, w in named.items() if w.ndim == 2})}")
+    kinds = sorted({n.split(".")[-1] for n, w in named.items() if w.ndim == 2 and n.startswith("blocks.")})
+    if targets is None:
+        targets = [k for k in DEFAULT_TARGETS if k in kinds]          # (GPT-2 has no w_gate)
+    if isinstance(targets, str) or not set(targets) or not set(targets) <= set(kinds):
+        raise ValueError(f"targets must be a non-empty list of this model's projections "
+                         f"{kinds}, got {targets!r}")
+    chosen = {name: w for name, w in named.items()
+              if name.startswith("blocks.") and name.split(".")[-1] in targets}
     lora = LoRA(rank, float(alpha))
     for name, w in chosen.items():
         n_in, n_out = w.shape

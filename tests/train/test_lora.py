@@ -111,8 +111,11 @@ def test_bad_adapters_are_refused(tmp_path):
     model = GPT(config, seed=0)
     with pytest.raises(ValueError, match="rank"):
         init_lora(model.params, 0, np.random.default_rng(0))
-    with pytest.raises(ValueError, match="no matrix matches"):
-        init_lora(model.params, 2, np.random.default_rng(0), targets=("c_attn",))
+    for targets in (("c_attn",), "wq", (), ("wq", "wte")):
+        with pytest.raises(ValueError, match="projections"):
+            init_lora(model.params, 2, np.random.default_rng(0), targets=targets)
+    only_q = init_lora(model.params, 2, np.random.default_rng(0), targets=("wq",))
+    assert list(only_q.adapters) == ["blocks.0.attn.wq"]
     gpt2 = ModelConfig(vocab_size=20, n_ctx=16, d_model=16, n_heads=4, n_layers=1)
     with pytest.raises(ValueError, match="Llama family only"):
         save_adapter(tmp_path / "g", init_lora(GPT(gpt2).params, 2, np.random.default_rng(0)), gpt2)
