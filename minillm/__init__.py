@@ -24,7 +24,8 @@ from minillm.chat.conversation import Chat
 from minillm.chat.chatml import DEFAULT_SYSTEM, chatml_ids, render_chatml
 from minillm.model import GPT
 from minillm.loading import load_model
-from minillm.train import AdamW, TrainSettings, evaluate_text, loss_and_grads
+from minillm.train import (AdamW, LoRA, TrainSettings, evaluate_text, init_lora, load_adapter,
+                           lora_loss_and_grads, loss_and_grads, merged_params, save_adapter)
 
 __version__ = "0.1.0"
 
@@ -35,6 +36,7 @@ __all__ = [
     "PromptLookup", "DraftModel", "DraftSource", "first_layers", "ContinuousBatcher", "serve",
     "score_options", "OptionScores", "Chat", "render_chatml", "chatml_ids", "DEFAULT_SYSTEM",
     "load_model", "TrainSettings", "loss_and_grads", "AdamW", "evaluate_text",
+    "LoRA", "init_lora", "lora_loss_and_grads", "merged_params", "save_adapter", "load_adapter",
     "Sampler", "PRESETS",
     "Budget", "context_budget", "count_tokens", "estimate_cost", "chunk_ids", "chunk_spans",
     "load_safetensors", "save_safetensors", "read_gguf",

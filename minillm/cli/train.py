@@ -1,7 +1,9 @@
-"""``minillm train``: train a BPE tokenizer on a text file, then a GPT-2-style model on it.
+"""``minillm train``: train a BPE tokenizer on a text file, then a GPT-2-style model on it (or,
+with ``--arch llama``, a Llama-style one: RMSNorm, RoPE, SwiGLU, ``--kv-heads`` KV heads).
 
     python -m minillm train --data corpus.txt --out weights/NAME [--vocab-size 2048 --layers 4
-        --d-model 128 --heads 4 --context 128 --steps 3000 --batch 16 --seed 0]
+        --d-model 128 --heads 4 --context 128 --steps 3000 --batch 16 --seed 0
+        --arch llama --kv-heads 2]
 
 Writes into OUT: tokenizer.json + tokenizer_config.json (Hugging Face's format; + a .vocab dump),
 config.json + model.safetensors (loadable by
@@ -44,6 +46,12 @@ def add_arguments(p) -> None:
     p.add_argument("--layers", type=int, default=4, help="transformer blocks")
     p.add_argument("--d-model", type=int, default=128, help="width of every token's vector")
     p.add_argument("--heads", type=int, default=4, help="attention heads")
+    p.add_argument("--arch", choices=("gpt2", "llama"), default="gpt2",
+                   help="gpt2: LayerNorm, GELU MLP, learned positions; llama: RMSNorm, SwiGLU, "
+                        "RoPE, grouped-query attention (default: gpt2)")
+    p.add_argument("--kv-heads", type=int, default=None,
+                   help="key/value heads, a divisor of --heads (--arch llama only; default: "
+                        "--heads)")
     p.add_argument("--context", type=int, default=128, help="tokens per training window (n_ctx)")
     p.add_argument("--steps", type=int, default=3000, help="optimizer steps")
     p.add_argument("--batch", type=int, default=16, help="training windows per step")
@@ -77,6 +85,8 @@ def run(args) -> int:
 
     check_schedule(args.steps, args.warmup)        # checks that need no data come first
     check_pattern(_stages(args.pattern))
+    if args.kv_heads is not None and args.arch != "llama":
+        raise ValueError("--kv-heads needs --arch llama (GPT-2 has one K/V head per query head)")
     out = Path(args.out)
     text = read_text(args.data, DATA_LIMIT, "--data")    # a file of bounded size, never a device
     train_text, val_text = split_text(text, args.val_fraction)
@@ -88,7 +98,8 @@ def run(args) -> int:
 
     def model_config(vocab_size):
         return ModelConfig(vocab_size=vocab_size, n_ctx=args.context, d_model=args.d_model,
-                           n_heads=args.heads, n_layers=args.layers, arch="gpt2")
+                           n_heads=args.heads, n_layers=args.layers, arch=args.arch,
+                           n_kv_heads=args.kv_heads)
     check_memory(model_config(args.vocab_size))   # bad shapes fail now, not after the tokenizer
     check_out(out, args.resume, args.overwrite)
     # before anything is written: a checkpoint that verifies (kept: each file is hashed once)
@@ -116,7 +127,9 @@ def run(args) -> int:
     config = model_config(tok.vocab_size)
     model = GPT(config, seed=args.seed)
     say(f"model: {model.num_parameters():,} parameters, {config.n_layers} layers, "
-        f"d_model {config.d_model}, {config.n_heads} heads, context {config.n_ctx}")
+        f"d_model {config.d_model}, {config.n_heads} heads"
+        f"{f' ({config.n_kv_heads} KV heads)' if config.n_kv_heads != config.n_heads else ''}, "
+        f"context {config.n_ctx}, {config.arch}")
     sample = _head_bytes(val_text, VAL_SAMPLE_BYTES)
     atomic_write_text(out / "val_sample.txt", sample)
 

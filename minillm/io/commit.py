@@ -63,8 +63,9 @@ def atomic_files(folder: str | Path, names: tuple[str, ...]):
     folder = Path(folder)
     if not committed_pair(names):
         raise ValueError(f"{names} is not a pair minillm commits together: a model's "
-                         f"('model.safetensors', 'config.json') or a tokenizer's "
-                         f"('<name>.json', 'tokenizer_config.json')")
+                         f"('model.safetensors', 'config.json'), a LoRA adapter's "
+                         f"('adapter_model.safetensors', 'adapter_config.json') or a "
+                         f"tokenizer's ('<name>.json', 'tokenizer_config.json')")
     folder.mkdir(parents=True, exist_ok=True)
     for name in names:
         refuse_link(folder / name)

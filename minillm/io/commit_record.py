@@ -33,7 +33,8 @@ def record_text(folder: Path, pairs: list) -> str:
 def committed_pair(names) -> bool:
     """Whether ``names`` is one of the pairs minillm commits together."""
     names = list(names)
-    if sorted(names) == ["config.json", "model.safetensors"]:
+    if sorted(names) in (["config.json", "model.safetensors"],                       # a model
+                         ["adapter_config.json", "adapter_model.safetensors"]):      # LoRA (PEFT)
         return True
     other = [n for n in names if n != "tokenizer_config.json"]
     return len(names) == 2 and len(other) == 1 and other[0].endswith(".json") and \

@@ -1,4 +1,6 @@
-"""Backward of the GELU MLP: FFN(x) = GELU(x W_up + b_up) W_down + b_down.
+"""Backward of the two FFNs: the GELU MLP (GPT-2) and SwiGLU (Llama).
+
+GELU MLP: FFN(x) = GELU(x W_up + b_up) W_down + b_down.
 
 Forward with a cache (``gelu_mlp_forward``) calls the engine's ``gelu_tanh_fast`` (model/ffn.py's formula, in place) and keeps
 h = x W_up + b_up and g = GELU(h): the two [N, F] activations the backward needs.
@@ -12,7 +14,17 @@ Backward, with dy = ∂L/∂y [N, C] (rows flattened over batch and positions):
 GELU (tanh form): GELU(h) = ½ h (1 + tanh u), u = √(2/π) (h + 0.044715 h³), so
     GELU'(h) = ½ (1 + tanh u) + ½ h (1 − tanh² u) · √(2/π) (1 + 3 · 0.044715 h²)
 
-Example: GELU'(0) = ½ (the curve passes through 0 with slope one half).
+SwiGLU: FFN(x) = (SiLU(a) ⊙ u) W_down with a = x W_gate, u = x W_up (no biases). The forward
+with a cache (``swiglu_forward``) keeps a, u and h = SiLU(a) ⊙ u. With dh = dy W_downᵀ:
+
+    ∂L/∂W_down = hᵀ dy
+    du = dh ⊙ SiLU(a)                      (u is multiplied by SiLU(a) …)
+    da = dh ⊙ u ⊙ SiLU'(a)                 (… and SiLU(a) by u: the product rule)
+    ∂L/∂W_gate = xᵀ da      ∂L/∂W_up = xᵀ du      ∂L/∂x = da W_gateᵀ + du W_upᵀ
+
+SiLU(a) = a σ(a), σ' = σ (1 − σ), so SiLU'(a) = σ(a) + a σ(a)(1 − σ(a)) = σ(a) (1 + a (1 − σ(a))).
+
+Example: GELU'(0) = ½ (the curve passes through 0 with slope one half); SiLU'(0) = σ(0) = ½ too.
 """
 from __future__ import annotations
 
@@ -20,7 +32,7 @@ import math
 
 import numpy as np
 
-from minillm.engine.ops import gelu_tanh_fast, linear
+from minillm.engine.ops import gelu_tanh_fast, linear, silu_fast
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)   # a Python float: keeps float32 arrays float32
 
@@ -62,10 +74,59 @@ def gelu_mlp_backward(dy: np.ndarray, cache: tuple, p) -> tuple[np.ndarray, dict
     x, h, g = cache
     C, F = p.w_up.shape
     dy2 = dy.reshape(-1, C)                                  # [N, C]
-    grads = {"w_down": g.reshape(-1, F).T @ dy2,             # [F, N] @ [N, C] -> [F, C]
-             "b_down": dy2.sum(axis=0)}                      # [C]
+    grads = {"w_down": g.reshape(-1, F).T @ dy2}             # [F, N] @ [N, C] -> [F, C]
     dh = gelu_tanh_backward(dy2 @ p.w_down.T, h.reshape(-1, F))   # [N, C] @ [C, F] -> [N, F]
     grads["w_up"] = x.reshape(-1, C).T @ dh                  # [C, N] @ [N, F] -> [C, F]
-    grads["b_up"] = dh.sum(axis=0)                           # [F]
+    if p.b_up is not None:                                   # (a config without MLP biases)
+        grads["b_up"] = dh.sum(axis=0)                       # [F]
+        grads["b_down"] = dy2.sum(axis=0)                    # [C]
     dx = (dh @ p.w_up.T).reshape(dy.shape)                   # [N, F] @ [F, C] -> [B, T, C]
     return dx, grads
+
+
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    """σ(x) = ½ (1 + tanh(x/2)): 1 / (1 + e^(−x)) without e^(−x)'s float32 overflow (model/ffn.py)."""
+    return 0.5 + 0.5 * np.tanh(0.5 * x)                      # [...]
+
+
+def silu_backward(dsilu: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """dsilu = ∂L/∂SiLU(a), a [...] -> ∂L/∂a = dsilu ⊙ σ(a) (1 + a (1 − σ(a))) (elementwise)."""
+    s = sigmoid(a)                                           # [...]
+    return dsilu * s * (1.0 + a * (1.0 - s))                 # [...]
+
+
+def swiglu_forward(x: np.ndarray, p) -> tuple[np.ndarray, tuple]:
+    """x [B, T, C] -> y [B, T, C] and the cache (x, a, u, h). Same arithmetic as ``swiglu``."""
+    a = linear(x, p.w_gate)                  # [B, T, C] @ [C, F] -> [B, T, F]  the gate's input
+    u = linear(x, p.w_up)                    # [B, T, C] @ [C, F] -> [B, T, F]
+    h = silu_fast(a)                         # [B, T, F]  SiLU(a) …
+    h *= u                                   # [B, T, F]  … ⊙ u (in place: h is fresh)
+    y = linear(h, p.w_down)                  # [B, T, F] @ [F, C] -> [B, T, C]
+    return y, (x, a, u, h)
+
+
+def swiglu_backward(dy: np.ndarray, cache: tuple, p) -> tuple[np.ndarray, dict]:
+    """dy [B, T, C] -> dx [B, T, C] and {"w_gate", "w_up", "w_down"} gradients."""
+    x, a, u, h = cache
+    C, F = p.w_up.shape
+    dy2 = dy.reshape(-1, C)                                  # [N, C]
+    a2, u2 = a.reshape(-1, F), u.reshape(-1, F)              # [N, F] each
+    grads = {"w_down": h.reshape(-1, F).T @ dy2}             # [F, N] @ [N, C] -> [F, C]
+    dh = dy2 @ p.w_down.T                                    # [N, C] @ [C, F] -> [N, F]
+    du = dh * silu_fast(a2)                                  # [N, F]  ∂L/∂u = dh ⊙ SiLU(a)
+    da = silu_backward(dh * u2, a2)                          # [N, F]  ∂L/∂a = dh ⊙ u ⊙ SiLU'(a)
+    x2 = x.reshape(-1, C)                                    # [N, C]
+    grads["w_gate"] = x2.T @ da                              # [C, N] @ [N, F] -> [C, F]
+    grads["w_up"] = x2.T @ du                                # [C, N] @ [N, F] -> [C, F]
+    dx = da @ p.w_gate.T + du @ p.w_up.T                     # [N, F] @ [F, C] -> [N, C]
+    return dx.reshape(dy.shape), grads
+
+
+def ffn_forward(x: np.ndarray, p, kind: str) -> tuple[np.ndarray, tuple]:
+    """The config's FFN (``"gelu_mlp"`` or ``"swiglu"``) with its cache."""
+    return swiglu_forward(x, p) if kind == "swiglu" else gelu_mlp_forward(x, p)
+
+
+def ffn_backward(dy: np.ndarray, cache: tuple, p, kind: str) -> tuple[np.ndarray, dict]:
+    """The backward of ``ffn_forward``: dy [B, T, C] -> dx [B, T, C] and the FFN's gradients."""
+    return swiglu_backward(dy, cache, p) if kind == "swiglu" else gelu_mlp_backward(dy, cache, p)

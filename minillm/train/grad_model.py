@@ -1,71 +1,83 @@
 """The whole model's loss and gradients: forward with caches, then the backward, layer by layer.
 
-    h₀ = wte[ids] + wpe[0 … T−1]                           embedding
-    hₗ = hₗ₋₁ + Attn(LN₁(hₗ₋₁)) ;  hₗ ← hₗ + FFN(LN₂(hₗ))     residual blocks
-    logits = LN_f(h_L) wteᵀ                                 tied LM head
+    h₀ = wte[ids] (+ wpe[0 … T−1], GPT-2)                  embedding
+    hₗ = hₗ₋₁ + Attn(Norm₁(hₗ₋₁)) ;  hₗ ← hₗ + FFN(Norm₂(hₗ))  residual blocks
+    logits = Norm_f(h_L) · head                            head = wteᵀ (tied) or lm_head (untied)
     loss = −1/N Σ log softmax(logits)[target]               all N = B·T positions at once
 
 The backward walks the same list in reverse. Three rules cover everything:
 - a residual ``y = x + f(x)`` passes dy straight through *and* adds f's backward: dx = dy + df;
 - a lookup ``h = wte[ids]`` scatters: row ``ids[n]`` of ∂L/∂wte gains dh[n] (repeats add up);
-- the tied head uses wte twice, so its gradient is the sum of the head's and the lookup's.
+- the tied head uses wte twice, so its gradient is the sum of the head's and the lookup's; an
+  untied head ``logits = x lm_head`` is a plain product: ∂L/∂lm_head = xᵀ dlogits.
 
 Cross-entropy and softmax are differentiated together (one pass over the logits):
     ∂loss/∂logits = (softmax(logits) − onehot(target)) / N
+
+Both families are covered: GPT-2 (LayerNorm, GELU MLP, learned positions, one K/V head per query
+head, biases) and the Llama family (RMSNorm, SwiGLU, RoPE, grouped-query attention, no biases;
+Qwen2: Q, K, V biases). Each piece's backward is its own function (grad_norm: both norms;
+grad_attention: multi-head and grouped-query, with grad_rope's inverse rotation; grad_ffn: both
+FFNs); here they are only called in order. RoPE has no parameters, so the positions of a Llama
+model carry no gradient (GPT-2's ``wpe`` does: rows 0 … T−1 gain the sum over the batch).
 
 Layout choice: each layer's backward lives in train/ (grad_norm, grad_attention, grad_ffn) in a
 module parallel to the forward in model/, not beside it: model/ stays the inference code a reader
 learns first, and the training modules reuse those very functions for their forward (the caching
 wrappers here and in grad_*.py call them), so there is still one forward.
-
-Only the GPT-2 family is trained (LayerNorm, GELU MLP, learned positions, one K/V head per query
-head); tied or untied head. ``loss_and_grads`` raises ValueError for any other config.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from minillm.engine.ops import layer_norm_fast, linear
+from minillm.engine.ops import linear, norm_fast
 from minillm.functional import log_softmax
 from minillm.model.attention import causal_mask
 from minillm.model.embedding import embed
+from minillm.model.rope import rope_angles
 from minillm.train.grad_attention import attention_backward, attention_forward
-from minillm.train.grad_ffn import gelu_mlp_backward, gelu_mlp_forward
-from minillm.train.grad_norm import layer_norm_backward
+from minillm.train.grad_ffn import ffn_backward, ffn_forward
+from minillm.train.grad_norm import norm_backward
+
+# the settings of ModelConfig's switches whose backward is written here (config.py's choices)
+TRAINABLE = {"norm": ("layernorm", "rmsnorm"), "ffn": ("gelu_mlp", "swiglu"),
+             "position": ("learned", "rope")}
 
 
 def check_trainable(config) -> None:
-    """ValueError unless this is a config the hand-written backward covers."""
-    wanted = {"norm": "layernorm", "ffn": "gelu_mlp", "position": "learned"}
-    wrong = {k: getattr(config, k) for k, v in wanted.items() if getattr(config, k) != v}
-    if wrong or config.n_kv_heads != config.n_heads or not config.attn_bias or not config.mlp_bias:
-        raise ValueError(f"training supports GPT-2-style configs only (arch='gpt2': {wanted}, "
-                         f"n_kv_heads == n_heads, biases); this config has {wrong or config}")
+    """ValueError unless every switch of the config has a hand-written backward (``TRAINABLE``).
+
+    Both families and their mixtures pass today; a config carrying a switch setting added to
+    model/ later (and not yet differentiated here) is refused rather than trained wrongly."""
+    wrong = {k: getattr(config, k) for k, allowed in TRAINABLE.items()
+             if getattr(config, k) not in allowed}
+    if wrong:
+        raise ValueError(f"training has no backward for {wrong}: it supports {TRAINABLE}")
 
 
-def block_forward(x: np.ndarray, bp, config, mask: np.ndarray) -> tuple[np.ndarray, tuple]:
+def block_forward(x: np.ndarray, bp, config, mask: np.ndarray, rope=None) -> tuple[np.ndarray, tuple]:
     """One block, x [B, T, C] -> [B, T, C], keeping each sub-layer's cache."""
-    eps = config.norm_eps
-    a, attn_cache = attention_forward(layer_norm_fast(x, bp.norm1.weight, bp.norm1.bias, eps),
-                                      bp.attn, config, mask)          # [B, T, C]
+    kind, eps = config.norm, config.norm_eps
+    a, attn_cache = attention_forward(norm_fast(x, bp.norm1, kind, eps), bp.attn, config, mask,
+                                      rope)                             # [B, T, C]
     x1 = x + a                                                          # [B, T, C]
-    f, ffn_cache = gelu_mlp_forward(layer_norm_fast(x1, bp.norm2.weight, bp.norm2.bias, eps), bp.ffn)
+    f, ffn_cache = ffn_forward(norm_fast(x1, bp.norm2, kind, eps), bp.ffn, config.ffn)  # [B, T, C]
     return x1 + f, (x, attn_cache, x1, ffn_cache)                       # [B, T, C]
 
 
 def block_backward(dy: np.ndarray, cache: tuple, bp, config, grads: dict, prefix: str) -> np.ndarray:
     """dy [B, T, C] -> dx [B, T, C]; writes the block's gradients into grads[prefix + name]."""
     x, attn_cache, x1, ffn_cache = cache
-    eps = config.norm_eps
-    dnorm2, g = gelu_mlp_backward(dy, ffn_cache, bp.ffn)               # [B, T, C]
+    kind, eps = config.norm, config.norm_eps
+    dnorm2, g = ffn_backward(dy, ffn_cache, bp.ffn, config.ffn)         # [B, T, C]
     grads.update({f"{prefix}ffn.{k}": v for k, v in g.items()})
-    dx1, grads[prefix + "norm2.weight"], grads[prefix + "norm2.bias"] = \
-        layer_norm_backward(dnorm2, x1, bp.norm2.weight, eps)
+    dx1, g = norm_backward(dnorm2, x1, bp.norm2, kind, eps)             # [B, T, C]
+    grads.update({f"{prefix}norm2.{k}": v for k, v in g.items()})
     dx1 += dy                                                           # the residual path
     dnorm1, g = attention_backward(dx1, attn_cache, bp.attn, config)   # [B, T, C]
     grads.update({f"{prefix}attn.{k}": v for k, v in g.items()})
-    dx, grads[prefix + "norm1.weight"], grads[prefix + "norm1.bias"] = \
-        layer_norm_backward(dnorm1, x, bp.norm1.weight, eps)
+    dx, g = norm_backward(dnorm1, x, bp.norm1, kind, eps)               # [B, T, C]
+    grads.update({f"{prefix}norm1.{k}": v for k, v in g.items()})
     dx += dx1                                                           # the residual path
     return dx
 
@@ -121,12 +133,15 @@ def forward_with_cache(params, config, ids: np.ndarray) -> tuple[np.ndarray, tup
     mask = causal_mask(T, T)[None]                                      # [1, T, T]
     positions = np.broadcast_to(np.arange(T), (B, T))                   # [B, T]
     x = embed(params.wte, ids, params.wpe, positions)                   # [B, T, C]
+    rope = None
+    if config.position == "rope":                                       # the angles of 0 … T−1
+        cos, sin = rope_angles(positions, config.d_head, config.rope_theta)   # [B, T, D/2] each
+        rope = (cos[:, None], sin[:, None])                             # [B, 1, T, D/2]: every head
     caches = []
     for bp in params.blocks:
-        x, c = block_forward(x, bp, config, mask)                       # [B, T, C]
+        x, c = block_forward(x, bp, config, mask, rope)                 # [B, T, C]
         caches.append(c)
-    nf = params.norm_f
-    xf = layer_norm_fast(x, nf.weight, nf.bias, config.norm_eps)        # [B, T, C]
+    xf = norm_fast(x, params.norm_f, config.norm, config.norm_eps)      # [B, T, C]
     head = params.wte.T if params.lm_head is None else params.lm_head   # [C, V]
     return linear(xf, head), (ids, caches, x, xf)                       # [B, T, V]
 
@@ -145,14 +160,14 @@ def backward(dlogits: np.ndarray, cache: tuple, params, config) -> dict:
         dwte = np.zeros_like(params.wte)                                # [V, C]
         grads["lm_head"] = xf2.T @ dlogits                              # [C, N] @ [N, V] -> [C, V]
         dxf = dlogits @ params.lm_head.T                                # [N, V] @ [V, C] -> [N, C]
-    nf = params.norm_f
-    dx, grads["norm_f.weight"], grads["norm_f.bias"] = \
-        layer_norm_backward(dxf.reshape(B, T, C), x, nf.weight, config.norm_eps)
+    dx, g = norm_backward(dxf.reshape(B, T, C), x, params.norm_f, config.norm, config.norm_eps)
+    grads.update({f"norm_f.{k}": v for k, v in g.items()})              # [C] each
     for i in reversed(range(len(params.blocks))):
         dx = block_backward(dx, caches[i], params.blocks[i], config, grads, f"blocks.{i}.")
     np.add.at(dwte, ids.reshape(-1), dx.reshape(-1, C))                 # scatter rows: [N, C] -> [V, C]
     grads["wte"] = dwte
-    wpe = np.zeros_like(params.wpe)                                     # [n_ctx, C]
-    wpe[:T] = dx.sum(axis=0)                                            # [B, T, C] -> [T, C]
-    grads["wpe"] = wpe
+    if params.wpe is not None:                                          # learned positions (GPT-2)
+        wpe = np.zeros_like(params.wpe)                                 # [n_ctx, C]
+        wpe[:T] = dx.sum(axis=0)                                        # [B, T, C] -> [T, C]
+        grads["wpe"] = wpe
     return grads

@@ -53,3 +53,29 @@ def test_train_command_rejects_bad_shapes_before_any_work(tmp_path, capsys):
                  "--heads", "4"]) == 2
     assert "divisible" in capsys.readouterr().err
     assert not (tmp_path / "m").exists()
+
+
+def test_train_command_trains_a_llama_model(tmp_path, capsys):
+    """--arch llama --kv-heads 1: RMSNorm, RoPE, SwiGLU and 2 query heads on one KV head, saved
+    as a Hugging Face Llama checkpoint that load_model reads back."""
+    data, out = tmp_path / "corpus.txt", tmp_path / "model"
+    data.write_text("\n".join(LINES * 100) + "\n", encoding="utf-8")
+    code = main(["train", "--data", str(data), "--out", str(out), "--vocab-size", "300",
+                 "--layers", "1", "--d-model", "16", "--heads", "2", "--context", "16",
+                 "--steps", "20", "--batch", "4", "--warmup", "5", "--eval-every", "10",
+                 "--arch", "llama", "--kv-heads", "1"])
+    assert code == 0
+    assert "(1 KV heads)" in capsys.readouterr().out
+    assert json.loads((out / "config.json").read_text())["architectures"] == ["LlamaForCausalLM"]
+    model, tok = load_model(out, fast=False)
+    assert (model.config.arch, model.config.n_heads, model.config.n_kv_heads) == ("llama", 2, 1)
+    log = [json.loads(line) for line in (out / LOG_NAME).read_text().splitlines()]
+    assert log[-1]["val_loss"] < log[0]["loss"]
+
+
+def test_train_command_refuses_kv_heads_without_llama(tmp_path, capsys):
+    data = tmp_path / "corpus.txt"
+    data.write_text("a b c\n" * 100, encoding="utf-8")
+    assert main(["train", "--data", str(data), "--out", str(tmp_path / "m"), "--kv-heads", "2"]) == 2
+    assert "--arch llama" in capsys.readouterr().err
+    assert not (tmp_path / "m").exists()
