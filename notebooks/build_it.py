@@ -1,4 +1,4 @@
-"""Build it yourself: your own functions, run as the model, judged at every call (notebook 13).
+"""Build it yourself: your own functions, run as the model, judged at every call (notebook 14).
 
 The hook is ``YourGPT(model, parts)``: a ``minillm.model.GPT`` whose ``forward`` — the one method
 the engine's ``EngineGPT`` overrides too — calls the functions in ``parts`` instead of the
@@ -284,10 +284,15 @@ def symptom(name, mine, args, rtol, atol, toy=False) -> str:
 
 def check_part(name: str, fn, tok=None, quiet=False) -> bool:
     """Your part ``name`` against the library's on the toy inputs (build_it_toys.py) — for "bpe",
-    on texts through ``tok``'s merges: ✓ or ✗ and what differs. A stub raises NotImplementedError."""
-    found = toy_difference(name, checked({name: fn})[name], tok)
-    what = "texts" if name == "bpe" else "toy inputs"
-    return report(found, quiet, f"your {name} equals the library's on {count(name)} {what}")
+    on texts through ``tok``'s merges: ✓ or ✗ and what differs (a stub: ✗ not written yet)."""
+    try:
+        found = toy_difference(name, checked({name: fn})[name], tok)
+    except NotImplementedError:
+        return report(f"your {name} is not written yet (it raises NotImplementedError): write it "
+                      f"above and run this cell again", quiet)
+    n = count(name)
+    what = ("text" if name == "bpe" else "toy input") + ("s" if n > 1 else "")
+    return report(found, quiet, f"your {name} equals the library's on {n} {what}")
 
 
 def count(name) -> int:

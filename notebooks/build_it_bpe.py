@@ -1,4 +1,4 @@
-"""Your BPE encoder, run on a real tokenizer's merges and graded against it (notebook 13).
+"""Your BPE encoder, run on a real tokenizer's merges and graded against it (notebook 14).
 
 The part ``bpe(ids, merges)`` encodes one pre-token: ``ids`` its byte ids, ``merges``
 ``{(left id, right id): new id}``. The rule (minillm/tokenizer/bpe.py): while some adjacent pair

@@ -1,4 +1,4 @@
-"""What a wrong part computed, in words: the known bugs of each build-it part (notebook 13).
+"""What a wrong part computed, in words: the known bugs of each build-it part (notebook 14).
 
 Each bug is a function with the part's signature that computes what the mistake computes. When a
 learner's output differs from the library's, the grader computes every bug of that part on the

@@ -1,4 +1,4 @@
-"""Toy inputs for each build-it part (notebook 13): small, seeded, and chosen to expose bugs.
+"""Toy inputs for each build-it part (notebook 14): small, seeded, and chosen to expose bugs.
 
 - norm: a random row, a CONSTANT row (LayerNorm's variance is 0 there; RMSNorm's is not), an
   all-zero row (0/0 without eps), a tiny row (eps matters: mean(x²) ≈ 1e-4), a row far from 0

@@ -20,7 +20,7 @@ def _load(path):
     return module
 
 
-S = _load(REPO / "notebooks" / "solutions" / "13_build_it.py")     # the solutions
+S = _load(REPO / "notebooks" / "solutions" / "14_build_it.py")     # the solutions
 
 
 class Variant(NamedTuple):

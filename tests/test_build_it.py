@@ -10,7 +10,7 @@ import pytest
 
 import minillm
 from tests.build_it_variants import RIGHT, WRONG, S
-from tests.conftest import REPO
+from tests.conftest import REPO, shared_file
 
 sys.path.insert(0, str(REPO / "notebooks"))
 from build_it import (LIBRARY, RTOL, ATOL, YourGPT, check_model, check_part, generate_with,  # noqa: E402
@@ -19,16 +19,14 @@ from build_it_bpe import WRONG_ORDERS, encode_with, merges_of  # noqa: E402
 from build_it_toys import bpe_texts  # noqa: E402
 
 PROMPT = "ROMEO.\nBut soft, what light"
-SMOLLM2 = REPO.parent / "shared" / "data" / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODELS = ["shakespeare", "tiny-llama", "smollm2"]
 
 
 @pytest.fixture(scope="module", params=MODELS)
 def model(request):
     if request.param == "smollm2":
-        if not SMOLLM2.is_file():
-            pytest.skip(f"SmolLM2 is not at {SMOLLM2} (python -m minillm download smollm2)")
-        return request.param, *minillm.load_model(SMOLLM2, fast=False)
+        path = shared_file("models/SmolLM2-135M-Instruct.Q4_1.gguf")     # or skip, saying where
+        return request.param, *minillm.load_model(path, fast=False)
     return request.param, *minillm.load_model(REPO / "weights" / request.param, fast=False)
 
 
@@ -130,6 +128,12 @@ def test_check_part_judges_one_part_on_toys(capsys):
     assert out.startswith("✓ your norm equals the library's on 2 toy inputs\n✗ your norm differs"), out
     with pytest.raises(ValueError, match="give tok="):
         check_part("bpe", S.bpe)
+
+    def stub(*args):
+        raise NotImplementedError
+
+    assert not check_part("attention", stub)
+    assert capsys.readouterr().out.startswith("✗ your attention is not written yet")
 
 
 def test_the_solutions_generate_the_library_tokens_and_the_engine_agrees(model):

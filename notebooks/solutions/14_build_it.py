@@ -1,4 +1,4 @@
-"""Solutions to the exercises of notebook 13."""
+"""Solutions to the exercises of notebook 14."""
 import math
 from collections import Counter
 
