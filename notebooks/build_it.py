@@ -304,10 +304,20 @@ def toy_difference(name, fn, tok=None, prompt=None) -> str | None:
         if tok is None:
             raise ValueError("the bpe part is graded on a tokenizer's merges: give tok=")
         return bpe_difference(fn, tok, ([prompt] if isinstance(prompt, str) else []) + bpe_texts())
-    for i, args in enumerate(CASES[name]()):
-        found = judge(name, fn, args, TOY_RTOL, TOY_ATOL, toy=True)
+    cases, unwritten = CASES[name](), []
+    for i, args in enumerate(cases):
+        try:
+            found = judge(name, fn, args, TOY_RTOL, TOY_ATOL, toy=True)
+        except NotImplementedError:                # a branch not written yet (kind 'swiglu', …)
+            unwritten.append(i)
+            continue
         if found:
             return f"your {name} {found} (toy input {i}: {shown(name, args)})"
+    if len(unwritten) == len(cases):
+        raise NotImplementedError
+    if unwritten:
+        return (f"your {name} raised NotImplementedError on toy input {unwritten[0]} "
+                f"({shown(name, cases[unwritten[0]])}): a branch not written yet")
     return None
 
 
@@ -338,6 +348,8 @@ class _Grader(YourGPT):
                 found = judge(name, self.yours[name], args, RTOL, ATOL)
                 if found:
                     self.found = f"your {name}{at(self.layer)} {found}, in {self.run} (input {shown(name, args)})"
+            except NotImplementedError:
+                pass                             # the toys said so already
             finally:
                 self.inner = False
         return out

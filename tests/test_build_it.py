@@ -135,6 +135,15 @@ def test_check_part_judges_one_part_on_toys(capsys):
     assert not check_part("attention", stub)
     assert capsys.readouterr().out.startswith("✗ your attention is not written yet")
 
+    def layer_norm_only(x, p, kind, eps):
+        if kind == "rmsnorm":
+            raise NotImplementedError
+        return S.norm(x, p, kind, eps)
+
+    assert not check_part("norm", layer_norm_only)
+    assert "✗ your norm raised NotImplementedError on toy input 1 (x [2, 5, 8] float32, p NormParams, " \
+           "kind 'rmsnorm', eps 1e-05): a branch not written yet" in capsys.readouterr().out
+
 
 def test_the_solutions_generate_the_library_tokens_and_the_engine_agrees(model):
     name, m, tok = model

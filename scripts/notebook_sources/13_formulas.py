@@ -191,3 +191,28 @@ for kv in range(N_KV):
 print("np.repeat:", repeat.tolist(), "  np.tile:", tile.tolist())
 claim(all(repeat[h] == h // G for h in range(N_HEADS)), "np.repeat gives each query head h the KV head h // G")
 claim(G == 1 or N_KV == 1 or any(repeat != tile), "np.tile gives another mapping (h % KV)")
+
+# %% [markdown]
+# ## Exercises
+#
+# Write RMSNorm for rows `x [N, C]` (section 4) and RoPE's rotation of rows `x [T, D]` at their
+# `positions` (section 3: pair i is (i, i + D/2)). Each check runs hand-picked cases (a constant
+# row, a zero row; a unit vector at position 1) and random ones, and names the usual mistakes.
+# Solutions: `solutions/13_formulas.py`.
+
+# %%
+from exercises import check
+
+
+def rms_norm(x, w, eps):
+    raise NotImplementedError    # your code here
+
+
+check("rms_norm", rms_norm)
+
+# %%
+def rope_rotate(x, positions, theta):
+    raise NotImplementedError    # your code here
+
+
+check("rope_rotate", rope_rotate)

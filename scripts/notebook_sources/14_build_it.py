@@ -51,7 +51,8 @@ from build_it import generate_with, library_tokens
 
 print("the parts:", ", ".join(LIBRARY))
 ids = tok.encode(PROMPT)
-assert generate_with(YourGPT(model, {}), ids, N_NEW) == library_tokens(model, ids, N_NEW)
+assert generate_with(YourGPT(model, {}), ids, N_NEW) == library_tokens(model, ids, N_NEW), \
+    "YourGPT with the library's parts must generate the library's tokens"
 check_model({}, model, tok, PROMPT, N_NEW)
 
 # %% [markdown]
