@@ -282,7 +282,8 @@ def kv_append_with_np_append(K, V, k, v):
 @variant("kv_append")
 def kv_append_into_a_new_array(K, V, k, v):
     S = K.shape[2]
-    out = np.empty(K.shape[:2] + (S + k.shape[2], K.shape[3]), K.dtype), np.empty(V.shape[:2] + (S + v.shape[2], V.shape[3]), V.dtype)
+    shape = K.shape[:2] + (S + k.shape[2], K.shape[3])
+    out = np.empty(shape, K.dtype), np.empty(shape, V.dtype)
     out[0][:, :, :S], out[0][:, :, S:], out[1][:, :, :S], out[1][:, :, S:] = K, k, V, v
     return out
 
@@ -307,7 +308,8 @@ def _attention(scores_of=None, fill=-np.inf, axis=-1, after=False, repeat=np.rep
 
 for _name, _says, _fn in [
     ("attention_without_mask", "the mask is not applied", _attention(fill=None)),
-    ("attention_without_scale", "the scores are not divided by √D", _attention(lambda q, k: q @ k.transpose(0, 1, 3, 2))),
+    ("attention_without_scale", "the scores are not divided by √D",
+     _attention(lambda q, k: q @ k.transpose(0, 1, 3, 2))),
     ("attention_divided_by_d", "the scores are divided by D, not √D",
      _attention(lambda q, k: q @ k.transpose(0, 1, 3, 2) / q.shape[-1])),
     ("attention_mask_after_softmax", "the mask is applied after the softmax", _attention(after=True)),

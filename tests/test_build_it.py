@@ -94,7 +94,8 @@ def test_a_part_that_differs_only_on_the_model_is_caught_though_the_tokens_agree
 
     ok, message = grade({**S.PARTS, "ffn": ffn_off_for_wide_models}, model, capsys)
     assert not ok and "your ffn at layer 0 differs from the library's by up to 0.001" in message, message
-    assert "the prompt's first" in message and "greedy tokens agree with the library's, but this part does not" in message
+    assert "the prompt's first" in message, message
+    assert "greedy tokens agree with the library's, but this part does not" in message, message
 
 
 def test_nothing_written_is_never_a_tick(capsys):

@@ -138,7 +138,8 @@ in_range("OFFSET", OFFSET, -100, 100)
 x = np.array([1.0, -2.0, 0.5, 4.0], np.float32)
 g, b, eps = np.ones(4, np.float32), np.zeros(4, np.float32), 1e-5
 for name, row in [("x", x), ("x + OFFSET", x + OFFSET), ("constant row", np.full(4, 2.0, np.float32))]:
-    print(f"{name:13} LayerNorm {np.round(layer_norm(row, g, b, eps), 3)}   RMSNorm {np.round(rms_norm(row, g, eps), 3)}")
+    print(f"{name:13} LayerNorm {np.round(layer_norm(row, g, b, eps), 3)}   "
+          f"RMSNorm {np.round(rms_norm(row, g, eps), 3)}")
 claim(np.allclose(layer_norm(x + OFFSET, g, b, eps), layer_norm(x, g, b, eps), atol=1e-4),
       "LayerNorm ignores the offset")
 claim(OFFSET == 0 or not np.allclose(rms_norm(x + OFFSET, g, eps), rms_norm(x, g, eps), atol=1e-4),
@@ -159,10 +160,12 @@ xs = np.linspace(-GELU_RANGE, GELU_RANGE, 4001)
 erf_form = 0.5 * xs * (1 + np.vectorize(math.erf)(xs / math.sqrt(2)))
 tanh_form = gelu_tanh(xs)
 gap = np.abs(erf_form - tanh_form)
-print(f"largest |erf GELU − tanh GELU| on [−{GELU_RANGE}, {GELU_RANGE}]: {gap.max():.2e} at x = {xs[gap.argmax()]:+.2f}")
+print(f"largest |erf GELU − tanh GELU| on [−{GELU_RANGE}, {GELU_RANGE}]: {gap.max():.2e} "
+      f"at x = {xs[gap.argmax()]:+.2f}")
 for v in (-3.0, -1.0, 0.0, 1.0, 3.0):
     if abs(v) <= GELU_RANGE:
-        print(f"x = {v:+.1f}: erf {0.5 * v * (1 + math.erf(v / math.sqrt(2))):+.6f}  tanh {float(gelu_tanh(np.float64(v))):+.6f}"
+        print(f"x = {v:+.1f}: erf {0.5 * v * (1 + math.erf(v / math.sqrt(2))):+.6f}  "
+              f"tanh {float(gelu_tanh(np.float64(v))):+.6f}"
               f"  SiLU {float(silu(np.float64(v))):+.6f}")
 claim(0 < gap.max() < 1e-3, "the two GELUs differ, by less than 1e-3: close, not equal")
 gate, up = np.array([-6.0, 0.0, 6.0]), np.array([2.0, 2.0, 2.0])
