@@ -130,6 +130,10 @@ ATTENTION = [
      "(np.repeat): query heads 0…G−1 share KV head 0",
      lambda q, k, v, m: scaled_dot_product(q, np.tile(k, (1, q.shape[1] // k.shape[1], 1, 1)),
                                            np.tile(v, (1, q.shape[1] // k.shape[1], 1, 1)), m)[0]),
+    ("every batch row attends with row 0's keys and values (k[0], v[0]): it works for a batch of "
+     "one row only; keep the batch axis",
+     lambda q, k, v, m: scaled_dot_product(q, np.broadcast_to(k[:1], k.shape),
+                                           np.broadcast_to(v[:1], v.shape), m)[0]),
     ("every batch row uses mask[0]: the mask has one [T, S] per batch row (left padding differs)",
      lambda q, k, v, m: scaled_dot_product(q, k, v, m[:1])[0]),
     ("the mask is applied after the softmax (weights zeroed, rows no longer sum to 1): set the "
