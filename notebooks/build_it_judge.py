@@ -83,7 +83,10 @@ def compare(name, mine, want, args, rtol, atol, toy) -> str | None:
             return f"returned {type(mine).__name__} {mine!r}: return one token id, an int"
         if int(mine) == want:
             return None
-        return f"chose {int(mine)} where greedy chooses {want}" + symptom(name, mine, args, 0, 0)
+        z, i = args[0], int(mine)
+        below = (f" (its logit {z[i]:.3f} is below the maximum {z[want]:.3f}: greedy takes the largest)"
+                 if 0 <= i < len(z) and z[i] < z[want] else "")
+        return f"chose {i} where greedy chooses {want}" + (symptom(name, mine, args, 0, 0) or below)
     pair = name == "kv_append"
     if pair and not (isinstance(mine, (tuple, list)) and len(mine) == 2):
         return f"returned {type(mine).__name__}, not a pair (K', V')"

@@ -456,7 +456,7 @@ def sample_as_float(logits):
     return float(np.argmax(logits))
 
 
-@variant("sample", "where greedy chooses")
+@variant("sample", "is below the maximum")
 def sample_from_the_softmax(logits):
     p = np.exp(logits - logits.max())
     return int(np.random.default_rng(0).choice(len(logits), p=p / p.sum()))
