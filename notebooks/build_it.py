@@ -1,127 +1,55 @@
-"""Build it yourself: your own functions, run as the model (notebook 13).
+"""Build it yourself: your own functions, run as the model, judged at every call (notebook 14).
 
 The hook is ``YourGPT(model, parts)``: a ``minillm.model.GPT`` whose ``forward`` — the one method
-the engine's ``EngineGPT`` overrides too (``minillm/engine/gpt.py``) — calls the functions in
-``parts`` instead of the library's. The input checks, ``__call__``, the cache's bookkeeping and
-generation are the library's; the math is yours. Any part not given is the library's (``LIBRARY``):
+the engine's ``EngineGPT`` overrides too — calls the functions in ``parts`` instead of the
+library's. Input checks, the cache's bookkeeping and the projections are the library's; the math
+is yours. Any part not given (or still raising NotImplementedError) is the library's (``LIBRARY``):
 
+    "bpe"        (ids [n] one pre-token's byte ids, merges {(a, b): new id}) -> ids: lowest rank first
     "embed"      (wte [V, C], ids [B, T], wpe [n_ctx, C] or None, positions [B, T]) -> x [B, T, C]
     "norm"       (x [B, T, C], p (p.weight, p.bias), kind "layernorm"/"rmsnorm", eps) -> [B, T, C]
-    "kv_append"  (K [B, K, S, D], V, k [B, K, T, D], v) -> (K', V') [B, K, S + T, D] each
-    "attention"  (q [B, H, T, D], k [B, K, S, D], v, mask [1 or B, T, S] bool, True = visible)
-                 -> [B, H, T, D]   softmax(q kᵀ / √D, masked) v; query head h uses KV head h // (H/K)
+    "rope"       (x [B, h, T, D], positions [B, T], theta) -> [B, h, T, D], pairs (i, i + D/2) turned
+    "kv_append"  (K [B, KV, S, D], V, k [B, KV, T, D], v) -> (K', V') [B, KV, S + T, D] each
+    "attention"  (q [B, H, T, D], k [B, KV, S, D], v, mask [1 or B, T, S] bool, True = visible)
+                 -> [B, H, T, D]   softmax(q kᵀ / √D, masked) v; query head h uses KV head h // (H/KV)
     "ffn"        (x [B, T, C], p (w_up, w_down, w_gate, b_up, b_down), kind "gelu_mlp"/"swiglu") -> [B, T, C]
     "block"      (x [B, T, C], attn, norm1, ffn, norm2: functions [B, T, C] -> [B, T, C]) -> [B, T, C]
-    "sample"     (logits [V]) -> int, the next token
-    "merge"      (ids, pair (a, b), new_id) -> ids with every (a, b) replaced by new_id: your BPE
-                 merge step, which ``check_model`` uses to encode a text prompt (``encode_with``)
+    "sample"     (logits [V]) -> int, the next token (greedy)
 
-A part that still raises NotImplementedError (a stub) is replaced by the library's and listed.
-``check_model(parts, …)`` encodes the prompt with your "merge" (when given), generates with your
-parts and compares with the library: when the prompt's ids differ it names your merge step; when
-the tokens differ, the FIRST part whose output differs from the library's on the same input
-(``first_difference``).
+``check_part(name, fn)``: your part against the library's on toy inputs (build_it_toys.py).
+``check_model(parts, model, tok, prompt)``: toys first, then the library's model runs a prompt
+(through a cache: S = 0, then T = 3 new rows onto S > 0, then one at a time), and a batch of two
+rows, one left-padded; at EVERY call of a part, yours runs beside it on a copy of the same input.
+The first call where yours differs fails the check — even when the generated tokens agree — with
+what differs and, for a known mistake, what it is (build_it_symptoms.py).
 """
 from __future__ import annotations
-
-import copy
-import inspect
 
 import numpy as np
 
 import minillm
+from minillm.decoding.batch import left_pad, padded_inputs
 from minillm.kv_cache import KVCache
 from minillm.model import GPT
-from minillm.model.attention import merge_heads, scaled_dot_product, split_heads
-from minillm.model.embedding import embed
-from minillm.model.ffn import ffn
+from minillm.model.attention import merge_heads, split_heads
 from minillm.model.linear import linear
-from minillm.model.norm import norm
-from minillm.model.rope import apply_rope, rope_angles
-from minillm.tokenizer.train import merge_word
 
-# Equal means |yours − library| ≤ ATOL + RTOL·|library| everywhere: a correct formula written
-# another way differs by float32 rounding (~1e-6 relative); a missing eps or mask by far more.
-ATOL, RTOL = 1e-4, 1e-3
+from build_it_bpe import bpe_difference, encode_with
+from build_it_judge import ATOL, RTOL, TOY_ATOL, TOY_RTOL, judge, show, shown
+from build_it_parts import LIBRARY
+from build_it_toys import CASES, bpe_texts
 
-
-def block(x, attn, norm1, ffn, norm2):
-    """model/block.py's pre-norm residual block, its sub-layers given as functions."""
-    x = x + attn(norm1(x))                       # [B, T, C]
-    return x + ffn(norm2(x))                     # [B, T, C]
-
-
-def kv_append(K, V, k_new, v_new):
-    """What ``KVCache.store`` computes (there, into preallocated slots): old rows, then new ones."""
-    return np.concatenate([K, k_new], axis=-2), np.concatenate([V, v_new], axis=-2)   # [B, K, S + T, D]
-
-
-def attention(q, k, v, mask):
-    return scaled_dot_product(q, k, v, mask)[0]  # [B, H, T, D] (the weights are not needed)
-
-
-def greedy(logits):
-    return int(np.argmax(logits))                # the first of equal maxima, as minillm.generate
-
-
-def merge(ids, pair, new_id):
-    """Every occurrence of ``pair`` in ``ids``, left to right, replaced by ``new_id``: the library
-    trainer's step (``minillm/tokenizer/train.py`` ``merge_word``), as a list."""
-    return list(merge_word(tuple(ids), tuple(pair), new_id))
-
-
-LIBRARY = {"embed": embed, "norm": norm, "kv_append": kv_append, "attention": attention,
-           "ffn": ffn, "block": block, "sample": greedy, "merge": merge}
-
-
-def encode_with(merge, tok, text: str) -> list[int]:
-    """``text`` -> ids, by the tokenizer's BPE with ``merge(ids, pair, new_id)`` doing each merge.
-
-    The rule (minillm/tokenizer/bpe.py): split ``text`` into pre-tokens (merges never cross
-    them); start each from its UTF-8 bytes' ids; then, while some adjacent pair is in
-    ``tok.merges`` ({(left bytes, right bytes): rank}), merge the pair with the LOWEST rank —
-    the one learned earliest — everywhere in the pre-token. With the merges ``(l, l)``, then
-    ``(e, ll)``::
-
-        " hello" -> [" ", h, e, l, l, o] -> [" ", h, e, ll, o] -> [" ", h, ell, o] -> …
-
-    Equal to ``tok.encode(text)`` for a byte-level tokenizer with a merge list (``tok.merges``
-    not None) and a text without special tokens.
-    """
-    if tok.merges is None:
-        raise ValueError("encode_with needs a tokenizer with a merge list (tok.merges is None: "
-                         "tiktoken's rule, ranks from the vocabulary)")
-    ids_of = tok.encoder                                    # {token bytes: id}
-    out = []
-    for piece in tok.pre_tokenizer.split(text):             # the pre-tokens, as tok.encode splits
-        ids = [ids_of[bytes([b])] for b in piece.encode("utf-8")]
-        while len(ids) > 1:
-            pairs = [(tok.token_bytes(a), tok.token_bytes(b)) for a, b in zip(ids, ids[1:])]
-            ranked = [(tok.merges[p], i) for i, p in enumerate(pairs) if p in tok.merges]
-            if not ranked:
-                break                                       # no pair merges: this piece is done
-            _, i = min(ranked)
-            merged = merge(ids, (ids[i], ids[i + 1]), ids_of[pairs[i][0] + pairs[i][1]])
-            if merged is None:
-                raise ValueError("merge returned None — did you forget `return`?")
-            if len(merged) >= len(ids):
-                raise ValueError(f"merge({ids}, {(ids[i], ids[i + 1])}, …) returned {merged}: "
-                                 f"the pair was not replaced")
-            ids = list(merged)
-        out.extend(ids)
-    return out
+__all__ = ["LIBRARY", "YourGPT", "check_part", "check_model", "generate_with", "library_tokens",
+           "grade_runs", "RTOL", "ATOL"]
 
 
 class YourGPT(GPT):
-    """The model of ``model`` (its config and its plain-ndarray params: load it with
-    ``fast=False``), computed by ``parts`` (see the module docstring)."""
+    """The model of ``model`` (its config and plain-ndarray params: load it with ``fast=False``),
+    computed by ``parts`` (see the module docstring)."""
 
     def __init__(self, model: GPT, parts: dict):
-        unknown = sorted(set(parts) - set(LIBRARY))
-        if unknown:
-            raise ValueError(f"unknown parts {unknown}; the parts are {sorted(LIBRARY)}")
         super().__init__(model.config, model.params)
-        self.parts = {**LIBRARY, **parts}
+        self.parts = {**LIBRARY, **checked(parts)}
         self.not_written: set[str] = set()       # stubs, replaced by the library's
         self.layer = None                        # the block being computed (None: outside)
 
@@ -140,14 +68,10 @@ class YourGPT(GPT):
         c, p = self.config, self.params
         self.layer = None
         x = self.part("embed", p.wte, ids, p.wpe, positions)              # [B, T, C]
-        rope = None
-        if c.position == "rope":
-            cos, sin = rope_angles(positions, c.d_head, c.rope_theta)     # [B, T, D/2] each
-            rope = (cos[:, None], sin[:, None])                           # [B, 1, T, D/2]
         for layer, bp in enumerate(p.blocks):
             self.layer = layer
             x = self.part("block", x,                                     # [B, T, C]
-                          lambda h, a=bp.attn, i=layer: self.attention(h, a, mask, rope, cache, i),
+                          lambda h, a=bp.attn, i=layer: self.attention(h, a, mask, positions, cache, i),
                           lambda h, n=bp.norm1: self.part("norm", h, n, c.norm, c.norm_eps),
                           lambda h, f=bp.ffn: self.part("ffn", h, f, c.ffn),
                           lambda h, n=bp.norm2: self.part("norm", h, n, c.norm, c.norm_eps))
@@ -158,25 +82,39 @@ class YourGPT(GPT):
         head = p.wte.T if p.lm_head is None else p.lm_head                # [C, V]
         return linear(x, head), []                                        # [B, T, V]
 
-    def attention(self, x, p, mask, rope, cache, layer):
+    def attention(self, x, p, mask, positions, cache, layer):
         """The attention sub-layer around your parts: projections, heads, RoPE, the cache."""
         c = self.config
         q = split_heads(linear(x, p.wq, p.bq), c.n_heads)                 # [B, H, T, D]
-        k = split_heads(linear(x, p.wk, p.bk), c.n_kv_heads)              # [B, K, T, D]
-        v = split_heads(linear(x, p.wv, p.bv), c.n_kv_heads)              # [B, K, T, D]
-        if rope is not None:
-            q, k = apply_rope(q, *rope), apply_rope(k, *rope)
+        k = split_heads(linear(x, p.wk, p.bk), c.n_kv_heads)              # [B, KV, T, D]
+        v = split_heads(linear(x, p.wv, p.bv), c.n_kv_heads)              # [B, KV, T, D]
+        if c.position == "rope":
+            q = self.part("rope", q, positions, c.rope_theta)
+            k = self.part("rope", k, positions, c.rope_theta)
         if cache is None:
-            past_k, past_v = k[:, :, :0], v[:, :, :0]                     # [B, K, 0, D]: nothing yet
+            past_k, past_v = k[:, :, :0], v[:, :, :0]                     # [B, KV, 0, D]: nothing yet
         else:
-            past_k = cache.k[layer, :, :, :cache.length]                  # [B, K, S − T, D]
+            past_k = cache.k[layer, :, :, :cache.length]                  # [B, KV, S − T, D]
             past_v = cache.v[layer, :, :, :cache.length]
-        k, v = self.part("kv_append", past_k, past_v, k, v)               # [B, K, S, D] each
+        k, v = self.part("kv_append", past_k, past_v, k, v)               # [B, KV, S, D] each
         if cache is not None:                                             # what the next step reads
             # subtle: cache.length moves only after the whole forward, so writing here twice is harmless
             cache.k[layer, :, :, :k.shape[2]], cache.v[layer, :, :, :v.shape[2]] = k, v
         out = self.part("attention", q, k, v, mask)                       # [B, H, T, D]
         return linear(merge_heads(out), p.wo, p.bo)                       # [B, T, H·D] -> [B, T, C]
+
+
+def checked(parts) -> dict:
+    if not isinstance(parts, dict):
+        raise TypeError(f"parts must be a dict {{name: function}}, got {type(parts).__name__}")
+    unknown = sorted(set(parts) - set(LIBRARY))
+    if unknown:
+        raise ValueError(f"unknown parts {unknown}; the parts are {list(LIBRARY)}")
+    for name, fn in parts.items():
+        if not callable(fn):
+            raise TypeError(f"parts[{name!r}] is {type(fn).__name__} {show(fn)}, not a function: "
+                            f"give the function itself, e.g. {{{name!r}: {name}}} (no parentheses)")
+    return dict(parts)
 
 
 def generate_with(model: YourGPT, prompt, n_new: int) -> list[int]:
@@ -195,135 +133,148 @@ def library_tokens(model, prompt, n_new: int) -> list[int]:
     return [s.id for s in minillm.generate(model, prompt, n_new, temperature=0, stop_at_eos=False)]
 
 
-class _Grader(YourGPT):
-    """Runs the library's parts; each call also runs yours on a copy of the same inputs, and the
-    first output that differs is kept (inner parts before the block around them)."""
+# ---- the checks ---------------------------------------------------------------------------------
 
-    def __init__(self, model, parts):
-        super().__init__(model, {})
-        self.yours, self.found, self.replaying = parts, None, False
-
-    def part(self, name, *args):
-        out = LIBRARY[name](*args)
-        if self.found is None and not self.replaying and name in self.yours:
-            self.replaying = True                 # your block calls the library's sub-layers
-            try:
-                self.found = compare(name, self.yours[name](*copy.deepcopy(args)), out, self.layer, args)
-            except NotImplementedError:
-                pass
-            except Exception as error:
-                self.found = f"your {name}{at(self.layer)} raised {type(error).__name__}: {error}"
-            finally:
-                self.replaying = False
-        return out
+def check_part(name: str, fn, tok=None, quiet=False) -> bool:
+    """Your part ``name`` against the library's on the toy inputs (build_it_toys.py) — for "bpe",
+    on texts through ``tok``'s merges: ✓ or ✗ and what differs (a stub: ✗ not written yet)."""
+    try:
+        found = toy_difference(name, checked({name: fn})[name], tok)
+    except NotImplementedError:
+        return report(f"your {name} is not written yet (it raises NotImplementedError): write it "
+                      f"above and run this cell again", quiet)
+    n = count(name)
+    what = ("text" if name == "bpe" else "toy input") + ("s" if n > 1 else "")
+    return report(found, quiet, f"your {name} equals the library's on {n} {what}")
 
 
-def first_difference(parts: dict, model: GPT, ids) -> str | None:
-    """The first part (in the order the model calls them) whose output differs from the
-    library's on the library's own inputs, in words; None when every part agrees. ``ids``: a
-    sequence the model reads, with the cache (all but the last, then the last)."""
-    grader = _Grader(model, parts)
-    cache = KVCache(model.config, capacity=len(ids))
-    grader(np.asarray(ids[:-1]), cache=cache)                             # kv_append onto nothing
-    grader(np.asarray(ids[-1:]), cache=cache)                             # and onto a cache
-    if grader.found is None and "sample" in parts:
-        for t, logits in enumerate(model(np.asarray(ids))):               # [V] per position
-            try:
-                mine = parts["sample"](logits.copy())
-            except NotImplementedError:
-                break
-            if mine != greedy(logits):
-                return (f"your sample chose {mine!r} where greedy chooses {greedy(logits)} "
-                        f"(logits at position {t}, max {logits.max():.3f})")
-    return grader.found
+def count(name) -> int:
+    return len(bpe_texts()) if name == "bpe" else len(CASES[name]())
+
+
+def toy_difference(name, fn, tok=None, prompt=None) -> str | None:
+    if name == "bpe":
+        if tok is None:
+            raise ValueError("the bpe part is graded on a tokenizer's merges: give tok=")
+        return bpe_difference(fn, tok, ([prompt] if isinstance(prompt, str) else []) + bpe_texts())
+    cases, unwritten = CASES[name](), []
+    for i, args in enumerate(cases):
+        try:
+            found = judge(name, fn, args, TOY_RTOL, TOY_ATOL, toy=True)
+        except NotImplementedError:                # a branch not written yet (kind 'swiglu', …)
+            unwritten.append(i)
+            continue
+        if found:
+            return f"your {name} {found} (toy input {i}: {shown(name, args)})"
+    if len(unwritten) == len(cases):
+        raise NotImplementedError
+    if unwritten:
+        return (f"your {name} raised NotImplementedError on toy input {unwritten[0]} "
+                f"({shown(name, cases[unwritten[0]])}): a branch not written yet")
+    return None
+
+
+def report(found, quiet, ok_text="") -> bool:
+    if not quiet:
+        print(f"✗ {found}" if found else f"✓ {ok_text}")
+    return found is None
 
 
 def at(layer) -> str:
     return "" if layer is None else f" at layer {layer}"
 
 
-def compare(name, mine, library, layer, args) -> str | None:
-    """None when ``mine`` equals ``library`` within the tolerance, else what differs, for which input."""
-    names = list(inspect.signature(LIBRARY[name]).parameters)
-    shown = ", ".join(f"{n} {show(a)}" for n, a in zip(names, args))
-    where = f"{at(layer)} for input {shown}"
-    pair = isinstance(library, tuple)
-    if mine is None:
-        return f"your {name} returned None{where} — did you forget `return`?"
-    if pair and not (isinstance(mine, (tuple, list)) and len(mine) == 2):
-        return f"your {name} returned {type(mine).__name__}, not a pair (K', V'){where}"
-    for m, lib in zip(mine if pair else [mine], library if pair else [library]):
-        m = np.asarray(m)
-        if m.shape != lib.shape:
-            return f"your {name} returned shape {list(m.shape)}, the library's {list(lib.shape)}{where}"
-        if not np.allclose(m, lib, rtol=RTOL, atol=ATOL):
-            gap = np.abs(m.astype(np.float64) - lib)
-            return (f"your {name} differs from the library's{at(layer)} (max |Δ| = "
-                    f"{np.nanmax(gap) if not np.isnan(gap).all() else float('nan'):.3g}"
-                    f"{', NaN in yours' if np.isnan(m).any() else ''}) for input {shown}")
-    return None
+class _Grader(YourGPT):
+    """Runs the library's parts; at each call yours runs too, on a copy of the same input, and the
+    first difference is kept (``run`` says which input the model was reading)."""
+
+    def __init__(self, model, parts):
+        super().__init__(model, {})
+        self.yours, self.found, self.inner, self.calls, self.run = parts, None, False, 0, ""
+
+    def part(self, name, *args):
+        out = LIBRARY[name](*args)
+        if self.found is None and not self.inner and name in self.yours:
+            self.inner = True                    # your block calls the library's sub-layers
+            try:
+                self.calls += 1
+                found = judge(name, self.yours[name], args, RTOL, ATOL)
+                if found:
+                    self.found = f"your {name}{at(self.layer)} {found}, in {self.run} (input {shown(name, args)})"
+            except NotImplementedError:
+                pass                             # the toys said so already
+            finally:
+                self.inner = False
+        return out
 
 
-def show(a) -> str:
-    if isinstance(a, np.ndarray):
-        return f"{list(a.shape)} {a.dtype}"
-    if callable(a):
-        return "(a function)"
-    return type(a).__name__ if hasattr(a, "__dataclass_fields__") else repr(a)
-
-
-def show_ids(tokenizer, ids) -> str:
-    return "[" + ", ".join(f"{i} {tokenizer.decode([i])!r}" for i in ids) + "]"
-
-
-def merge_difference(parts: dict, tokenizer, prompt, ids, stubs: set) -> str | None:
-    """Your "merge" encodes a text ``prompt`` as ``ids`` (the library's)? None, else what differs.
-    A stub is added to ``stubs``."""
-    if "merge" not in parts or not isinstance(prompt, str):
-        return None
-    try:
-        mine = encode_with(parts["merge"], tokenizer, prompt)
-    except NotImplementedError:
-        stubs.add("merge")
-        return None
-    except Exception as error:
-        return f"your merge step raised {type(error).__name__}: {error}"
-    if mine == ids:
-        return None
-    t = next((i for i, (a, b) in enumerate(zip(mine, ids)) if a != b), min(len(mine), len(ids)))
-    return (f"your merge step encodes the prompt as {show_ids(tokenizer, mine[t:t + 4])} from "
-            f"token {t} where the library has {show_ids(tokenizer, ids[t:t + 4])} "
-            f"({len(mine)} tokens, the library's {len(ids)})")
+def grade_runs(model, parts, ids, expected) -> tuple[str | None, int]:
+    """Every call of every part of yours, beside the library's, over: the prompt through a cache
+    (S = 0, then T = 3 rows onto S > 0, then one token at a time) and a batch of two rows, row 0
+    left-padded; then "sample" on each step's logits. -> (the first difference or None, calls)."""
+    grader, full = _Grader(model, parts), ids + expected
+    cache = KVCache(model.config, capacity=len(full))
+    head = max(1, len(ids) - 3)
+    grader.run = f"the prompt's first {head} tokens (an empty cache: S = 0)"
+    steps = [grader(np.asarray(ids[:head]), cache=cache, last_only=True)[-1]]      # [V]
+    if len(ids) > head:
+        grader.run = f"a cache append of the prompt's last {len(ids) - head} tokens onto S = {head}"
+        steps[0] = grader(np.asarray(ids[head:]), cache=cache, last_only=True)[-1]
+    for token in expected[:-1]:
+        grader.run = f"one new token onto S = {cache.length} cached"
+        steps.append(grader(np.asarray([token]), cache=cache, last_only=True)[-1])
+    n = min(len(full), 12)
+    pad_ids, valid = left_pad([full[:n - 3], full[:n]])                             # [2, n]
+    positions, mask = padded_inputs(valid, pad_ids.shape[1])
+    grader.run = "a batch of two rows, row 0 left-padded by 3"
+    grader(pad_ids, positions=positions, mask=mask)
+    if grader.found is None and "sample" in parts:
+        for t, logits in enumerate(steps):
+            grader.calls += 1
+            found = judge("sample", parts["sample"], (logits,), 0, 0)
+            if found:
+                return f"your sample {found} (the logits of step {t}, max {logits.max():.3f})", grader.calls
+    return grader.found, grader.calls
 
 
 def check_model(parts: dict, model: GPT, tokenizer, prompt, n_new: int = 20, quiet=False) -> bool:
-    """Encode ``prompt`` with your "merge" step (a text prompt, when given), generate ``n_new``
-    greedy tokens with your parts and with the library; print ✓ when they are the same tokens,
-    else ✗ and the first part that differs: your merge step when the prompt's ids differ, else
-    the first token that differs and the first model part that does."""
-    ids = tokenizer.encode(prompt) if isinstance(prompt, str) else list(prompt)
-    yours, error = YourGPT(model, parts), None
-    bpe = merge_difference(parts, tokenizer, prompt, ids, yours.not_written)
-    if bpe is not None:
-        if not quiet:
-            print(f"✗ {bpe}")
-        return False
-    expected = library_tokens(model, ids, n_new)
-    try:
-        got = generate_with(yours, ids, n_new)
-    except Exception as e:                     # a shape your part got wrong, …: found below
-        got, error = [], e
-    stubs = sorted(yours.not_written)
+    """Grade ``parts`` on ``model``: each written part on its toys (the "bpe" on texts through
+    ``tokenizer``), then at every call while the library's model reads ``prompt`` (a text,
+    encoded by your bpe when given, or ids), then the ``n_new`` greedy tokens your parts generate.
+    Prints ✓, or ✗ with the first part that differs, where, and what; returns True for ✓."""
+    parts = checked(parts)
+    written, stubs, found = {}, [], None
+    for name in [n for n in LIBRARY if n in parts]:
+        try:
+            failure = toy_difference(name, parts[name], tokenizer, prompt)
+        except NotImplementedError:
+            stubs.append(name)
+            continue
+        written[name] = parts[name]
+        found = found or failure
     note = f" (not written yet, the library's used: {', '.join(stubs)})" if stubs else ""
-    if got == expected:
-        message = f"✓ your parts generated the library's {n_new} tokens exactly{note}"
-    else:
+    if not written:
+        return report("nothing to grade yet: " + (f"every part given is a stub ({', '.join(stubs)}); "
+                      if stubs else "no parts given; ") + "write one and run again", quiet)
+    if found:
+        return report(found + note, quiet)
+    ids = tokenizer.encode(prompt) if isinstance(prompt, str) else [int(i) for i in prompt]
+    expected = library_tokens(model, ids, n_new)
+    found, calls = grade_runs(model, written, ids, expected)
+    try:
+        yours = encode_with(written["bpe"], tokenizer, prompt) if "bpe" in written and isinstance(prompt, str) else ids
+        got, error = generate_with(YourGPT(model, written), yours, n_new), None
+    except Exception as e:                       # a part that fails in its own run: said below
+        got, error = [], e
+    agree = got == expected
+    if found:
+        tokens = (f"the {n_new} greedy tokens agree with the library's, but this part does not" if agree
+                  else "and the generated tokens differ")
+        return report(f"{found} — {tokens}{note}", quiet)
+    if not agree:
         t = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), len(got))
         what = (f"your model raised {type(error).__name__}: {error}" if error else
-                f"token {t} is {got[t]!r} ({tokenizer.decode([got[t]])!r}), the library's "
-                f"{expected[t]} ({tokenizer.decode([expected[t]])!r})")
-        part = first_difference(parts, model, ids + expected)
-        message = f"✗ {what}; " + (part or "every part agrees on the library's inputs") + note
-    if not quiet:
-        print(message)
-    return got == expected
+                f"token {t} is {got[t]} ({tokenizer.decode([got[t]])!r}), the library's {expected[t]}")
+        return report(f"{what}, though every part agreed at every call{note}", quiet)
+    return report(None, quiet, f"every part you wrote ({', '.join(written)}) equals the library's at "
+                               f"each of its {calls} calls, and generates the library's {n_new} tokens{note}")

@@ -13,7 +13,8 @@ from minillm.io.sizes import parameter_count
 from minillm.kv_cache import KVCache
 from minillm.model.attention import causal_mask, scaled_dot_product
 from minillm.model.embedding import embed
-from minillm.model.norm import layer_norm
+from minillm.model.norm import layer_norm, rms_norm
+from minillm.model.rope import apply_rope, rope_angles
 from minillm.sampling import allow_only, apply_temperature, min_p, top_k, top_p
 from minillm.decoding.speculative import verify
 from minillm.tokenizer.bpe import NO_MERGE, merge_reference
@@ -61,6 +62,9 @@ LIBRARY = {
     "attention_head": lambda q, k, v: scaled_dot_product(
         q[None, None], k[None, None], v[None, None], causal_mask(len(q), len(k))[None])[0][0, 0],
     "layer_norm": layer_norm,
+    "rms_norm": rms_norm,
+    "rope_rotate": lambda x, positions, theta: apply_rope(
+        x[None, None], *(a[None, None] for a in rope_angles(np.asarray(positions), x.shape[-1], theta)))[0, 0],
     "kv_append": kv_append_with_the_library_cache,
     "cached_causal_mask": causal_mask,
     "temperature": lambda z, T: softmax(apply_temperature(z, T)),

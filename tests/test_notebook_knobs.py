@@ -80,8 +80,14 @@ KNOBS = {
         {"gpt2": "ModelConfig(vocab_size=50257, n_ctx=1024, d_model=1024, n_heads=16, n_layers=24)", "BATCH_SIZES": "(1,)",
          "BUDGETS": "[1]", "SLOTS": "1", "VERSE": '"JULIET:\\nO Romeo, Romeo!\\n"', "NUM_DRAFT": "1"},
         {"BATCH_SIZES": "(32,)", "BUDGETS": "[60]", "SLOTS": "12", "NUM_DRAFT": "12"}],
-    "13_build_it": [{"PROMPT": '"JULIET.\\n"', "N_NEW": "5", "BPE_TEXT": '"aaabdaaabac"', "N_MERGES": "3",
-                     "QUESTION": '"What is the capital of Italy?"'}],
+    "13_formulas": [  # each knob at both ends of its stated range
+        {"DIMS": "[1]", "SAMPLES": "1_000", "SHARPNESS": "0.5", "THETA": "10", "PAIRS": "1", "OFFSET": "-100",
+         "GELU_RANGE": "1", "N_HEADS": "1", "N_KV": "1"},
+        {"DIMS": "[1024]", "SAMPLES": "50_000", "SHARPNESS": "20", "THETA": "1_000_000", "PAIRS": "32",
+         "OFFSET": "100", "GELU_RANGE": "10", "N_HEADS": "32", "N_KV": "32"}],
+    "14_build_it": [  # each knob at both ends of its stated range
+        {"PROMPT": '"J"', "N_NEW": "1", "BPE_TEXT": '"ab"', "N_MERGES": "1", "QUESTION": '"What is the capital of Italy?"'},
+        {"PROMPT": '"ROMEO. " * 11 + "ROMEO"', "N_NEW": "40", "BPE_TEXT": '"aaabdaaabac" * 20', "N_MERGES": "50"}],
 }
 CASES = [(name, i) for name, runs in KNOBS.items() for i in range(len(runs))]
 

@@ -17,6 +17,13 @@ def judge_softmax(fn, x):
     return None
 
 
+def global_max_softmax(x):
+    """The bug of the first softmax hint: one maximum for the whole array, not one per row."""
+    with np.errstate(all="ignore"):
+        e = np.exp(np.asarray(x, np.float64) - np.max(x))
+        return e / e.sum(axis=-1, keepdims=True)
+
+
 def rows_do_not_sum_to_one(x, got) -> bool:
     return x.ndim == 2 and np.isfinite(got).all() and not np.allclose(np.sum(got, axis=-1), 1)
 
@@ -124,7 +131,10 @@ EXERCISES = [
              st.one_of(LOGITS, LOGITS.map(lambda z: z * 80), LOGIT_ROWS, LOGIT_ROWS.map(lambda z: z * 80)),
              (np.array([1.0, 2.0, 3.0]), np.array([1000.0, 999.0, 998.0]),
               np.array([[1.0, 2.0, 3.0], [2.0, 2.0, 2.0]]), np.array([[1.0, 2.0, 3.0], [1000.0, 999.0, 998.0]])),
-             (OVERFLOW,
+             (output_hint("you subtracted the maximum of the whole array; subtract each row's own "
+                          "(x.max(axis=-1, keepdims=True)): a row far below the global maximum "
+                          "underflows to 0/0", global_max_softmax),
+              OVERFLOW,
               Hint("each row must sum to 1: sum over the last axis (axis=-1, keepdims=True)",
                    rows_do_not_sum_to_one))),
     Exercise("causal_mask", "causal_mask(T) -> [T, T]: query t may see key s when s ≤ t. Bool "

@@ -107,6 +107,9 @@ def visible(got, shape) -> np.ndarray:
             raise Wrong(f"you returned shape {got.shape}; the mask is [T, S] = {tuple(shape)}")
         return got
     m = as_array(got, shape, "a mask")
+    if np.isnan(m).any():
+        raise Wrong("you returned a mask holding nan: 0 · (−inf) is nan, so np.triu(np.ones(…), 1) * "
+                    "-np.inf puts nan where a 0 belongs; build it with np.where(hidden, -np.inf, 0.0)")
     if np.all((m == 0) | (m <= -1e4)):
         return m == 0                            # additive: 0 keeps a score, −inf removes it
     if np.all((m == 0) | (m == 1)):
@@ -158,6 +161,12 @@ def filtered_logits(z, got) -> np.ndarray:
     if not np.isneginf(out[~keep]).all():
         raise Wrong("you returned +inf or nan somewhere; removed tokens must be set to -inf")
     changed = keep & ~np.isclose(out, z, rtol=1e-6, atol=0)       # float32 copies are the same
+    tiny = changed & (out < 0) & (out > -1e-3)                     # −1e-9 written for −1e9
+    if tiny.any():
+        i = int(np.flatnonzero(tiny)[0])
+        raise Wrong(f"you set id {i} to {out[i]:g}, which is almost 0: that keeps the token (logit "
+                    f"{fmt(z[i])} -> {out[i]:g}). To remove a token write -inf, or a large negative "
+                    f"such as -1e9 (not -1e-9)")
     if changed.any():
         i = int(np.flatnonzero(changed)[0])
         raise Wrong(f"you changed a kept logit (id {i}: {fmt(z[i])} -> {fmt(out[i])}); kept tokens "

@@ -1,10 +1,12 @@
 """Exercises of notebooks 04 (the loop, training targets) and 07 (beam search)."""
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 from hypothesis import strategies as st
 
-from .core import Exercise, Wrong, arrays_differ, as_array, as_ids, as_number, as_pair, fmt, kind, output_hint
+from .core import Exercise, Hint, Wrong, arrays_differ, as_array, as_ids, as_number, as_pair, fmt, kind, output_hint
 
 
 class ToyModel:
@@ -78,10 +80,38 @@ def as_beams(got, beam_size, shape) -> list[tuple[int, int, float]]:
     return [(int(b), int(t), float(s)) for b, t, s in beams]
 
 
+@contextlib.contextmanager
+def argpartition_in_another_order():
+    """np.argpartition returning another valid answer: the elements on each side of kth reversed.
+
+    NumPy promises only the partition (the k best before kth, in no particular order); at small
+    sizes it happens to return them sorted, so an answer relying on that order would pass by luck.
+    The grader runs beam_step once more under this one, which keeps the promise and nothing more.
+    """
+    original = np.argpartition
+
+    def reordered(a, kth, axis=-1, kind="introselect", order=None):
+        idx = original(a, kth, axis=axis, kind=kind, order=order)
+        if axis is None or np.ndim(kth) or np.ndim(idx) != 1:
+            return idx
+        k = int(kth) % len(idx)
+        return np.concatenate([idx[:k][::-1], idx[k:k + 1], idx[k + 1:][::-1]])
+
+    np.argpartition = reordered
+    try:
+        yield
+    finally:
+        np.argpartition = original
+
+
 def judge_beam(fn, case):
     scores, logprobs, beam_size = case
     want = beam_reference(scores, logprobs, beam_size)
     got = as_beams(fn(scores.copy(), logprobs.copy(), beam_size), beam_size, logprobs.shape)
+    with argpartition_in_another_order():
+        again = as_beams(fn(scores.copy(), logprobs.copy(), beam_size), beam_size, logprobs.shape)
+    if [g[:2] for g in again] != [g[:2] for g in got]:
+        got = again                                  # the order came from np.argpartition's luck
     total = scores[:, None] + logprobs                           # [B, V]
     true_scores = [total[b, t] for b, t, _ in got]
     if (arrays_differ([g[2] for g in got], true_scores) or arrays_differ(true_scores, [w[2] for w in want])
@@ -90,6 +120,12 @@ def judge_beam(fn, case):
         return (f"you kept {show(got)}; the {beam_size} best of all {logprobs.size} extensions "
                 f"(score + log p), best first, are {show(want)}")
     return None
+
+
+def same_beams_other_order(case, got) -> bool:
+    want = [w[:2] for w in beam_reference(*case)]
+    mine = [tuple(int(x) for x in g[:2]) for g in got]
+    return sorted(mine) == sorted(want) and mine != want
 
 
 def beam_per_row(scores, logprobs, beam_size):
@@ -141,7 +177,10 @@ EXERCISES = [
              st.builds(beam_case, st.integers(0, 999), st.integers(1, 3), st.integers(2, 5), st.integers(1, 4)),
              (beam_case(3, 2, 3, 2), beam_case(5, 3, 4, 3)),
              (output_hint("that is each beam's best token: rank all B·V extensions together",
-                          lambda c: beam_per_row(*c)),)),
+                          lambda c: beam_per_row(*c)),
+              Hint("the right beams in the wrong order: np.argpartition leaves the k best in no "
+                   "particular order (sorted at small sizes only by chance); sort them, best first",
+                   lambda c, got: same_beams_other_order(c, got)))),
     Exercise("sequence_logprob", "seq_logprob(logprobs [T, V], ids [T]) -> Σ_t logprobs[t, ids[t]].",
              judge_seq_logprob, lambda c: f"log-probs {np.round(c[0], 3).tolist()}, ids {c[1]}",
              st.builds(seq_case, st.integers(0, 999), st.integers(1, 5), st.integers(2, 5)),

@@ -15,6 +15,13 @@ def with_probs(z) -> str:
     return f"logits {fmt(z)} (probabilities {fmt(softmax64(z))})"
 
 
+def max_before_scaling(z, T):
+    """The bug of the first temperature hint: exp(z / T − max z), the maximum of the unscaled z."""
+    with np.errstate(all="ignore"):
+        e = np.exp(np.asarray(z, np.float64) / T - np.max(z))
+        return e / e.sum()
+
+
 def judge_temperature(fn, case):
     z, T = case
     want = softmax64(z / T)
@@ -97,8 +104,13 @@ EXERCISES = [
              "(without overflowing: at T = 0.05, logits 38 and 30 become 760 and 600).",
              judge_temperature, lambda c: f"logits {fmt(c[0])}, T = {c[1]}",
              st.tuples(LOGITS, st.sampled_from([0.05, 0.1, 0.25, 0.5, 0.7, 1.0, 1.5, 2.0, 5.0])),
-             ((PROBS, 0.5), (PROBS, 2.0), (np.array([38.0, 30.0]), 0.05)),
-             (OVERFLOW, output_hint("divide the logits by T; multiplying sharpens where it "
+             # (700, 690) at T = 0.98 overflows exp(z / T) but not exp(z / T − max z), so each of
+             # the two overflow bugs meets first the case that shows its own hint
+             ((PROBS, 0.5), (PROBS, 2.0), (np.array([700.0, 690.0]), 0.98), (np.array([38.0, 30.0]), 0.05)),
+             (output_hint("you subtracted max z, the maximum before scaling; subtract the maximum "
+                          "of z / T (at T < 1 the scaled logits grow past max z and exp overflows)",
+                          lambda c: max_before_scaling(*c)),
+              OVERFLOW, output_hint("divide the logits by T; multiplying sharpens where it "
                                     "should flatten", lambda c: softmax64(c[0] * c[1])))),
     Exercise("top_k", "top_k(logits, k) -> logits with all but k of the largest set to -inf: "
              "exactly k kept (on a tie at the k-th place, any of the tied ids).",

@@ -51,6 +51,8 @@ VARIANTS = {
          Attempt("exp of x − logsumexp", logsumexp_softmax),
          Attempt("a list", as_list(S["softmax"]))],
         [Attempt("exp without subtracting the max", naive_softmax, hint="exp overflowed"),
+         Attempt("subtracts the maximum of the whole array", lambda x: np.exp(x - x.max()) / np.exp(x - x.max()).sum(-1, keepdims=True),
+                 hint="you subtracted the maximum of the whole array"),
          Attempt("divides by the sum of the whole array",
                  lambda x: np.exp(x - x.max(-1, keepdims=True)) / np.exp(x - x.max(-1, keepdims=True)).sum(),
                  hint="each row must sum to 1"),
@@ -70,6 +72,8 @@ VARIANTS = {
          Attempt("additive with −inf where it should be 0",
                  lambda T: np.where(np.tril(np.ones((T, T), bool)), -np.inf, 0.0)),
          Attempt("a mask of 2s", lambda T: 2 * np.tril(np.ones((T, T))), says="a mask holding"),
+         Attempt("triu(ones, 1) * -inf: 0 · −inf is nan", lambda T: np.triu(np.ones((T, T)), 1) * -np.inf,
+                 says="0 · (−inf) is nan"),
          forgets_return(S["causal_mask"])]),
     "attention_head": (
         [Attempt("the solution", S["attention_head"]),

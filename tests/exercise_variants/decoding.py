@@ -18,6 +18,21 @@ def beam_by_argsort(scores, logprobs, beam_size, kind="stable", add_scores=True,
     return [(int(i // V), int(i % V), float(total.flat[i])) for i in flat]
 
 
+def beam_by_argpartition(scores, logprobs, beam_size):   # the k best, in argpartition's order
+    total = scores[:, None] + logprobs
+    flat = np.argpartition(-total.ravel(), beam_size - 1)[:beam_size]
+    V = logprobs.shape[1]
+    return [(int(i // V), int(i % V), float(total.flat[i])) for i in flat]
+
+
+def beam_by_sorted_argpartition(scores, logprobs, beam_size):
+    total = (scores[:, None] + logprobs).ravel()
+    flat = np.argpartition(-total, beam_size - 1)[:beam_size]
+    flat = flat[np.argsort(-total[flat], kind="stable")]                 # then sorted, best first
+    V = logprobs.shape[1]
+    return [(int(i // V), int(i % V), float(total[i])) for i in flat]
+
+
 def beam_per_row(scores, logprobs, beam_size):       # each beam's best token: not a beam search
     best = [(b, int(np.argmax(lp)), float(scores[b] + lp.max())) for b, lp in enumerate(logprobs)]
     return sorted(best, key=lambda c: -c[2])[:beam_size]
@@ -53,12 +68,14 @@ VARIANTS = {
     "beam_step": (
         [Attempt("the solution", S["beam_step"]),
          Attempt("np.argsort, quicksort", lambda s, lp, k: beam_by_argsort(s, lp, k, kind="quicksort")),
+         Attempt("np.argpartition, then sorted", beam_by_sorted_argpartition),
          Attempt("float32", in_float32(S["beam_step"])),
          Attempt("an array of triples", lambda s, lp, k: np.array(beam_by_argsort(s, lp, k)))],
         [Attempt("each beam's best token", beam_per_row, hint="that is each beam's best token"),
          Attempt("forgets the beams' scores", lambda s, lp, k: beam_by_argsort(s, lp, k, add_scores=False)),
          Attempt("the worst first", lambda s, lp, k: beam_by_argsort(s, lp, k, worst=True)),
          Attempt("one too many", lambda s, lp, k: beam_by_argsort(s, lp, k + 1), says="expected a list of beam_size"),
+         Attempt("np.argpartition, not sorted", beam_by_argpartition, hint="the right beams in the wrong order"),
          forgets_return(S["beam_step"])]),
     "sequence_logprob": (
         [Attempt("the solution", S["sequence_logprob"]),

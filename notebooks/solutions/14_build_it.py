@@ -1,4 +1,4 @@
-"""Solutions to the exercises of notebook 13."""
+"""Solutions to the exercises of notebook 14."""
 import math
 from collections import Counter
 
@@ -31,9 +31,29 @@ def train_bpe(words, n_merges):
     return pairs
 
 
+def bpe(ids, merges):
+    """One pre-token's ids -> its tokens: merge the lowest-ranked pair (smallest new id) until none is left."""
+    while len(ids) > 1:
+        pair = min(zip(ids, ids[1:]), key=lambda p: merges.get(p, math.inf))
+        if pair not in merges:
+            break                                            # no pair left to merge
+        ids = merge(ids, pair, merges[pair])
+    return ids
+
+
 def embed(wte, ids, wpe, positions):
     x = wte[ids]                                             # [B, T] -> [B, T, C]
     return x if wpe is None else x + wpe[positions]          # + [B, T, C]
+
+
+def rope(x, positions, theta):
+    """Rotate pairs (i, i + D/2) of x [B, h, T, D] by the angle m·θ_i, θ_i = theta^(−2i/D)."""
+    D = x.shape[-1]
+    inv_freq = theta ** (-np.arange(0, D, 2) / D)            # [D/2]
+    angles = positions[:, None, :, None] * inv_freq          # [B, 1, T, D/2]
+    cos, sin = np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+    a, b = x[..., :D // 2], x[..., D // 2:]
+    return np.concatenate([a * cos - b * sin, b * cos + a * sin], axis=-1)
 
 
 def softmax(z):
@@ -94,5 +114,5 @@ def sample(logits):
     return int(np.argmax(logits))
 
 
-PARTS = {"embed": embed, "attention": attention, "norm": norm, "ffn": ffn, "block": block,
-         "kv_append": kv_append, "sample": sample, "merge": merge}
+PARTS = {"bpe": bpe, "embed": embed, "norm": norm, "rope": rope, "kv_append": kv_append,
+         "attention": attention, "ffn": ffn, "block": block, "sample": sample}
