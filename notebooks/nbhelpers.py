@@ -171,3 +171,21 @@ def claim(ok, text: str, why: str = "") -> bool:
     ok = bool(ok)
     print(f"✓ {text}" if ok else f"✗ {text}" + (f" — {why}" if why else ""))
     return ok
+
+
+def knob(name: str, value, ok, allowed: str) -> None:
+    """Stop before any work when a "Try this" knob is outside the range its notebook states.
+
+    ``ok`` tests the range: a bool, or a function of ``value`` (a value it cannot even test, such
+    as a string where a number belongs, is outside too); ``allowed`` says the range in words.
+    Raises ValueError naming the knob, its value and the range.
+    Example: ``knob("N_NEW", N_NEW, lambda n: 1 <= n <= 32, "a whole number from 1 to 32")``.
+    """
+    if callable(ok):
+        try:
+            ok = ok(value)
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError):
+            ok = False
+    if not ok:
+        raise ValueError(f"{name} = {value!r} is outside its range: {allowed}. "
+                         f"Set it inside that range and run the cell again.")
