@@ -4,11 +4,11 @@
 that every right one passes ``check`` and every wrong one fails with a message that names the
 input and carries exactly the hint it names (or none). Grouped like notebooks/exercise_checks/.
 """
-from . import attention_cache, decoding, memory_bound, sampling, text_tokens, training
+from . import attention_cache, decoding, memory_bound, positions, sampling, text_tokens, training
 from .common import Attempt
 
 VARIANTS: dict[str, tuple[list[Attempt], list[Attempt]]] = {}
-for _module in (text_tokens, attention_cache, sampling, decoding, training, memory_bound):
+for _module in (text_tokens, positions, attention_cache, sampling, decoding, training, memory_bound):
     VARIANTS.update(_module.VARIANTS)
 
 __all__ = ["VARIANTS", "Attempt"]
