@@ -86,7 +86,8 @@ claim(toy_parts == [b"ban", b"ana"], "banana ends as ban | ana (the default TOY_
 # ## The articles' 19 tokens, computed
 #
 # The same loop, on the real vocabulary the articles used: DeepSeek-V4's tokens (about 129K of
-# them; the exact count is printed below) and their merge ranks, read from its `tokenizer.json`.
+# them; the exact count is printed below when the file is here) and their merge ranks, read from
+# its `tokenizer.json`.
 
 # %%
 deepseek, deepseek_name = load_deepseek_v4()

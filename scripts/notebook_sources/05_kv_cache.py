@@ -174,8 +174,7 @@ print(f"what the cache keeps per token: 2 · L · K · D = {per_token:,} numbers
 # least disturbed one. Then a straight line is fitted to log time against log n over all the
 # lengths (`np.polyfit`; keep at least 4 of them): its slope k says time ∝ n^k — 1 is linear,
 # 0 is flat. A fit over six sizes is far steadier than the slope between two neighbouring
-# points, which one disturbed run can swing anywhere (on a busy machine, from −0.4 to 1.6 for the
-# cached step in three runs).
+# points, which one disturbed run can swing anywhere.
 
 # %%
 LENGTHS = [32, 64, 128, 256, 512, 1024]

@@ -74,7 +74,7 @@ claim(0.5 in exact and abs(exact[0.5][0] - 0.685) < 1e-3, "at T = 0.5 the top to
 # The articles' T = 1 row is exact, but its T = 0.5 and T = 2 rows are **illustrations, not the
 # formula**: at T = 0.5 each probability is squared and renormalised (p² / Σp²), so the top token
 # gets 0.685, not 0.64, and the last one 0.007, not 0.03; at T = 2 it is √p / Σ√p, so 0.379 and
-# 0.120, not 0.33 and 0.18. Which temperatures *would* produce the articles' rows?
+# 0.1198, not 0.33 and 0.18. Which temperatures *would* produce the articles' rows?
 
 # %%
 # The search spans 0.01 to 100, ten times beyond the knob's 0.1 to 10 at each end, evenly in
@@ -127,8 +127,8 @@ assert (np.abs(freq - article_p) < 4 * sigma).all(), "a draw frequency is off by
 # > *Top-p adapts: with p = 0.9 the pool may hold 5–20 tokens, depending on the distribution's
 # > shape. Top-k 50 keeps 50; top-p 0.9 then narrows them to 3–10.*
 #
-# Measured on real next-token distributions (a model with a ~50,000-token vocabulary, like the
-# articles' example, when SmolLM2 is present):
+# Measured on real next-token distributions (SmolLM2's, when it is present: a vocabulary of tens of
+# thousands of tokens, like the articles' example; its size is printed):
 
 # %%
 model, tok, model_name = load_pretrained()
@@ -312,6 +312,8 @@ def article_sample_next_token_pool(logits, temperature=1.0, top_k=50, top_p=0.9)
 toy = np.log(article_p)
 article_ids, _ = article_sample_next_token_pool(toy, top_k=2, top_p=0.6)
 ours = np.flatnonzero(np.isfinite(top_p(top_k(toy, 2), 0.6)))
+print("cumulative sums over the top 2: the articles' code", np.cumsum(article_p[:2]),
+      "  renormalised first", np.cumsum(article_p[:2]) / article_p[:2].sum())
 print("the articles' code keeps", [labels[i] for i in article_ids], "   minillm / HF order keeps",
       [labels[i] for i in ours])
 assert len(article_ids) == 2 and len(ours) == 1, \
