@@ -393,13 +393,14 @@ for label, pair, pronoun in (("Chinese", ZH_PAIR, "它"), ("English", EN_PAIR, "
           f"{pair[2]} {a1[L_best, H_best]:.3f} / {pair[3]} {b1[L_best, H_best]:.3f} in sentence 1, "
           f"{pair[2]} {a2[L_best, H_best]:.3f} / {pair[3]} {b2[L_best, H_best]:.3f} in sentence 2")
 
-fig, ax = plt.subplots(figsize=(6, 5))
+fig, ax = plt.subplots(figsize=(7, 5.5))
 ax.scatter(shifts["English"].ravel(), shifts["Chinese"].ravel(), s=12)
 ax.axhline(0, color="grey", lw=0.5)
 ax.axvline(0, color="grey", lw=0.5)
-ax.set_xlabel("d for the English pair (fed / read it)")
-ax.set_ylabel("d for the Chinese pair (wei / du: fed / read)")   # the plot font has no CJK glyphs
-ax.set_title(f"{model_name}: each dot is one head; d > 0 = towards the right noun")
+ax.set_xlabel("d, English pair (fed / read it)")
+ax.set_ylabel("d, Chinese pair (wei / du: fed / read)")   # the plot font has no CJK glyphs
+ax.set_title(f"{model_name}: one dot per head (d > 0: towards the right noun)", fontsize=10)
+plt.tight_layout()
 plt.show()
 zh_best = np.unravel_index(np.argmax(shifts["Chinese"]), shifts["Chinese"].shape)
 print(f"the head that moves most in Chinese (layer {zh_best[0]}, head {zh_best[1]}) has d = "

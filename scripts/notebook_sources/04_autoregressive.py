@@ -289,6 +289,13 @@ for k, (i, p_k, r) in enumerate(zip(answer_ids, probs_actual, ranks)):
 first = int((ranks == 1).sum())
 print(f"\n{model_name}: the answer's token is the model's first choice at {first} of {len(answer_ids)} "
       f"steps, in its top 10 at {int((ranks <= 10).sum())}; median rank {int(np.median(ranks))}")
+inside = np.array([0x80 <= tok.token_bytes(i)[0] < 0xC0 for i in answer_ids])   # [A] starts mid-character
+if inside.any() and (~inside).any():
+    print(f"tokens that continue a character (first byte 80-bf): {inside.sum()}, median p "
+          f"{np.median(probs_actual[inside]):.3f}; the others: median p {np.median(probs_actual[~inside]):.3f}")
+    claim(np.median(probs_actual[inside]) > 0.5 > np.median(probs_actual[~inside]),
+          "inside a character the next piece is nearly forced; the choices are where a character starts",
+          "the medians say otherwise here")
 
 fig, ax = plt.subplots(figsize=(12, 3.5))
 ax.bar(range(len(answer_ids)), probs_actual, color=["C2" if r == 1 else "C0" for r in ranks])
@@ -302,9 +309,9 @@ plt.show()
 # Each bar is one step of the loop with the context fixed to the articles' answer so far
 # ("teacher forcing", as training does). Where a bar is not green, greedy decoding would have
 # left the articles' sentence at that step and written something else — from then on, a
-# different text. The counts printed above say how often that happens for this model. Note
-# where the model is sure: inside a character, once its first byte piece is given, the rest is
-# nearly forced (p close to 1); the real choices are at the first piece of each character or word.
+# different text. The counts printed above say how often that happens for this model. With
+# SmolLM2, note where the model is sure (the medians above): inside a character, once its first
+# byte piece is given, the rest is nearly forced; the real choices are where a character starts.
 
 # %% [markdown]
 # ## Exercises
