@@ -50,8 +50,8 @@ KNOBS = {
          "NEW_WORD": '"x"'},
         {"TOY_TEXT": '" ".join(f"w{i % 37}" for i in range(200))', "TOY_START": '"w5"',
          "PROMPT": '("But soft, what light through yonder window breaks? It is the east, and Juliet is the sun. "'
-                   '"Arise, fair sun, and kill the envious moon, who is already sick and pale with grief.")[:200]',
-         "N_NEW": "32", "TRAIN_TEXT": '"I love coding. " * 13 + "abcde"', "NEW_WORD": '" abcdefghijklmnopqr"'}],
+                   '"Arise, fair sun, and kill the envious moon, who is already sick and pale with grief.")[:100]',
+         "N_NEW": "16", "TRAIN_TEXT": '"I love coding. " * 5 + "abcde"', "NEW_WORD": '" abcdefghijklmnopqr"'}],
     "05_kv_cache": [
         {"N_TOY": "1", "D": "1", "N_NEW": "1", "LENGTHS": "[16, 24, 32, 48]",
          "PROMPT": '("ROMEO.\\nBut soft, what light through yonder window breaks? It is the east, and Juliet is the "'

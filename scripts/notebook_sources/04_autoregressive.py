@@ -19,8 +19,8 @@
 # stepping the articles' sentence through the model, token by token.
 #
 # **Try this:** change the toy's `TOY_TEXT` (2 to 200 words) and `TOY_START` (a word of it),
-# `PROMPT` (1 to 200 characters) and `N_NEW` (1 to 32 tokens), the training text `TRAIN_TEXT`
-# ("I love coding"; 1 to 200 characters, 2 tokens or more), or the word `NEW_WORD` (1 to 20
+# `PROMPT` (1 to 100 characters) and `N_NEW` (1 to 16 tokens), the training text `TRAIN_TEXT`
+# ("I love coding"; 1 to 80 characters, 2 tokens or more), or the word `NEW_WORD` (1 to 20
 # characters) put into a sentence to see which rows move, and re-run. A value outside its range
 # is refused with a message before any work starts.
 
@@ -107,8 +107,8 @@ model, tok, model_name = load_pretrained()
 # %%
 PROMPT = "The sea looks blue because"
 N_NEW = 8
-knob("PROMPT", PROMPT, lambda t: isinstance(t, str) and 1 <= len(t) <= 200, "a str of 1 to 200 characters")
-knob("N_NEW", N_NEW, lambda n: isinstance(n, int) and 1 <= n <= 32, "a whole number from 1 to 32")
+knob("PROMPT", PROMPT, lambda t: isinstance(t, str) and 1 <= len(t) <= 100, "a str of 1 to 100 characters")
+knob("N_NEW", N_NEW, lambda n: isinstance(n, int) and 1 <= n <= 16, "a whole number from 1 to 16")
 knob("PROMPT and N_NEW", (PROMPT, N_NEW), len(tok.encode(PROMPT)) + N_NEW <= model.config.n_ctx,
      f"prompt tokens + N_NEW at most the model's context, {model.config.n_ctx}")
 greedy = Sampler(temperature=0)
@@ -163,8 +163,8 @@ print("identical: True")
 # %%
 eos = tok.special_tokens.get("<|endoftext|>", tok.eos_id)
 TRAIN_TEXT = "I love coding"
-knob("TRAIN_TEXT", TRAIN_TEXT, lambda t: 1 <= len(t) <= 200 and len(tok.encode(t)) + (eos is not None) >= 2,
-     "a str of 1 to 200 characters, at least 2 tokens counting the end-of-text token (when the model has one)")
+knob("TRAIN_TEXT", TRAIN_TEXT, lambda t: 1 <= len(t) <= 80 and len(tok.encode(t)) + (eos is not None) >= 2,
+     "a str of 1 to 80 characters, at least 2 tokens counting the end-of-text token (when the model has one)")
 ids = tok.encode(TRAIN_TEXT) + ([eos] if eos is not None else [])
 names = [tok.decode([i]) for i in ids]
 counter.reset()
