@@ -46,7 +46,7 @@ from bench_decode import CONFIG, blas_info  # noqa: E402
 
 from minillm import KVCache, generate, generate_batch, serve  # noqa: E402
 from minillm.engine import empty_arena, to_engine  # noqa: E402
-from minillm.loading import FastGPT  # noqa: E402
+from minillm.engine import EngineGPT  # noqa: E402
 from minillm.model.init import init_params  # noqa: E402
 
 SMOLLM2 = HERE.parent.parent / "shared" / "data" / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -242,7 +242,7 @@ def main() -> None:
                                   if k.startswith(("OPENBLAS", "OMP_", "MKL_"))) or "(none set)"))
         arena = empty_arena(CONFIG, "rows")
         init_params(CONFIG, np.random.default_rng(0), params=arena.params)
-        model = FastGPT(CONFIG, arena)                    # what load_model returns
+        model = EngineGPT(CONFIG, arena)                    # what load_model returns
         report("GPT-2-124M shape (random weights, rows layout)", model, args)
         if not args.skip_smollm2 and SMOLLM2.exists():
             from minillm.loading import load_gguf_model

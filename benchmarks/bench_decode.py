@@ -47,7 +47,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from minillm import GPT, KVCache, ModelConfig  # noqa: E402
 from minillm.engine import empty_arena, plain_params, to_engine  # noqa: E402
-from minillm.loading import FastGPT  # noqa: E402
+from minillm.engine import EngineGPT  # noqa: E402
 from minillm.engine.ops import linear  # noqa: E402
 from minillm.model.init import init_params  # noqa: E402
 
@@ -286,7 +286,7 @@ def main() -> None:
     t = time.perf_counter()
     arena = empty_arena(CONFIG, "rows")                   # drawn straight into the loaders' layout
     init_params(CONFIG, np.random.default_rng(0), params=arena.params)
-    model = FastGPT(CONFIG, arena)                    # what load_model returns
+    model = EngineGPT(CONFIG, arena)                    # what load_model returns
     print(f"model: GPT-2 124M shape, {model.num_parameters():,} parameters (random init "
           f"{time.perf_counter() - t:.1f} s); weights read per token "
           f"{weight_bytes_per_token(model) / 1e6:.0f} MB")

@@ -47,7 +47,7 @@ from minillm import KVCache  # noqa: E402
 from minillm.chat.conversation import chatml_ids  # noqa: E402
 from minillm.decoding.generate import generate  # noqa: E402
 from minillm.sampling import PRESETS, Sampler  # noqa: E402
-from minillm.io.gguf import read_gguf  # noqa: E402
+from minillm.io.gguf.read import read_gguf  # noqa: E402
 from minillm.loading import load_gguf_model  # noqa: E402
 from minillm.engine import to_engine  # noqa: E402
 from minillm.engine.ops import linear  # noqa: E402

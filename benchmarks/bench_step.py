@@ -35,7 +35,7 @@ import minillm.engine.gpt as engine_gpt  # noqa: E402
 import minillm.engine.layers as layers  # noqa: E402
 from minillm import KVCache, ModelConfig, Sampler  # noqa: E402
 from minillm.engine import empty_arena  # noqa: E402
-from minillm.loading import FastGPT  # noqa: E402
+from minillm.engine import EngineGPT  # noqa: E402
 from minillm.model.init import init_params  # noqa: E402
 
 SMOLLM2 = ModelConfig(vocab_size=49152, n_ctx=2048, d_model=576, n_heads=9, n_layers=30,
@@ -136,7 +136,7 @@ def decode_steps(model, context: int, steps: int):
 def report(label: str, config: ModelConfig, contexts, steps: int, rounds: int, bw: float):
     arena = empty_arena(config, "rows")
     init_params(config, np.random.default_rng(0), params=arena.params)
-    model = FastGPT(config, arena)
+    model = EngineGPT(config, arena)
     weights = 4 * model.num_parameters() - (model.params.wpe.nbytes if model.params.wpe is not None else 0)
     print(f"\n== {label}: {model.num_parameters():,} parameters, {weights / 1e6:.0f} MB read per "
           f"token; bound {bw / weights:.1f} tok/s ({weights / bw * 1e3:.1f} ms) at {bw / 1e9:.1f} GB/s")

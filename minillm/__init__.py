@@ -22,7 +22,8 @@ from minillm.decoding.beam import Hypothesis, beam_search
 from minillm.decoding.options import OptionScores, score_options
 from minillm.chat.conversation import Chat
 from minillm.chat.chatml import DEFAULT_SYSTEM, chatml_ids, render_chatml
-from minillm.loading import GPT, load_model
+from minillm.model import GPT
+from minillm.loading import load_model
 from minillm.train import AdamW, TrainSettings, evaluate_text, loss_and_grads
 
 __version__ = "0.1.0"

@@ -7,17 +7,14 @@
   attention      n_kv_heads == n_heads          grouped-query: n_kv_heads divides n_heads
   biases         yes                            no (Qwen2: on Q, K, V only)
 
-Both read and write Hugging Face ``config.json`` files (io/config_hf.py), so a checkpoint directory is
-self-describing.
+A checkpoint directory carries its config as Hugging Face's ``config.json`` (read and written by
+``minillm/io/config_hf.py``: ``read_config``, ``write_config``), so it is self-describing.
 """
 from __future__ import annotations
 
 import math
 import numbers
 from dataclasses import dataclass
-from pathlib import Path
-
-from minillm.io import config_hf
 
 # the sizes, with their names in Hugging Face's config.json (for messages), and their bound
 _SIZES = {"vocab_size": "config.json: vocab_size",
@@ -49,7 +46,7 @@ class ModelConfig:
     n_heads: int                    # H, query heads; d_head = d_model // n_heads
     n_layers: int                   # L, transformer blocks
     d_ff: int | None = None         # F, FFN hidden width (default 4 · d_model)
-    n_kv_heads: int | None = None   # K, key/value heads (default n_heads; fewer = GQA)
+    n_kv_heads: int | None = None   # KV, key/value heads (default n_heads; fewer = GQA)
     norm_eps: float = 1e-5
     arch: str = "gpt2"              # sets the defaults of the four switches below
     norm: str | None = None         # "layernorm" | "rmsnorm"
@@ -121,31 +118,16 @@ class ModelConfig:
         """D, the width of one head."""
         return self.d_model // self.n_heads
 
-    # ---- Hugging Face config.json (io/config_hf.py) ----------------------------------------------
-    @classmethod
-    def from_hf_dict(cls, d: dict) -> "ModelConfig":
-        """Read a Hugging Face ``config.json`` dict (GPT-2, Llama, Qwen2 or minillm's own)."""
-        return config_hf.from_hf_dict(cls, d)
-
-    def to_hf_dict(self) -> dict:
-        """A ``config.json`` dict that Hugging Face can read, plus minillm's own exact copy."""
-        return config_hf.to_hf_dict(self)
-
-    @classmethod
-    def load(cls, path: str | Path) -> "ModelConfig":
-        """Read ``config.json`` (a file, or the directory that holds it); the EOS ids of a
-        ``generation_config.json`` beside it win when it gives them (as in transformers)."""
-        return config_hf.load(cls, path)
-
-    def save(self, path: str | Path) -> None:
-        """Write ``config.json`` (into a directory, or to the file named)."""
-        config_hf.save(self, path)
-
 
 def _eos_ids(eos_id, eos_ids, vocab_size: int) -> tuple[int, ...]:
     """``eos_id`` first, then ``eos_ids``, without repeats; each an id in [0, vocab_size)."""
-    ids = config_hf.as_ids(eos_id) + config_hf.as_ids(eos_ids)
+    ids = as_ids(eos_id) + as_ids(eos_ids)
     for i in ids:
         if isinstance(i, bool) or not isinstance(i, numbers.Integral) or not 0 <= i < vocab_size:
             raise ValueError(f"EOS ids must be token ids in [0, {vocab_size}), got {i!r}")
     return tuple(dict.fromkeys(int(i) for i in ids))
+
+
+def as_ids(value) -> tuple:
+    """HF's ``eos_token_id``: None, one id or a list of ids -> a tuple of ids."""
+    return () if value is None else tuple(value) if isinstance(value, (list, tuple)) else (value,)

@@ -5,7 +5,7 @@ and values that have not changed (position t's K and V depend only on tokens ≤
 mask guarantees it). With a cache, each step feeds only the new token: its Q attends over the
 cached K, V plus its own.
 
-Layout: one preallocated array per tensor, ``k`` and ``v`` of shape [L, B, K, N, D] (layers,
+Layout: one preallocated array per tensor, ``k`` and ``v`` of shape [L, B, KV, N, D] (layers,
 batch rows, KV heads — fewer than query heads under grouped-query attention —, capacity, head
 width). ``length`` slots are filled; a forward call writes its T new entries at
 ``[length, length + T)`` in every layer and then ``advance(T)`` moves ``length``. Nothing grows or
@@ -37,7 +37,7 @@ def memory_bytes() -> int | None:
 
 
 def cache_bytes(config, batch_size: int, capacity: int) -> int:
-    """What a cache of B rows and N positions holds: k and v [L, B, K, N, D] float32, valid [B, N]."""
+    """What a cache of B rows and N positions holds: k and v [L, B, KV, N, D] float32, valid [B, N]."""
     return 2 * config.n_layers * batch_size * config.n_kv_heads * capacity * config.d_head * 4 \
         + batch_size * capacity
 
@@ -67,8 +67,8 @@ class KVCache:
         batch_size, capacity = int(batch_size), int(capacity)
         check_cache_fits(config, batch_size, capacity, per_row=0)  # before allocating
         shape = (config.n_layers, batch_size, config.n_kv_heads, capacity, config.d_head)
-        self.k = np.zeros(shape, dtype=np.float32)     # [L, B, K, N, D]  zeros: pages untouched until used
-        self.v = np.zeros(shape, dtype=np.float32)     # [L, B, K, N, D]
+        self.k = np.zeros(shape, dtype=np.float32)     # [L, B, KV, N, D]  zeros: pages untouched until used
+        self.v = np.zeros(shape, dtype=np.float32)     # [L, B, KV, N, D]
         self.valid = np.ones((batch_size, capacity), dtype=bool)   # [B, N]
         self.length = 0
 
@@ -81,12 +81,12 @@ class KVCache:
         return self.k.shape[3]
 
     def store(self, layer: int, k: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Write this call's new k, v [B, K, T, D] at [length, length + T) of ``layer`` and return
-        views of everything cached so far for that layer: [B, K, length + T, D] each (no copy)."""
+        """Write this call's new k, v [B, KV, T, D] at [length, length + T) of ``layer`` and return
+        views of everything cached so far for that layer: [B, KV, length + T, D] each (no copy)."""
         start, end = self.length, self.length + k.shape[2]
-        self.k[layer, :, :, start:end] = k                       # [B, K, T, D] into the slots
-        self.v[layer, :, :, start:end] = v                       # [B, K, T, D]
-        return self.k[layer, :, :, :end], self.v[layer, :, :, :end]   # [B, K, S, D] views
+        self.k[layer, :, :, start:end] = k                       # [B, KV, T, D] into the slots
+        self.v[layer, :, :, start:end] = v                       # [B, KV, T, D]
+        return self.k[layer, :, :, :end], self.v[layer, :, :, :end]   # [B, KV, S, D] views
 
     def advance(self, n_new: int) -> None:
         """Called once per forward, after every layer has stored its entries."""
@@ -104,8 +104,8 @@ class KVCache:
                 or rows.min() < 0 or rows.max() >= self.batch_size:
             raise ValueError(f"rows must be {self.batch_size} indices in [0, {self.batch_size})")
         n = self.length
-        self.k[:, :, :, :n] = self.k[:, rows, :, :n]             # [L, B, K, n, D] gathered rows
-        self.v[:, :, :, :n] = self.v[:, rows, :, :n]             # [L, B, K, n, D]
+        self.k[:, :, :, :n] = self.k[:, rows, :, :n]             # [L, B, KV, n, D] gathered rows
+        self.v[:, :, :, :n] = self.v[:, rows, :, :n]             # [L, B, KV, n, D]
         self.valid[:, :n] = self.valid[rows, :n]                 # [B, n]
 
     def rollback(self, length: int) -> None:
@@ -116,8 +116,23 @@ class KVCache:
         self.valid[:, self.length:] = True                       # [B, N − length] free again
 
     def nbytes(self) -> int:
-        """Memory the cache reserves: 2 · L · B · K · N · D · 4 bytes."""
+        """Memory the cache reserves: 2 · L · B · KV · N · D · 4 bytes."""
         return self.k.nbytes + self.v.nbytes
+
+
+def shared_prefix_cache(model, prompt: np.ndarray, batch_size: int, capacity: int):
+    """Run ``prompt`` [P] once and copy its K/V into every row of a new ``batch_size``-row cache.
+
+    Returns (cache with ``length == P``, last-position logits [V]). One forward pass (batch 1).
+    """
+    one = KVCache(model.config, batch_size=1, capacity=len(prompt))
+    logits = model(prompt[None], cache=one, last_only=True)[0, -1]           # [V]
+    cache = KVCache(model.config, batch_size=batch_size, capacity=capacity)
+    P = len(prompt)
+    cache.k[:, :, :, :P] = one.k                                   # [L, 1, KV, P, D] -> [L, B, KV, P, D]
+    cache.v[:, :, :, :P] = one.v                                   # [L, 1, KV, P, D] -> [L, B, KV, P, D]
+    cache.advance(P)
+    return cache, logits
 
 
 def _is_int(x) -> bool:

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 import minillm
-from minillm.cli.download import MODELS, models_dir
+from minillm.io.download import MODELS, models_dir
 from minillm.loading import load_model
 
 REPO = Path(minillm.__file__).resolve().parent.parent

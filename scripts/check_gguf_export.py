@@ -3,7 +3,7 @@
 Dev-only (gguf, torch, transformers, accelerate, cyllama; see scripts/README.md). Run from the
 repository root:
 
-    .venv-dev/bin/python scripts/check_gguf_export.py [--llama-cpp-only]
+    .venv-dev/bin/python scripts/check_gguf/export.py [--llama-cpp-only]
 
 For three models -- weights/shakespeare (GPT-2 architecture, trained by minillm), and the random
 HF fixtures tests/fixtures/llama_tiny (``llama``: Q/K rows permuted) and qwen2_tiny (``qwen2``) --
@@ -34,8 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from minillm.chat.chatml import chatml_ids  # noqa: E402
 from minillm.decoding.generate import generate  # noqa: E402
-from minillm.io.gguf import read_gguf  # noqa: E402
-from minillm.io.gguf_write import quantize_q8_0  # noqa: E402
+from minillm.io.gguf.read import read_gguf  # noqa: E402
+from minillm.io.gguf.write import quantize_q8_0  # noqa: E402
 from minillm.loading import load_model  # noqa: E402
 from minillm.tokenizer import Tokenizer  # noqa: E402
 

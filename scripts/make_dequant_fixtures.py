@@ -28,7 +28,7 @@ import torch
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from minillm.io import load_safetensors, read_gguf, save_safetensors  # noqa: E402
-from minillm.io.gguf import GGML_TYPES  # noqa: E402
+from minillm.io.gguf.read import GGML_TYPES  # noqa: E402
 
 OUT = REPO / "tests" / "fixtures" / "dequant"
 MODEL = REPO.parent / "shared" / "data" / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"

@@ -42,8 +42,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from minillm.io.gguf import read_gguf  # noqa: E402
-from minillm.io.gguf_write import (ARRAY, BOOL, F32, FLOAT32, INT32, STRING, UINT32,  # noqa: E402
+from minillm.io.gguf.read import read_gguf  # noqa: E402
+from minillm.io.gguf.write import (ARRAY, BOOL, F32, FLOAT32, INT32, STRING, UINT32,  # noqa: E402
                                    write_gguf)
 from minillm.tokenizer.byte_alphabet import bytes_to_unicode  # noqa: E402
 from minillm.tokenizer.pattern_names import LLAMA_CPP_PRE  # noqa: E402

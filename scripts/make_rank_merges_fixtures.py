@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from llama_cpp_ref import LlamaCpp  # noqa: E402
 from minillm import GPT, ModelConfig  # noqa: E402
-from minillm.io.gguf import read_gguf  # noqa: E402
+from minillm.io.gguf.read import read_gguf  # noqa: E402
 from minillm.tokenizer import Tokenizer  # noqa: E402
 from minillm.tokenizer.byte_alphabet import bytes_to_unicode  # noqa: E402
 from minillm.tokenizer.rank_merges import merges_from_ranks  # noqa: E402

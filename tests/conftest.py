@@ -38,7 +38,7 @@ SHARED_DATA = Path(os.environ.get("MINILLM_SHARED_DATA", REPO.parent / "shared" 
 
 
 # Development files that `python -m minillm download NAME` also fetches: where it puts them,
-# relative to minillm.cli.download.models_dir() ($MINILLM_HOME/models or ~/.cache/minillm/models).
+# relative to minillm.io.download.models_dir() ($MINILLM_HOME/models or ~/.cache/minillm/models).
 # relative path -> (the download's name, where it puts the file)
 DOWNLOADED = {
     "models/SmolLM2-135M-Instruct.Q4_1.gguf": ("smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
@@ -52,7 +52,7 @@ def shared_file(relative: str) -> Path:
 
     Looked for in the development data folder, then (for the files a user can download, e.g.
     SmolLM2) where `python -m minillm download` puts them."""
-    from minillm.cli.download import models_dir
+    from minillm.io.download import models_dir
     candidates = [SHARED_DATA / relative]
     if relative in DOWNLOADED:
         candidates.append(models_dir() / DOWNLOADED[relative][1])

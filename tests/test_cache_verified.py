@@ -9,8 +9,8 @@ import time
 import pytest
 
 from minillm import Tokenizer, load_model
-from minillm.cli import download as dl
-from minillm.cli._verified import record_path, verify_cached, write_record
+from minillm.io import download as dl
+from minillm.io.verified import record_path, verify_cached, write_record
 from tests.test_download_integrity import fake_wheel, spec_for
 
 TOKENIZER_JSON = Tokenizer.train("hello world, hello there " * 40, 280)

@@ -7,7 +7,7 @@ import zipfile
 
 import pytest
 
-from minillm.cli import download as dl
+from minillm.io import download as dl
 from minillm.cli import main
 from tests.conftest import shared_file
 

@@ -143,3 +143,14 @@ def test_the_walk_sees_every_kind_of_import(tmp_path):
     assert knots(graph) == [{"pkg.a", "pkg.b", "pkg.sub.c"}]
     assert knots({"x": {"y"}, "y": set()}) == []                  # a chain is no knot
     assert shortest_cycle(graph, knots(graph)[0]) == ["pkg.a", "pkg.b", "pkg.sub.c", "pkg.a"]
+
+
+def test_the_library_never_imports_its_command_line():
+    """The CLI is built on the library, never the reverse: no module outside minillm/cli/
+    imports minillm.cli (at module level or inside a function)."""
+    graph = import_graph()
+    outside = {name: sorted(t for t in targets if t == "minillm.cli" or t.startswith("minillm.cli."))
+               for name, targets in graph.items()
+               if name != "minillm.cli" and not name.startswith("minillm.cli.")
+               and name != "minillm.__main__"}
+    assert not {name: t for name, t in outside.items() if t}, outside

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from minillm.loading import model_class
 from minillm import GPT, KVCache
 from minillm.decoding.batch import generate_batch
 from minillm.decoding.beam import beam_search
@@ -24,7 +25,7 @@ NAMES = ["llama_tiny", "llama_untied", "qwen2_tiny"]
 # every check on the model of plain arrays (fast=False: model/ code only) and the engine's (default)
 CASES = [pytest.param((name, fast), id=f"{name}-{'engine' if fast else 'plain'}")
          for name in NAMES for fast in (False, True)]
-MODELS = {(name, fast): GPT.from_pretrained(FIXTURES / name, fast=fast)
+MODELS = {(name, fast): model_class(fast).from_pretrained(FIXTURES / name)
           for name in NAMES for fast in (False, True)}
 EXPECTED = {name: load_safetensors(FIXTURES / name / "expected.safetensors") for name in NAMES}
 

@@ -4,7 +4,7 @@ the download)."""
 import pytest
 
 import tests.conftest as conftest
-from minillm.cli.download import MODELS
+from minillm.io.download import MODELS
 
 
 def test_shared_file_finds_a_downloaded_smollm2(tmp_path, monkeypatch):

@@ -18,7 +18,7 @@ from minillm.decoding.beam import beam_search
 from minillm.chat.conversation import Chat
 from minillm.chat.chatml import DEFAULT_SYSTEM, chatml_ids, render_chatml, stop_ids
 from minillm.decoding.generate import generate
-from minillm.io.gguf import read_gguf
+from minillm.io.gguf.read import read_gguf
 from minillm.loading import load_gguf_model
 from minillm.io.safetensors import load_safetensors
 from tests.conftest import FIXTURES, shared_file

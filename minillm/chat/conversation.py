@@ -19,6 +19,7 @@ Example::
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 
 import numpy as np
@@ -126,6 +127,17 @@ class Chat:
     def send(self, text: str) -> Iterator[str]:
         """Add a user turn, then yield the reply's text as it is generated. The reply joins the
         history when the stream ends (also when it is cut short: what was shown is kept)."""
+        return (step.text for step in self.send_steps(text) if step.text)
+
+    def show_candidates(self, k: int) -> None:
+        """From the next turn on, each ``Step`` of ``send_steps`` carries its ``k`` most likely
+        tokens before and after the sampling settings (``Step.top``, ``top_sampled``); 0: off."""
+        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+            raise ValueError(f"show_candidates takes an integer >= 0 (0: off), got {k!r}")
+        self.settings = dataclasses.replace(self.settings, top_n=k, logprobs=k > 0)
+
+    def send_steps(self, text: str) -> Iterator:
+        """``send``, yielding each ``Step`` (its text, and its candidates: ``show_candidates``)."""
         self.messages.append(check_messages([{"role": "user", "content": text}])[0])
         try:
             ids = self.fit_window()
@@ -143,7 +155,7 @@ class Chat:
                     generated.append(step.id)
                 if step.text:
                     pieces.append(step.text)
-                    yield step.text
+                yield step
         finally:
             self.messages.append({"role": "assistant", "content": "".join(pieces)})
             # subtle: the cache holds a prefix of prompt + generated; the reply is re-encoded from

@@ -10,22 +10,26 @@ After each reply one line goes to stderr: prompt and generated tokens, tokens/s,
 the context window the conversation now fills (old turns are dropped when it would overflow):
 the same count ``/context`` gives and the next turn's prompt shows as cached
 (``Chat.context_tokens``). A line starting with ``/`` is a command, answered here; an unknown one
-gets the list of commands.
+gets the list of commands. ``/candidates K`` shows, for each token of the following replies, the K
+most likely tokens before and after the sampling settings (``/candidates 0``: off);
+``--reference`` runs the readable model (minillm/model/'s code) instead of the engine.
 """
 from __future__ import annotations
 
 import sys
 
-from minillm.cli.options import Timings, add_sampling_arguments, sampling_kwargs
+from minillm.cli.candidates import MAX_CANDIDATES, table
+from minillm.cli.options import Timings, add_reference_argument, add_sampling_arguments, sampling_kwargs
 from minillm.cli.resolve import help_text, load_model_and_tokenizer
 
 HELP = """commands:
   /help     this list
   /context  how much of the context window the conversation fills
   /reset    forget the conversation (the system prompt stays)
+  /candidates K  show each token's K most likely alternatives, before and after sampling (0: off)
   /exit     leave (also /quit or Ctrl-D); Ctrl-C cuts a reply short
 a line starting with '/' is a command, never sent to the model (start it with a space to send it)"""
-COMMANDS = ("/help", "/context", "/reset", "/exit", "/quit")
+COMMANDS = ("/help", "/context", "/reset", "/candidates", "/exit", "/quit")
 
 
 def add_arguments(parser) -> None:
@@ -37,11 +41,12 @@ def add_arguments(parser) -> None:
     parser.add_argument("--max-new-tokens", type=int, default=None,
                         help="longest reply in tokens (default: 256, or half the context window "
                              "if that is smaller)")
+    add_reference_argument(parser)
 
 
 def run(args) -> int:
     from minillm.chat.conversation import Chat
-    _, model, tokenizer = load_model_and_tokenizer(args.model)
+    _, model, tokenizer = load_model_and_tokenizer(args.model, reference=args.reference)
     chat = Chat(model, tokenizer, system=args.system, max_new_tokens=args.max_new_tokens,
                 seed=args.seed, **sampling_kwargs(args))
     interactive = sys.stdin.isatty()
@@ -54,6 +59,9 @@ def run(args) -> int:
         if command in ("/exit", "/quit"):
             break
         if command.startswith("/"):                 # answered here, never sent to the model
+            if command.split()[0] == "/candidates":
+                print(_candidates(chat, command), file=sys.stderr)
+                continue
             if command == "/reset":
                 chat.reset()
             known = command in COMMANDS
@@ -63,16 +71,28 @@ def run(args) -> int:
             continue
         if not command.strip():
             continue
-        _reply(chat, line, interactive)
+        _reply(chat, line, interactive, args.reference)
     return 0
 
 
-def _reply(chat, line: str, interactive: bool) -> None:
-    timings = Timings()
+def _candidates(chat, command: str) -> str:
+    """``/candidates K``: turn the tables on (K from 1 to 50) or off (0)."""
+    words = command.split()
+    k = int(words[1]) if len(words) == 2 and words[1].isdigit() else None
+    if k is None or k > MAX_CANDIDATES:
+        return f"/candidates K: K a whole number from 0 (off) to {MAX_CANDIDATES}, got {command!r}"
+    chat.show_candidates(k)
+    return "candidates off" if k == 0 else f"showing the {k} most likely tokens at each step"
+
+
+def _reply(chat, line: str, interactive: bool, reference: bool = False) -> None:
+    timings, shown = Timings(reference), chat.settings.top_n > 0
     try:
-        for piece in chat.send(line):
+        for n, step in enumerate(s for s in chat.send_steps(line) if s.id is not None or s.text):
             timings.token()
-            print(piece, end="", flush=True)
+            print(step.text or "", end="", flush=True)
+            if shown and step.id is not None:
+                print("\n" + table(step, chat.tokenizer, n + 1), file=sys.stderr, flush=True)
     except KeyboardInterrupt:                   # Ctrl-C cuts the reply short, not the chat
         if not interactive:
             raise

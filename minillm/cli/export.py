@@ -6,7 +6,7 @@
 
 MODEL is anything ``--model`` takes (a checkpoint folder, a .gguf file, a downloaded model's name).
 The file holds the weights and the tokenizer; a tokenizer whose pre-tokenisation pattern llama.cpp
-has no name for is refused (its ids would silently differ). See ``minillm/io/gguf_export.py``.
+has no name for is refused (its ids would silently differ). See ``minillm/io/gguf/export.py``.
 
 OUT is written whole or not at all (a temp file renamed into place: ``io/atomic.py``). It is
 refused when it is one of the export's inputs (the source .gguf, or any file of the model folder,
@@ -22,8 +22,8 @@ import sys
 from pathlib import Path
 
 from minillm.cli.resolve import help_text, load_model_and_tokenizer
-from minillm.io.gguf_carry import drop
-from minillm.io.gguf_export import DTYPES
+from minillm.io.gguf.carry import drop
+from minillm.io.gguf.export import DTYPES
 
 
 def add_arguments(parser) -> None:

@@ -49,6 +49,13 @@ def add_sampling_arguments(parser, default_preset: str | None = None) -> None:
     parser.add_argument("--seed", type=seed, help="random seed: same seed, same text")
 
 
+def add_reference_argument(parser) -> None:
+    parser.add_argument("--reference", action="store_true",
+                        help="run the readable model, minillm/model/'s code (load_model(path, "
+                             "fast=False)), instead of the engine: slower, the same tokens; edit "
+                             "model/attention.py and see the change here")
+
+
 def seed(text: str) -> int:
     """``--seed``'s type: an integer >= 0 (NumPy's generators take no negative seed)."""
     try:
@@ -74,8 +81,9 @@ class Timings:
         (82.5 tokens/s) | context 112/128 (88%)
     """
 
-    def __init__(self):
+    def __init__(self, reference: bool = False):
         self.start, self.first = time.perf_counter(), None
+        self.reference = reference      # --reference: the line says model/'s code ran
 
     def token(self) -> None:
         """Call at each new token."""
@@ -100,7 +108,8 @@ class Timings:
             # the first new token came with the prompt: the rate is over the other generated - 1
             gen = f"generated {generated} tokens {rest:.2f} s ({_rate(generated - 1, rest)})"
         share = 100 * context_used / n_ctx
-        return f"minillm: {prompt} | {gen} | context {context_used}/{n_ctx} ({share:.0f}%)"
+        ran = " | ran minillm/model/ (--reference)" if self.reference else ""
+        return f"minillm: {prompt} | {gen} | context {context_used}/{n_ctx} ({share:.0f}%){ran}"
 
 
 def _rate(n: int, seconds: float) -> str:

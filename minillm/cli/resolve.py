@@ -25,7 +25,7 @@ def shipped_models() -> list[str]:
 def downloadable_models(tokenizers: bool = False) -> list[str]:
     """The names `download` fetches that are models (a .gguf file), or with ``tokenizers=True``
     those that are a tokenizer only (deepseek-v4)."""
-    from minillm.cli.download import MODELS
+    from minillm.io.download import MODELS
     return sorted(name for name, spec in MODELS.items()
                   if spec.filename.endswith(".gguf") != tokenizers)
 
@@ -56,7 +56,7 @@ def help_text(option: str) -> str:
 
 def resolve_model_path(name: str, option: str = "--model") -> Path:
     """A downloaded model's name, a path as given, else a path relative to the repository."""
-    from minillm.cli.download import resolve_model
+    from minillm.io.download import resolve_model
     from minillm.resources import shipped_model
     from minillm.tokenizer.formats import NAMED
     path = resolve_model(name)                      # an un-downloaded known name raises here
@@ -80,7 +80,7 @@ def load_tokenizer(name: str, option: str = "--tokenizer"):
         return Tokenizer.load(name)
     path = resolve_model_path(name, option)
     if path.suffix == ".gguf":                      # the metadata only: no weights are read
-        from minillm.io.gguf import read_gguf
+        from minillm.io.gguf.read import read_gguf
         return Tokenizer.from_gguf_metadata(read_gguf(str(path)).metadata)
     if path.is_dir() and (path / "config.json").exists():
         from minillm.loading import find_tokenizer
@@ -95,23 +95,25 @@ def model_context(name: str) -> int:
     """``--model NAME``'s context window n_ctx, read from its config (no weights are loaded)."""
     path = resolve_model_path(name)
     if path.suffix == ".gguf":
-        from minillm.io.gguf import read_gguf
-        from minillm.io.gguf_model import gguf_config
+        from minillm.io.gguf.read import read_gguf
+        from minillm.io.gguf.model import gguf_config
         g = read_gguf(str(path))
         return gguf_config(g.metadata, g.tensors).n_ctx
-    from minillm.config import ModelConfig
+    from minillm.io.config_hf import read_config
     config = path / "config.json"
     if not config.exists():
         raise ValueError(f"{path} is not a model (no config.json); --model takes {accepted('--model')}")
-    return ModelConfig.load(config).n_ctx          # bounded, regular files only (io/bounded.py)
+    return read_config(config).n_ctx          # bounded, regular files only (io/bounded.py)
 
 
-def load_model_and_tokenizer(model_name: str, tokenizer_name: str | None = None):
+def load_model_and_tokenizer(model_name: str, tokenizer_name: str | None = None,
+                             reference: bool = False):
     """-> (path, model, tokenizer) for generate / chat / export; ``--tokenizer`` replaces the
-    model's own tokenizer; a model that carries none and gets none is a ValueError."""
+    model's own tokenizer; a model that carries none and gets none is a ValueError.
+    ``reference`` (``--reference``): a model that runs minillm/model/'s code, not the engine."""
     from minillm.loading import load_model
     path = resolve_model_path(model_name)
-    model, tokenizer = load_model(path)
+    model, tokenizer = load_model(path, fast=not reference)
     if tokenizer_name is not None:
         own = tokenizer
         tokenizer = load_tokenizer(tokenizer_name)

@@ -14,7 +14,7 @@ Padding costs compute (B · S, not Σ lengths) but turns B matrix-vector product
 matrix-matrix product, which is where the speed comes from.
 
 A shared prefix (beam search, option scoring): run the prompt ONCE with batch 1, then copy its
-keys and values into every row of a B-row cache (``shared_prefix_cache``) instead of computing the
+keys and values into every row of a B-row cache (``kv_cache.shared_prefix_cache``) instead of computing the
 same prompt B times.
 """
 from __future__ import annotations
@@ -57,21 +57,6 @@ def padded_inputs(valid: np.ndarray, T: int) -> tuple[np.ndarray, np.ndarray]:
     mask = causal_mask(T, S)[None] & valid[:, None, :]                    # [B, T, S] causal, no padded keys
     mask[:, np.arange(T), S - T + np.arange(T)] = True                    # each query sees itself
     return np.maximum(positions, 0), mask                                 # padding sits at 0
-
-
-def shared_prefix_cache(model, prompt: np.ndarray, batch_size: int, capacity: int):
-    """Run ``prompt`` [P] once and copy its K/V into every row of a new ``batch_size``-row cache.
-
-    Returns (cache with ``length == P``, last-position logits [V]). One forward pass (batch 1).
-    """
-    one = KVCache(model.config, batch_size=1, capacity=len(prompt))
-    logits = model(prompt[None], cache=one, last_only=True)[0, -1]           # [V]
-    cache = KVCache(model.config, batch_size=batch_size, capacity=capacity)
-    P = len(prompt)
-    cache.k[:, :, :, :P] = one.k                                   # [L, 1, K, P, D] -> [L, B, K, P, D]
-    cache.v[:, :, :, :P] = one.v                                   # [L, 1, K, P, D] -> [L, B, K, P, D]
-    cache.advance(P)
-    return cache, logits
 
 
 def generate_batch(model, prompts, max_new_tokens: int = 100, *, seed=None, rng=None,

@@ -39,10 +39,9 @@ import math
 
 import numpy as np
 
-from minillm.decoding.batch import shared_prefix_cache
 from minillm.functional import log_softmax
 from minillm.decoding.generate_args import check_count, check_prompt, stop_set
-from minillm.kv_cache import check_cache_fits
+from minillm.kv_cache import check_cache_fits, shared_prefix_cache
 
 EARLY_STOPPING = ("heuristic", "pool_full", "never")     # HF: False, True, "never"
 

@@ -137,7 +137,8 @@ def _steps(model, prompt, n_new, settings, *, cache) -> Iterator[Step]:
         end = P + n + 1
         context[end - 1] = token                              # 5. append, and go again
         last = n == n_new - 1
-        yield writer.step(token, logits, last)
+        shown = sampler.probs(logits, history=seen, prompt_len=P) if settings.top_n else None
+        yield writer.step(token, logits, last, shown)         # (shown: [V], what the draw used)
         if last or writer.stopped:
             return
         fresh = context[end - 1:end]                          # [1] the cache holds the rest

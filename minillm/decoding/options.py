@@ -26,9 +26,9 @@ import dataclasses
 
 import numpy as np
 
-from minillm.decoding.batch import shared_prefix_cache
 from minillm.functional import log_softmax, softmax
 from minillm.decoding.generate_args import check_prompt
+from minillm.kv_cache import shared_prefix_cache
 
 
 @dataclasses.dataclass(frozen=True)

@@ -103,7 +103,7 @@ class ContinuousBatcher:
             if not live or not free or free[0] > live[-1]:
                 return
             top, hole = live[-1], free[0]
-            c.k[:, hole], c.v[:, hole] = c.k[:, top], c.v[:, top]   # [L, K, N, D] one row
+            c.k[:, hole], c.v[:, hole] = c.k[:, top], c.v[:, top]   # [L, KV, N, D] one row
             c.valid[hole], c.valid[top] = c.valid[top], False
             self.slots[hole], self.slots[top] = self.slots[top], None
 
@@ -117,13 +117,13 @@ class ContinuousBatcher:
         logits = self.model(request.prompt[None], cache=one, last_only=True)[:, -1]   # [1, V]
         if c.length < P:                                          # make room: shift every slot right
             shift, L = P - c.length, c.length
-            c.k[:, :, :, shift:shift + L] = c.k[:, :, :, :L].copy()     # [layers, B, K, L, D]
+            c.k[:, :, :, shift:shift + L] = c.k[:, :, :, :L].copy()     # [layers, B, KV, L, D]
             c.v[:, :, :, shift:shift + L] = c.v[:, :, :, :L].copy()
             c.valid[:, shift:shift + L] = c.valid[:, :L].copy()
             c.valid[:, :shift] = False
             c.length = P
         L = c.length
-        c.k[:, b, :, L - P:L] = one.k[:, 0]                       # [L, K, P, D]
+        c.k[:, b, :, L - P:L] = one.k[:, 0]                       # [L, KV, P, D]
         c.v[:, b, :, L - P:L] = one.v[:, 0]
         c.valid[b] = False
         c.valid[b, L - P:L] = True                                # the new occupant's columns only
@@ -162,7 +162,7 @@ class ContinuousBatcher:
         for b in range(len(self.slots)):
             cols = np.flatnonzero(c.valid[b, :c.length])          # [n_b] ascending
             start = new_length - len(cols)
-            c.k[:, b, :, start:new_length] = c.k[:, b][:, :, cols]   # [L, K, n_b, D] gathered (a copy)
+            c.k[:, b, :, start:new_length] = c.k[:, b][:, :, cols]   # [L, KV, n_b, D] gathered (a copy)
             c.v[:, b, :, start:new_length] = c.v[:, b][:, :, cols]
             c.valid[b] = False
             c.valid[b, start:new_length] = True

@@ -27,12 +27,18 @@ class Step:
     """One generated token. ``text``: the text it releases ("" while held back: an unfinished
     UTF-8 character or a possible stop-string start), None without a tokenizer. ``logprob``:
     log p(id) under the raw model distribution (with ``logprobs=True``). ``top``: the ``top_n``
-    most likely ids as ((id, logprob), ...), best first. ``id`` is None only for a last,
-    text-only step that releases held-back text when a stop id ended the generation."""
+    most likely ids as ((id, logprob), ...), best first. ``top_sampled``: the same ids'
+    probabilities in the distribution the draw used — after temperature, top-k, top-p, min-p and
+    penalties; 0.0 for an id they removed — and ``sampled``: the chosen id's (both None when the
+    loop did not compute them: without ``top_n``, or in speculative rounds). ``id`` is None only
+    for a last, text-only step that releases held-back text when a stop id ended the generation.
+    """
     id: int | None
     text: str | None = None
     logprob: float | None = None
     top: tuple[tuple[int, float], ...] | None = None
+    top_sampled: tuple[float, ...] | None = None
+    sampled: float | None = None
 
 
 class StepWriter:
@@ -57,8 +63,9 @@ class StepWriter:
         unfinished UTF-8 character) is released."""
         return self.stop_text.flush() + (self.decoder.flush() if self.decoder is not None else "")
 
-    def step(self, token: int, logits: np.ndarray, last: bool) -> Step:
-        """The ``Step`` for ``token``, chosen from ``logits`` [V]; ``last``: no token follows."""
+    def step(self, token: int, logits: np.ndarray, last: bool, probs=None) -> Step:
+        """The ``Step`` for ``token``, chosen from ``logits`` [V]; ``last``: no token follows;
+        ``probs`` [V]: the distribution the draw used (the sampler's), when the loop has it."""
         text = None
         if self.decoder is not None:
             piece = self.decoder.feed(token) + (self.decoder.flush() if last else "")
@@ -73,4 +80,6 @@ class StepWriter:
             if self.top_n:
                 best = np.argsort(-logp, kind="stable")[:self.top_n]   # [n] ties: lower id first
                 top = tuple((int(i), float(logp[i])) for i in best)
-        return Step(token, text, lp, top)
+        if top is None or probs is None:
+            return Step(token, text, lp, top)
+        return Step(token, text, lp, top, tuple(float(probs[i]) for i, _ in top), float(probs[token]))

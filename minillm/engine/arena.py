@@ -10,7 +10,7 @@ test machine separately allocated matrices streamed at ~4-6 GB/s but views of on
 (benchmarks/README.md, "Why the arena mattered"). Large separate allocations are each mapped on
 their own, and how well the kernel backs them with huge pages varies; one block gets one mapping.
 
-It also keeps loading lean: the loaders (``io/checkpoints.py``, ``io/gguf_model.py``) allocate the
+It also keeps loading lean: the loaders (``io/checkpoints.py``, ``io/gguf/model.py``) allocate the
 arena from the shapes first and convert each tensor straight into its place, so the peak memory
 is the weights plus one tensor, not the weights twice.
 
@@ -18,7 +18,7 @@ An ``Arena`` is ``params`` (a ``GPTParams`` whose every entry is a view into the
 ``named()``, the loaders, checkpoints and a reader see) and, per layer, the JOINED matrices:
 
 - Matrices that multiply the same input are joined into one: a block's wq | wk | wv as one
-  [C, H·D + 2·K·D] and w_gate | w_up as one [C, 2F]. Each parameter is its own [C, N] view (a
+  [C, H·D + 2·KV·D] and w_gate | w_up as one [C, 2F]. Each parameter is its own [C, N] view (a
   column slice) of it, and the engine reads it in ONE product. A matrix-vector product pays a
   fixed start-up per call (small ones stream at ~10-15 GB/s where large ones reach ~23); a
   30-layer Llama makes 90 fewer calls.
@@ -55,7 +55,7 @@ from minillm.model.params import GPTParams, check_names_and_shapes, param_shapes
 @dataclass
 class Joined:
     """One layer's side-by-side matrices (None where the layer has none)."""
-    qkv: object = None          # [C, H·D + 2·K·D]: wq | wk | wv
+    qkv: object = None          # [C, H·D + 2·KV·D]: wq | wk | wv
     gate_up: object = None      # [C, 2F]: w_gate | w_up (SwiGLU only)
 
 

@@ -1,7 +1,8 @@
 """The engine's model: ``model.GPT`` with its forward pass over an arena.
 
 ``EngineGPT(config, arena)`` is a subclass of ``minillm.model.GPT``: the same input checks,
-``__call__``, ``loss`` and ``num_parameters``; ``params`` is the arena's ``GPTParams`` (views into
+``__call__``, ``loss``, ``num_parameters`` and file methods (``EngineGPT.from_pretrained(path)``
+loads straight into an arena: ``empty`` below); ``params`` is the arena's ``GPTParams`` (views into
 the one block, so ``named()`` and the loaders see every parameter under its name); only
 ``forward`` differs — the joined products, query blocks and in-place forms of ``layers.py``, and
 the head read from the arena (a [C, V] view of what it stores). Reused from model/ as they are:
@@ -17,7 +18,7 @@ from dataclasses import replace
 import numpy as np
 
 from minillm.config import ModelConfig
-from minillm.engine.arena import Arena, to_arena
+from minillm.engine.arena import Arena, empty_arena, to_arena
 from minillm.engine.layers import block
 from minillm.engine.ops import linear, norm_fast
 from minillm.model.embedding import embed
@@ -36,6 +37,12 @@ class EngineGPT(GPT):
         super().__init__(config, arena.params)
         self.arena = arena
         self._laid_out = _leaves(arena.params)   # every (holder, field, weight) the arena made
+
+    @classmethod
+    def empty(cls, config: ModelConfig) -> "EngineGPT":
+        """An engine model whose arena is allocated, not yet set: what the loaders fill, one
+        tensor at a time, straight into its place (``GPT.empty`` makes plain arrays)."""
+        return cls(config, empty_arena(config))
 
     def forward(self, ids, positions, mask, cache=None, return_weights: bool = False,
                 last_only: bool = False):
@@ -85,8 +92,7 @@ def _leaves(params: GPTParams) -> list[tuple[object, str, object]]:
 
 def to_engine(model: GPT, layout: str = "rows") -> EngineGPT:
     """An ``EngineGPT`` with float32 copies of ``model``'s weights in a new arena ("rows", the
-    loaders' layout, or "decode"). (It has no file methods: ``minillm.loading.FastGPT(config,
-    arena)``, what ``load_model`` returns, is the same model with them.)"""
+    loaders' layout, or "decode")."""
     return EngineGPT(model.config, to_arena(model.params, model.config, layout))
 
 

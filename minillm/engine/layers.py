@@ -52,19 +52,19 @@ def attention(x: np.ndarray, p, qkv, config, mask: np.ndarray, rope=None, cache=
     ``return_weights``, a prompt longer than QUERY_BLOCK takes ``query_blocks``."""
     if qkv is None:
         q = linear(x, p.wq, p.bq)                   # [B, T, C] @ [C, H·D] (+ [H·D]) -> [B, T, H·D]
-        k = linear(x, p.wk, p.bk)                   # [B, T, C] @ [C, K·D] (+ [K·D]) -> [B, T, K·D]
-        v = linear(x, p.wv, p.bv)                   # [B, T, C] @ [C, K·D] (+ [K·D]) -> [B, T, K·D]
+        k = linear(x, p.wk, p.bk)                   # [B, T, C] @ [C, KV·D] (+ [KV·D]) -> [B, T, KV·D]
+        v = linear(x, p.wv, p.bv)                   # [B, T, C] @ [C, KV·D] (+ [KV·D]) -> [B, T, KV·D]
     else:                                           # the same three products as ONE
         q, k, v = split_columns(linear(x, qkv), (p.wq.shape[1], p.wk.shape[1], p.wv.shape[1]),
-                                (p.bq, p.bk, p.bv))     # [B, T, H·D + 2·K·D] -> the three above
+                                (p.bq, p.bk, p.bv))     # [B, T, H·D + 2·KV·D] -> the three above
     q = split_heads(q, config.n_heads)              # [B, H, T, D]
-    k = split_heads(k, config.n_kv_heads)           # [B, K, T, D]
-    v = split_heads(v, config.n_kv_heads)           # [B, K, T, D]
+    k = split_heads(k, config.n_kv_heads)           # [B, KV, T, D]
+    v = split_heads(v, config.n_kv_heads)           # [B, KV, T, D]
     if rope is not None:                            # q and k rotated in one call
-        qk = apply_rope(np.concatenate([q, k], axis=1), *rope)    # [B, H + K, T, D]
-        q, k = qk[:, :config.n_heads], qk[:, config.n_heads:]    # [B, H, T, D], [B, K, T, D]
+        qk = apply_rope(np.concatenate([q, k], axis=1), *rope)    # [B, H + KV, T, D]
+        q, k = qk[:, :config.n_heads], qk[:, config.n_heads:]    # [B, H, T, D], [B, KV, T, D]
     if cache is not None:
-        k, v = cache.store(layer, k, v)             # [B, K, S, D] with S = cached + T
+        k, v = cache.store(layer, k, v)             # [B, KV, S, D] with S = cached + T
     if return_weights or q.shape[2] <= QUERY_BLOCK:
         out, weights = scaled_dot_product(q, k, v, mask)    # [B, H, T, D], [B, H, T, S]
     else:

@@ -18,7 +18,7 @@ import numpy as np
 from minillm.config import ModelConfig
 from minillm.io.atomic import write_new_text
 from minillm.io.commit import atomic_files, finish_interrupted
-from minillm.io.config_hf import json_text
+from minillm.io.config_hf import json_text, read_config
 from minillm.io.hf_names import GPT2_BUFFERS, LM_HEAD, hf_sources, named_to_hf
 from minillm.io.bounded import open_regular, probe
 from minillm.io.safetensors import (DTYPES, bf16_to_float32, read_safetensors_shapes,
@@ -101,7 +101,7 @@ def read_checkpoint_config(path: str | Path) -> ModelConfig:
     if probe(path / "model.safetensors") is None:
         raise FileNotFoundError(f"{path} has no model.safetensors (sharded and .bin checkpoints "
                                 f"are not supported; minillm never unpickles)")
-    config = ModelConfig.load(path)                   # path/config.json (+ generation_config.json)
+    config = read_config(path)                        # path/config.json (+ generation_config.json)
     check_checkpoint_sizes(path, config)              # before anything of the config's size
     return config
 

@@ -6,10 +6,10 @@ family uses, the JSON types they must have, and the variants minillm refuses.
     / Mistral      intermediate_size, max_position_embeddings, rms_norm_eps, rope_theta
 
 A file written by minillm also carries a ``"minillm"`` object, every ModelConfig field, so it reads
-back exactly. ``ModelConfig.from_hf_dict`` / ``to_hf_dict`` / ``load`` / ``save`` call the functions
-here (``cls`` / ``config`` is the ModelConfig class / instance):
+back exactly. ``read_config(path)`` / ``write_config(config, path)`` read and write the file;
+``from_hf_dict`` / ``to_hf_dict`` convert its dict:
 
-    >>> ModelConfig.from_hf_dict({"model_type": "gpt2", "n_layer": 2}).n_layers
+    >>> from_hf_dict({"model_type": "gpt2", "n_layer": 2}).n_layers
     2
 """
 from __future__ import annotations
@@ -21,11 +21,14 @@ import reprlib
 import stat
 from pathlib import Path
 
+from minillm.config import ModelConfig, as_ids
+
 MAX_CONFIG_BYTES = 1 << 20   # real config.json files are 1-10 KB
 
 
-def from_hf_dict(cls, d: dict):
+def from_hf_dict(d: dict) -> ModelConfig:
     """Read a Hugging Face ``config.json`` dict (GPT-2, Llama, Qwen2 or minillm's own)."""
+    cls = ModelConfig
     if "minillm" in d:                     # written by to_hf_dict: exact round trip
         fields = {f.name for f in dataclasses.fields(cls)}
         required = {f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING}
@@ -73,7 +76,7 @@ def from_hf_dict(cls, d: dict):
     raise ValueError(f"unsupported model_type {model_type!r}: minillm reads gpt2, llama, qwen2, mistral")
 
 
-def to_hf_dict(config) -> dict:
+def to_hf_dict(config: ModelConfig) -> dict:
     """A ``config.json`` dict that Hugging Face can read, plus minillm's own exact copy."""
     if config.arch == "gpt2":
         d = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"],
@@ -96,7 +99,7 @@ def to_hf_dict(config) -> dict:
     return d
 
 
-def load(cls, path: str | Path):
+def read_config(path: str | Path) -> ModelConfig:
     """Read ``config.json`` (a file, or the directory that holds it). As in transformers, the
     EOS ids of a ``generation_config.json`` beside it win when it gives them (Llama-3-Instruct:
     [128001, 128009] there, 128001 in config.json)."""
@@ -109,14 +112,14 @@ def load(cls, path: str | Path):
     if probe(generation) and "minillm" not in d:
         d["eos_token_id"] = _read_json(generation).get("eos_token_id") or d.get("eos_token_id")
     try:
-        return cls.from_hf_dict(d)
+        return from_hf_dict(d)
     except (ValueError, TypeError) as exc:
         raise ValueError(f"{path}: {exc}") from None
     except RecursionError:
         raise ValueError(f"{path}: nested too deeply") from None
 
 
-def save(config, path: str | Path) -> None:
+def write_config(config: ModelConfig, path: str | Path) -> None:
     """Write ``config.json`` (into a directory, or to the file named)."""
     path = Path(path)
     if path.is_dir():
@@ -126,7 +129,7 @@ def save(config, path: str | Path) -> None:
 
 
 def json_text(config) -> str:
-    """The text of ``config.json`` (``save`` writes it atomically, a commit plainly)."""
+    """The text of ``config.json`` (``write_config`` writes it atomically, a commit plainly)."""
     return json.dumps(to_hf_dict(config), indent=2) + "\n"
 
 
@@ -188,7 +191,3 @@ def _read_json(path: Path) -> dict:
         raise ValueError(f"{path} must hold a JSON object")
     return d
 
-
-def as_ids(value) -> tuple:
-    """HF's ``eos_token_id``: None, one id or a list of ids -> a tuple of ids."""
-    return () if value is None else tuple(value) if isinstance(value, (list, tuple)) else (value,)

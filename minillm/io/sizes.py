@@ -6,10 +6,10 @@ before the first "missing tensor" error. The weights file already says how many 
 holds, so the config must add up to exactly that:
 
     count(config) = V·C [wte] + n_ctx·C [wpe, GPT-2] + C·V [lm_head, untied] + norm_f
-                    + L · ( 2 norms + C·HD + 2·C·KD + HD·C [Q K V O] + (attention biases)
+                    + L · ( 2 norms + C·HD + 2·C·KD + HD·C [Q KV V O] + (attention biases)
                             + C·F + F·C [+ C·F gate] + (MLP biases) )
 
-with HD = H·D (query width) and KD = K·D (key/value width). Example: GPT-2 small counts
+with HD = H·D (query width) and KD = KV·D (key/value width). Example: GPT-2 small counts
 124,439,808, the number of values in its model.safetensors (the fused c_attn included).
 """
 from __future__ import annotations

@@ -13,9 +13,9 @@ For one head, with queries Q [T, D], keys K [S, D] and values V [S, D]:
   sequence in one parallel pass without any position seeing its own answer.
 - Multi-head: C is split into H heads of width D = C / H that attend independently; their outputs
   are concatenated and mixed by W_o.
-- Grouped-query attention (Llama family): only K ≤ H key/value heads; each group of G = H / K
+- Grouped-query attention (Llama family): only KV ≤ H key/value heads; each group of G = H / KV
   query heads shares one: query head h uses KV head h // G (heads 0 … G−1 use KV head 0, the next
-  G use KV head 1, …). The cache then stores K heads, not H.
+  G use KV head 1, …). The cache then stores KV heads, not H. (K is the keys; KV their heads' count.)
 
     for h in 0 … H−1:   out_h = softmax(Q_h K_{h//G}ᵀ / √D + M) V_{h//G}       (``attend_per_head``)
 
@@ -41,7 +41,7 @@ def attend_per_head(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarra
                     ) -> tuple[np.ndarray, np.ndarray]:
     """The definition, one query head at a time: query head h attends with KV head h // G.
 
-    q [B, H, T, D], k and v [B, K, S, D] (K divides H), mask [B or 1, T, S] bool (True: may see)
+    q [B, H, T, D], k and v [B, KV, S, D] (KV divides H), mask [B or 1, T, S] bool (True: may see)
     -> output [B, H, T, D] and weights [B, H, T, S].
     """
     H, D = q.shape[1], q.shape[3]
@@ -61,17 +61,17 @@ def scaled_dot_product(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.nda
                        ) -> tuple[np.ndarray, np.ndarray]:
     """``attend_per_head`` for all heads at once (the same shapes in and out)."""
     B, H, T, D = q.shape
-    K, S = k.shape[1], k.shape[2]
-    G = H // K                                                  # query heads per KV head
+    KV, S = k.shape[1], k.shape[2]                              # KV heads, key positions
+    G = H // KV                                                 # query heads per KV head
     # Query head h = kv·G + g uses KV head kv = h // G. Heads kv·G … kv·G + G − 1 are adjacent,
     # so this reshape stacks each group's G heads under its KV head (no copy of k or v):
-    qg = q.reshape(B, K, G * T, D)                              # [B, H, T, D] -> [B, K, G·T, D]
-    scores = (qg * (1.0 / math.sqrt(D))) @ k.transpose(0, 1, 3, 2)  # [B, K, G·T, D] @ [B, K, D, S] -> [B, K, G·T, S]
-    scores = scores.reshape(B, K, G, T, S)                      # [B, K, G, T, S]
+    qg = q.reshape(B, KV, G * T, D)                              # [B, H, T, D] -> [B, KV, G·T, D]
+    scores = (qg * (1.0 / math.sqrt(D))) @ k.transpose(0, 1, 3, 2)  # [B, KV, G·T, D] @ [B, KV, D, S] -> [B, KV, G·T, S]
+    scores = scores.reshape(B, KV, G, T, S)                      # [B, KV, G, T, S]
     if not mask.all():                                          # (one new token, no padding: nothing to mask)
-        np.copyto(scores, -np.inf, where=~mask[:, None, None])  # [B, K, G, T, S] no edges to the future
-    weights = softmax(scores)                                   # [B, K, G, T, S]  rows sum to 1
-    out = weights.reshape(B, K, G * T, S) @ v                   # [B, K, G·T, S] @ [B, K, S, D] -> [B, K, G·T, D]
+        np.copyto(scores, -np.inf, where=~mask[:, None, None])  # [B, KV, G, T, S] no edges to the future
+    weights = softmax(scores)                                   # [B, KV, G, T, S]  rows sum to 1
+    out = weights.reshape(B, KV, G * T, S) @ v                   # [B, KV, G·T, S] @ [B, KV, S, D] -> [B, KV, G·T, D]
     return out.reshape(B, H, T, D), weights.reshape(B, H, T, S)
 
 
@@ -106,12 +106,12 @@ def attention(x: np.ndarray, p, config, mask: np.ndarray, rope=None, cache=None,
     values and stores this call's. ``mask`` [B or 1, T, S]: which keys each query may see.
     """
     q = split_heads(linear(x, p.wq, p.bq), config.n_heads)     # [B, T, C] @ [C, H·D] -> [B, H, T, D]
-    k = split_heads(linear(x, p.wk, p.bk), config.n_kv_heads)  # [B, T, C] @ [C, K·D] -> [B, K, T, D]
-    v = split_heads(linear(x, p.wv, p.bv), config.n_kv_heads)  # [B, T, C] @ [C, K·D] -> [B, K, T, D]
+    k = split_heads(linear(x, p.wk, p.bk), config.n_kv_heads)  # [B, T, C] @ [C, KV·D] -> [B, KV, T, D]
+    v = split_heads(linear(x, p.wv, p.bv), config.n_kv_heads)  # [B, T, C] @ [C, KV·D] -> [B, KV, T, D]
     if rope is not None:                            # position enters by rotating q and k
-        q, k = apply_rope(q, *rope), apply_rope(k, *rope)      # [B, H, T, D], [B, K, T, D]
+        q, k = apply_rope(q, *rope), apply_rope(k, *rope)      # [B, H, T, D], [B, KV, T, D]
     if cache is not None:                           # earlier positions' k, v plus these
-        k, v = cache.store(layer, k, v)             # [B, K, S, D] with S = cached + T
+        k, v = cache.store(layer, k, v)             # [B, KV, S, D] with S = cached + T
     out, weights = scaled_dot_product(q, k, v, mask)           # [B, H, T, D], [B, H, T, S]
     out = linear(merge_heads(out), p.wo, p.bo)      # [B, T, H·D] @ [H·D, C] (+ [C]) -> [B, T, C]
     return out, (weights if return_weights else None)

@@ -18,35 +18,36 @@ import numpy as np
 
 from minillm.config import ModelConfig
 from minillm.functional import cross_entropy
-from minillm.model.attention import causal_mask
 from minillm.model.block import block
+from minillm.model.checks import check_ids, check_params, check_positions_and_mask
 from minillm.model.embedding import embed
 from minillm.model.linear import linear
 from minillm.model.norm import norm
 from minillm.model.init import init_params
-from minillm.model.params import GPTParams, check_names_and_shapes
+from minillm.model.files import ModelFiles
+from minillm.model.params import GPTParams
 from minillm.model.rope import rope_angles
 
 
-class GPT:
+class GPT(ModelFiles):
     """A decoder-only transformer over plain float32 ndarrays. ``GPT(config, seed=0)`` makes a
     randomly initialised one; ``GPT(config, params)`` uses ``params`` AS GIVEN: the model reads
     those very arrays, so editing them afterwards changes the model.
 
     Example: ``logits = GPT(config)(np.array([1, 2, 3]))`` -> [3, V] float32.
 
-    (``minillm.GPT`` is this class plus files: ``from_pretrained``, ``save_pretrained``,
-    ``save_gguf`` (``minillm/loading.py``); ``minillm/engine/`` runs the same math faster.)
+    ``minillm.GPT`` is this class. Its file methods (``GPT.from_pretrained(path)``,
+    ``save_pretrained``, ``save_gguf``) come from ``ModelFiles`` (model/files.py: files, not
+    math); the input checks of ``__call__`` are in model/checks.py. ``minillm/engine/`` runs
+    the same math faster (``EngineGPT``, a subclass overriding ``forward``), and
+    ``load_model(path)`` gives that one unless ``fast=False``.
     """
 
     def __init__(self, config: ModelConfig, params: GPTParams | None = None, seed: int = 0):
         self.config = config
         if params is None:
             params = init_params(config, np.random.default_rng(seed))
-        elif not isinstance(params, GPTParams):
-            raise TypeError(f"params must be a GPTParams, got {type(params).__name__}")
-        else:
-            check_names_and_shapes(params.named(), config)
+        check_params(params, config)
         self.params = params
 
     # ---- the forward pass -----------------------------------------------------------------
@@ -63,9 +64,9 @@ class GPT:
         return_weights: also return each layer's attention weights, a list of [B, H, T, S].
         last_only: compute logits for the last position only ([B, 1, V]) — all generation needs.
         """
-        ids, squeeze = self._check_ids(ids, cache)
+        ids, squeeze = check_ids(ids, self.config, cache)               # [B, T] int64
         B, T = ids.shape
-        positions, mask = self._check_positions_and_mask(positions, mask, cache, B, T)
+        positions, mask = check_positions_and_mask(positions, mask, cache, self.config, B, T)
         logits, weights = self.forward(ids, positions, mask, cache, return_weights, last_only)
         if cache is not None:
             cache.advance(T)
@@ -103,65 +104,11 @@ class GPT:
             loss = −1/(B·T) Σ_b Σ_{t<T} log softmax(logits[b, t])[x_{t+1}]
         Example: for "I love coding", one pass scores "I"→"love" and "I love"→"coding" together.
         """
-        ids, _ = self._check_ids(ids, None, targets=1)   # n_ctx inputs + the last one's target
+        ids, _ = check_ids(ids, self.config, None, targets=1)   # n_ctx inputs + the last one's target
         if ids.shape[1] < 2:
             raise ValueError("loss needs sequences of at least 2 tokens (an input and a target)")
         logits = self(ids[:, :-1])                                      # [B, T-1, V]
         return cross_entropy(logits, ids[:, 1:])                        # targets [B, T-1]
-
-    # ---- input checks and padding ----------------------------------------------------------
-    def _check_ids(self, ids, cache, targets: int = 0):
-        ids = np.asarray(ids)
-        if ids.dtype.kind not in "iu":
-            raise TypeError(f"token ids must be integers, got dtype {ids.dtype}")
-        if ids.ndim not in (1, 2) or ids.size == 0:
-            raise ValueError(f"token ids must have shape [T] or [B, T] with B, T ≥ 1, got {ids.shape}")
-        if ids.min() < 0 or ids.max() >= self.config.vocab_size:
-            raise ValueError(f"token ids must be in [0, {self.config.vocab_size}); got "
-                             f"min {ids.min()}, max {ids.max()}")
-        squeeze = ids.ndim == 1
-        ids = ids[None] if squeeze else ids                             # [B, T]
-        start = 0 if cache is None else cache.length
-        if start + ids.shape[1] > self.config.n_ctx + targets:
-            raise ValueError(f"{start + ids.shape[1]} positions exceed the context window "
-                             f"n_ctx={self.config.n_ctx} ({start} cached + {ids.shape[1]} new)")
-        if cache is not None:
-            if cache.batch_size != ids.shape[0]:
-                raise ValueError(f"the cache has {cache.batch_size} rows, the ids {ids.shape[0]}")
-            cache.check_room(ids.shape[1])
-        return ids.astype(np.int64, copy=False), squeeze
-
-    def _check_positions_and_mask(self, positions, mask, cache, B: int, T: int):
-        """The defaults, or the caller's positions [B, T] and mask [B or 1, T, S], checked."""
-        start = 0 if cache is None else cache.length
-        S = start + T
-        if (positions is None or mask is None) and cache is not None \
-                and not cache.valid[:, :start].all():   # the defaults would count the padding
-            raise ValueError("this cache holds padding: pass positions= and mask= "
-                             "(minillm.decoding.batch.padded_inputs builds them)")
-        if positions is None:
-            positions = np.broadcast_to(np.arange(start, S), (B, T))    # [B, T]
-        else:
-            positions = np.asarray(positions)
-            if positions.dtype.kind not in "iu" or positions.shape not in ((B, T), (T,)):
-                raise ValueError(f"positions must be integers of shape {(B, T)}, got "
-                                 f"{positions.dtype} {positions.shape}")
-            if positions.min() < 0 or positions.max() >= self.config.n_ctx:
-                raise ValueError(f"positions must be in [0, n_ctx={self.config.n_ctx})")
-            positions = np.broadcast_to(positions, (B, T))              # [B, T]
-        if mask is None:
-            return positions, causal_mask(T, S)[None]                   # [1, T, S] lower-triangular
-        mask = np.asarray(mask)
-        if mask.dtype != bool or mask.shape[-2:] != (T, S) or mask.ndim not in (2, 3) \
-                or (mask.ndim == 3 and mask.shape[0] not in (1, B)):
-            raise ValueError(f"mask must be bool of shape {(B, T, S)} (or {(1, T, S)}), got "
-                             f"{mask.dtype} {mask.shape}")
-        mask = mask.reshape(-1, T, S)                                   # [B or 1, T, S]
-        if (mask & ~causal_mask(T, S)).any():
-            raise ValueError("mask lets a query see a later key; the model is causal")
-        if not mask.any(axis=-1).all():
-            raise ValueError("mask hides every key from some query (its softmax would be NaN)")
-        return positions, mask
 
     def num_parameters(self) -> int:
         return sum(a.size for a in self.params.named().values())

@@ -33,12 +33,12 @@ class NormParams:
 @dataclass
 class AttentionParams:
     wq: np.ndarray                       # [C, H·D]
-    wk: np.ndarray                       # [C, K·D]  K = n_kv_heads (K < H: grouped-query)
-    wv: np.ndarray                       # [C, K·D]
+    wk: np.ndarray                       # [C, KV·D]  KV = n_kv_heads (KV < H: grouped-query)
+    wv: np.ndarray                       # [C, KV·D]
     wo: np.ndarray                       # [H·D, C]
     bq: np.ndarray | None = None         # [H·D]
-    bk: np.ndarray | None = None         # [K·D]
-    bv: np.ndarray | None = None         # [K·D]
+    bk: np.ndarray | None = None         # [KV·D]
+    bv: np.ndarray | None = None         # [KV·D]
     bo: np.ndarray | None = None         # [C]
 
 

@@ -14,7 +14,7 @@ Which two dimensions form pair i is a *layout* choice, and the two layouts in th
   second. This module rotates in this layout.
 - llama.cpp / GGUF (adjacent pairs): pair i = (2i, 2i + 1). llama.cpp's converter permutes the
   rows of the Q and K weight matrices so that the same model computes the same scores with
-  adjacent pairs. minillm's GGUF loader undoes that permutation (``io/gguf_model.py``), so one
+  adjacent pairs. minillm's GGUF loader undoes that permutation (``io/gguf/model.py``), so one
   rotation serves both formats.
 
 Example: D = 4, position m = 1, theta = 10000 -> θ = [1, 0.01]: dims (0, 2) turn by 1 rad,

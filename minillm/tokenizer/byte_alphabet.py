@@ -4,7 +4,7 @@ GPT-2's `encoder.json`, Hugging Face's `tokenizer.json` and GGUF's `tokenizer.gg
 write each token's bytes as a printable string: bytes that are printable Latin-1 characters stand
 for themselves, the other 68 bytes are shifted to U+0100.. (so a space, 0x20, is written "Ġ" =
 U+0120, and a newline "Ċ"). Merges are lines "left right" in rank order (the `pairs` rule of
-`bpe.py`). The readers (hf.py, gguf_meta.py) and writers (hf_write.py, io/gguf_vocab.py) share it.
+`bpe.py`). The readers (hf.py, gguf_meta.py) and writers (hf_write.py, io/gguf/vocab.py) share it.
 
     >>> token_string_to_bytes("Ġworld")
     b' world'

@@ -56,7 +56,7 @@ class TokenizerFiles:
 
     `gguf_metadata`: what the source file says beyond the vocabulary (chat template, padding id,
     …) as GGUF keys, ``{key: (GGUF type, value)}``, written back by a GGUF export
-    (io/gguf_carry.py); empty (read-only) unless the tokenizer was read from such a file."""
+    (io/gguf/carry.py); empty (read-only) unless the tokenizer was read from such a file."""
 
     gguf_metadata = MappingProxyType({})
 

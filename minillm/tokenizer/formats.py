@@ -24,7 +24,7 @@ import zlib
 from pathlib import Path
 
 from minillm.io.atomic import atomic_write_text
-from minillm.io.gguf_carry import hf_chat_templates
+from minillm.io.gguf.carry import hf_chat_templates
 from minillm.io.bounded import read_bounded
 from minillm.io.safetensors_header import no_duplicate_keys
 
@@ -153,7 +153,7 @@ def _read(path: Path, pattern=None) -> dict:
         kw = read_gpt2_files(_load_json(path), _read_text(path.with_name("vocab.bpe")))
         return {**kw, "pattern": pattern or kw["pattern"]}
     if path.suffix == ".gguf":
-        from minillm.io.gguf import read_gguf   # memory-mapped: only the metadata is read
+        from minillm.io.gguf.read import read_gguf   # memory-mapped: only the metadata is read
         meta = read_gguf(path).metadata
         if "tokenizer.ggml.tokens" not in meta:
             raise ValueError(f"{path} carries no tokenizer (no tokenizer.ggml.* metadata)")

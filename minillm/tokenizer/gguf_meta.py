@@ -1,12 +1,12 @@
-"""GGUF's tokenizer metadata (`tokenizer.ggml.*`, read by io/gguf.py) -> Tokenizer kwargs.
+"""GGUF's tokenizer metadata (`tokenizer.ggml.*`, read by io/gguf/read.py) -> Tokenizer kwargs.
 
 The tokens are written in GPT-2's byte-to-unicode alphabet (byte_alphabet.py), the merges as
 "left right" lines, `token_type` marks the special tokens and `pre` names the pre-tokeniser by
-llama.cpp's names (pattern_names.py). Writing them back: io/gguf_vocab.py.
+llama.cpp's names (pattern_names.py). Writing them back: io/gguf/vocab.py.
 """
 from __future__ import annotations
 
-from minillm.io.gguf_carry import carried
+from minillm.io.gguf.carry import carried
 
 from .byte_alphabet import in_alphabet, parse_merges, vocab_from_strings
 from .pattern_names import LLAMA_CPP_IGNORE_MERGES, NAMED_PATTERNS
@@ -23,7 +23,7 @@ MODEL_NAMES = {"bert": "WordPiece (BERT) is not implemented;",
 def read_gguf_metadata(meta: dict, pattern=None) -> dict:
     """GGUF `tokenizer.ggml.*` metadata -> Tokenizer (or SentencePieceBPE) kwargs, checked
     (validate.py, spm_meta.py); with `gguf_metadata`, the file's other `tokenizer.*` keys kept for
-    a GGUF export (io/gguf_carry.py), when `meta` is a file's (io.gguf.read_gguf: a plain dict
+    a GGUF export (io/gguf/carry.py), when `meta` is a file's (io.gguf.read_gguf: a plain dict
     has no types, and nothing is kept from it).
 
     Control (3) and user-defined (4) tokens are special; their text is stored as is, and the

@@ -1,7 +1,7 @@
 """What GGUF's `tokenizer.ggml.token_type` says of a token, and what llama.cpp makes of it.
 
 Shared by the two GGUF vocabulary readers (gguf_meta.py: byte-level BPE; spm_meta.py:
-SentencePiece-style), their writer (io/gguf_vocab.py), spm.py and hf_spm.py, in a module of their
+SentencePiece-style), their writer (io/gguf/vocab.py), spm.py and hf_spm.py, in a module of their
 own so that none of them imports another (no import cycles: tests/test_import_graph.py).
 
     >>> user_defined_tokens(["a", "<|im_end|>", "<x>"], [1, 4, 4])

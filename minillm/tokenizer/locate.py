@@ -30,7 +30,7 @@ NAMED = {"gpt2": "gpt2/gpt2.tiktoken.gz", "r50k": "gpt2/gpt2.tiktoken.gz",
          "o200k": "tokenizers/o200k_base.tiktoken.gz"}
 NAMED.update({"r50k_base": NAMED["r50k"], "cl100k_base": NAMED["cl100k"],
               "o200k_base": NAMED["o200k"]})  # tiktoken's names
-# names of `python -m minillm download NAME`: their files are where cli/download.py's MODELS say
+# names of `python -m minillm download NAME`: their files are where io/download.py's MODELS say
 DOWNLOADED = ("smollm2", "deepseek-v4")
 MINILLM_FILE = "tokenizer.minillm.json"   # minillm's own readable format, in a model folder
 # Tokenizer files a model folder may carry, in the order they are tried.
@@ -57,7 +57,7 @@ def locate(path_or_name) -> Path:
     if isinstance(path_or_name, str) and path_or_name in DOWNLOADED:
         # every file of the download checked against its sha256 (deepseek-v4's
         # tokenizer_config.json too: it names the EOS), or an error naming the command to run
-        from minillm.cli.download import verified_download   # (the cache: $MINILLM_HOME, ...)
+        from minillm.io.download import verified_download   # (the cache: $MINILLM_HOME, ...)
         return verified_download(path_or_name)
     path = Path(path_or_name)
     found = probe(path)                      # (a 5,000-character name: a ValueError here)

@@ -14,7 +14,7 @@ two parts BPE makes of that token's bytes with the lower ranks, i.e. the pair li
 makes tiktoken's whole-piece look-up redundant: BPE over a token's bytes ends at that token. Both
 claims are checked, not assumed: the derivation refuses a token that its lower ranks cannot
 build, and tests/tokenizer/test_rank_merges.py compares the ids on corpora (llama.cpp and
-`tokenizers` on an exported file: scripts/check_gguf_export.py).
+`tokenizers` on an exported file: scripts/check_gguf/export.py).
 
     >>> merges_from_ranks({b"a": 0, b"b": 1, b"ab": 2, b"abb": 3})
     {(b'a', b'b'): 2, (b'ab', b'b'): 3}

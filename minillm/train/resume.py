@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from minillm.config import ModelConfig
+from minillm.io.config_hf import read_config
 from minillm.io.checkpoints import load_weights
 from minillm.io.safetensors import read_safetensors
 from minillm.train.checkpoint import find_checkpoint
@@ -58,7 +58,7 @@ def resume(model, opt, out: Path, settings, data_sha256: str,
         raise ValueError(f"{path} was trained on other data (the token ids' sha256 differs): "
                          f"resume with the same --data and tokenizer, or start a new run")
     check_log(out / LOG_NAME, manifest["log_records"], step, manifest["log_sha256"])
-    config = ModelConfig.load(path)                   # the config first, then the weights
+    config = read_config(path)                        # the config first, then the weights
     if config != model.config:
         raise ValueError(f"{path} holds a model of another shape: {config}")
     _check_optimizer_state(opt_path, header, state, model)

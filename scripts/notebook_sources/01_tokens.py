@@ -33,7 +33,7 @@ import time
 import matplotlib.pyplot as plt
 import numpy as np
 
-from minillm.io.gguf import read_gguf
+from minillm.io.gguf.read import read_gguf
 from minillm.tokenizer import Tokenizer
 from minillm.tokenizer.bpe import NO_MERGE, merge_reference
 from minillm.tokenizer.display import render_token

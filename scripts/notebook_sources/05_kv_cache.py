@@ -33,8 +33,8 @@ import numpy as np
 from minillm import GPT, KVCache, generate
 from minillm.functional import softmax
 from minillm.model.attention import causal_mask
-from minillm.io.gguf import read_gguf
-from minillm.io.gguf_model import gguf_config
+from minillm.io.gguf.read import read_gguf
+from minillm.io.gguf.model import gguf_config
 from nbhelpers import claim, find_smollm2, knob, load_shipped, min_times
 
 model, tok = load_shipped("shakespeare")

@@ -229,7 +229,7 @@ plt.show()
 #
 # - Branches and cost: beam search runs `beam_size` rows through every step, so the generated
 #   positions it computes are ≈ beam_size × those of greedy or sampling — the articles' N × beam_size
-#   — but the prompt is computed once and shared by all beams (`batch.shared_prefix_cache`), and
+#   — but the prompt is computed once and shared by all beams (`kv_cache.shared_prefix_cache`), and
 #   the rows run as one batched forward (`forwards` above: the same count as greedy).
 # - Probability: beam search's output has the highest total log-probability of the three here
 #   (checked above) — what it optimises; sampling's is the lowest, by design.

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from minillm import GPT, ModelConfig
 from minillm.chat.conversation import Chat
 from minillm.chat.chatml import DEFAULT_SYSTEM, chatml_ids, check_messages, render_chatml, stop_ids
-from minillm.cli import download as dl
+from minillm.io import download as dl
 from minillm.cli import main
 from minillm.decoding.generate import generate
 from minillm.loading import load_model

@@ -11,6 +11,7 @@ import shutil
 
 import pytest
 
+from minillm.io.config_hf import from_hf_dict, to_hf_dict
 from minillm import ModelConfig, beam_search, generate, generate_batch, serve
 from minillm import GPT
 from tests.conftest import FIXTURES
@@ -37,12 +38,12 @@ def with_eos(src, dst, eos, generation_eos=None):
 @pytest.mark.parametrize("value, expected", [(None, ()), (5, (5,)), ([5, 7], (5, 7)), ([], ()),
                                              ([7, 5, 7], (7, 5))])
 def test_config_json_eos_token_id_may_be_an_int_or_a_list(value, expected):
-    c = ModelConfig.from_hf_dict({"model_type": "gpt2", "vocab_size": 20, "n_positions": 8,
+    c = from_hf_dict({"model_type": "gpt2", "vocab_size": 20, "n_positions": 8,
                                   "n_embd": 8, "n_head": 2, "n_layer": 1, "eos_token_id": value})
     assert c.eos_ids == expected and c.eos_id == (expected[0] if expected else None)
-    again = ModelConfig.from_hf_dict({k: v for k, v in c.to_hf_dict().items() if k != "minillm"})
+    again = from_hf_dict({k: v for k, v in to_hf_dict(c).items() if k != "minillm"})
     assert again.eos_ids == expected                       # HF's own fields say the same
-    assert ModelConfig.from_hf_dict(c.to_hf_dict()) == c   # and minillm's exact copy
+    assert from_hf_dict(to_hf_dict(c)) == c   # and minillm's exact copy
 
 
 def test_eos_id_alone_is_the_one_eos_id_and_bad_ids_are_refused():

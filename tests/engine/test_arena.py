@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from minillm import GPT
+from minillm import GPT, load_model
 from minillm.engine import EngineGPT, empty_arena, in_arena, to_arena, to_engine
 from minillm.model.init import init_params
 from minillm.model.params import param_shapes
@@ -42,12 +42,15 @@ def test_to_arena_copies_into_one_block_without_gaps_or_overlaps(config, seed):
 
 @pytest.mark.parametrize("name", ["gpt2_tiny", "gpt2_untied", "llama_tiny", "llama_untied", "qwen2_tiny"])
 def test_loaded_checkpoints_are_engine_arenas_by_default(name):
-    model = GPT.from_pretrained(FIXTURES / name)
+    model, _ = load_model(FIXTURES / name)
     assert isinstance(model, EngineGPT) and isinstance(model, GPT) and in_arena(model.params)
+    assert isinstance(EngineGPT.from_pretrained(FIXTURES / name), EngineGPT)
+    plain = GPT.from_pretrained(FIXTURES / name)          # the class it is called on: model/'s code
+    assert type(plain) is GPT and not in_arena(plain.params)
 
 
 def test_wrong_arenas_are_clear_errors():
-    model = GPT.from_pretrained(FIXTURES / "gpt2_tiny", fast=False)
+    model = GPT.from_pretrained(FIXTURES / "gpt2_tiny")
     with pytest.raises(TypeError, match="Arena"):
         EngineGPT(model.config, model.params)
     with pytest.raises(ValueError, match="missing"):

@@ -3,9 +3,11 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
+from minillm.loading import model_class
 from minillm import GPT
-from minillm.io import checkpoints, dequant
-from minillm.io.dequant import BF16, F16, F32, Q4_0, Q4_1, Q8_0, dequantize, dequantize_into
+from minillm.io import checkpoints
+from minillm.io.gguf import dequant
+from minillm.io.gguf.dequant import BF16, F16, F32, Q4_0, Q4_1, Q8_0, dequantize, dequantize_into
 from minillm.loading import load_gguf_model
 from minillm.engine import in_arena
 from tests.conftest import FIXTURES
@@ -30,9 +32,9 @@ def test_reading_in_small_slices_gives_the_same_weights(name, fast, monkeypatch)
     """A few rows per read (so every tensor spans several reads, and the transposed and split
     ones are written column block by column block) loads exactly what one read per tensor does,
     into the engine's arena or into plain arrays."""
-    whole = GPT.from_pretrained(FIXTURES / name, fast=False).params.named()
+    whole = GPT.from_pretrained(FIXTURES / name).params.named()
     monkeypatch.setattr(checkpoints, "ROWS_AT_ONCE", 5)
-    sliced = GPT.from_pretrained(FIXTURES / name, fast=fast).params
+    sliced = model_class(fast).from_pretrained(FIXTURES / name).params
     assert in_arena(sliced) == fast
     for key, value in whole.items():
         np.testing.assert_array_equal(np.asarray(sliced.named()[key]), value, err_msg=key)
@@ -95,7 +97,7 @@ def test_a_gguf_tensor_of_the_wrong_shape_is_named(tmp_path):
 def test_a_gguf_tensor_of_an_undecodable_type_is_named(tmp_path, monkeypatch):
     """(Simulated: the tiny fixtures are too narrow for the 256-value K-quant blocks.)"""
     path = write_gguf(tmp_path / "m.gguf", GPT.from_pretrained(FIXTURES / "llama_tiny"))
-    monkeypatch.setattr("minillm.io.gguf_model.DEQUANTIZERS", {})
+    monkeypatch.setattr("minillm.io.gguf.model.DEQUANTIZERS", {})
     with pytest.raises(ValueError, match="'token_embd.weight' is F32, which minillm cannot"):
         load_gguf_model(path)
 

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
+from minillm.engine import EngineGPT
 from minillm import GPT
 from minillm.config import ModelConfig
 from minillm.engine import empty_arena, to_engine
@@ -69,7 +70,7 @@ def test_the_arena_stores_every_product_matrix_by_rows_and_joins_them():
 def test_a_loaded_weight_is_an_ndarray_and_its_methods_edit_the_model():
     """A loaded model's weights are ndarray views into its arena: ``w.fill(0)``, ``w += 1`` or
     ``np.asarray(w)[0] = …`` change the model, as on any array (a tiled copy once refused them)."""
-    model = GPT.from_pretrained(FIXTURES / "llama_tiny")
+    model = EngineGPT.from_pretrained(FIXTURES / "llama_tiny")
     ids = np.array([[1, 2, 3]])
     before = model(ids)
     w = model.params.blocks[0].attn.wq
@@ -83,7 +84,7 @@ def test_a_loaded_weight_is_an_ndarray_and_its_methods_edit_the_model():
 def test_gpt2_widths_that_are_not_whole_tiles_still_join_and_match(layout):
     """GPT-2 shapes (C = 48 here: not a multiple of 32) join Q|K|V too; the rest of N mod 32
     outputs takes its own product; logits equal the plain model's."""
-    plain = GPT.from_pretrained(FIXTURES / "gpt2_tiny", fast=False)
+    plain = GPT.from_pretrained(FIXTURES / "gpt2_tiny")
     fast = to_engine(plain, layout)
     assert plain.config.d_model % TILE and fast.arena.joined[0].qkv is not None
     ids = np.array([[5, 9, 2, 7]] * 3)                           # 3 rows at the last position

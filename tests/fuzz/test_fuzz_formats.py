@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from minillm.io.config_hf import from_hf_dict
 from minillm.config import ModelConfig
 from minillm.tokenizer.hf import read_hf_json
 from tests.fuzz.corpus import FORMATS, _hf_json
@@ -34,7 +35,7 @@ CONFIG_KEYS = ["model_type", "vocab_size", "n_positions", "n_embd", "n_head", "n
        st.sampled_from(["gpt2", "llama", "qwen2", "mistral"]))
 def test_config_json_fields_of_any_type_are_clear_errors(fields, model_type):
     try:
-        ModelConfig.from_hf_dict({"model_type": model_type, "vocab_size": 10, "hidden_size": 8,
+        from_hf_dict({"model_type": model_type, "vocab_size": 10, "hidden_size": 8,
                                   "num_attention_heads": 2, "num_hidden_layers": 1,
                                   "intermediate_size": 16, **fields})
     except ValueError as exc:

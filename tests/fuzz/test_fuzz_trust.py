@@ -12,13 +12,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from minillm.io.config_hf import to_hf_dict
 from minillm import GPT, ModelConfig, Tokenizer, load_model
-from minillm.cli import download as dl
+from minillm.io import download as dl
 from minillm.decoding.beam import beam_search
 from minillm.decoding.generate import generate
 from minillm.decoding.serving import ContinuousBatcher
-from minillm.io.gguf import read_gguf
-from minillm.io.gguf_write import (ARRAY, BOOL, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64,
+from minillm.io.gguf.read import read_gguf
+from minillm.io.gguf.write import (ARRAY, BOOL, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64,
                                    STRING, UINT8, UINT16, UINT32, UINT64, write_gguf)
 from tests.fuzz.profile import CASES_PER_FORMAT
 from tests.fuzz.runner import CLEAR
@@ -90,7 +91,7 @@ def _folder(tmp: Path, what: str) -> Path:
     if what == "model":
         model = GPT(ModelConfig(vocab_size=280, n_ctx=8, d_model=8, n_heads=2, n_layers=1))
         model.save_pretrained(tmp)
-        hf = {k: v for k, v in model.config.to_hf_dict().items() if k != "minillm"}
+        hf = {k: v for k, v in to_hf_dict(model.config).items() if k != "minillm"}
         (tmp / "config.json").write_text(__import__("json").dumps(hf))
     if what == "gpt2 files":
         (tmp / "encoder.json").write_text('{"a": 0, "b": 1}')

@@ -85,7 +85,7 @@ def test_kill_9_during_save_keeps_a_complete_model(tmp_path, kill):
     time.sleep(random.Random(kill).random() * 0.3)          # … then a random moment of the next
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    loaded = GPT.from_pretrained(tmp_path, fast=False).params.named()
+    loaded = GPT.from_pretrained(tmp_path).params.named()
     candidates = [tiny(seed=1).params.named(), tiny(seed=2).params.named()]
     assert any(all(np.array_equal(loaded[k], c[k]) for k in c) for c in candidates)
 

@@ -1,4 +1,4 @@
-"""The GGUF writer the tests use: minillm's own (``minillm/io/gguf_write.py``), plus the Q4_0 and
+"""The GGUF writer the tests use: minillm's own (``minillm/io/gguf/write.py``), plus the Q4_0 and
 Q4_1 quantisers that only the dequantisation tests need.
 
 Metadata values are given with their GGUF type, ``{key: (vtype, value)}``; an array is
@@ -8,7 +8,7 @@ broken files piece by piece.
 """
 import numpy as np
 
-from minillm.io.gguf_write import (  # noqa: F401  (re-exported for the tests)
+from minillm.io.gguf.write import (  # noqa: F401  (re-exported for the tests)
     ARRAY, BOOL, FLOAT32, FLOAT64, FORMATS, INT8, INT16, INT32, INT64, STRING, UINT8, UINT16,
     UINT32, UINT64, gguf_bytes, header, kv, pad, quantize_q8_0, string, tensor_info, value)
 

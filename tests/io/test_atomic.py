@@ -84,7 +84,7 @@ def test_save_pretrained_that_fails_midway_keeps_the_old_model(tmp_path, monkeyp
     with pytest.raises(OSError):
         small(1, d_model=64).save_pretrained(tmp_path)
     monkeypatch.undo()
-    assert same(GPT.from_pretrained(tmp_path, fast=False), old)
+    assert same(GPT.from_pretrained(tmp_path), old)
     assert sorted(os.listdir(tmp_path)) == ["config.json", "model.safetensors"]
 
 
@@ -101,7 +101,7 @@ def test_an_interrupted_commit_is_finished_by_the_next_load(tmp_path, monkeypatc
         new.save_pretrained(tmp_path)
     monkeypatch.undo()
     assert any(n.startswith(commit.RECORD) for n in os.listdir(tmp_path))   # the commit record
-    assert same(GPT.from_pretrained(tmp_path, fast=False), new)                      # finished on load
+    assert same(GPT.from_pretrained(tmp_path), new)                      # finished on load
     assert sorted(os.listdir(tmp_path)) == ["config.json", "model.safetensors"]
 
 

@@ -6,6 +6,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
+from minillm.io.config_hf import read_config
 from minillm import GPT
 from minillm.config import ModelConfig
 from minillm.io.checkpoints import load_hf_checkpoint
@@ -68,7 +69,7 @@ def test_gguf_block_count_2_32_fails_fast(tmp_path):
 def test_gguf_huge_string_length_names_the_limit(tmp_path):
     data = w.header(0, 1) + w.string("k") + (8).to_bytes(4, "little") + (2**40).to_bytes(8, "little")
     (tmp_path / "s.gguf").write_bytes(data + b"\0" * 64)
-    from minillm.io.gguf import read_gguf
+    from minillm.io.gguf.read import read_gguf
     with pytest.raises(ValueError, match="limit of 4,194,304"):
         read_gguf(tmp_path / "s.gguf")
 
@@ -103,13 +104,13 @@ def test_config_json_wrong_types_name_the_field(tmp_path, field, value, match):
          "num_hidden_layers": 1, "intermediate_size": 32, field: value}
     (tmp_path / "config.json").write_text(json.dumps(d))
     with pytest.raises(ValueError, match=match):
-        ModelConfig.load(tmp_path)
+        read_config(tmp_path)
 
 
 def test_config_json_deep_nesting_is_a_clear_error(tmp_path):
     (tmp_path / "config.json").write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(ValueError, match="nested too deeply"):
-        ModelConfig.load(tmp_path)
+        read_config(tmp_path)
 
 
 def test_gpt2_checkpoint_missing_fused_qkv_bias_is_named(tmp_path):

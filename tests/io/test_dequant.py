@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, strategies as st
 from hypothesis.extra.numpy import arrays
 
-from minillm.io.dequant import BF16, F16, F32, Q4_0, Q4_1, Q8_0, dequantize
+from minillm.io.gguf.dequant import BF16, F16, F32, Q4_0, Q4_1, Q8_0, dequantize
 from tests.conftest import FIXTURES
 from tests.io.gguf_writer import quantize
 

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
 
-from minillm.io.dequant import BF16, F16, F32, Q4_0, Q4_1, Q8_0, dequantize
-from minillm.io.gguf import read_gguf
+from minillm.io.gguf.dequant import BF16, F16, F32, Q4_0, Q4_1, Q8_0, dequantize
+from minillm.io.gguf.read import read_gguf
 from tests.conftest import FIXTURES, shared_file
 from tests.io import gguf_writer as w
 

@@ -13,10 +13,10 @@ import pytest
 
 from minillm import GPT, ModelConfig
 from minillm.cli import main
-from minillm.io.gguf import read_gguf
-from minillm.io.gguf_export import arch_metadata, gguf_tensors
-from minillm.io.gguf_vocab import tokenizer_metadata
-from minillm.io.gguf_write import encode_tensor
+from minillm.io.gguf.read import read_gguf
+from minillm.io.gguf.export import arch_metadata, gguf_tensors
+from minillm.io.gguf.vocab import tokenizer_metadata
+from minillm.io.gguf.write import encode_tensor
 from minillm.loading import load_model
 from minillm.tokenizer import Tokenizer
 from tests.conftest import REPO

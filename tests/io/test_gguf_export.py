@@ -2,7 +2,7 @@
 
 References: transformers 5.24 loading the exported files with ``from_pretrained(dir, gguf_file=)``
 (logits in tests/fixtures/gguf_export/expected.safetensors, made by
-scripts/check_gguf_export.py, which also reads every file with the ``gguf`` package). Bound: 1e-4.
+scripts/check_gguf/export.py, which also reads every file with the ``gguf`` package). Bound: 1e-4.
 """
 import dataclasses
 import tempfile
@@ -13,14 +13,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from minillm.engine import EngineGPT
 from minillm.tokenizer.pattern_names import LLAMA_CPP_PRE
 from minillm import GPT, ModelConfig
-from minillm.io.gguf import read_gguf
-from minillm.io.dequant import Q8_0, dequantize
-from minillm.io.gguf_export import arch_metadata
-from minillm.io.qk_rows import permute_qk
-from minillm.io.gguf_vocab import tokenizer_metadata
-from minillm.io.gguf_write import (ARRAY, STRING, UINT32, encode_tensor, gguf_bytes, quantize_q8_0,
+from minillm.io.gguf.read import read_gguf
+from minillm.io.gguf.dequant import Q8_0, dequantize
+from minillm.io.gguf.export import arch_metadata
+from minillm.io.gguf.qk_rows import permute_qk
+from minillm.io.gguf.vocab import tokenizer_metadata
+from minillm.io.gguf.write import (ARRAY, STRING, UINT32, encode_tensor, gguf_bytes, quantize_q8_0,
                                    write_gguf)
 from minillm.io.safetensors import load_safetensors
 from minillm.loading import load_model
@@ -70,7 +71,7 @@ def test_shakespeare_logits_equal_transformers_gguf_loading(shakespeare, tmp_pat
 @pytest.mark.parametrize("name,dtype", [("llama_tiny", "f32"), ("llama_tiny", "f16"),
                                         ("qwen2_tiny", "f32"), ("qwen2_tiny", "f16")])
 def test_llama_logits_equal_transformers_gguf_loading(tmp_path, name, dtype):
-    model = GPT.from_pretrained(FIXTURES / name)
+    model = EngineGPT.from_pretrained(FIXTURES / name)
     ref = load_safetensors(EXPECTED)
     path = model.save_gguf(tmp_path / "m.gguf", byte_tokenizer(model.config.vocab_size), dtype)
     back, _ = load_model(path)

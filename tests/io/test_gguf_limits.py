@@ -7,9 +7,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from minillm.io.config_hf import from_hf_dict
 from minillm import GPT, ModelConfig
-from minillm.io.gguf import read_gguf
-from minillm.io.gguf_write import (ARRAY, BOOL, FLOAT32, INT32, STRING, UINT8, UINT32, UINT64,
+from minillm.io.gguf.read import read_gguf
+from minillm.io.gguf.write import (ARRAY, BOOL, FLOAT32, INT32, STRING, UINT8, UINT32, UINT64,
                                    write_gguf)
 from tests.io.test_gguf_export import byte_tokenizer
 
@@ -51,7 +52,7 @@ def test_config_json_values_that_could_never_be_exported_are_refused_at_load(key
     d = {"model_type": "llama", "vocab_size": 2048, "hidden_size": 32, "num_attention_heads": 2,
          "num_hidden_layers": 1, "intermediate_size": 64, key: value}
     with pytest.raises(ValueError, match=message):
-        ModelConfig.from_hf_dict(d)
+        from_hf_dict(d)
 
 
 @pytest.mark.parametrize("vtype, value, message", [

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from minillm import GPT, ModelConfig, Tokenizer
-from minillm.io.gguf import read_gguf
+from minillm.io.gguf.read import read_gguf
 from minillm.loading import load_gguf_model
-from minillm.io.gguf_write import ARRAY, BOOL, FLOAT32, INT32, STRING, UINT32, write_gguf
+from minillm.io.gguf.write import ARRAY, BOOL, FLOAT32, INT32, STRING, UINT32, write_gguf
 
 TOK = Tokenizer({bytes([i]): i for i in range(256)}, {})
 

@@ -11,10 +11,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from minillm.engine import EngineGPT
 from minillm import GPT
-from minillm.io.gguf_model import gguf_names
+from minillm.io.gguf.model import gguf_names
 from minillm.loading import load_gguf_model
-from minillm.io.qk_rows import permute_qk, unpermute_qk
+from minillm.io.gguf.qk_rows import permute_qk, unpermute_qk
 from minillm.io.safetensors import load_safetensors
 from minillm.model.rope import apply_rope, rope_angles
 from tests.conftest import FIXTURES
@@ -97,7 +98,7 @@ def test_adjacent_pair_rope_on_permuted_rows_equals_rotate_half(heads, half, see
 @pytest.mark.parametrize("name, arch", [("llama_tiny", "llama"), ("llama_untied", "llama"),
                                         ("qwen2_tiny", "qwen2")])
 def test_gguf_model_equals_safetensors_model_exactly(name, arch, tmp_path):
-    hf = GPT.from_pretrained(FIXTURES / name)
+    hf = EngineGPT.from_pretrained(FIXTURES / name)
     model, tokenizer = load_gguf_model(write_gguf(tmp_path / "m.gguf", hf, arch))
     assert tokenizer is None                                        # no tokenizer.ggml.* metadata
     assert model.config.tie_embeddings == hf.config.tie_embeddings
@@ -121,7 +122,7 @@ def test_gguf_logits_match_hf_within_1e_4(name, tmp_path):
 @pytest.mark.parametrize("ggml_type", [Q8_0, Q4_1])
 def test_quantised_gguf_loads_as_its_dequantised_weights(ggml_type, tmp_path):
     """A quantised file is its dequantised float32 values (rows unpermuted after decoding)."""
-    from minillm.io.dequant import dequantize
+    from minillm.io.gguf.dequant import dequantize
     hf = GPT.from_pretrained(FIXTURES / "llama_tiny")
     model, _ = load_gguf_model(write_gguf(tmp_path / "q.gguf", hf, ggml_type=ggml_type))
     wq = np.asarray(hf.params.blocks[1].attn.wq).T                  # [H·D, C] HF order

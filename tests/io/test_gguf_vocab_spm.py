@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from minillm import GPT, ModelConfig
-from minillm.io.gguf import read_gguf
-from minillm.io.gguf_vocab import tokenizer_metadata
+from minillm.io.gguf.read import read_gguf
+from minillm.io.gguf.vocab import tokenizer_metadata
 from minillm.loading import load_model
 from minillm.tokenizer import Tokenizer
 from minillm.tokenizer.files import build

@@ -39,7 +39,7 @@ def test_seeded_models_are_plain_float32_arrays_drawn_by_init_params(config, see
 
 
 def test_wrong_params_are_clear_errors():
-    config = GPT.from_pretrained(FIXTURES / "gpt2_tiny", fast=False).config
+    config = GPT.from_pretrained(FIXTURES / "gpt2_tiny").config
     params = init_params(config, np.random.default_rng(0))
     with pytest.raises(TypeError, match="GPTParams"):
         GPT(config, params.named())

@@ -9,6 +9,7 @@ check runs on the model of plain arrays (``fast=False``: only model/ code) and o
 import numpy as np
 import pytest
 
+from minillm.loading import model_class
 from minillm import GPT, KVCache
 from minillm.io.safetensors import load_safetensors
 from tests.conftest import FIXTURES
@@ -21,7 +22,7 @@ NAMES = ["gpt2_tiny", "gpt2_small", "gpt2_untied", "llama_tiny", "llama_untied",
 def case(request):
     name, fast = request.param
     path = FIXTURES / name
-    return GPT.from_pretrained(path, fast=fast), load_safetensors(path / "expected.safetensors")
+    return model_class(fast).from_pretrained(path), load_safetensors(path / "expected.safetensors")
 
 
 def test_logits_match_hf_within_1e_4(case):
@@ -52,7 +53,7 @@ def test_greedy_20_tokens_match_hf_exactly(case):
 def test_save_pretrained_round_trips_hf_layout(case, tmp_path):
     model, expected = case
     model.save_pretrained(tmp_path)
-    again = GPT.from_pretrained(tmp_path, fast=type(model) is not GPT)
+    again = type(model).from_pretrained(tmp_path)
     assert type(again) is type(model) and again.config == model.config
     np.testing.assert_array_equal(again(expected["ids"][:1]), model(expected["ids"][:1]))
 

@@ -4,8 +4,8 @@ import dataclasses
 
 import pytest
 
-from minillm.cli._verified import sha256_file
-from minillm.cli.download import MODELS
+from minillm.io.verified import sha256_file
+from minillm.io.download import MODELS
 from minillm.tokenizer import Tokenizer
 from minillm.tokenizer.hf_write import token_string
 from minillm.tokenizer.locate import DOWNLOADED, MINILLM_FILE, locate
@@ -60,7 +60,7 @@ def test_a_gguf_file_without_tokenizer_metadata_says_so(tmp_path):
 
 def test_load_smollm2_gguf_by_path_matches_the_model_loader():
     path = shared_file("models/SmolLM2-135M-Instruct.Q4_1.gguf")
-    from minillm.io.gguf import read_gguf
+    from minillm.io.gguf.read import read_gguf
     expected = Tokenizer.from_gguf_metadata(read_gguf(path).metadata)
     assert Tokenizer.load(path).encode(TEXT) == expected.encode(TEXT)
 

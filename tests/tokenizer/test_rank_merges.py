@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minillm import GPT, ModelConfig
-from minillm.io.gguf import read_gguf
+from minillm.io.gguf.read import read_gguf
 from minillm.loading import load_model
 from minillm.tokenizer import bpe
 from minillm.tokenizer.rank_merges import merges_from_ranks, with_derived_merges

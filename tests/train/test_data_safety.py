@@ -113,7 +113,7 @@ def test_nan_loss_stops_training_and_keeps_the_last_checkpoint(tmp_path):
     with pytest.raises(TrainingDiverged, match="diverged"):
         train(tiny(), TEXT_IDS, TEXT_IDS, tmp_path, settings, **QUIET)
     if (tmp_path / "checkpoint").exists():
-        model = GPT.from_pretrained(tmp_path / "checkpoint", fast=False)
+        model = GPT.from_pretrained(tmp_path / "checkpoint")
         assert all(np.isfinite(a).all() for a in model.params.named().values())
 
 

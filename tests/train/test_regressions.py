@@ -3,6 +3,7 @@ instead of wrapping ids, broadcasting gradients or stepping uphill."""
 import numpy as np
 import pytest
 
+from minillm.engine import EngineGPT
 from minillm.config import ModelConfig
 from minillm.model.init import init_params
 from minillm.train.data import token_array
@@ -52,7 +53,7 @@ def test_adamw_refused_a_loaded_models_tiled_matrices():
     from minillm import GPT
     from minillm.train.optim import AdamW
     from tests.conftest import FIXTURES
-    model = GPT.from_pretrained(FIXTURES / "llama_tiny")
+    model = EngineGPT.from_pretrained(FIXTURES / "llama_tiny")
     named = model.params.named()
     grads = {k: np.ones_like(v) for k, v in named.items()}
     before = model.arena.joined[0].qkv.copy()

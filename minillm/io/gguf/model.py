@@ -11,7 +11,7 @@ GGUF keeps the config in ``{arch}.*`` metadata keys and the tokenizer in ``token
     ffn_gate / ffn_up / ffn_down -> w_gate / w_up / w_down (ᵀ)   attn_{q,k,v}.bias -> bq, bk, bv
 
 ``gpt2`` files (fused ``attn_qkv``, learned ``position_embd``, LayerNorm biases) are read through
-``gguf_gpt2.py``; ``gguf_export.py`` writes all three architectures.
+``gpt2_names.py``; ``gguf/export.py`` writes all three architectures.
 
 Every weight is dequantised ONCE, at load, to float32 (see ``dequant.py``), straight into its
 place in the model's parameters (plain arrays, or the engine's arena) one tensor at a time, so
@@ -40,7 +40,7 @@ each rotated pair sit next to each other::
     permute:    head rows as [2, D/2] (s, j) -> transpose -> [D/2, 2] (j, s) -> flatten
     unpermute:  head rows as [D/2, 2] (j, s) -> transpose -> [2, D/2] (s, j) -> flatten
 
-``unpermute_qk`` (``qk_rows.py``) is what the loader applies; ``permute_qk`` the converter's, for tests
+``unpermute_qk`` (``gguf/qk_rows.py``) is what the loader applies; ``permute_qk`` the converter's, for tests
 that write GGUF files. Q is permuted head by head with H heads, K with its K (fewer, GQA) heads.
 Qwen2 GGUF files are NOT permuted (llama.cpp runs them with its rotate-half "NEOX" RoPE), so the
 loader undoes the permutation for ``llama`` files only.
@@ -52,11 +52,11 @@ from pathlib import Path
 import numpy as np
 
 from minillm.config import ModelConfig
-from minillm.io import gguf_gpt2
-from minillm.io.dequant import DEQUANTIZERS, dequantize, dequantize_into
-from minillm.io.gguf import GGUF, read_gguf
-from minillm.io.gguf_values import metadata_number
-from minillm.io.qk_rows import PERMUTED_QK, unpermute_qk
+from minillm.io.gguf import gpt2_names
+from minillm.io.gguf.dequant import DEQUANTIZERS, dequantize, dequantize_into
+from minillm.io.gguf.read import GGUF, read_gguf
+from minillm.io.gguf.values import metadata_number
+from minillm.io.gguf.qk_rows import PERMUTED_QK, unpermute_qk
 from minillm.io.sizes import check_sizes
 from minillm.model.params import GPTParams, empty_params
 
@@ -76,8 +76,8 @@ _TOP = {"wte": ("token_embd.weight", False), "norm_f.weight": ("output_norm.weig
 
 def gguf_names(config: ModelConfig) -> dict[str, tuple[str, bool]]:
     """minillm name -> (GGUF tensor name, transpose?) for every tensor this config uses (GPT-2's
-    table, with Q, K, V unfused, is in ``gguf_gpt2.py``)."""
-    top, per_block = (gguf_gpt2.TOP, gguf_gpt2.BLOCK) if config.arch == "gpt2" else (_TOP, _BLOCK)
+    table, with Q, K, V unfused, is in ``gpt2_names.py``)."""
+    top, per_block = (gpt2_names.TOP, gpt2_names.BLOCK) if config.arch == "gpt2" else (_TOP, _BLOCK)
     table = {k: v for k, v in top.items() if k != "lm_head" or not config.tie_embeddings}
     for i in range(config.n_layers):
         for name, (gguf, transpose) in per_block.items():
@@ -96,7 +96,7 @@ def gguf_config(meta: dict, tensors: dict, tied: bool | None = None) -> ModelCon
     if "token_embd.weight" not in tensors:
         raise ValueError("GGUF file has no token_embd.weight tensor")
     if arch == "gpt2":
-        return gguf_gpt2.gpt2_config(meta, tensors, "output.weight" not in tensors if tied is None
+        return gpt2_names.gpt2_config(meta, tensors, "output.weight" not in tensors if tied is None
                                      else tied)
 
     def key(name, default=None):
@@ -139,7 +139,7 @@ def gguf_weights(g: GGUF, config: ModelConfig, params: GPTParams) -> GPTParams:
     table = gguf_names(config)
     available, get = set(g.tensors), g.tensor
     if g.metadata.get("general.architecture") == "gpt2":
-        available, get = gguf_gpt2.split_qkv(g, config)            # attn_qkv -> attn_q, _k, _v
+        available, get = gpt2_names.split_qkv(g, config)            # attn_qkv -> attn_q, _k, _v
     missing = [(gguf, name) for name, (gguf, _) in table.items() if gguf not in available]
     if missing:
         raise ValueError(f"GGUF file is missing tensor {missing[0][0]!r} (minillm's {missing[0][1]})")
@@ -179,7 +179,7 @@ def read_gguf_config(path: str | Path) -> tuple[GGUF, ModelConfig]:
     """A GGUF file's index and its config, checked against the tensors before any allocation."""
     g = read_gguf(str(path))
     gpt2 = g.metadata.get("general.architecture") == "gpt2" and "token_embd.weight" in g.tensors
-    tied = gguf_gpt2.head_is_tied(g) if gpt2 else None
+    tied = gpt2_names.head_is_tied(g) if gpt2 else None
     config = gguf_config(g.metadata, g.tensors, tied)
     check_sizes(config, {n: t.shape for n, t in g.tensors.items()}, str(path),  # before allocating
                 ignore=lambda name: bool(tied) and name == "output.weight",  # a tied head's copy

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from minillm.io.gguf_write import ARRAY, STRING
+from minillm.io.gguf.write import ARRAY, STRING
 
 ARCH_PREFIXES = ("llama.", "qwen2.", "gpt2.")       # the architectures minillm reads and writes
 COMPUTED = {"general.architecture", "general.file_type", "general.quantization_version",

@@ -1,5 +1,5 @@
 """GGUF's building blocks: bounds-checked reads of strings, counts and metadata values, and the
-limits that keep a hostile file from asking for absurd amounts of memory. io/gguf.py reads the
+limits that keep a hostile file from asking for absurd amounts of memory. io/gguf/read.py reads the
 file with them.
 
 A *string* is a uint64 byte length + UTF-8 bytes. A value type is one of UINT8 0, INT8 1,
@@ -17,7 +17,7 @@ import struct
 
 import numpy as np
 
-from minillm.io.gguf_limits import (ARRAY, BOOL, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64,
+from minillm.io.gguf.limits import (ARRAY, BOOL, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64,
                                     STRING, UINT8, UINT16, UINT32, UINT64)
 
 MAX_NESTING = 8

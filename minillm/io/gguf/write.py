@@ -1,6 +1,6 @@
-"""GGUF out: write llama.cpp's file format (version 3), the inverse of ``gguf.py``.
+"""GGUF out: write llama.cpp's file format (version 3), the inverse of ``read.py``.
 
-The layout is drawn in ``gguf.py``; writing it is four encoders and a padding rule::
+The layout is drawn in ``read.py``; writing it is four encoders and a padding rule::
 
     header(n_tensors, n_kv)            b"GGUF" | version u32 | n_tensors u64 | n_kv u64
     kv(key, vtype, value)              key string | value type u32 | value
@@ -9,7 +9,7 @@ The layout is drawn in ``gguf.py``; writing it is four encoders and a padding ru
 
 Metadata is given with its GGUF type, ``{key: (vtype, value)}``; an array is
 ``(ARRAY, (element_type, [values]))``. Tensors are ``{name: (ggml_type, numpy_shape, raw_uint8)}``
-with the shape in NumPy order (slowest first): ``ne`` is that shape reversed (``gguf.py``).
+with the shape in NumPy order (slowest first): ``ne`` is that shape reversed (``read.py``).
 
     >>> raw = np.zeros(4, np.float32).view(np.uint8)
     >>> write_gguf("t.gguf", {"general.architecture": (STRING, "llama")}, {"w": (F32, (2, 2), raw)})
@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from minillm.io.atomic import atomic_open
-# metadata value types: their numbers and ranges live in gguf_limits.py (checked before writing)
-from minillm.io.gguf_limits import (  # noqa: F401  (the types, importable from here too)
+# metadata value types: their numbers and ranges live in gguf/limits.py (checked before writing)
+from minillm.io.gguf.limits import (  # noqa: F401  (the types, importable from here too)
     ARRAY, BOOL, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, STRING, UINT8, UINT16, UINT32,
     UINT64, check_header)
 
@@ -135,7 +135,7 @@ def quantize_q8_0(x: np.ndarray) -> np.ndarray:
 
         d = max|x| / 127 (per block of 32)      q = round(x / d), in [-127, 127]
     Byte-identical to llama.cpp's ``quantize_row_q8_0_ref`` and the ``gguf`` package (checked by
-    scripts/check_gguf_export.py). subtle: both divide by the float32 d and only then store it as
+    scripts/check_gguf/export.py). subtle: both divide by the float32 d and only then store it as
     float16, and round halves away from zero (C's roundf), not to even as ``np.rint`` does.
     An all-zero block has d = 0 and q = 0.
     """

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-# metadata value types, as GGUF numbers them (defined here only: gguf_values.py reads them,
-# gguf_write.py writes them)
+# metadata value types, as GGUF numbers them (defined here only: gguf/values.py reads them,
+# gguf/write.py writes them)
 UINT8, INT8, UINT16, INT16, UINT32, INT32, FLOAT32, BOOL, STRING, ARRAY, UINT64, INT64, FLOAT64 = \
     range(13)
 

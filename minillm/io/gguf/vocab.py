@@ -22,7 +22,7 @@ match that switch too.
 """
 from __future__ import annotations
 
-from minillm.io.gguf_write import ARRAY, BOOL, FLOAT32, INT32, STRING, UINT32
+from minillm.io.gguf.write import ARRAY, BOOL, FLOAT32, INT32, STRING, UINT32
 from minillm.tokenizer.byte_alphabet import bytes_to_unicode
 from minillm.tokenizer.pattern_names import GPT2_PATTERN, LLAMA_CPP_IGNORE_MERGES, LLAMA_CPP_PRE
 from minillm.tokenizer.rank_merges import with_derived_merges

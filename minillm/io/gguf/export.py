@@ -9,11 +9,11 @@ What is written, and why each choice is the one llama.cpp's own converter makes:
                            SwiGLU, RoPE), or "qwen2" (a Llama with Q/K/V biases: llama.cpp runs it
                            with rotate-half RoPE, so its Q/K rows are NOT permuted)
     {arch}.*               the shapes: context_length, embedding_length, block_count, ...
-    tokenizer.ggml.*       the vocabulary, merges and pre-tokeniser name (``gguf_vocab.py``)
+    tokenizer.ggml.*       the vocabulary, merges and pre-tokeniser name (``gguf/vocab.py``)
     the rest               carried from the source: ``model.gguf_metadata`` (``general.name``,
                            licence, ...) and ``tokenizer.gguf_metadata`` (chat template, padding
-                           id, add_bos_token, ...), each with its own GGUF type (``gguf_carry.py``)
-    tensors                GGUF names (``gguf_model.py``, ``gguf_gpt2.py``) in ``[out, in]``
+                           id, add_bos_token, ...), each with its own GGUF type (``gguf/carry.py``)
+    tensors                GGUF names (``gguf/model.py``, ``gpt2_names.py``) in ``[out, in]``
                            row order; for ``llama``, Q and K rows permuted (``permute_qk``: the
                            reader's ``unpermute_qk`` undoes it exactly); 1-D tensors (norms, biases)
                            and GPT-2's ``position_embd`` always F32, the other matrices F32 / F16 /
@@ -25,7 +25,7 @@ Which tensors stay F32 whatever the dtype is llama.cpp's rule, in its converter
 llama.cpp's logits then differ from its own conversion of the same weights.
 
 Round trip: ``load_model(path)`` gives back the same config and, for F32, bit-identical weights
-and logits (tests/io/test_gguf_export.py).
+and logits (tests/io/test_gguf/export.py).
 """
 from __future__ import annotations
 
@@ -34,12 +34,12 @@ from pathlib import Path
 import numpy as np
 
 from minillm.config import ModelConfig
-from minillm.io import gguf_gpt2
-from minillm.io.gguf_carry import checked
-from minillm.io.gguf_model import gguf_names
-from minillm.io.qk_rows import PERMUTED_QK, permute_qk
-from minillm.io.gguf_vocab import tokenizer_metadata
-from minillm.io.gguf_write import F16, F32, FLOAT32, Q8_0, STRING, UINT32, encode_tensor, write_gguf
+from minillm.io.gguf import gpt2_names
+from minillm.io.gguf.carry import checked
+from minillm.io.gguf.model import gguf_names
+from minillm.io.gguf.qk_rows import PERMUTED_QK, permute_qk
+from minillm.io.gguf.vocab import tokenizer_metadata
+from minillm.io.gguf.write import F16, F32, FLOAT32, Q8_0, STRING, UINT32, encode_tensor, write_gguf
 
 # dtype -> (ggml type of the matrices, general.file_type: llama.cpp's ALL_F32 0, MOSTLY_F16 1,
 # MOSTLY_Q8_0 7)
@@ -49,7 +49,7 @@ ALWAYS_F32 = ("position_embd.weight",)   # matrices llama.cpp never converts or 
 
 def gguf_arch(config: ModelConfig) -> str:
     """The llama.cpp architecture that runs exactly this config, or a ValueError."""
-    if gguf_gpt2.is_gpt2(config):
+    if gpt2_names.is_gpt2(config):
         return "gpt2"
     if (config.norm, config.ffn, config.position) == ("rmsnorm", "swiglu", "rope") \
             and not config.mlp_bias:
@@ -89,7 +89,7 @@ def gguf_tensors(config: ModelConfig, named: dict[str, np.ndarray], arch: str) -
         if arch in PERMUTED_QK and kind in ("wq", "bq", "wk", "bk"):
             a = permute_qk(a, config.n_heads if kind[-1] == "q" else config.n_kv_heads)
         out[gguf] = a
-    return gguf_gpt2.fuse_qkv(out, config) if arch == "gpt2" else out
+    return gpt2_names.fuse_qkv(out, config) if arch == "gpt2" else out
 
 
 def check_token_ids(meta: dict, vocab_size: int) -> None:

@@ -8,7 +8,7 @@ llama.cpp's names for GPT-2 (``blk.{i}.`` prefix per layer; every weight ``[out,
     attn_qkv.{weight [3C, C], bias [3C]}                -> wq | wk | wv (ᵀ), bq | bk | bv
     attn_output / ffn_up / ffn_down .{weight,bias}      -> wo / w_up / w_down (ᵀ), bo / b_up / b_down
 
-Two differences from the Llama table (``gguf_model.py``):
+Two differences from the Llama table (``gguf/model.py``):
 
 - Q, K and V are ONE fused tensor, rows ``[Q; K; V]`` (HF's ``c_attn`` transposed). Here it is split
   into ``attn_q`` / ``attn_k`` / ``attn_v`` on reading and fused again on writing, so the rest of
@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from minillm.config import ModelConfig
-from minillm.io.gguf_values import metadata_number
+from minillm.io.gguf.values import metadata_number
 
 BLOCK = {"norm1.weight": ("attn_norm.weight", False), "norm1.bias": ("attn_norm.bias", False),
          "attn.wq": ("attn_q.weight", True), "attn.wk": ("attn_k.weight", True),

@@ -8,15 +8,15 @@ Layout (all integers little-endian; a *string* is a uint64 byte length + UTF-8 b
     zero padding up to a multiple of `general.alignment` (default 32)  <- data section starts here
     tensor bytes, each at data start + offset (offset a multiple of the alignment)
 
-Strings, counts and metadata values (int, float, bool, str, list) are read by gguf_values.py,
+Strings, counts and metadata values (int, float, bool, str, list) are read by gguf/values.py,
 which also holds the limits on counts and lengths. Each value's GGUF type is kept beside it
-(``Metadata.types``), so that a re-export writes it back with the same type (gguf_carry.py).
+(``Metadata.types``), so that a re-export writes it back with the same type (gguf/carry.py).
 
 Shape convention (subtle): GGUF lists dims fastest-first, ``ne[0]`` is the row length. NumPy
 lists them slowest-first, so ``TensorInfo.shape = tuple(reversed(ne))``. An HF ``nn.Linear`` weight
 ``[out, in]`` is stored with ``ne = [in, out]`` and comes back here as NumPy ``[out, in]``.
 
-Validation: every read is bounds-checked (gguf_values.py); known ggml types only; tensor extents
+Validation: every read is bounds-checked (gguf/values.py); known ggml types only; tensor extents
 must lie inside the file, be aligned, and not overlap. Choices where references differ:
 ``general.alignment`` must be a power of two (as in llama.cpp; the spec also says a multiple of
 8, which would reject 1, 2, 4); tensors may appear in any order and with gaps (the spec allows it;
@@ -30,8 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from minillm.io.bounded import open_regular
-from minillm.io.dequant import DEQUANTIZERS, dequantize
-from minillm.io.gguf_values import MAX_METADATA, MAX_TENSORS, Cursor
+from minillm.io.gguf.dequant import DEQUANTIZERS, dequantize
+from minillm.io.gguf.values import MAX_METADATA, MAX_TENSORS, Cursor
 
 MAGIC = b"GGUF"
 VERSIONS = (2, 3)
