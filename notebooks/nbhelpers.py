@@ -173,14 +173,28 @@ def claim(ok, text: str, why: str = "") -> bool:
     return ok
 
 
-def knob_range(name: str, value, low, high):
-    """Stop before any work when a "Try this" knob is outside the range its cell states.
+def knob(name: str, value, ok, allowed: str) -> None:
+    """Stop before any work when a "Try this" knob is outside the range its notebook states.
 
-    ``knob_range("BEAM", BEAM, 1, 8)`` passes when 1 <= BEAM <= 8, else raises a ValueError naming
-    the knob and its range. A list or tuple is checked item by item. Returns None, so that a cell
-    ending with it shows nothing.
+    ``ok`` tests the range: a bool, or a function of ``value`` (a value it cannot even test, such
+    as a string where a number belongs, is outside too); ``allowed`` says the range in words.
+    Raises ValueError naming the knob, its value and the range.
+    Example: ``knob("N_NEW", N_NEW, lambda n: 1 <= n <= 32, "a whole number from 1 to 32")``.
     """
-    for item in value if isinstance(value, (list, tuple)) else [value]:
-        if isinstance(item, bool) or not isinstance(item, (int, float)) or not low <= item <= high:
-            raise ValueError(f"{name} = {value!r}: each value must be a number from {low} to {high} "
-                             f"(the range its 'Try this' states)")
+    if callable(ok):
+        try:
+            ok = ok(value)
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError):
+            ok = False
+    if not ok:
+        raise ValueError(f"{name} = {value!r} is outside its range: {allowed}. "
+                         f"Set it inside that range and run the cell again.")
+
+
+def knob_range(name: str, value, low, high) -> None:
+    """``knob`` for a number (or each number of a list or tuple) from ``low`` to ``high``:
+    ``knob_range("BEAM", BEAM, 1, 8)``. Returns None, so that a cell ending with it shows nothing."""
+    items = value if isinstance(value, (list, tuple)) else [value]
+    knob(name, value, lambda _: all(not isinstance(i, bool) and isinstance(i, (int, float))
+                                    and low <= i <= high for i in items),
+         f"each value a number from {low} to {high} (the range its 'Try this' states)")

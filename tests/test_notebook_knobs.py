@@ -19,28 +19,53 @@ from tests.notebook_knobs import with_knobs
 SOURCES = REPO / "scripts" / "notebook_sources"
 
 KNOBS = {
+    # 01-06: each knob at both ends of the range its "Try this" states (a low run, a high run)
     "01_tokens": [
-        {"SENTENCE": '"The sea looks blue: water absorbs red light."', "TOY_WORD": 'b"abcabc"',
-         "TOY_RANKS": '{b"bc": 0, b"abc": 1, b"ca": 2}', "PHRASES": '["海水", "蓝色"]',
-         "TRAIN_VOCAB": "300"}],
+        {"SENTENCE": '"海"', "TOY_WORD": 'b"a"', "TOY_RANKS": "{}", "PHRASES": '["红"]', "TRAIN_VOCAB": "257"},
+        {"SENTENCE": '"大海常呈蓝色。" * 71 + "海水海"', "TOY_WORD": 'b"abcdabcdabcdabcd"',
+         "TOY_RANKS": '{b"ab": 0, b"cd": 1, b"abcd": 99}', "PHRASES": '["红光", "蓝光", "大海", "蓝色"]',
+         "TRAIN_VOCAB": "2048"}],
     "02_embeddings": [
-        {"TOY_IDS": "[0, 0, 2]", "CHARS": 'list("山水")', "GROUPS": '{"animals": [" cat", " dog", " horse"], '
-                                                                   '"numbers": [" one", " two", " three"]}'}],
+        {"TOY_IDS": "[0]", "CHARS": '["春"]', "GROUPS": '{"numbers": [" one", " two"], "family": [" mother", " father"]}'},
+        {"TOY_IDS": "[0, 1, 2, 2, 1, 0, 1, 2]", "CHARS": 'list("春秋月花山水酒愁红东西南")',
+         "GROUPS": '{"colours": [" red", " blue", " green", " yellow", " black", " white", " brown", " grey"], '
+                   '"numbers": [" one", " two", " three", " four", " five", " six", " seven", " eight"], '
+                   '"family": [" mother", " father", " brother", " sister", " son", " daughter", " uncle", " aunt"], '
+                   '"places": [" London", " Paris", " Rome", " France", " England", " Italy", " Spain", " Berlin"], '
+                   '"animals": [" dog", " cat", " horse", " cow", " bird", " fish", " sheep", " lion"], '
+                   '"body": [" hand", " head", " eye", " heart", " face", " arm", " foot", " leg"]}'}],
     "03_attention": [
-        {"Q": "np.eye(4)", "K": "np.ones((4, 4))", "V": "np.arange(16.0).reshape(4, 4)",
-         "SENTENCE": '"Water absorbs red light, so it looks blue."', "QUERY": '" so"',
-         "TARGET": '"Water"', "OTHER": '" light"', "layers": "[1]", "heads": "[0]",
-         "X_src": "np.array([[1., 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 1]])",
-         "Y_tgt": "np.array([[1., 1, 0, 0], [0, 0, 1, 1]])", "TURNS": "1", "USER": "10", "ANSWER": "5"}],
-    "04_autoregressive": [{"PROMPT": '"Once upon a time"', "N_NEW": "3", "TRAIN_TEXT": '"We like tea"',
-                           "NEW_WORD": '" red"'}],
-    "05_kv_cache": [{"N_TOY": "3", "D": "2", "PROMPT": '"JULIET.\\n"', "N_NEW": "5",
-                     "LENGTHS": "[16, 32, 64, 128]"}],
-    "06_sampling": [{"article_table": "{0.5: [0.6, 0.25, 0.1, 0.05], 1.0: [0.5, 0.3, 0.15, 0.05], "
-                                      "1.5: [0.4, 0.3, 0.2, 0.1]}",
-                     "PROMPTS": '["The sky is", "Two plus two is"]', "MIN_P": "0.3",
-                     "PRESETS": '{**PRESETS, "chat": Sampler(temperature=0.7, top_k=20, top_p=0.5)}'}],
-    "07_greedy_sampling_beam": [                          # low ends, then high ends
+        {"Q": "np.full((4, 4), -10.)", "K": "np.full((4, 4), -10.)", "V": "np.full((4, 4), -10.)",
+         "SENTENCE": '"sea light it"', "QUERY": '" it"', "TARGET": '"sea"', "OTHER": '" light"',
+         "layers": "[0]", "heads": "[0]", "ZH_PAIR": '("猫书它", "书猫它", "猫", "书")',
+         "X_src": "np.full((3, 4), -5.)", "Y_tgt": "np.full((2, 4), -5.)", "TURNS": "1", "USER": "1", "ANSWER": "1"},
+        {"Q": "np.full((4, 4), 10.)", "K": "np.full((4, 4), 10.)", "V": "np.full((4, 4), 10.)",
+         "SENTENCE": 'tok.decode(tok.encode("The sea absorbs most of the red light and it scatters the blue. " * 6)[:64])',
+         "layers": "[0, 1, c.n_layers - 2, c.n_layers - 1]", "heads": "[0, 1, c.n_heads - 2, c.n_heads - 1]",
+         "ZH_PAIR": '("我有一本很旧的书和一只很小的猫。今天早上我喂了它。", "我有一本很旧的书和一只很小的猫。今天早上我读了它。", "猫", "书")',
+         "X_src": "np.full((3, 4), 5.)", "Y_tgt": "np.full((2, 4), 5.)", "TURNS": "100", "USER": "10_000",
+         "ANSWER": "10_000"}],
+    "04_autoregressive": [
+        {"TOY_TEXT": '"a b"', "TOY_START": '"a"', "PROMPT": '"T"', "N_NEW": "1", "TRAIN_TEXT": '"I love"',
+         "NEW_WORD": '"x"'},
+        {"TOY_TEXT": '" ".join(f"w{i % 37}" for i in range(200))', "TOY_START": '"w5"',
+         "PROMPT": '("But soft, what light through yonder window breaks? It is the east, and Juliet is the sun. "'
+                   '"Arise, fair sun, and kill the envious moon, who is already sick and pale with grief.")[:100]',
+         "N_NEW": "16", "TRAIN_TEXT": '"I love coding. " * 5 + "abcde"', "NEW_WORD": '" abcdefghijklmnopqr"'}],
+    "05_kv_cache": [
+        {"N_TOY": "1", "D": "1", "N_NEW": "1", "LENGTHS": "[16, 24, 32, 48]",
+         "PROMPT": '("ROMEO.\\nBut soft, what light through yonder window breaks? It is the east, and Juliet is the "'
+                   '"sun. Arise, fair sun, and kill the envious moon, who is already sick and pale with grief.")[:200]'},
+        {"N_TOY": "64", "D": "64", "PROMPT": '"R"', "N_NEW": "100",
+         "LENGTHS": "[16, 32, 64, 128, 256, 512, 768, 1024]"}],
+    "06_sampling": [
+        {"article_table": "{0.1: [0.97, 0.01, 0.01, 0.01]}", "PROMPTS": '["Hi"]', "MIN_P": "0.01",
+         "PRESETS": '{n: Sampler(temperature=0.1, top_k=0, top_p=0.05) for n in ("code", "qa", "chat", "creative")}'},
+        {"article_table": "{0.1: [0.97, 0.01, 0.01, 0.01], 0.5: [0.64, 0.24, 0.09, 0.03], 1.0: [0.5, 0.3, 0.15, 0.05], "
+                          "2.0: [0.33, 0.27, 0.22, 0.18], 10: [0.26, 0.25, 0.25, 0.24]}",
+         "PROMPTS": '["a", "b", "c", "d", "e", "f"]', "MIN_P": "1.0",
+         "PRESETS": '{n: Sampler(temperature=2, top_k=1000, top_p=1.0) for n in ("code", "qa", "chat", "creative")}'}],
+    "07_greedy_sampling_beam": [
         {"CONTINUE": '{"很": {"好": 0.9, "不错": 0.05, "棒": 0.05}, "真": {"好": 0.9, "不错": 0.05, "棒": 0.05}, '
                      '"挺": {"好": 1.0}, "非常": {"好": 1.0}}',               # beam and greedy agree
          "BEAM": "1", "N_NEW": "2", "PROMPT": '"浣溪沙\\n"', "LENGTH_PENALTY": "0.0"},
@@ -128,9 +153,15 @@ def test_the_notebook_runs_with_other_knob_values(name, run, tmp_path):
     assert done.returncode == 0, f"{name} with {knobs}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
 
 
-# A knob turned past its stated range stops the notebook where the knob is set, with a message that
-# names the knob and the range its "Try this" states (nbhelpers.knob_range), not somewhere later.
+# One knob per notebook just outside the range its "Try this" states: the run stops with a
+# ValueError naming the knob and the range (nbhelpers.knob), at the knob's own cell.
 OUT_OF_RANGE = {
+    "01_tokens": ("SENTENCE", '""', "a str of 1 to 500 characters"),
+    "02_embeddings": ("TOY_IDS", "[3]", "each 0, 1 or 2"),
+    "03_attention": ("Q", "np.ones((3, 3))", "a 4 × 4 array"),
+    "04_autoregressive": ("TOY_START", '"nowhere"', "one of the words of TOY_TEXT"),
+    "05_kv_cache": ("N_TOY", "65", "a whole number from 1 to 64"),
+    "06_sampling": ("article_table", "{20: [0.5, 0.3, 0.15, 0.05]}", "T from 0.1 to 10"),
     "07_greedy_sampling_beam": ("BEAM", "0", "from 1 to 8"),
     "08_context_and_cost": ("TOY_WINDOW", "0", "from 1 to 22"),
     "09_options": ("POSITION_BIAS", "[9, 0, 0, 0]", "from -5 to 5"),
@@ -162,3 +193,15 @@ def test_knob_range_names_the_knob_and_its_range():
     for bad in (0, 9, 2.5 + 7, True, "3", [1, 33]):
         with pytest.raises(ValueError, match=r"BEAM = .*from 1 to 8"):
             nbhelpers.knob_range("BEAM", bad, 1, 8)
+
+
+def test_the_knob_helper_names_the_knob_its_value_and_the_range():
+    sys.path.insert(0, str(REPO / "notebooks"))
+    from nbhelpers import knob
+    knob("N", 3, lambda n: 1 <= n <= 5, "1 to 5")                   # inside: nothing happens
+    with pytest.raises(ValueError, match=r"^N = 9 is outside its range: 1 to 5\."):
+        knob("N", 9, lambda n: 1 <= n <= 5, "1 to 5")
+    with pytest.raises(ValueError, match=r"^N = 'x' is outside its range"):
+        knob("N", "x", lambda n: 1 <= n <= 5, "1 to 5")              # cannot even be compared
+    with pytest.raises(ValueError, match="is outside its range"):
+        knob("N", 9, False, "1 to 5")

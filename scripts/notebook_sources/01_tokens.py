@@ -18,8 +18,11 @@
 # the same sentence with GPT-2, GPT-4's `cl100k_base`, GPT-4o's `o200k_base`, SmolLM2's tokenizer
 # and a BPE trained live on 宋词 (Song ci poetry).
 #
-# **Try this:** change `SENTENCE`, the toy `TOY_WORD` / `TOY_RANKS`, the phrases in `PHRASES` or
-# `TRAIN_VOCAB` (the size of the 宋词 BPE) and re-run.
+# **Try this:** change `SENTENCE` (any text of 1 to 500 characters), the toy `TOY_WORD` (1 to 16
+# bytes) and `TOY_RANKS` (merged tokens of 2 or more bytes → ranks 0 to 99), the phrases in
+# `PHRASES` (1 to 4 non-empty strings) or `TRAIN_VOCAB` (the size of the 宋词 BPE: 257 to 2048,
+# the 256 single bytes plus at least one merge) and re-run. A value outside its range is refused
+# with a message before any work starts.
 
 # %%
 import os
@@ -34,9 +37,10 @@ from minillm.io.gguf.read import read_gguf
 from minillm.tokenizer import Tokenizer
 from minillm.tokenizer.bpe import NO_MERGE, merge_reference
 from minillm.tokenizer.display import render_token
-from nbhelpers import DEEPSEEK_V4_COMMAND, WEIGHTS, claim, find_smollm2, load_deepseek_v4, shared_text
+from nbhelpers import DEEPSEEK_V4_COMMAND, WEIGHTS, claim, find_smollm2, knob, load_deepseek_v4, shared_text
 
 SENTENCE = "海水会吸收较多红光，蓝光更容易被散射回来，所以大海常呈蓝色。"
+knob("SENTENCE", SENTENCE, lambda s: isinstance(s, str) and 1 <= len(s) <= 500, "a str of 1 to 500 characters")
 # The articles' DeepSeek segmentation, as printed there (a quoted claim; measured below).
 ARTICLE_PIECES = "海水|会|吸收|较多|红光|，|蓝|光|更容易|被|散射|回来|，|所以|大海|常|呈|蓝色|。".split("|")
 ARTICLES = "".join(ARTICLE_PIECES) == SENTENCE          # False once you change SENTENCE
@@ -56,6 +60,10 @@ print(f"{len(SENTENCE)} characters, {len(SENTENCE.encode('utf-8'))} UTF-8 bytes;
 # %%
 TOY_WORD = b"banana"
 TOY_RANKS = {b"an": 0, b"ban": 1, b"ana": 2, b"na": 3}     # merged token -> rank (lower = earlier)
+knob("TOY_WORD", TOY_WORD, lambda w: isinstance(w, bytes) and 1 <= len(w) <= 16, "bytes, 1 to 16 of them (b\"...\")")
+knob("TOY_RANKS", TOY_RANKS, lambda r: all(isinstance(t, bytes) and len(t) >= 2 and isinstance(k, int)
+                                         and 0 <= k <= 99 for t, k in r.items()),
+     "a dict from merged tokens (bytes, 2 or more) to whole-number ranks 0 to 99")
 
 def show(parts):
     return " | ".join(render_token(p) for p in parts)
@@ -78,13 +86,14 @@ claim(toy_parts == [b"ban", b"ana"], "banana ends as ban | ana (the default TOY_
 # ## The articles' 19 tokens, computed
 #
 # The same loop, on the real vocabulary the articles used: DeepSeek-V4's tokens (about 129K of
-# them; the exact count is printed below) and their merge ranks, read from its `tokenizer.json`.
+# them; the exact count is printed below when the file is here) and their merge ranks, read from
+# its `tokenizer.json`.
 
 # %%
 deepseek, deepseek_name = load_deepseek_v4()
 HAVE_DEEPSEEK = deepseek_name == "DeepSeek-V4"
 ds_ids = deepseek.encode(SENTENCE)
-ds_pieces = [deepseek.decode([i]) for i in ds_ids]
+ds_pieces = [render_token(deepseek.token_bytes(i)) for i in ds_ids]   # <e8 93>: part of a character
 print(f"{deepseek_name}: a vocabulary of {deepseek.vocab_size:,} tokens; the sentence is {len(ds_ids)} tokens")
 print(" | ".join(ds_pieces))
 print("海水 →", deepseek.encode("海水"))
@@ -107,6 +116,8 @@ else:
 
 # %%
 PHRASES = ["红光", "蓝光"]
+knob("PHRASES", PHRASES, lambda ps: 1 <= len(ps) <= 4 and all(isinstance(x, str) and x for x in ps),
+     "a list of 1 to 4 non-empty strings")
 for phrase in PHRASES:
     steps = deepseek.merge_trace(phrase)
     print(f"── {phrase} ({phrase.encode('utf-8').hex(' ')})")
@@ -146,6 +157,7 @@ songci = shared_text("corpora/zh_songci.txt")
 if songci is None:                                   # a user's clone: the shipped sample instead
     songci = (WEIGHTS / "songci" / "val_sample.txt").read_text(encoding="utf-8")
 TRAIN_CHARS, TRAIN_VOCAB = 150_000, 1024
+knob("TRAIN_VOCAB", TRAIN_VOCAB, lambda v: isinstance(v, int) and 257 <= v <= 2048, "a whole number from 257 to 2048")
 train_text = songci[:TRAIN_CHARS]
 start = time.perf_counter()
 tokenizers["songci BPE"] = Tokenizer.train(train_text, vocab_size=TRAIN_VOCAB)
@@ -207,14 +219,19 @@ print("蓝 in UTF-8:", "蓝".encode("utf-8").hex(" "), " 光:", "光".encode("ut
 # >
 # > *The key point: 较多红光 (more red light) is cut into 2 tokens, 较多蓝光 (more blue light) into 3.*
 #
-# (较多 is a token of its own, so the phrases are 3 and 4 tokens in all; the articles count only the
-# colour part.) That is DeepSeek's vocabulary. Here is what every tokenizer here does with the
-# two phrases:
+# The counts include 较多: one token for 较多, then one (红光) or two (蓝, 光) for the colour. That
+# is DeepSeek's vocabulary (checked below when its tokenizer is present). Here is what every
+# tokenizer here does with the two phrases:
 
 # %%
 for name, tok in tokenizers.items():
     red, blue = pieces(tok, "较多红光"), pieces(tok, "较多蓝光")
     print(f"{name:10s} 较多红光 → {len(red)}: {' | '.join(red):34s} 较多蓝光 → {len(blue)}: {' | '.join(blue)}")
+if HAVE_DEEPSEEK:
+    red, blue = pieces(deepseek, "较多红光"), pieces(deepseek, "较多蓝光")
+    claim((red, blue) == (["较多", "红光"], ["较多", "蓝", "光"]),
+          "DeepSeek-V4: 较多红光 is 2 tokens and 较多蓝光 3, as the articles say (较多 counted)",
+          f"it cuts them as {red} and {blue}")
 
 # %% [markdown]
 # The articles also give an id: ‘海水’→48572. That id is a row number in DeepSeek's vocabulary
@@ -237,8 +254,14 @@ whole = {ch: len(songci_bpe.encode(ch)) == 1 for ch in dict.fromkeys(SENTENCE)}
 freq = {ch: train_text.count(ch) for ch in whole}
 print("one token :", ", ".join(f"{ch} ({freq[ch]})" for ch in whole if whole[ch]))
 print("split     :", ", ".join(f"{ch} ({freq[ch]})" for ch in whole if not whole[ch]))
-print(f"median count in the training text: whole {np.median([freq[c] for c in whole if whole[c]]):.0f}, "
-      f"split {np.median([freq[c] for c in whole if not whole[c]]):.0f}")
+def median_count(kept):
+    """Median training-text count of the sentence's characters that are (kept=True) or are not one
+    token; None when there are none (a small TRAIN_VOCAB may keep no character whole)."""
+    counts_ = [freq[ch] for ch in whole if whole[ch] == kept]
+    return float(np.median(counts_)) if counts_ else None
+
+median_whole, median_split = median_count(True), median_count(False)
+print(f"median count in the training text: whole {median_whole}, split {median_split}")
 
 # %% [markdown]
 # ## The count depends on the tokenizer
@@ -282,19 +305,20 @@ claim(english_counts["gpt2"] < counts["gpt2"], "GPT-2 needs fewer tokens for the
       f"{english_counts['gpt2']} vs {counts['gpt2']}")
 claim(english_counts["songci BPE"] > 2 * english_counts["gpt2"],
       "the 宋词 BPE needs more than twice GPT-2's tokens for the English", str(english_counts))
-claim(np.median([freq[c] for c in whole if whole[c]]) > np.median([freq[c] for c in whole if not whole[c]]),
-      "characters that are whole tokens are the more frequent ones", "the medians say otherwise here")
+claim(None not in (median_whole, median_split) and median_whole > median_split,
+      "characters that are whole tokens are the more frequent ones",
+      f"medians: whole {median_whole}, split {median_split} (None: no character of that kind)")
 claim(20 <= min(others.values()) and max(others.values()) < 100,
       "the other tokenizers need 20–100 tokens", str(others))
-print(f"✓ GPT-2: {counts['gpt2'] / len(SENTENCE):.1f} tokens per Chinese character; the others: "
-      f"{min(others.values())}–{max(others.values())} tokens; the 宋词 BPE needs "
+print(f"In numbers: GPT-2 {counts['gpt2'] / len(SENTENCE):.1f} tokens per character of SENTENCE; the "
+      f"others {min(others.values())}–{max(others.values())} tokens; the 宋词 BPE "
       f"{english_counts['songci BPE'] / english_counts['gpt2']:.1f}× GPT-2's tokens for the English")
 
 # %% [markdown]
 # **What this shows.** A token is whatever unit a tokenizer's vocabulary happens to hold: a
-# byte, part of a character, a character, a word (吸收, 回来) or a word with punctuation. The same
-# 30-character sentence is 19 tokens for DeepSeek-V4 and — measured here — anything from about
-# two dozen to several dozen for the others. GPT-2's vocabulary, learned on English text, spends
+# byte, part of a character, a character, a word (吸收, 回来) or a word with punctuation. The
+# articles' sentence is 19 tokens for DeepSeek-V4 and, measured above, more for every other
+# tokenizer here. GPT-2's vocabulary, learned on English text, spends
 # more than two tokens on one Chinese character; the small 宋词 BPE keeps the characters frequent in
 # Song ci whole and is hopeless on English. Token counts are what a context window holds and
 # what an API bills (notebook 08).

@@ -19,11 +19,17 @@
 # weights @ V) and shows why a decoder-only model needs the causal mask; then computes Q, K and V
 # for one layer of a real model with minillm's own functions, checks that they give exactly the
 # weights the model uses, draws the mask as a graph, looks for a head in which "it" attends to
-# "sea", checks that every weight on a future position is exactly 0, and rebuilds the rest of
+# "sea", measures the articles' 它 on a Chinese pair of sentences where 它 means two different
+# things, checks that every weight on a future position is exactly 0, and rebuilds the rest of
 # the block — norms, FFN, residual additions — up to the model's logits.
 #
-# **Try this:** change the toy `Q`, `K`, `V`, the real `SENTENCE` (and the words `QUERY`, `TARGET`,
-# `OTHER` compared in it), the `layers` / `heads` of the heat maps, and re-run.
+# **Try this:** change the toy `Q`, `K`, `V` (4 × 4 arrays, entries from −10 to 10), the real
+# `SENTENCE` (up to 64 tokens; the words `QUERY`, `TARGET`, `OTHER` compared in it must occur in
+# it), the `layers` / `heads` of the heat maps (1 to 4 of each, numbers inside the model), the
+# Chinese pair `ZH_PAIR` (two sentences, each with 它 once and both nouns before it), the toy
+# encoder-decoder's `X_src` (3 × 4) and `Y_tgt` (2 × 4, entries from −5 to 5), or the conversation
+# `TURNS` (1 to 100), `USER` and `ANSWER` (1 to 10,000 tokens each), and re-run. A value outside
+# its range is refused with a message before any work starts.
 
 # %%
 import os
@@ -39,7 +45,7 @@ from minillm.model.attention import causal_mask, scaled_dot_product, split_heads
 from minillm.model.embedding import embed
 from minillm.model.norm import norm
 from minillm.model.rope import apply_rope, rope_angles
-from nbhelpers import claim, load_pretrained
+from nbhelpers import claim, knob, load_pretrained
 
 model, tok, model_name = load_pretrained(fast=False)   # plain ndarrays: model/ code only
 c, p = model.config, model.params
@@ -56,6 +62,8 @@ TOKENS = ["the", "sea", "is", "blue"]
 Q = np.array([[1., 0, 0, 0], [0, 2, 0, 0], [2, 0, 2, 0], [0, 2, 0, 2]])   # [T, D] what each token looks for
 K = np.array([[1., 0, 0, 0], [0, 2, 0, 0], [0, 0, 2, 0], [0, 2, 0, 0]])   # [T, D] what each token offers
 V = np.array([[1., 1, 0, 0], [0, 0, 1, 1], [1, 0, 1, 0], [0, 1, 0, 1]])   # [T, D] what it hands over
+for name, value in (("Q", Q), ("K", K), ("V", V)):
+    knob(name, value, lambda a: np.shape(a) == (4, 4) and np.abs(a).max() <= 10, "a 4 × 4 array, entries from −10 to 10")
 np.set_printoptions(precision=2, suppress=True, linewidth=120)
 
 toy_scores = Q @ K.T / math.sqrt(4)                  # [T, D] @ [D, T] -> [T, T]: query t · key s / 2
@@ -123,14 +131,17 @@ claim(np.abs(attend(Q, K2, V2, bidirectional) - attend(Q, K, V, bidirectional))[
 # ## The same on a real model
 #
 # The explainer articles' example is Chinese (它 → 海水). SmolLM2 was trained mostly on English, and its
-# vocabulary cuts both words into byte fragments (notebook 01), so we use an English sentence,
-# whose pronoun "it" refers to "sea".
+# vocabulary cuts both words into byte fragments (notebook 01), so we start with an English
+# sentence, whose pronoun "it" refers to "sea" (a Chinese pair with 它 follows further down).
 
 # %%
 for word in ("海水", "它"):
     print(word, "→", [tok.token_bytes(i).hex(" ") for i in tok.encode(word)])
 SENTENCE = "The sea absorbs most of the red light. That is why it looks blue."
 QUERY, TARGET, OTHER = " it", " sea", " light"      # compared below: does QUERY attend to TARGET?
+knob("SENTENCE", SENTENCE, lambda t: 1 <= len(tok.encode(t)) <= 64, "a str of 1 to 64 tokens")
+for name, word in (("QUERY", QUERY), ("TARGET", TARGET), ("OTHER", OTHER)):
+    knob(name, word, lambda w: isinstance(w, str) and w.strip() and w in SENTENCE, "a word of SENTENCE")
 ids = np.array(tok.encode(SENTENCE))                   # [T]
 pieces = [tok.decode([i]) for i in ids]
 T = len(ids)
@@ -222,6 +233,10 @@ plt.show()
 # %%
 layers = [0, c.n_layers - 1]
 heads = [0, 1, 2]
+knob("layers", layers, lambda ls: 1 <= len(ls) <= 4 and all(0 <= n < c.n_layers for n in ls),
+     f"a list of 1 to 4 layer numbers from 0 to {c.n_layers - 1}")
+knob("heads", heads, lambda hs: 1 <= len(hs) <= 4 and all(0 <= n < c.n_heads for n in hs),
+     f"a list of 1 to 4 head numbers from 0 to {c.n_heads - 1}")
 fig, axes = plt.subplots(len(layers), len(heads), figsize=(15, 10), constrained_layout=True,
                          squeeze=False)                          # [layers, heads] even for one of each
 for r, layer in enumerate(layers):
@@ -239,10 +254,10 @@ plt.show()
 # %% [markdown]
 # ## Does "it" attend to "sea"?
 #
-# For every layer and head, take the weight that the query "it" puts on the key "sea". Many
-# heads put most of their weight on the first token (a well-known "attention sink"); some do
-# link the pronoun to its referent. We list the strongest heads and compare with what "it" gives
-# the other noun, "light".
+# For every layer and head, take the weight that the query "it" (`QUERY`) puts on the key "sea"
+# (`TARGET`). Many heads put most of their weight on the first token (a well-known "attention
+# sink"); some do link the pronoun to its referent. We list the strongest heads and compare with
+# what "it" gives the other noun, "light" (`OTHER`).
 
 # %%
 starts = np.cumsum([0] + [len(piece) for piece in pieces[:-1]])      # [T] character offsets
@@ -254,15 +269,19 @@ def position_of(word):
     return int(np.searchsorted(starts, SENTENCE.index(word) + 1, side="right") - 1)
 
 it, sea, light = position_of(QUERY), position_of(TARGET), position_of(OTHER)
+q_word, t_word, o_word = QUERY.strip(), TARGET.strip(), OTHER.strip()   # labels for the printouts
+to_t, to_o = f"{q_word}→{t_word}", f"{q_word}→{o_word}"
 W = np.stack(model_weights)                                            # [L, H, T, T]
 to_sea, to_light = W[:, :, it, sea], W[:, :, it, light]                # [L, H] each
 order = np.dstack(np.unravel_index(np.argsort(-to_sea, axis=None), to_sea.shape))[0]
-print(f"'it' = token {it}, 'sea' = token {sea}, 'light' = token {light}; "
+print(f"'{q_word}' = token {it}, '{t_word}' = token {sea}, '{o_word}' = token {light}; "
       f"a uniform row would give each of the {it + 1} visible tokens {1 / (it + 1):.3f}")
+if sea > it or light > it:
+    print(f"(a word after '{q_word}' gets weight 0 from it: the causal mask)")
 for layer, hd in order[:5]:
-    print(f"layer {layer:2d} head {hd}: it→sea {to_sea[layer, hd]:.3f}   it→light {to_light[layer, hd]:.3f}")
-print(f"heads where it→sea > it→light: {(to_sea > to_light).sum()} of {to_sea.size}; "
-      f"mean over all heads: it→sea {to_sea.mean():.3f}, it→light {to_light.mean():.3f}")
+    print(f"layer {layer:2d} head {hd}: {to_t} {to_sea[layer, hd]:.3f}   {to_o} {to_light[layer, hd]:.3f}")
+print(f"heads where {to_t} > {to_o}: {(to_sea > to_light).sum()} of {to_sea.size}; "
+      f"mean over all heads: {to_t} {to_sea.mean():.3f}, {to_o} {to_light.mean():.3f}")
 
 best_layer, best_head = order[0]
 fig, (a1, a2) = plt.subplots(1, 2, figsize=(13, 4.5))
@@ -272,11 +291,11 @@ a1.set_xticks(range(T), pieces, rotation=90, fontsize=7)
 a1.set_yticks(range(T), pieces, fontsize=7)
 a1.set_xlabel("key (read)")
 a1.set_ylabel("query")
-a1.set_title(f"layer {best_layer}, head {best_head}: the strongest it→sea head")
+a1.set_title(f"layer {best_layer}, head {best_head}: the strongest {to_t} head")
 a2.bar(range(T), W[best_layer, best_head, it])
 a2.set_xticks(range(T), pieces, rotation=90, fontsize=7)
 a2.set_ylabel("attention weight")
-a2.set_title("the row of the query 'it' (positions after it are exactly 0)")
+a2.set_title(f"the row of the query '{q_word}' (positions after it are exactly 0)")
 plt.tight_layout()
 plt.show()
 
@@ -284,15 +303,15 @@ plt.show()
 if model_name == "SmolLM2-135M-Instruct":      # the claims of the next paragraph, checked
     uniform = 1 / (it + 1)
     sinks = (W[:, :, -1].argmax(axis=-1) == 0).mean()          # the last query's favourite is token 0
-    later = W[best_layer, best_head, sea + 1:, sea]                  # what later queries give "sea"
+    later = W[best_layer, best_head, sea + 1:, sea]                  # what later queries give TARGET
     share = float(np.mean(later > 1 / np.arange(sea + 2, T + 1)))   # above their uniform share
     claim(to_sea.max() > 3 * uniform and to_sea.mean() < 1.5 * to_light.mean() and sinks > 0.3
           and share > 0.5, "the claims below hold for this SENTENCE",
-          f"best it→sea {to_sea.max():.3f} vs 3 × uniform {3 * uniform:.3f}; {sinks:.0%} sink heads; "
-          f"{share:.0%} of later positions above uniform on 'sea'")
-    print(f" best it→sea head {to_sea.max():.3f} > 3 × uniform ({3 * uniform:.3f}); average head "
-          f"it→sea {to_sea.mean():.3f} vs it→light {to_light.mean():.3f}; {sinks:.0%} of heads "
-          f"send the last query mostly to the first token; the best head gives 'sea' more than "
+          f"best {to_t} {to_sea.max():.3f} vs 3 × uniform {3 * uniform:.3f}; {sinks:.0%} sink heads; "
+          f"{share:.0%} of later positions above uniform on '{t_word}'")
+    print(f" best {to_t} head {to_sea.max():.3f} vs 3 × uniform ({3 * uniform:.3f}); average head "
+          f"{to_t} {to_sea.mean():.3f} vs {to_o} {to_light.mean():.3f}; {sinks:.0%} of heads "
+          f"send the last query mostly to the first token; the best head gives '{t_word}' more than "
           f"the uniform share at {share:.0%} of the later positions")
 else:
     print("The pronoun demonstration needs SmolLM2 (python -m minillm download smollm2): the small "
@@ -306,6 +325,111 @@ else:
 # that help predict the next token (the strongest one here also gives "sea", the subject of the
 # sentence, more than its uniform share at more than half of the later positions), and picking
 # the best of a few hundred heads will always find *something* — read it as an illustration of Q-K matching, not as proof of understanding.
+#
+# ## 它 in Chinese: one pronoun, two referents
+#
+# The articles' sentence (海水会吸收较多红光，…) has no 它 in it, and one sentence cannot show that
+# a head *resolves* a pronoun rather than always looking at the same place. A fair test is a
+# pair of sentences identical except for one word that decides what 它 refers to:
+#
+#     我有一本书和一只猫。我喂了它。   "I have a book and a cat. I fed it."   它 = 猫 (the cat)
+#     我有一本书和一只猫。我读了它。   "I have a book and a cat. I read it."  它 = 书 (the book)
+#
+# The deciding verb (喂 feed / 读 read) comes *before* 它 on purpose: under the causal mask 它's
+# position cannot see anything after it, so a pair decided by a later word ("…因为它太慢了")
+# gives exactly the same weights at 它 in both sentences. For each head, the shift
+#
+#     d = (w(它→猫) − w(它→书)) in sentence 1 − (w(它→猫) − w(它→书)) in sentence 2
+#
+# is positive when the head moves its weight towards the right noun as the verb changes. A head
+# that ignores the verb has d = 0; chance moves both ways, so the count of heads with d > 0.05 is
+# compared with the count with d < −0.05. (SmolLM2 cuts these characters into byte pieces; a
+# noun's weight is the sum over the tokens that hold any of its bytes, and the query is the last
+# token of 它.) The same pair in English, for comparison:
+
+# %%
+ZH_PAIR = ("我有一本书和一只猫。我喂了它。", "我有一本书和一只猫。我读了它。", "猫", "书")
+EN_PAIR = ("I have a book and a cat. I fed it.", "I have a book and a cat. I read it.", "cat", "book")
+knob("ZH_PAIR", ZH_PAIR, lambda z: len(z) == 4 and all(
+        x.count("它") == 1 and z[2] in x[:x.index("它")] and z[3] in x[:x.index("它")] for x in z[:2]),
+     "(sentence 1, sentence 2, noun 1, noun 2): each sentence with 它 once and both nouns before it")
+
+
+def token_span(text, word, token_ids):
+    """Indices of the tokens holding any byte of ``word``'s first occurrence in ``text``."""
+    start = len(text[:text.index(word)].encode("utf-8"))
+    end, spans, offset = start + len(word.encode("utf-8")), [], 0
+    for k, i in enumerate(token_ids):
+        width = len(tok.token_bytes(int(i)))
+        if offset < end and offset + width > start:
+            spans.append(k)
+        offset += width
+    return spans
+
+
+def pronoun_shift(pair, pronoun):
+    """Per head [L, H]: the weight the pronoun's last token gives noun 1 minus noun 2, sentence 1
+    minus sentence 2 (d above), and the four weights behind it."""
+    first, second, noun1, noun2 = pair
+    weights = []
+    for text in (first, second):
+        token_ids = tok.encode(text)
+        _, per_layer = model(np.array(token_ids), return_weights=True)  # L × [H, T, T]
+        w = np.stack(per_layer)                                          # [L, H, T, T]
+        query = token_span(text, pronoun, token_ids)[-1]
+        weights.append([w[:, :, query, token_span(text, noun, token_ids)].sum(-1) for noun in (noun1, noun2)])
+    (a1, b1), (a2, b2) = weights                                       # [L, H] each
+    return (a1 - b1) - (a2 - b2), weights
+
+
+shifts = {}
+for label, pair, pronoun in (("Chinese", ZH_PAIR, "它"), ("English", EN_PAIR, " it")):
+    d, ((a1, b1), (a2, b2)) = pronoun_shift(pair, pronoun)
+    shifts[label] = d
+    L_best, H_best = np.unravel_index(np.argmax(d), d.shape)
+    print(f"{label}: heads with d > 0.05: {(d > 0.05).sum()}, with d < −0.05: {(d < -0.05).sum()} "
+          f"(of {d.size}); mean d {d.mean():+.3f}")
+    print(f"   best head: layer {L_best}, head {H_best} (d = {d[L_best, H_best]:+.3f}): "
+          f"{pair[2]} {a1[L_best, H_best]:.3f} / {pair[3]} {b1[L_best, H_best]:.3f} in sentence 1, "
+          f"{pair[2]} {a2[L_best, H_best]:.3f} / {pair[3]} {b2[L_best, H_best]:.3f} in sentence 2")
+
+fig, ax = plt.subplots(figsize=(7, 5.5))
+ax.scatter(shifts["English"].ravel(), shifts["Chinese"].ravel(), s=12)
+ax.axhline(0, color="grey", lw=0.5)
+ax.axvline(0, color="grey", lw=0.5)
+ax.set_xlabel("d, English pair (fed / read it)")
+ax.set_ylabel("d, Chinese pair (wei / du: fed / read)")   # the plot font has no CJK glyphs
+ax.set_title(f"{model_name}: one dot per head (d > 0: towards the right noun)", fontsize=10)
+plt.tight_layout()
+plt.show()
+zh_best = np.unravel_index(np.argmax(shifts["Chinese"]), shifts["Chinese"].shape)
+print(f"the head that moves most in Chinese (layer {zh_best[0]}, head {zh_best[1]}) has d = "
+      f"{shifts['English'][zh_best]:+.3f} in English")
+
+# %%
+if model_name == "SmolLM2-135M-Instruct" and ZH_PAIR[0].startswith("我有一本书"):   # the next paragraph, checked
+    zh, en = shifts["Chinese"], shifts["English"]
+    claim((en > 0.05).sum() > 3 * (en < -0.05).sum() and en.max() > 0.5,
+          "in English, several heads move towards the right noun and few the wrong way; the best by more than 0.5",
+          f"{(en > 0.05).sum()} vs {(en < -0.05).sum()} heads, best {en.max():.2f}")
+    claim(zh.max() < 0.5 * en.max() and (zh > 0.05).sum() < (en > 0.05).sum(),
+          "in Chinese the shift is far weaker: fewer heads, and the best moves less than half as far",
+          f"Chinese {(zh > 0.05).sum()} heads, best {zh.max():.2f}; English {(en > 0.05).sum()}, best {en.max():.2f}")
+    claim(en[zh_best] > 0.5, "the head that moves most in Chinese moves by more than 0.5 in English",
+          f"it moves by {en[zh_best]:+.2f} there")
+else:
+    print("The paragraph below describes SmolLM2 on the default ZH_PAIR (python -m minillm download "
+          "smollm2); the small fallback model knows no Chinese and little English.")
+
+# %% [markdown]
+# Read with SmolLM2 (the claims above check it): in English a few heads do what the articles
+# describe — the best one's weights on "cat" and "book" swap when "fed" becomes "read" — and heads
+# that move the wrong way are rare. In Chinese the shift is far weaker: SmolLM2 saw little
+# Chinese in training and reads 它, 猫 and 书 as byte pieces. The line under the scatter says
+# whether the head that moves most in Chinese also does the job in English (checked: on the
+# default pair it does). So the articles' 它 → 海水 describes a model trained on much Chinese
+# (DeepSeek); for this small English model the honest answer is: a little, in a head that does
+# it in English.
 #
 # ## Future weights are exactly 0
 #
@@ -419,6 +543,8 @@ print("size of the last position's vector in the residual stream, after each lay
 SRC_WORDS, TGT_WORDS = ["大海", "是", "蓝色"], ["⟨s⟩", "sea"]             # labels for the rows below
 X_src = np.array([[2., 0, 0, 0], [1, 0, 1, 0], [0, 2, 0, 0]])    # [S, D] the source embeddings
 Y_tgt = np.array([[0., 0, 0, 2], [2, 0, 0, 0]])                  # [T, D] the target so far
+knob("X_src", X_src, lambda a: np.shape(a) == (3, 4) and np.abs(a).max() <= 5, "a 3 × 4 array, entries from −5 to 5")
+knob("Y_tgt", Y_tgt, lambda a: np.shape(a) == (2, 4) and np.abs(a).max() <= 5, "a 2 × 4 array, entries from −5 to 5")
 
 
 def attention_by_hand(q, k, v, allowed=None):
@@ -518,7 +644,8 @@ print("edit the last source token → change of each encoder output:", np.abs(H1
 print("                           → change of each target position: ", np.abs(out1 - out0).max(axis=1))
 print("edit the last target token → change of each target position: ", np.abs(out2 - out0).max(axis=1))
 assert (np.abs(out2 - out0)[:-1] == 0).all(), "an earlier target position must not see a later one"
-assert (np.abs(H1 - H0).max(axis=1) > 0).all(), "no mask: every encoder output depends on every source token"
+claim((np.abs(H1 - H0).max(axis=1) > 0).all(), "no mask: every encoder output moved with the last source token",
+      "an output moved by less than float64 can show: its weight on the last token underflows (e^-60 and less)")
 
 # %% [markdown]
 # ## The same five tokens in a decoder-only model
@@ -560,6 +687,9 @@ print(f"target × source block: all True ({len(TGT_WORDS)} × {S_len}, = cross-a
 
 # %%
 TURNS, USER, ANSWER = 20, 50, 100
+knob("TURNS", TURNS, lambda n: isinstance(n, int) and 1 <= n <= 100, "a whole number from 1 to 100")
+for name, value in (("USER", USER), ("ANSWER", ANSWER)):
+    knob(name, value, lambda n: isinstance(n, int) and 1 <= n <= 10_000, "a whole number from 1 to 10,000")
 enc_dec = dec_only = 0
 for turn in range(1, TURNS + 1):
     source = turn * USER + (turn - 1) * ANSWER    # everything so far is the source: re-encoded

@@ -12,12 +12,17 @@
 # >
 # > *Generation is necessarily: context → forward → sample → append to the context → forward again.*
 #
-# This notebook runs that loop by hand, one forward pass per token, and prints every step; checks
-# it against `minillm.decoding.generate`; then shows the *training-style* forward that predicts every
-# position of "I love coding" at once — and why generation cannot do the same.
+# This notebook first runs the loop on a toy — a table of which word follows which, counted in
+# four sentences — then on a real model, one forward pass per token, printing every step; checks
+# it against `minillm.decoding.generate`; shows the *training-style* forward that predicts every
+# position of "I love coding" at once — and why generation cannot do the same; and ends by
+# stepping the articles' sentence through the model, token by token.
 #
-# **Try this:** change `PROMPT` and `N_NEW`, the training text `TRAIN_TEXT` ("I love coding"), or
-# the word `NEW_WORD` put into a sentence to see which rows move, and re-run.
+# **Try this:** change the toy's `TOY_TEXT` (2 to 200 words) and `TOY_START` (a word of it),
+# `PROMPT` (1 to 100 characters) and `N_NEW` (1 to 16 tokens), the training text `TRAIN_TEXT`
+# ("I love coding"; 1 to 80 characters, 2 tokens or more), or the word `NEW_WORD` (1 to 20
+# characters) put into a sentence to see which rows move, and re-run. A value outside its range
+# is refused with a message before any work starts.
 
 # %%
 import os
@@ -29,8 +34,60 @@ import numpy as np
 from minillm.functional import cross_entropy, softmax
 from minillm import generate, generate_simple
 from minillm.sampling import Sampler
-from nbhelpers import CountingModel, claim, load_deepseek_v4, load_pretrained
+from minillm.tokenizer.display import render_token
+from nbhelpers import CountingModel, chat_prompt, claim, knob, load_deepseek_v4, load_pretrained
 
+# %% [markdown]
+# ## A toy first: a table of which word follows which
+#
+# The simplest language model is a table. Count, in a small text, how often each word follows
+# each other word; divide each row by its total, and row `a` is a probability distribution over
+# the next word after `a` (a *bigram* model). Generating with it is already the articles' loop:
+# look at the context, get a distribution, choose, append, repeat — except that the table looks
+# only at the *last* word of the context.
+
+# %%
+TOY_TEXT = ("the sea is blue . the sky is blue . the sea absorbs red light . "
+            "the sky scatters blue light .")
+TOY_START = "the"
+words = TOY_TEXT.split()
+knob("TOY_TEXT", TOY_TEXT, lambda t: 2 <= len(t.split()) <= 200, "a str of 2 to 200 words")
+knob("TOY_START", TOY_START, lambda w: w in words, f"one of the words of TOY_TEXT: {sorted(set(words))}")
+vocab = sorted(set(words))
+index = {w: i for i, w in enumerate(vocab)}
+counts = np.zeros((len(vocab), len(vocab)))                           # [V, V] row = word, column = next
+for a, b in zip(words, words[1:] + words[:1]):                        # read as a loop: every word has a next
+    counts[index[a], index[b]] += 1
+table = counts / counts.sum(axis=1, keepdims=True)                    # [V, V] each row sums to 1
+
+context = [TOY_START]
+for step in range(8):
+    row = table[index[context[-1]]]                                   # 1-2. "forward": the last word's row [V]
+    top = np.argsort(-row, kind="stable")[:3]                         # 3. its probabilities, best first
+    choice = vocab[int(np.argmax(row))]                               # 4. choose (greedy)
+    print(f"step {step}: last word {context[-1]!r:10} → "
+          f"{[(vocab[i], round(float(row[i]), 2)) for i in top if row[i] > 0]} → append {choice!r}")
+    context.append(choice)                                            # 5. append
+print(" ".join(context))
+
+fig, ax = plt.subplots(figsize=(5.5, 4.5))
+fig.colorbar(ax.imshow(table, cmap="Blues", vmin=0, vmax=1), ax=ax, label="P(next | word)")
+ax.set_xticks(range(len(vocab)), vocab, rotation=90)
+ax.set_yticks(range(len(vocab)), vocab)
+ax.set_xlabel("next word")
+ax.set_ylabel("word")
+ax.set_title("the bigram table: one row per word")
+plt.show()
+
+# %% [markdown]
+# Greedy choice from a table soon repeats itself (the printed text above cycles once a word
+# recurs), and the table cannot tell "the sea" from "the sky" once it is past "the": it sees one
+# word. A network replaces the table by a function of the *whole* context — the forward pass —
+# and the loop around it stays the same.
+#
+# ## The same loop on a real model
+
+# %%
 model, tok, model_name = load_pretrained()
 
 # %% [markdown]
@@ -50,6 +107,10 @@ model, tok, model_name = load_pretrained()
 # %%
 PROMPT = "The sea looks blue because"
 N_NEW = 8
+knob("PROMPT", PROMPT, lambda t: isinstance(t, str) and 1 <= len(t) <= 100, "a str of 1 to 100 characters")
+knob("N_NEW", N_NEW, lambda n: isinstance(n, int) and 1 <= n <= 16, "a whole number from 1 to 16")
+knob("PROMPT and N_NEW", (PROMPT, N_NEW), len(tok.encode(PROMPT)) + N_NEW <= model.config.n_ctx,
+     f"prompt tokens + N_NEW at most the model's context, {model.config.n_ctx}")
 greedy = Sampler(temperature=0)
 counter = CountingModel(model)
 
@@ -102,6 +163,8 @@ print("identical: True")
 # %%
 eos = tok.special_tokens.get("<|endoftext|>", tok.eos_id)
 TRAIN_TEXT = "I love coding"
+knob("TRAIN_TEXT", TRAIN_TEXT, lambda t: 1 <= len(t) <= 80 and len(tok.encode(t)) + (eos is not None) >= 2,
+     "a str of 1 to 80 characters, at least 2 tokens counting the end-of-text token (when the model has one)")
 ids = tok.encode(TRAIN_TEXT) + ([eos] if eos is not None else [])
 names = [tok.decode([i]) for i in ids]
 counter.reset()
@@ -154,6 +217,7 @@ for t in range(len(ids) - 1):
 text_ids = tok.encode("The sea looks blue because water absorbs red light")
 original = model(np.array(text_ids))                                  # [T, V]
 NEW_WORD = " green"                                                   # replaces the token 3 from the end
+knob("NEW_WORD", NEW_WORD, lambda w: isinstance(w, str) and 1 <= len(w) <= 20, "a str of 1 to 20 characters")
 changed_ids = text_ids[:-3] + tok.encode(NEW_WORD)[:1] + text_ids[-2:]
 changed = model(np.array(changed_ids))
 k = len(text_ids) - 3
@@ -193,6 +257,61 @@ SENTENCE = "海水会吸收较多红光，蓝光更容易被散射回来，所�
 deepseek, deepseek_name = load_deepseek_v4()
 print(f"{model_name} would need {len(tok.encode(SENTENCE))} sequential forward passes to write "
       f"the articles' sentence; {deepseek_name}'s tokenizer: {len(deepseek.encode(SENTENCE))}")
+
+# %% [markdown]
+# ## The articles' sentence, step by step
+#
+# The articles describe 海水 → 会 → 吸收 → … as choices the model makes. Put the question before
+# it (in the model's chat format) and the sentence after it as the answer, and one training-style
+# forward gives, at every step, what the model would have chosen there: its top candidates, and
+# the probability and rank of the token the articles' answer actually has. SmolLM2 cuts Chinese
+# into byte pieces (`<e6 b5>` is part of a character), so its steps are not the articles' 19
+# words. Without SmolLM2 the small Shakespeare model gets the English translation instead — it
+# knows no Chinese at all.
+
+# %%
+QUESTION = "为什么大海是蓝色的？"
+if model_name == "SmolLM2-135M-Instruct":
+    question, answer = QUESTION, SENTENCE
+else:
+    question, answer = ("Why is the sea blue?", "Seawater absorbs more red light; blue light is more "
+                        "easily scattered back, so the sea often looks blue.")
+prefix = chat_prompt(tok, question)                                    # the question, in chat format
+answer_ids = tok.encode(answer)
+all_ids = prefix + answer_ids
+rows = softmax(model(np.array(all_ids))[len(prefix) - 1:-1])           # [A, V]: row k predicts answer token k
+probs_actual = rows[np.arange(len(answer_ids)), answer_ids]           # [A]
+ranks = (rows > probs_actual[:, None]).sum(axis=1) + 1                 # [A] 1 = the model's first choice
+for k, (i, p_k, r) in enumerate(zip(answer_ids, probs_actual, ranks)):
+    top = np.argsort(-rows[k])[:3]
+    print(f"step {k:2d}: the answer has {render_token(tok.token_bytes(i))!r:12} p = {p_k:.3f}, rank {r:6,}"
+          f"   the model's top 3: {[(render_token(tok.token_bytes(int(j))), round(float(rows[k, j]), 3)) for j in top]}")
+first = int((ranks == 1).sum())
+print(f"\n{model_name}: the answer's token is the model's first choice at {first} of {len(answer_ids)} "
+      f"steps, in its top 10 at {int((ranks <= 10).sum())}; median rank {int(np.median(ranks))}")
+inside = np.array([0x80 <= tok.token_bytes(i)[0] < 0xC0 for i in answer_ids])   # [A] starts mid-character
+if inside.any() and (~inside).any():
+    print(f"tokens that continue a character (first byte 80-bf): {inside.sum()}, median p "
+          f"{np.median(probs_actual[inside]):.3f}; the others: median p {np.median(probs_actual[~inside]):.3f}")
+    claim(np.median(probs_actual[inside]) > 0.5 > np.median(probs_actual[~inside]),
+          "inside a character the next piece is nearly forced; the choices are where a character starts",
+          "the medians say otherwise here")
+
+fig, ax = plt.subplots(figsize=(12, 3.5))
+ax.bar(range(len(answer_ids)), probs_actual, color=["C2" if r == 1 else "C0" for r in ranks])
+ax.set_xlabel("step (the tokens are printed above; the plot's font has no Chinese characters)")
+ax.set_ylabel("p(the answer's token)")
+ax.set_title(f"{model_name} stepping through the answer (green: it was the model's first choice)")
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# Each bar is one step of the loop with the context fixed to the articles' answer so far
+# ("teacher forcing", as training does). Where a bar is not green, greedy decoding would have
+# left the articles' sentence at that step and written something else — from then on, a
+# different text. The counts printed above say how often that happens for this model. With
+# SmolLM2, note where the model is sure (the medians above): inside a character, once its first
+# byte piece is given, the rest is nearly forced; the real choices are where a character starts.
 
 # %% [markdown]
 # ## Exercises

@@ -13,10 +13,13 @@
 # First a cache in ten lines — two Python lists — on a toy attention layer; then three
 # measurements on a real model: the outputs are identical with and without minillm's `KVCache`;
 # the time per token against the context length, cache vs recompute; and the memory the cache
-# takes.
+# takes. On the way, the articles' other sentence — every step recomputes the whole context,
+# nothing in between is remembered — is reconciled with the cache.
 #
-# **Try this:** change the toy's `N_TOY` / `D`, the real `PROMPT` and `N_NEW`, or `LENGTHS`, and
-# re-run.
+# **Try this:** change the toy's `N_TOY` (1 to 64 tokens) / `D` (1 to 64), the real `PROMPT`
+# (1 to 200 characters) and `N_NEW` (1 to 100 tokens; prompt and new tokens together at most the
+# model's context of 128), or `LENGTHS` (4 to 8 different lengths from 16 to 1024), and re-run.
+# A value outside its range is refused with a message before any work starts.
 
 # %%
 import os
@@ -32,7 +35,7 @@ from minillm.functional import softmax
 from minillm.model.attention import causal_mask
 from minillm.io.gguf.read import read_gguf
 from minillm.io.gguf.model import gguf_config
-from nbhelpers import claim, find_smollm2, load_shipped, min_times
+from nbhelpers import claim, find_smollm2, knob, load_shipped, min_times
 
 model, tok = load_shipped("shakespeare")
 print(model.config)
@@ -47,6 +50,8 @@ print(model.config)
 
 # %%
 N_TOY, D = 6, 4
+knob("N_TOY", N_TOY, lambda n: isinstance(n, int) and 1 <= n <= 64, "a whole number from 1 to 64")
+knob("D", D, lambda d: isinstance(d, int) and 1 <= d <= 64, "a whole number from 1 to 64")
 rng = np.random.default_rng(0)
 Wq, Wk, Wv = (rng.normal(size=(D, D)) for _ in range(3))              # [D, D] each
 xs = rng.normal(size=(N_TOY, D))                                      # [N, D] the tokens' vectors
@@ -77,12 +82,16 @@ assert np.allclose(outputs, full), \
 # ## Identical outputs, on a real model
 #
 # Position t's key and value depend only on tokens ≤ t (the causal mask), so once computed they
-# never change: keeping them is exact, not an approximation. Generate 40 tokens greedily with the
-# cache (`minillm.decoding.generate`), and again by re-running the whole context at every step:
+# never change: keeping them is exact, not an approximation. Generate `N_NEW` tokens greedily with
+# the cache (`minillm.decoding.generate`), and again by re-running the whole context at every step:
 
 # %%
 PROMPT, N_NEW = "ROMEO.\nBut soft, what light", 40
+knob("PROMPT", PROMPT, lambda t: isinstance(t, str) and 1 <= len(t) <= 200, "a str of 1 to 200 characters")
+knob("N_NEW", N_NEW, lambda n: isinstance(n, int) and 1 <= n <= 100, "a whole number from 1 to 100")
 prompt = tok.encode(PROMPT)
+knob("PROMPT and N_NEW", (PROMPT, N_NEW), len(prompt) + N_NEW <= model.config.n_ctx,
+     f"the prompt's {len(prompt)} tokens + N_NEW at most the model's context, {model.config.n_ctx}")
 cached = [s.id for s in generate(model, prompt, max_new_tokens=N_NEW, temperature=0)]
 
 context, max_gap = list(prompt), 0.0
@@ -102,6 +111,53 @@ print(f"largest |logit difference|, cache vs recompute, over {N_NEW} steps: {max
 print(repr(tok.decode(prompt + cached)))
 
 # %% [markdown]
+# ## "Nothing is remembered" — and yet a cache
+#
+# The articles say both that every step is a full recomputation of the current context
+# (每一步都是对"当前完整上下文"的一次全量重算: no intermediate state is carried from one step to the
+# next) and that a KV cache keeps K and V between steps. Both hold, at two levels:
+#
+# - **The model keeps no state.** It is a function of the token ids: the same ids give the same
+#   logits whatever was computed before. (Checked below: ids A, then B, then A again.)
+# - **The cache is a copy of values that function computes, kept to save work.** Every K and V
+#   in it is determined by the tokens alone (causal mask), so it can be thrown away at any step
+#   and rebuilt from the tokens — the generation goes on exactly as before. (Checked below: the
+#   cache dropped half-way, rebuilt by one prefill of the tokens so far.)
+#
+# So the *meaning* of generation is the articles' loop, in which nothing is remembered but the
+# tokens; the cache is an implementation that remembers only what the tokens already determine
+# — K and V, not the hidden states, attention weights or FFN activations, which are recomputed
+# for the new position and dropped.
+
+# %%
+A, B = np.array(prompt), np.array(tok.encode("JULIET.\nAy me!"))
+first = model(A)
+model(B)                                                              # something else in between
+claim(np.array_equal(model(A), first), "the same ids give bit-identical logits whatever ran before",
+      "the model kept some state between calls")
+
+context = list(prompt)
+cache = KVCache(model.config, capacity=len(prompt) + N_NEW)
+logits = model(np.array(context), cache=cache)[-1]                    # [V] prefill
+DROP_AT = N_NEW // 2                                                  # the step where the cache is thrown away
+for n in range(N_NEW):
+    if n == DROP_AT:
+        kept_k = cache.k[:, :, :, :cache.length].copy()               # [L, 1, K, n, D] what it held
+        cache = KVCache(model.config, capacity=len(prompt) + N_NEW)   # forget everything but the tokens
+        logits = model(np.array(context), cache=cache)[-1]            # rebuilt: one prefill
+        rebuilt_gap = float(np.abs(cache.k[:, :, :, :cache.length] - kept_k).max())
+    context.append(int(np.argmax(logits)))
+    logits = model(np.array(context[-1:]), cache=cache)[-1]           # [V] one new token
+print(f"cache dropped at step {DROP_AT} and rebuilt from the {len(prompt) + DROP_AT} tokens so far: keys "
+      f"differ from the old cache's by at most {rebuilt_gap:.1e} (float32 rounding: one prefill "
+      f"against one token at a time)")
+claim(context[len(prompt):] == cached, "the generation goes on with exactly the same tokens",
+      "the rebuilt cache led to other tokens")
+per_token = 2 * model.config.n_layers * model.config.n_kv_heads * model.config.d_head
+print(f"what the cache keeps per token: 2 · L · K · D = {per_token:,} numbers (K and V of every layer); "
+      f"the hidden states, attention weights and FFN activations of each step are dropped")
+
+# %% [markdown]
 # ## Time per token against context length
 #
 # To see the shape of the cost we need long contexts: the shipped model's window is
@@ -118,11 +174,12 @@ print(repr(tok.decode(prompt + cached)))
 # least disturbed one. Then a straight line is fitted to log time against log n over all the
 # lengths (`np.polyfit`; keep at least 4 of them): its slope k says time ∝ n^k — 1 is linear,
 # 0 is flat. A fit over six sizes is far steadier than the slope between two neighbouring
-# points, which one disturbed run can swing anywhere (on a busy machine, from −0.4 to 1.6 for the
-# cached step in three runs).
+# points, which one disturbed run can swing anywhere.
 
 # %%
 LENGTHS = [32, 64, 128, 256, 512, 1024]
+knob("LENGTHS", LENGTHS, lambda ls: 4 <= len(set(ls)) == len(ls) <= 8 and all(16 <= n <= 1024 for n in ls),
+     "a list of 4 to 8 different whole numbers from 16 to 1024")
 N_MAX = max(LENGTHS)
 timing_model = GPT(dataclasses.replace(model.config, n_ctx=N_MAX), seed=0)
 ids = np.random.default_rng(0).integers(0, model.config.vocab_size, N_MAX)
@@ -185,9 +242,9 @@ claim(recompute[-1] > 5 * with_cache[-1], f"at n = {N_MAX} recomputing costs far
 # least linearly with n per token (towards 2 once the n² attention term dominates, at n ≳ 6·C
 # for this shape), while the cached step grows far more slowly: its fixed work (one position's
 # projections, FFN and logits) does not grow at all, and the O(n) attention over the cache, small
-# at short lengths, catches up with it only at the longest — a slope well under 1 (about 0.3 on
-# the machine this was written on), not exactly 0. Absolute times are machine-dependent; the
-# slopes and ratios are the point.
+# at short lengths, catches up with it only at the longest — a slope well under 1 (printed
+# above), not exactly 0. Absolute times are machine-dependent; the slopes and ratios are the
+# point.
 #
 # ## The cache's memory
 #
