@@ -89,3 +89,29 @@ def test_bad_parameters_raise_clear_errors(kwargs, match):
     kwargs = {"beam_size": 4, "max_new_tokens": 4, **kwargs}
     with pytest.raises(ValueError, match=match):
         beam_search(model, [1, 2], **kwargs)
+
+
+def test_candidates_that_really_tie_go_to_the_lower_beam_then_the_lower_id():
+    """Every weight 0: all logits are equal, so every candidate ties; the lower flat index (beam,
+    then token) wins, in the running beams and in the returned order."""
+    from tests.decoding.test_steps import uniform_model
+    model = uniform_model(vocab_size=5)
+    hyps = beam_search(model, [1, 2], beam_size=3, max_new_tokens=2, num_return_sequences=3,
+                       stop_at_eos=False)
+    assert [h.ids for h in hyps] == [[0, 0], [0, 1], [0, 2]]
+    (one,) = beam_search(model, [3], beam_size=2, max_new_tokens=3, stop_ids=4)
+    assert one.ids == [0, 0, 0]
+
+
+def test_beam_search_needs_exactly_the_memory_of_its_rows(monkeypatch):
+    """beam_size rows of a KV cache (prompt + max_new_tokens positions) plus 12·V bytes each (the
+    float32 logits and float64 scores): exactly that much memory is enough, a byte less is a
+    ValueError naming beam_size."""
+    import minillm.kv_cache as kv
+    model = random_model(ModelConfig(vocab_size=20, n_ctx=16, d_model=4, n_heads=1, n_layers=1), 0)
+    row = kv.cache_bytes(model.config, 1, 2 + 4) + 12 * 20
+    monkeypatch.setattr(kv, "memory_bytes", lambda: 3 * row)
+    assert beam_search(model, [1, 2], beam_size=3, max_new_tokens=4)
+    monkeypatch.setattr(kv, "memory_bytes", lambda: 3 * row - 1)
+    with pytest.raises(ValueError, match=r"^beam_size=3 needs .* allowed at most 2$"):
+        beam_search(model, [1, 2], beam_size=3, max_new_tokens=4)

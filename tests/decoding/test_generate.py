@@ -265,7 +265,7 @@ def test_bad_prompts_raise_clear_errors():
         generate_batch(model, [], 2)
 
 
-def test_a_prompt_longer_than_n_ctx_was_told_to_pass_the_sliding_window_it_had():
+def test_a_prompt_longer_than_n_ctx_is_told_to_shorten_it():
     """The error suggested sliding_window= (CLI: --sliding-window) even when it was given, and a
     window never holds a prompt longer than n_ctx: now it says to shorten the prompt."""
     model = random_model(ModelConfig(vocab_size=20, n_ctx=8, d_model=4, n_heads=1, n_layers=1), 0)

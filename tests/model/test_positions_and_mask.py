@@ -61,13 +61,13 @@ def test_bad_positions_or_mask_are_clear_errors(small, kwargs, message):
 
 
 @pytest.mark.parametrize("ids", [np.zeros((0, 3), int), np.zeros((2, 0), int), np.zeros(0, int)])
-def test_an_empty_batch_was_a_numpy_reduction_error(small, ids):
+def test_an_empty_batch_is_a_clear_value_error(small, ids):
     for call in (small, small.loss):
         with pytest.raises(ValueError, match="token ids must have shape"):
             call(ids)
 
 
-def test_a_padded_cache_with_a_mask_but_default_positions_was_silently_wrong(small):
+def test_a_padded_cache_needs_both_positions_and_mask(small):
     cache = KVCache(small.config, batch_size=2, capacity=6)
     cache.valid[0, :2] = False                                  # row 0: two padding slots
     positions, mask = padded_inputs(cache.valid[:, :4], 4)

@@ -64,7 +64,7 @@ def test_token_with_a_stray_continuation_byte_blocks_the_cut(whole_piece_lookup)
     assert tok.encode_bytes(token) == expected
 
 
-def test_train_crashed_with_unicode_encode_error_on_a_lone_surrogate():
+def test_train_sees_a_lone_surrogate_as_encode_does():
     """Regression: `Tokenizer.train` encoded pre-tokens as strict UTF-8 and raised
     UnicodeEncodeError on a lone surrogate, which `encode` accepts (as U+FFFD, like tiktoken).
     Training now sees the text as encode does."""
