@@ -30,6 +30,7 @@ import concurrent.futures
 import dataclasses
 import difflib
 import hashlib
+import io
 import os
 import random
 import shutil
@@ -38,6 +39,7 @@ import sys
 import tempfile
 import threading
 import time
+import tokenize
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -47,25 +49,33 @@ EQUIVALENT_FILE = REPO / "scripts" / "mutants_equivalent.txt"
 # Each afternoon file -> the tests that specify it, most direct first (pytest runs them in this
 # order and stops at the first failure). A file missing here gets the folder that mirrors it.
 TOKENIZER = ["tests/tokenizer/test_bpe.py", "tests/tokenizer/test_special.py",
-             "tests/tokenizer/test_roundtrip.py", "tests/tokenizer/test_regressions.py",
-             "tests/tokenizer/test_refusals.py"]
-MODEL = ["tests/model"]
-SAMPLING = ["tests/sampling"]
+             "tests/tokenizer/test_roundtrip.py", "tests/tokenizer/test_regressions.py"]
+FILTERS = ["tests/sampling/test_filters.py", "tests/sampling/test_pipeline.py"]
 DECODING = ["tests/decoding/test_generate.py", "tests/decoding/test_generate_simple.py",
-            "tests/decoding/test_beam.py"]
+            "tests/decoding/test_steps.py", "tests/decoding/test_beam.py"]
 TESTS = {
-    "tokenizer/patterns.py": ["tests/tokenizer/test_refusals.py", *TOKENIZER,
+    "tokenizer/patterns.py": [*TOKENIZER, "tests/tokenizer/test_refusals.py",
                               "tests/tokenizer/test_tokenizer_json.py"],
     "tokenizer/bpe.py": TOKENIZER,
     "tokenizer/special.py": ["tests/tokenizer/test_special.py", *TOKENIZER],
     "tokenizer/tokenizer.py": TOKENIZER,
-    "functional.py": ["tests/test_functional.py", *MODEL, *SAMPLING],
-    "model/init.py": ["tests/model/test_params.py", *MODEL],
-    "model/gpt.py": [*MODEL, "tests/test_kv_cache.py"],
-    "kv_cache.py": ["tests/test_kv_cache.py", *DECODING],
+    "functional.py": ["tests/test_functional.py", "tests/model/test_model_properties.py",
+                      "tests/sampling/test_temperature.py"],
+    "model/embedding.py": ["tests/model/test_layers.py", "tests/model"],
+    "model/init.py": ["tests/model/test_params.py", "tests/model"],
+    "model/gpt.py": ["tests/model", "tests/test_kv_cache.py"],
+    "kv_cache.py": ["tests/test_kv_cache.py", "tests/decoding/test_beam.py",
+                    "tests/decoding/test_generate.py"],
+    "sampling/temperature.py": ["tests/sampling/test_temperature.py", *FILTERS],
+    "sampling/top_k.py": FILTERS,
+    "sampling/top_p.py": FILTERS,
+    "sampling/min_p.py": FILTERS,
+    "sampling/greedy.py": ["tests/sampling/test_greedy.py", "tests/sampling/test_temperature.py",
+                           *FILTERS],
+    "sampling/categorical.py": ["tests/sampling/test_categorical.py"],
     "decoding/generate.py": DECODING,
-    "decoding/steps.py": DECODING,
-    "decoding/beam.py": ["tests/decoding/test_beam.py", "tests/test_kv_cache.py"],
+    "decoding/steps.py": ["tests/decoding/test_steps.py", *DECODING],
+    "decoding/beam.py": ["tests/decoding/test_beam.py", "tests/decoding/test_user_sizes.py"],
 }
 TEST_ARGS = ["-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--no-header"]
 
@@ -106,12 +116,14 @@ class Mutant:
     end_col: int
     new: str           # the replacement text of [line:col, end_line:end_col)
     what: str          # "`<` -> `<=`"
-    code: str          # the original line, stripped (for the report and the id)
+    code: str          # the original line without its comment, stripped (report and id)
+    indent: int = 0    # the line's indentation
 
     @property
     def id(self) -> str:
-        """Stable across edits elsewhere in the file: the file, the line's text and the edit."""
-        key = f"{self.file}\0{self.code}\0{self.what}\0{self.col}"
+        """Stable across edits elsewhere in the file and in comments: the file, the line's code,
+        the edit and where on the line (the column, less the line's indentation)."""
+        key = f"{self.file}\0{self.code}\0{self.what}\0{self.col - self.indent}"
         return hashlib.sha1(key.encode()).hexdigest()[:10]
 
 
@@ -339,10 +351,14 @@ def mutants_of(relative: str) -> list[Mutant]:
     finder = Finder(source)
     finder.visit(ast.parse(source))
     original = ast.dump(ast.parse(source))
+    comments = {t.start[0]: t.start[1] for t in tokenize.generate_tokens(io.StringIO(source).readline)
+                if t.type == tokenize.COMMENT}           # a comment edit changes no mutant's id
     found, seen = [], set()
     for line, col, end_line, end_col, new, what in sorted(finder.edits, key=lambda e: e[:4]):
-        m = Mutant(relative, line, col, end_line, end_col, new, what,
-                   finder.lines[line - 1].strip())
+        code = finder.lines[line - 1][:comments.get(line)].strip()
+        text = finder.lines[line - 1]
+        m = Mutant(relative, line, col, end_line, end_col, new, what, code,
+                   len(text) - len(text.lstrip()))
         text = apply(source, m)
         try:
             dump = ast.dump(ast.parse(text))
@@ -474,11 +490,14 @@ def main(argv=None) -> int:
     stale = set(equivalent) - {m.id for m in everything}
     start = time.monotonic()
     workers = Workers(max(1, args.jobs))
+    print(f"{len(chosen)} mutants of {len(files)} files; the tests of each file first run "
+          f"unmutated", flush=True)
     results: dict[Mutant, str] = {}
     try:
         todo = [m for m in chosen if m.id not in equivalent]
+        suite = {f: tuple(tests_for(f)) for f in files}          # fixed at the start, as the copies
         with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
-            suites = {tuple(tests_for(m.file)) for m in todo}   # the unmutated tests must pass
+            suites = {suite[m.file] for m in todo}               # the unmutated tests must pass
             baseline = {s: pool.submit(workers.run, None, list(s), args.profile, 900) for s in suites}
             limits = {}
             for suite, fut in baseline.items():
@@ -487,8 +506,8 @@ def main(argv=None) -> int:
                     print(f"these tests fail without a mutant: {' '.join(suite)}\n{out}")
                     return 1
                 limits[suite] = max(30.0, 4 * took)
-            futures = {pool.submit(workers.run, m, tests_for(m.file), args.profile,
-                                   limits[tuple(tests_for(m.file))]): m for m in todo}
+            futures = {pool.submit(workers.run, m, list(suite[m.file]), args.profile,
+                                   limits[suite[m.file]]): m for m in todo}
             for i, fut in enumerate(concurrent.futures.as_completed(futures), 1):
                 m = futures[fut]
                 status, took, out = fut.result()

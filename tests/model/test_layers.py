@@ -118,3 +118,24 @@ def test_rope_angles_are_the_rows_of_the_table(positions, D, theta):
     assert got_cos.dtype == np.float32 and got_cos.shape == (len(positions), D // 2)
     np.testing.assert_array_equal(got_cos, cos[positions])
     np.testing.assert_array_equal(got_sin, sin[positions])
+
+
+@given(st.integers(1, 3), st.integers(1, 5), st.integers(2, 9), st.booleans(), st.integers(0, 2**32 - 1))
+def test_embedding_is_a_row_lookup_plus_the_position_rows(B, T, V, learned, seed):
+    """h[b, t] = wte[ids[b, t]] (+ wpe[positions[b, t]]): the one-hot product, without the
+    product; ``wte`` and ``wpe`` are left untouched."""
+    from minillm.model.embedding import embed
+    rng = np.random.default_rng(seed)
+    wte = rng.standard_normal((V, 4), dtype=np.float32)                    # [V, C]
+    wpe = rng.standard_normal((8, 4), dtype=np.float32) if learned else None   # [n_ctx, C]
+    ids, positions = rng.integers(0, V, (B, T)), rng.integers(0, 8, (B, T))   # [B, T]
+    copies = wte.copy(), None if wpe is None else wpe.copy()
+    h = embed(wte, ids, wpe, positions if learned else None)               # [B, T, C]
+    want = np.eye(V, dtype=np.float32)[ids] @ wte                          # [B, T, C] one-hot form
+    if learned:
+        want = want + np.eye(8, dtype=np.float32)[positions] @ wpe
+    assert h.shape == (B, T, 4) and h.dtype == np.float32
+    np.testing.assert_allclose(h, want, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(wte, copies[0])
+    if learned:
+        np.testing.assert_array_equal(wpe, copies[1])
