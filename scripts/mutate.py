@@ -458,6 +458,8 @@ def main(argv=None) -> int:
     ap.add_argument("--profile", default="mutate",
                     help="hypothesis profile of tests/conftest.py (default mutate: ci's "
                          "derandomized examples, no shrinking)")
+    ap.add_argument("--ids", nargs="+", metavar="ID", help="run only these mutants (e.g. the "
+                    "survivors of an earlier run, after adding the properties they asked for)")
     ap.add_argument("--list", action="store_true", help="list the mutants, run nothing")
     ap.add_argument("--show", metavar="ID", help="print one mutant as a diff")
     ap.add_argument("--verbose", action="store_true", help="print each result as it comes")
@@ -477,7 +479,12 @@ def main(argv=None) -> int:
                 return 0
         raise SystemExit(f"no mutant {args.show}")
     chosen = everything
-    if args.sample is not None and args.sample < len(everything):
+    if args.ids:
+        chosen = [m for m in everything if m.id in set(args.ids)]
+        missing = set(args.ids) - {m.id for m in chosen}
+        if missing:
+            raise SystemExit(f"no such mutants (now): {sorted(missing)}")
+    elif args.sample is not None and args.sample < len(everything):
         chosen = sorted(random.Random(args.seed).sample(everything, args.sample),
                         key=lambda m: (files.index(m.file), m.line, m.col))
     if args.list:
