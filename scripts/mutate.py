@@ -462,6 +462,8 @@ def main(argv=None) -> int:
                     "survivors of an earlier run, after adding the properties they asked for)")
     ap.add_argument("--list", action="store_true", help="list the mutants, run nothing")
     ap.add_argument("--show", metavar="ID", help="print one mutant as a diff")
+    ap.add_argument("--timeout", type=float, default=300.0,
+                    help="seconds before a mutant's tests count as hung, i.e. caught (default 300)")
     ap.add_argument("--verbose", action="store_true", help="print each result as it comes")
     args = ap.parse_args(argv)
 
@@ -497,35 +499,36 @@ def main(argv=None) -> int:
     stale = set(equivalent) - {m.id for m in everything}
     start = time.monotonic()
     workers = Workers(max(1, args.jobs))
-    print(f"{len(chosen)} mutants of {len(files)} files; the tests of each file first run "
-          f"unmutated", flush=True)
+    print(f"{len(chosen)} mutants of {len(files)} files (the tests of each file also run "
+          f"unmutated: they must pass)", flush=True)
     results: dict[Mutant, str] = {}
+    pool = concurrent.futures.ThreadPoolExecutor(max(1, args.jobs))
     try:
         todo = [m for m in chosen if m.id not in equivalent]
-        suite = {f: tuple(tests_for(f)) for f in files}          # fixed at the start, as the copies
-        with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
-            suites = {suite[m.file] for m in todo}               # the unmutated tests must pass
-            baseline = {s: pool.submit(workers.run, None, list(s), args.profile, 900) for s in suites}
-            limits = {}
-            for suite, fut in baseline.items():
-                status, took, out = fut.result()
-                if status != "survived":
-                    print(f"these tests fail without a mutant: {' '.join(suite)}\n{out}")
-                    return 1
-                limits[suite] = max(30.0, 4 * took)
-            futures = {pool.submit(workers.run, m, list(suite[m.file]), args.profile,
-                                   limits[suite[m.file]]): m for m in todo}
-            for i, fut in enumerate(concurrent.futures.as_completed(futures), 1):
-                m = futures[fut]
-                status, took, out = fut.result()
-                results[m] = status
-                if status.startswith("error"):
-                    print(f"\n{m.id} {m.file}:{m.line} {m.what}: pytest {status}\n{out}")
-                if args.verbose:
-                    print(f"[{i}/{len(todo)}] {status:16} {took:5.1f}s {m.id} {m.file}:{m.line} {m.what}", flush=True)
+        mapped = {f: tuple(tests_for(f)) for f in files}          # fixed at the start, as the copies
+        # the unmutated tests must pass: run first, checked before the report
+        baseline = {s: pool.submit(workers.run, None, list(s), args.profile, 3 * args.timeout)
+                    for s in dict.fromkeys(mapped[m.file] for m in todo)}
+        futures = {pool.submit(workers.run, m, list(mapped[m.file]), args.profile,
+                               args.timeout): m for m in todo}
+        for i, fut in enumerate(concurrent.futures.as_completed(futures), 1):
+            m = futures[fut]
+            status, took, out = fut.result()
+            results[m] = status
+            if status.startswith("error"):
+                print(f"\n{m.id} {m.file}:{m.line} {m.what}: pytest {status}\n{out}")
+            if args.verbose:
+                print(f"[{i}/{len(todo)}] {status:16} {took:5.1f}s {m.id} {m.file}:{m.line} "
+                      f"{m.what}", flush=True)
+        for tests, fut in baseline.items():
+            status, took, out = fut.result()
+            if status != "survived":
+                print(f"these tests fail without a mutant: {' '.join(tests)}\n{out}")
+                return 1
     except KeyboardInterrupt:
         print("\ninterrupted: the report covers the mutants run so far (the repository was not touched)")
     finally:
+        pool.shutdown(wait=True, cancel_futures=True)        # the running ones end with Ctrl-C too
         workers.close()
     elapsed = time.monotonic() - start
     return report(files, chosen, results, equivalent, stale, elapsed, args)
