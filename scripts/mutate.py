@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import collections
 import concurrent.futures
 import dataclasses
 import difflib
@@ -118,12 +119,14 @@ class Mutant:
     what: str          # "`<` -> `<=`"
     code: str          # the original line without its comment, stripped (report and id)
     indent: int = 0    # the line's indentation
+    repeat: int = 0    # how many identical edits of identical lines come before it in the file
 
     @property
     def id(self) -> str:
         """Stable across edits elsewhere in the file and in comments: the file, the line's code,
         the edit and where on the line (the column, less the line's indentation)."""
-        key = f"{self.file}\0{self.code}\0{self.what}\0{self.col - self.indent}"
+        key = f"{self.file}\0{self.code}\0{self.what}\0{self.col - self.indent}" + \
+            (f"\0{self.repeat}" if self.repeat else "")
         return hashlib.sha1(key.encode()).hexdigest()[:10]
 
 
@@ -353,12 +356,13 @@ def mutants_of(relative: str) -> list[Mutant]:
     original = ast.dump(ast.parse(source))
     comments = {t.start[0]: t.start[1] for t in tokenize.generate_tokens(io.StringIO(source).readline)
                 if t.type == tokenize.COMMENT}           # a comment edit changes no mutant's id
-    found, seen = [], set()
+    found, seen, repeats = [], set(), collections.Counter()
     for line, col, end_line, end_col, new, what in sorted(finder.edits, key=lambda e: e[:4]):
         code = finder.lines[line - 1][:comments.get(line)].strip()
         text = finder.lines[line - 1]
-        m = Mutant(relative, line, col, end_line, end_col, new, what, code,
-                   len(text) - len(text.lstrip()))
+        indent = len(text) - len(text.lstrip())
+        same = (code, what, col - indent)                  # e.g. one check at the top of two functions
+        m = Mutant(relative, line, col, end_line, end_col, new, what, code, indent, repeats[same])
         text = apply(source, m)
         try:
             dump = ast.dump(ast.parse(text))
@@ -368,6 +372,7 @@ def mutants_of(relative: str) -> list[Mutant]:
         if dump == original or dump in seen:
             continue
         seen.add(dump)
+        repeats[same] += 1
         found.append(m)
     return found
 

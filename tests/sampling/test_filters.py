@@ -145,11 +145,12 @@ def test_top_k_and_top_p_on_a_large_vocabulary_with_many_ties(seed):
                 assert kept(top_p(x, p)[b]) == set(order[:n].tolist())
 
 
-@given(st.integers(4096, 70000), st.integers(1, 400), st.sampled_from(["normal", "ties", "sorted", "masked"]),
-       st.integers(0, 2**32 - 1))
+@given(st.integers(4096, 70000), st.integers(1, 400),
+       st.sampled_from(["normal", "ties", "sorted", "masked", "strided"]), st.integers(0, 2**32 - 1))
 def test_top_k_ids_on_long_rows_equal_the_sorted_definition(V, k, kind, seed):
     """Long rows take the threshold shortcut (top_k.candidates); the ids must still be exactly
-    the first k of the order (logit descending, lower id first), ascending."""
+    the first k of the order (logit descending, lower id first), ascending — also on rows made
+    to mislead its sample (every 16th logit the largest: too few reach its threshold)."""
     from minillm.sampling.top_k import top_k_ids
     rng = np.random.default_rng(seed)
     z = rng.standard_normal(V).astype(np.float32)                  # [V]
@@ -159,6 +160,8 @@ def test_top_k_ids_on_long_rows_equal_the_sorted_definition(V, k, kind, seed):
         z = np.sort(z)                                             # every 16th value misleads
     elif kind == "masked":
         z[rng.random(V) < 0.99] = -np.inf                          # ~1 % finite
+    elif kind == "strided":
+        z[::16] += 100.0                                           # the sample: all the largest
     finite = int(np.isfinite(z).sum())
     assume(finite >= k)
     want = np.sort(np.lexsort((np.arange(V), -z))[:k])             # [k] the definition
@@ -292,3 +295,17 @@ def test_top_k_of_logits_that_all_tie_keeps_the_lowest_ids(V):
     for k in (1, 3, V - 1):
         assert kept(top_k(z, k)[1]) == set(range(k)) == kept(top_k_sorted(z, k)[0])
         np.testing.assert_array_equal(top_k_ids(z, k), np.tile(np.arange(k), (2, 1)))
+
+
+@given(st.integers(4096, 9000), st.data(), st.sampled_from(["normal", "ties"]),
+       st.integers(0, 2**32 - 1))
+def test_top_k_on_long_rows_with_k_near_v_equals_the_sorted_definition(V, data, kind, seed):
+    """k from a few thousand up to V - 1 on long rows (where the threshold shortcut's sample is
+    too short to rank k): the same k ids as the definition."""
+    from minillm.sampling.top_k import top_k_ids
+    k = data.draw(st.integers(2000, V - 1))
+    z = np.random.default_rng(seed).standard_normal(V).astype(np.float32)   # [V]
+    z = np.round(2 * z) if kind == "ties" else z
+    want = np.sort(np.lexsort((np.arange(V), -z))[:k])                      # [k] the definition
+    np.testing.assert_array_equal(top_k_ids(z, k), want)
+    assert kept(top_k(z, k)) == set(want.tolist())
