@@ -35,6 +35,7 @@ import io
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -78,7 +79,9 @@ TESTS = {
     "decoding/steps.py": ["tests/decoding/test_steps.py", *DECODING],
     "decoding/beam.py": ["tests/decoding/test_beam.py", "tests/decoding/test_user_sizes.py"],
 }
-TEST_ARGS = ["-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--no-header"]
+# Only hypothesis's plugin is loaded (PYTEST_DISABLE_PLUGIN_AUTOLOAD below): xdist, nbmake and the
+# like cost each run a second of imports and no mutant needs them.
+TEST_ARGS = ["-x", "-q", "-p", "no:cacheprovider", "-p", "_hypothesis_pytestplugin", "--no-header"]
 
 
 # ---------------------------------------------------------------------------------- the files
@@ -429,6 +432,7 @@ class Workers:
             if m:
                 path.write_text(apply(original, m), encoding="utf-8")
             env = {**os.environ, "HYPOTHESIS_PROFILE": profile, "PYTHONDONTWRITEBYTECODE": "1",
+                   "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
                    "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
                    "MINILLM_SHARED_DATA": os.environ.get("MINILLM_SHARED_DATA",
                                                          str(REPO.parent / "shared" / "data"))}
@@ -500,6 +504,10 @@ def main(argv=None) -> int:
         print(f"{len(chosen)} of {len(everything)} mutants")
         return 0
 
+    # Ctrl-C, or ``kill -INT``/``-TERM`` (a run in the background ignores SIGINT unless told
+    # otherwise): stop, and report the mutants run so far
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     equivalent = equivalent_list()
     stale = set(equivalent) - {m.id for m in everything}
     start = time.monotonic()
@@ -510,6 +518,8 @@ def main(argv=None) -> int:
     pool = concurrent.futures.ThreadPoolExecutor(max(1, args.jobs))
     try:
         todo = [m for m in chosen if m.id not in equivalent]
+        random.Random(args.seed).shuffle(todo)     # run in random order: stopped early (Ctrl-C),
+                                                   # the mutants run so far are a random sample too
         mapped = {f: tuple(tests_for(f)) for f in files}          # fixed at the start, as the copies
         # the unmutated tests must pass: run first, checked before the report
         baseline = {s: pool.submit(workers.run, None, list(s), args.profile, 3 * args.timeout)
