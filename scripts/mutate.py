@@ -470,6 +470,8 @@ def main(argv=None) -> int:
     ap.add_argument("--ids", nargs="+", metavar="ID", help="run only these mutants (e.g. the "
                     "survivors of an earlier run, after adding the properties they asked for)")
     ap.add_argument("--list", action="store_true", help="list the mutants, run nothing")
+    ap.add_argument("--from-log", metavar="LOG", help="report a --verbose run's output again, "
+                    "against the equivalent list as it is now (nothing is run)")
     ap.add_argument("--show", metavar="ID", help="print one mutant as a diff")
     ap.add_argument("--timeout", type=float, default=300.0,
                     help="seconds before a mutant's tests count as hung, i.e. caught (default 300)")
@@ -508,6 +510,8 @@ def main(argv=None) -> int:
     # otherwise): stop, and report the mutants run so far
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
+    if args.from_log:
+        return from_log(Path(args.from_log), files, everything, args)
     equivalent = equivalent_list()
     stale = set(equivalent) - {m.id for m in everything}
     start = time.monotonic()
@@ -547,6 +551,25 @@ def main(argv=None) -> int:
         workers.close()
     elapsed = time.monotonic() - start
     return report(files, chosen, results, equivalent, stale, elapsed, args)
+
+
+def from_log(log: Path, files, everything, args) -> int:
+    """The results of a ``--verbose`` run, read back from its output."""
+    by_id = {m.id: m for m in everything}
+    results = {}
+    for row in log.read_text(encoding="utf-8").splitlines():
+        fields = row.split()
+        if row.startswith("[") and fields[0].endswith("]") and len(fields) > 3:
+            status = "caught (timeout)" if "(timeout)" in row else fields[1]
+            ident = next((f for f in fields if f in by_id), None)
+            if ident:
+                results[by_id[ident]] = status
+    chosen = sorted(results, key=lambda m: (files.index(m.file), m.line, m.col))
+    equivalent = equivalent_list()
+    for m in chosen:
+        if m.id in equivalent:
+            results.pop(m)
+    return report(files, chosen, results, equivalent, set(), 0.0, args)
 
 
 def report(files, chosen, results, equivalent, stale, elapsed, args) -> int:
