@@ -67,7 +67,7 @@ TESTS = {
     "model/init.py": ["tests/model/test_params.py", "tests/model"],
     "model/gpt.py": ["tests/model", "tests/test_kv_cache.py"],
     "kv_cache.py": ["tests/test_kv_cache.py", "tests/decoding/test_beam.py",
-                    "tests/decoding/test_generate.py"],
+                    "tests/decoding/test_generate.py", "tests/decoding/test_parity_generation.py"],
     "sampling/temperature.py": ["tests/sampling/test_temperature.py", *FILTERS],
     "sampling/top_k.py": FILTERS,
     "sampling/top_p.py": FILTERS,
@@ -77,7 +77,8 @@ TESTS = {
     "sampling/categorical.py": ["tests/sampling/test_categorical.py"],
     "decoding/generate.py": DECODING,
     "decoding/steps.py": ["tests/decoding/test_steps.py", *DECODING],
-    "decoding/beam.py": ["tests/decoding/test_beam.py", "tests/decoding/test_user_sizes.py"],
+    "decoding/beam.py": ["tests/decoding/test_beam.py", "tests/decoding/test_parity_generation.py",
+                         "tests/decoding/test_user_sizes.py"],
 }
 # Only hypothesis's plugin is loaded (PYTEST_DISABLE_PLUGIN_AUTOLOAD below): xdist, nbmake and the
 # like cost each run a second of imports and no mutant needs them.

@@ -65,3 +65,17 @@ def test_cross_entropy_is_the_mean_negative_log_probability_of_the_targets(logit
     got = cross_entropy(logits, targets)
     assert type(got) is float
     assert got == pytest.approx(want, rel=1e-5, abs=1e-6)
+
+
+@given(hnp.arrays(np.float32, st.tuples(st.integers(2, 4), st.integers(1, 6)),
+                  elements=st.floats(-5.0, 5.0, width=32)), st.integers(0, 1))
+def test_each_row_is_shifted_by_its_own_maximum(x, axis):
+    """Rows (along ``axis``) thousands apart in scale: each is normalised on its own, as if it
+    were alone — a shift by one maximum for all rows would underflow the low rows to 0 / 0."""
+    offsets = np.float32(3000.0) * np.arange(x.shape[1 - axis], dtype=np.float32)   # [n rows]
+    big = x + (offsets[:, None] if axis == 1 else offsets[None, :])
+    for f in (softmax, log_softmax):
+        got = f(big, axis=axis)
+        want = np.stack([f(np.take(big, i, axis=1 - axis)) for i in range(x.shape[1 - axis])],
+                        axis=1 - axis)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

@@ -4,7 +4,8 @@ The full mutation run (``python scripts/mutate.py``, see CONTRIBUTING.md) takes 
 is not part of CI; this keeps a small sample of it in CI: each mutant below is one edit that
 scripts/mutate.py generates (found by its file, the code of its line and the edit, so it survives
 line moves), written into a temporary copy of the package, and the tests named with it — the
-properties that specify the behaviour it breaks — must fail on it. They are chosen to span the
+properties that specify the behaviour it breaks — must fail on it (they pass unmutated: they are
+part of this suite). They are chosen to span the
 kinds of edit (a comparison flipped, an eps, a keyword, a statement, a dtype, an operand) and the
 afternoon's parts (functional, the cache, the samplers, the draw, beam search).
 """
@@ -56,13 +57,5 @@ def test_the_suite_catches_a_known_mutant(file, code, what, tests):
     finally:
         workers.close()
     assert status.startswith("caught"), f"{status}: {m.id} {file}:{m.line} {what}\n{out}"
-
-
-def test_the_tests_pass_without_a_mutant():
-    """The same tests on the unmutated copy pass: the failures above are the mutants'."""
-    workers = mutate.Workers(1)
-    try:
-        status, _, out = workers.run(None, sorted({k[3] for k in KNOWN}), "mutate", timeout=300)
-    finally:
-        workers.close()
-    assert status == "survived", out
+    # the named test fails (the same test passes unmutated in the suite itself)
+    assert status == "caught (timeout)" or f"FAILED {tests}" in out, out

@@ -82,6 +82,9 @@ def test_results_are_sorted_and_eos_ends_a_hypothesis():
     (dict(stop_ids=99), "stop_ids"),
     (dict(early_stopping=True), "early_stopping"),           # HF's True is "pool_full" here
     (dict(length_penalty=float("nan")), "length_penalty"),
+    (dict(length_penalty="1.0"), "length_penalty"),          # a string or None is not a number
+    (dict(length_penalty=None), "length_penalty"),
+    (dict(length_penalty=True), "length_penalty"),
     (dict(max_new_tokens=30), "n_ctx"),
 ])
 def test_bad_parameters_raise_clear_errors(kwargs, match):
@@ -115,3 +118,30 @@ def test_beam_search_needs_exactly_the_memory_of_its_rows(monkeypatch):
     monkeypatch.setattr(kv, "memory_bytes", lambda: 3 * row - 1)
     with pytest.raises(ValueError, match=r"^beam_size=3 needs .* allowed at most 2$"):
         beam_search(model, [1, 2], beam_size=3, max_new_tokens=4)
+
+
+@given(tiny_configs(), st.data())
+def test_never_with_a_length_penalty_at_most_0_is_the_heuristic(config, data):
+    """HF's rule: early_stopping="never" estimates the best running beam at max_new_tokens only
+    when length_penalty > 0 (a longer beam can then still win); with length_penalty <= 0 it is the
+    default heuristic, at the current length."""
+    model = random_model(config, data.draw(st.integers(0, 99)))
+    prompt = data.draw(st.lists(st.integers(0, config.vocab_size - 1), min_size=1, max_size=3))
+    nb = data.draw(st.integers(2, 4))
+    kw = dict(beam_size=nb, stop_ids=data.draw(st.lists(st.integers(0, 4), min_size=1, max_size=3)),
+              max_new_tokens=data.draw(st.integers(2, config.n_ctx - len(prompt))),
+              length_penalty=data.draw(st.sampled_from([-2.0, -1.0, -0.5, 0.0])),
+              num_return_sequences=nb)                     # the whole pool, its worst included
+    never = beam_search(model, prompt, early_stopping="never", **kw)
+    assert never == beam_search(model, prompt, early_stopping="heuristic", **kw)
+
+
+def test_the_defaults_are_four_beams_twenty_tokens_the_average_log_prob_and_one_answer():
+    """beam_search(model, prompt) is beam_size=4, max_new_tokens=20, length_penalty=1 (Σ log p /
+    length), the model's EOS ids, one hypothesis, HF's heuristic stop: as its signature says."""
+    model = random_model(ModelConfig(vocab_size=12, n_ctx=32, d_model=8, n_heads=2, n_layers=1), 4)
+    explicit = beam_search(model, [1, 2], beam_size=4, max_new_tokens=20, length_penalty=1.0,
+                           stop_ids=(), stop_at_eos=True, num_return_sequences=1,
+                           early_stopping="heuristic")
+    assert beam_search(model, [1, 2]) == explicit and len(explicit) == 1
+    assert beam_search(model, [1, 2], beam_size=3) != explicit     # this model tells 3 from 4

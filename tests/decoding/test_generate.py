@@ -186,6 +186,19 @@ def test_streaming_never_yields_broken_utf8(gpt2_tok, text):
 
 
 @given(TEXTS, st.data())
+def test_a_generation_cut_mid_character_ends_with_its_decoded_text(gpt2_tok, text, data):
+    """max_new_tokens may end the text inside a character: the last step releases what was held
+    back, as decode does (U+FFFD for the unfinished character), so the steps' texts always join
+    to decode(ids)."""
+    prompt, target = gpt2_tok.encode("Q:"), gpt2_tok.encode(text)
+    n = data.draw(st.integers(1, len(target)))
+    model = Scripted(prompt + target, gpt2_tok.vocab_size)
+    steps = list(generate(model, prompt, n, temperature=0, tokenizer=gpt2_tok))
+    assert ids_of(steps) == target[:n]
+    assert "".join(s.text for s in steps) == gpt2_tok.decode(target[:n])
+
+
+@given(TEXTS, st.data())
 def test_stop_string_is_trimmed_across_token_boundaries(gpt2_tok, text, data):
     i = data.draw(st.integers(0, len(text) - 1))
     stop = text[i:data.draw(st.integers(i + 1, len(text)))]

@@ -139,3 +139,19 @@ def test_embedding_is_a_row_lookup_plus_the_position_rows(B, T, V, learned, seed
     np.testing.assert_array_equal(wte, copies[0])
     if learned:
         np.testing.assert_array_equal(wpe, copies[1])
+
+
+def test_attention_stores_its_keys_and_values_in_its_own_layer_of_the_cache():
+    """attention(..., cache=cache, layer=l) writes this call's k, v into layer l of the cache
+    (layer 0 by default) and leaves every other layer alone."""
+    from minillm import KVCache
+    from minillm.config import ModelConfig
+    config = ModelConfig(vocab_size=10, n_ctx=8, d_model=8, n_heads=2, n_layers=3)
+    attn = GPT(config, seed=0).params.blocks[0].attn
+    x = np.random.default_rng(0).standard_normal((1, 4, 8), dtype=np.float32)   # [B, T, C]
+    for layer in (None, 0, 2):
+        cache = KVCache(config, batch_size=1, capacity=8)
+        kw = {} if layer is None else {"layer": layer}
+        attention(x, attn, config, causal_mask(4, 4)[None], cache=cache, **kw)   # mask [1, T, S]
+        written = [l for l in range(3) if cache.k[l].any() or cache.v[l].any()]
+        assert written == [layer or 0]

@@ -146,11 +146,13 @@ def test_top_k_and_top_p_on_a_large_vocabulary_with_many_ties(seed):
 
 
 @given(st.integers(4096, 70000), st.integers(1, 400),
-       st.sampled_from(["normal", "ties", "sorted", "masked", "strided"]), st.integers(0, 2**32 - 1))
+       st.sampled_from(["normal", "ties", "sorted", "masked", "strided", "sampled"]),
+       st.integers(0, 2**32 - 1))
 def test_top_k_ids_on_long_rows_equal_the_sorted_definition(V, k, kind, seed):
     """Long rows take the threshold shortcut (top_k.candidates); the ids must still be exactly
     the first k of the order (logit descending, lower id first), ascending — also on rows made
-    to mislead its sample (every 16th logit the largest: too few reach its threshold)."""
+    to mislead its sample (every 16th logit the largest: too few reach its threshold; the k
+    largest all in the sample: exactly k reach it)."""
     from minillm.sampling.top_k import top_k_ids
     rng = np.random.default_rng(seed)
     z = rng.standard_normal(V).astype(np.float32)                  # [V]
@@ -162,6 +164,8 @@ def test_top_k_ids_on_long_rows_equal_the_sorted_definition(V, k, kind, seed):
         z[rng.random(V) < 0.99] = -np.inf                          # ~1 % finite
     elif kind == "strided":
         z[::16] += 100.0                                           # the sample: all the largest
+    elif kind == "sampled":
+        z[np.arange(0, V, 16)[:k]] = 100.0                         # the k largest: in the sample
     finite = int(np.isfinite(z).sum())
     assume(finite >= k)
     want = np.sort(np.lexsort((np.arange(V), -z))[:k])             # [k] the definition
