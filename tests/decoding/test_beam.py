@@ -85,7 +85,7 @@ def test_results_are_sorted_and_eos_ends_a_hypothesis():
     (dict(length_penalty="1.0"), "length_penalty"),          # a string or None is not a number
     (dict(length_penalty=None), "length_penalty"),
     (dict(length_penalty=True), "length_penalty"),
-    (dict(max_new_tokens=30), "n_ctx"),
+    (dict(max_new_tokens=30), r"prompt \(2\) \+ max_new_tokens \(30\) exceed n_ctx=16"),
 ])
 def test_bad_parameters_raise_clear_errors(kwargs, match):
     model = random_model(ModelConfig(vocab_size=20, n_ctx=16, d_model=4, n_heads=1, n_layers=1), 0)

@@ -95,8 +95,9 @@ def test_padding_anywhere_in_the_cache_needs_explicit_positions_and_mask(filled,
 
 
 @given(tiny_configs(), st.integers(0, 50), st.integers(2, 3))
-def test_positions_of_shape_t_are_the_same_positions_for_every_row(config, seed, B):
-    """positions [T] means those positions in every row: the same logits as the [B, T] tile."""
+def test_positions_t_and_mask_t_s_are_the_same_for_every_row(config, seed, B):
+    """positions [T] means those positions in every row: the same logits as the [B, T] tile; a
+    mask [T, S] is the [1, T, S] one, for every row too."""
     model = random_model(config, seed)
     T = config.n_ctx // 2
     ids = np.arange(B * T).reshape(B, T) % config.vocab_size                     # [B, T]
@@ -104,3 +105,5 @@ def test_positions_of_shape_t_are_the_same_positions_for_every_row(config, seed,
     mask = causal_mask(T, T)[None]
     np.testing.assert_array_equal(model(ids, positions=positions, mask=mask),
                                   model(ids, positions=np.tile(positions, (B, 1)), mask=mask))
+    np.testing.assert_array_equal(model(ids, positions=positions, mask=mask[0]),   # mask [T, S]
+                                  model(ids, positions=positions, mask=mask))

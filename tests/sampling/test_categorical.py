@@ -94,14 +94,15 @@ def test_same_seed_same_draws_and_batched_equals_row_by_row():
     np.testing.assert_array_equal(a, rows)
 
 
-@pytest.mark.parametrize("probs, rng, error", [
-    (np.array([0.5, 0.5]), 0, TypeError),
-    (np.array([0.5, np.nan]), np.random.default_rng(0), ValueError),
-    (np.array([0.5, -0.1]), np.random.default_rng(0), ValueError),
-    (np.zeros(3), np.random.default_rng(0), ValueError),
+@pytest.mark.parametrize("probs, rng, error, message", [
+    (np.array([0.5, 0.5]), 0, TypeError, "rng must be"),
+    (np.array([0.5, np.nan]), np.random.default_rng(0), ValueError, "finite"),
+    (np.array([0.5, np.inf]), np.random.default_rng(0), ValueError, "finite"),
+    (np.array([0.5, -0.1]), np.random.default_rng(0), ValueError, ">= 0"),
+    (np.zeros(3), np.random.default_rng(0), ValueError, "sums to 0"),
 ])
-def test_bad_draw_arguments_raise(probs, rng, error):
-    with pytest.raises(error):
+def test_bad_draw_arguments_raise(probs, rng, error, message):
+    with pytest.raises(error, match=message):
         categorical(probs, rng)
 
 
