@@ -60,7 +60,7 @@ TESTS = {
                               "tests/tokenizer/test_tokenizer_json.py"],
     "tokenizer/bpe.py": TOKENIZER,
     "tokenizer/special.py": ["tests/tokenizer/test_special.py", *TOKENIZER],
-    "tokenizer/tokenizer.py": TOKENIZER,
+    "tokenizer/tokenizer.py": [*TOKENIZER, "tests/tokenizer/test_tokenizer_json.py"],
     "functional.py": ["tests/test_functional.py", "tests/model/test_model_properties.py",
                       "tests/sampling/test_temperature.py"],
     "model/embedding.py": ["tests/model/test_layers.py", "tests/model"],

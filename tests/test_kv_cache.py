@@ -224,3 +224,14 @@ def test_check_room_allows_filling_the_cache_exactly():
     cache.check_room(2)
     with pytest.raises(ValueError, match="holds 3 of 5 positions: no room for 3 more"):
         cache.check_room(3)
+
+
+def test_memory_bytes_is_the_machines_physical_memory():
+    """Checked against /proc/meminfo's MemTotal (within 10 %: the kernel keeps a little back)."""
+    from pathlib import Path
+    from minillm.kv_cache import memory_bytes
+    meminfo = Path("/proc/meminfo")
+    if not meminfo.exists():
+        pytest.skip("no /proc/meminfo on this system to compare with")
+    total = int(meminfo.read_text().split("MemTotal:")[1].split()[0]) * 1024
+    assert 0.9 * total <= memory_bytes() <= 1.1 * total

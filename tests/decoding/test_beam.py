@@ -75,7 +75,7 @@ def test_results_are_sorted_and_eos_ends_a_hypothesis():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(beam_size=0), "beam_size"),
+    (dict(beam_size=0), "beam_size and max_new_tokens must be >= 1"),
     (dict(max_new_tokens=0), "max_new_tokens"),
     (dict(num_return_sequences=5), "num_return_sequences"),
     (dict(early_stopping="sometimes"), "early_stopping"),
@@ -145,3 +145,13 @@ def test_the_defaults_are_four_beams_twenty_tokens_the_average_log_prob_and_one_
                            early_stopping="heuristic")
     assert beam_search(model, [1, 2]) == explicit and len(explicit) == 1
     assert beam_search(model, [1, 2], beam_size=3) != explicit     # this model tells 3 from 4
+
+
+def test_beam_search_stops_at_the_models_eos_ids_by_default():
+    from minillm import GPT
+    config = ModelConfig(vocab_size=6, n_ctx=16, d_model=8, n_heads=2, n_layers=1, eos_id=2)
+    model = GPT(config, random_model(config, 9).params)
+    hyps = beam_search(model, [1], beam_size=4, max_new_tokens=6, num_return_sequences=4)
+    assert hyps == beam_search(model, [1], beam_size=4, max_new_tokens=6, num_return_sequences=4,
+                               stop_ids=2, stop_at_eos=False)
+    assert any(h.ids[-1] == 2 for h in hyps)

@@ -328,3 +328,18 @@ def test_huge_max_new_tokens_with_a_sliding_window_is_refused_before_allocating(
     config = ModelConfig(vocab_size=16, n_ctx=8, d_model=8, n_heads=2, n_layers=1)
     with pytest.raises(ValueError, match="limited to 16,777,216"):
         generate(random_model(config, 0), [1, 2], 10**12, sliding_window=4)
+
+
+def test_generate_passes_every_sampling_setting_to_the_sampler():
+    """min_p = 1 keeps only the most likely token, top_k = 1 and top_p -> 0 too: each alone makes
+    sampling greedy, so each setting is seen to reach the sampler."""
+    model = random_model(ModelConfig(vocab_size=30, n_ctx=32, d_model=8, n_heads=2, n_layers=1), 6)
+    greedy = ids_of(generate(model, [1, 2], 8, temperature=0))
+    for kw in (dict(min_p=1.0), dict(top_k=1), dict(top_p=1e-9)):
+        assert ids_of(generate(model, [1, 2], 8, temperature=1.5, seed=0, **kw)) == greedy, kw
+    assert ids_of(generate(model, [1, 2], 8, temperature=1.5, seed=0)) != greedy
+
+
+def test_generate_makes_100_tokens_by_default():
+    model = random_model(ModelConfig(vocab_size=30, n_ctx=128, d_model=8, n_heads=2, n_layers=1), 6)
+    assert len(ids_of(generate(model, [1, 2], temperature=0))) == 100

@@ -73,3 +73,34 @@ def test_init_draws_each_matrix_as_one_whole_matrix_call_in_the_documented_order
     for name, a in params.named().items():
         if a.ndim == 1:                                          # biases 0, norm gains 1
             assert (a == (1.0 if "norm" in name and name.endswith("weight") else 0.0)).all(), name
+
+
+def test_gpt_without_a_seed_is_seed_0():
+    from minillm.config import ModelConfig
+    config = ModelConfig(vocab_size=10, n_ctx=8, d_model=8, n_heads=2, n_layers=1)
+    ids = np.arange(5)
+    np.testing.assert_array_equal(GPT(config)(ids), GPT(config, seed=0)(ids))
+    assert not np.array_equal(GPT(config)(ids), GPT(config, seed=1)(ids))
+
+
+def test_forward_gives_every_position_unless_asked_for_the_last():
+    """forward (the seam the engine overrides): ids [B, T] -> logits [B, T, V] by default."""
+    from minillm.config import ModelConfig
+    from minillm.model.attention import causal_mask
+    config = ModelConfig(vocab_size=10, n_ctx=8, d_model=8, n_heads=2, n_layers=1)
+    model, ids = GPT(config, seed=3), np.arange(10).reshape(2, 5) % 10
+    logits, _ = model.forward(ids, np.tile(np.arange(5), (2, 1)), causal_mask(5, 5)[None])
+    np.testing.assert_array_equal(logits, model(ids))
+
+
+def test_names_missing_or_unexpected_are_each_refused():
+    from minillm.model.params import check_names_and_shapes
+    config = GPT.from_pretrained(FIXTURES / "gpt2_tiny", fast=False).config
+    named = init_params(config, np.random.default_rng(0)).named()
+    check_names_and_shapes(named, config)
+    missing = dict(named)
+    missing.pop("wte")
+    with pytest.raises(ValueError, match=r"missing \['wte'\], unexpected \[\]"):
+        check_names_and_shapes(missing, config)
+    with pytest.raises(ValueError, match=r"missing \[\], unexpected \['extra'\]"):
+        check_names_and_shapes({**named, "extra": named["wte"]}, config)
