@@ -159,8 +159,9 @@ def test_attention_stores_its_keys_and_values_in_its_own_layer_of_the_cache():
 
 def test_rope_angles_of_far_positions_are_computed_in_float64():
     """m·θ_i is formed in float64 and rounded once: at position 10⁶ a float32 product would be off
-    by up to 0.03 rad (float32's spacing there is 0.0625); cos and sin stay within float32 rounding."""
-    positions = np.array([[10**6, 3 * 10**6 + 7]])
+    by up to 0.03 rad (float32's spacing there is 0.0625), and a position past 2²⁴ is not even a
+    float32; cos and sin stay within float32 rounding."""
+    positions = np.array([[10**6, 2**25 + 1, 2**28 - 3]])
     cos, sin = rope_angles(positions, 8, 10000.0)
     inv = 10000.0 ** (-2.0 * np.arange(4) / 8)
     angles = positions[..., None].astype(np.float64) * inv
