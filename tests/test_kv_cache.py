@@ -103,6 +103,7 @@ def test_numpy_integer_sizes_are_integers_and_bools_and_floats_are_not():
     config = ModelConfig(vocab_size=10, n_ctx=8, d_model=8, n_heads=2, n_layers=1)
     cache = KVCache(config, batch_size=np.int64(2), capacity=np.int32(5))
     assert (cache.batch_size, cache.capacity) == (2, 5)
+    cache.advance(3)                                     # bad lengths that are in range, as numbers
     for bad in (True, np.bool_(True), 2.0):
         with pytest.raises(ValueError, match="capacity"):
             KVCache(config, capacity=bad)
