@@ -3,7 +3,8 @@
 Hypothesis profiles: ``dev`` (default, 50 examples), ``ci`` (selected when the CI environment
 variable is set, 25 examples, keeps the suite inside CI's budget; derandomized, so a CI run is
 repeatable: the same examples every time, while ``dev`` explores new ones on each run) and
-``thorough`` (500 examples, for a long local run: ``HYPOTHESIS_PROFILE=thorough python -m pytest``). All have
+``thorough`` (500 examples, for a long local run: ``HYPOTHESIS_PROFILE=thorough python -m pytest``);
+``mutate`` (scripts/mutate.py: ci's examples, no shrinking — a failure is all it needs). All have
 ``deadline=None``: shared machines are noisy, and speed is measured in ``benchmarks/``, not here.
 """
 import os
@@ -22,12 +23,14 @@ except ImportError:                    # pragma: no cover - threadpoolctl is in 
     pass
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 settings.register_profile("dev", max_examples=50, deadline=None)
 settings.register_profile("ci", max_examples=25, deadline=None, derandomize=True,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("thorough", max_examples=500, deadline=None)
+settings.register_profile("mutate", settings.get_profile("ci"), database=None,
+                          phases=[Phase.explicit, Phase.reuse, Phase.generate])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 REPO = Path(__file__).resolve().parent.parent

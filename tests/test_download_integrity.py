@@ -100,7 +100,7 @@ def test_download_deepseek_v4_puts_the_tokenizer_where_others_look(tmp_path, mon
     assert Tokenizer.load(folder / "tokenizer.json").vocab_size > 128_000
 
 
-def test_download_help_sizes_were_stale(capsys):
+def test_download_help_sizes_match_the_downloads(capsys):
     """The help said the DeepSeek-V4 tokenizer is 2 MB; it is 6 MB (as README says)."""
     import re
     with pytest.raises(SystemExit):
@@ -111,7 +111,7 @@ def test_download_help_sizes_were_stale(capsys):
         assert abs(shown - spec.size / 2**20) < 1, name
 
 
-def test_download_crashed_where_os_has_no_fchmod(tmp_path, monkeypatch):
+def test_download_works_where_os_has_no_fchmod(tmp_path, monkeypatch):
     """Windows (Python < 3.13) has no os.fchmod: extracting raised AttributeError there."""
     monkeypatch.delattr(os, "fchmod", raising=False)
     spec = spec_for("fake/model.gguf", PAYLOAD)

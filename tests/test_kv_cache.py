@@ -98,13 +98,141 @@ def test_cache_errors_are_clear():
         KVCache(config, capacity=9)
 
 
-def test_numpy_integer_sizes_were_refused_as_not_integers():
+def test_numpy_integer_sizes_are_integers_and_bools_and_floats_are_not():
     from minillm.config import ModelConfig
     config = ModelConfig(vocab_size=10, n_ctx=8, d_model=8, n_heads=2, n_layers=1)
     cache = KVCache(config, batch_size=np.int64(2), capacity=np.int32(5))
     assert (cache.batch_size, cache.capacity) == (2, 5)
+    cache.advance(3)                                     # bad lengths that are in range, as numbers
     for bad in (True, np.bool_(True), 2.0):
         with pytest.raises(ValueError, match="capacity"):
             KVCache(config, capacity=bad)
         with pytest.raises(ValueError, match="roll back"):
             cache.rollback(bad)
+
+
+def small_config(**kw):
+    from minillm.config import ModelConfig
+    return ModelConfig(**{"vocab_size": 10, "n_ctx": 8, "d_model": 8, "n_heads": 2,
+                          "n_layers": 1, **kw})
+
+
+@st.composite
+def padded_cache(draw):
+    """A cache of B rows holding ``length`` positions with random contents and random padding."""
+    B, N = draw(st.integers(1, 4)), draw(st.integers(1, 8))
+    length = draw(st.integers(0, N))
+    cache = KVCache(small_config(), batch_size=B, capacity=N)
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    cache.k[...] = rng.standard_normal(cache.k.shape)
+    cache.v[...] = rng.standard_normal(cache.v.shape)
+    cache.valid[:, :length] = rng.random((B, length)) < 0.6
+    cache.length = length
+    return cache
+
+
+@given(padded_cache(), st.data())
+def test_reorder_moves_padding_and_entries_with_their_rows(cache, data):
+    """Row b takes row rows[b]'s k, v and padding over the filled positions; the free slots are
+    left alone."""
+    B, n = cache.batch_size, cache.length
+    rows = np.array(data.draw(st.lists(st.integers(0, B - 1), min_size=B, max_size=B)))
+    k, v, valid = cache.k.copy(), cache.v.copy(), cache.valid.copy()
+    cache.reorder(rows)
+    np.testing.assert_array_equal(cache.valid[:, :n], valid[rows, :n])
+    np.testing.assert_array_equal(cache.k[:, :, :, :n], k[:, rows, :, :n])
+    np.testing.assert_array_equal(cache.v[:, :, :, :n], v[:, rows, :, :n])
+    np.testing.assert_array_equal(cache.valid[:, n:], valid[:, n:])
+    np.testing.assert_array_equal(cache.k[:, :, :, n:], k[:, :, :, n:])
+    assert cache.length == n
+
+
+@given(padded_cache(), st.data())
+def test_rollback_keeps_the_padding_it_keeps_and_frees_the_rest(cache, data):
+    """Rolling back to ``keep`` leaves the padding of the first ``keep`` positions as it was and
+    marks every later slot real again (a new token written there is real)."""
+    keep = data.draw(st.integers(0, cache.length))
+    valid = cache.valid.copy()
+    cache.rollback(np.int64(keep) if data.draw(st.booleans()) else keep)
+    assert cache.length == keep and type(cache.length) is int
+    np.testing.assert_array_equal(cache.valid[:, :keep], valid[:, :keep])
+    assert cache.valid[:, keep:].all()
+
+
+@pytest.mark.parametrize("rows", [[0, 2], [0], [0, 1, 1, 2], [-1, 0, 1], [0.0, 1.0, 2.0],
+                                  [True, False, True], [[0, 1, 2]], [0, 1, 3]])
+def test_reorder_refuses_anything_but_batch_size_indices_in_range(rows):
+    cache = KVCache(small_config(), batch_size=3, capacity=4)
+    cache.length = 2
+    before = cache.valid.copy()
+    with pytest.raises(ValueError, match=r"rows must be 3 indices in \[0, 3\)"):
+        cache.reorder(rows)
+    np.testing.assert_array_equal(cache.valid, before)
+
+
+@given(st.integers(1, 5), st.integers(1, 8), st.sampled_from([1, 2]), st.sampled_from([1, 2]))
+def test_cache_bytes_is_what_a_cache_of_b_rows_holds(B, N, layers, kv_heads):
+    """``cache_bytes`` (what the memory check counts) equals the arrays a cache of B rows and N
+    positions allocates: k and v, and the [B, N] validity mask; ``nbytes`` is k and v."""
+    from minillm.kv_cache import cache_bytes
+    config = small_config(n_layers=layers, arch="llama", n_kv_heads=kv_heads)
+    cache = KVCache(config, batch_size=B, capacity=N)
+    assert cache_bytes(config, B, N) == cache.k.nbytes + cache.v.nbytes + cache.valid.nbytes
+    assert cache.nbytes() == cache.k.nbytes + cache.v.nbytes == 2 * layers * B * kv_heads * N * 4 * 4
+    assert cache_bytes(config, B, N) == B * cache_bytes(config, 1, N)
+
+
+@pytest.mark.parametrize("per_row", [None, 0, 123])
+def test_the_memory_check_allows_exactly_the_memory_there_is(monkeypatch, per_row):
+    """``batch_size`` rows of (a cache row + ``per_row`` bytes, default the [V] float32 logits)
+    fit when they need exactly the memory there is, not one byte more; the error names the
+    parameter and the largest count that fits."""
+    import minillm.kv_cache as kv
+    config = small_config()
+    row = kv.cache_bytes(config, 1, 6) + (4 * config.vocab_size if per_row is None else per_row)
+    monkeypatch.setattr(kv, "memory_bytes", lambda: 3 * row)
+    kv.check_cache_fits(config, 3, 6, "rows", per_row=per_row)          # exactly all of it
+    monkeypatch.setattr(kv, "memory_bytes", lambda: 3 * row - 1)
+    with pytest.raises(ValueError, match=r"^rows=3 needs .* allowed at most 2$"):
+        kv.check_cache_fits(config, 3, 6, "rows", per_row=per_row)
+    monkeypatch.setattr(kv, "memory_bytes", lambda: None)               # the system does not say
+    kv.check_cache_fits(config, 10**12, 6, "rows", per_row=per_row)
+
+
+def test_a_cache_is_checked_for_its_own_bytes_only(monkeypatch):
+    """KVCache checks k, v and the mask (no logits: ``per_row=0``), and names ``batch_size``."""
+    import minillm.kv_cache as kv
+    config = small_config()
+    monkeypatch.setattr(kv, "memory_bytes", lambda: kv.cache_bytes(config, 4, 5))
+    assert KVCache(config, batch_size=4, capacity=5).batch_size == 4
+    with pytest.raises(ValueError, match=r"^batch_size=5 needs .* allowed at most 4$"):
+        KVCache(config, batch_size=5, capacity=5)
+
+
+@pytest.mark.parametrize("size, capacity", [(0, 4), (-1, 4), (1, 0), (1, -1), (1, 9), ("2", 4),
+                                            (2.0, 4), (True, 4), (1, "4")])
+def test_a_cache_refuses_sizes_that_are_not_positive_integers_in_range(size, capacity):
+    config = small_config()
+    assert KVCache(config, batch_size=1).capacity == config.n_ctx          # None means n_ctx
+    with pytest.raises(ValueError, match="batch_size" if capacity == 4 else "capacity"):
+        KVCache(config, batch_size=size, capacity=capacity)
+
+
+def test_check_room_allows_filling_the_cache_exactly():
+    cache = KVCache(small_config(), batch_size=1, capacity=5)
+    cache.check_room(5)
+    cache.advance(3)
+    cache.check_room(2)
+    with pytest.raises(ValueError, match="holds 3 of 5 positions: no room for 3 more"):
+        cache.check_room(3)
+
+
+def test_memory_bytes_is_the_machines_physical_memory():
+    """Checked against /proc/meminfo's MemTotal (within 10 %: the kernel keeps a little back)."""
+    from pathlib import Path
+    from minillm.kv_cache import memory_bytes
+    meminfo = Path("/proc/meminfo")
+    if not meminfo.exists():
+        pytest.skip("no /proc/meminfo on this system to compare with")
+    total = int(meminfo.read_text().split("MemTotal:")[1].split()[0]) * 1024
+    assert 0.9 * total <= memory_bytes() <= 1.1 * total

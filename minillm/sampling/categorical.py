@@ -9,10 +9,13 @@ The explainer articles' example: p = [0.5, 0.3, 0.15, 0.05] -> cdf = [0.5, 0.8, 
 gives token 0, [0.5, 0.8) token 1, [0.8, 0.95) token 2, [0.95, 1) token 3.
 
 subtle: the cumulative sum is taken in float64 and scaled by its own last entry (not assumed to be
-1), so a float32 distribution that sums to 0.9999999 is still sampled exactly. A zero-probability
-token owns an empty interval and can never be chosen, except by rounding when u · total lands on
-the total itself: then the answer would be V (past the end), and we fall back to the last token
-with p > 0. Randomness only from the ``np.random.Generator`` passed in: same seed, same draws.
+1), so a float32 distribution that sums to 0.9999999 is still sampled exactly. Each row is first
+divided by its largest entry, so the sum lies in [1, V] and cannot overflow (float64 weights of
+1e308 would sum to inf and every draw would land past the end) nor sink into subnormals; dividing
+by a power of two changes no draw. A zero-probability token owns an empty interval and is never
+chosen, the trailing ones included: u <= 1 - 2⁻⁵³, so with round-to-nearest u · total < total
+for every total >= 1, and the count stops at the last token with p > 0 (no fallback is needed).
+Randomness only from the ``np.random.Generator`` passed in: same seed, same draws.
 """
 from __future__ import annotations
 
@@ -29,12 +32,11 @@ def categorical(probs: np.ndarray, rng: np.random.Generator) -> int | np.ndarray
     p = np.atleast_2d(probs).astype(np.float64)                    # [B, V]
     if not np.isfinite(p).all() or (p < 0).any():
         raise ValueError("probs must be finite and >= 0")
-    cdf = np.cumsum(p, axis=-1)                                    # [B, V]
-    total = cdf[:, -1:]                                            # [B, 1]
-    if not (total > 0).all():
+    top = p.max(axis=-1, keepdims=True)                            # [B, 1]
+    if not (top > 0).all():
         raise ValueError("a row of probs sums to 0: there is nothing to sample")
+    cdf = np.cumsum(p / top, axis=-1)                              # [B, V]  in [0, V]: no overflow
+    total = cdf[:, -1:]                                            # [B, 1]  >= 1
     u = rng.random(size=(p.shape[0], 1))                           # [B, 1]  float64 in [0, 1)
     ids = (cdf <= u * total).sum(axis=-1)                          # [B]  searchsorted, side="right"
-    last_positive = p.shape[-1] - 1 - np.argmax(p[:, ::-1] > 0, axis=-1)   # [B]
-    ids = np.minimum(ids, last_positive)                           # [B]  rounding fallback
     return int(ids[0]) if probs.ndim == 1 else ids.astype(np.int64)

@@ -85,7 +85,7 @@ def test_generate_help_names_each_default(capsys):
     assert "(default: 1.0)" in out                                 # --length-penalty
 
 
-def test_train_help_showed_no_default_for_options_without_help():
+def test_every_option_with_a_default_shows_it_in_help():
     """argparse prints no help line, hence no default, for an option without help=: --layers,
     --steps … of train showed none. Every option with a default now names it."""
     import argparse
@@ -192,7 +192,7 @@ def test_tokenize_model_error_named_the_tokenizer_option(capsys, command):
     assert code == 2 and "--model gpt3: not a folder" in err and "--tokenizer" not in err
 
 
-def test_tokenizer_error_did_not_list_the_downloadable_tokenizer(capsys):
+def test_tokenizer_error_lists_the_downloadable_tokenizer(capsys):
     """The list of what --tokenizer takes left out deepseek-v4, which --help names."""
     code, _, err = run_cli(capsys, "tokenize", "--tokenizer", "gpt3", "Hi")
     assert code == 2 and "a downloaded tokenizer (deepseek-v4)" in err

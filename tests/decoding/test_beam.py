@@ -75,17 +75,83 @@ def test_results_are_sorted_and_eos_ends_a_hypothesis():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(beam_size=0), "beam_size"),
+    (dict(beam_size=0), "beam_size and max_new_tokens must be >= 1"),
     (dict(max_new_tokens=0), "max_new_tokens"),
     (dict(num_return_sequences=5), "num_return_sequences"),
     (dict(early_stopping="sometimes"), "early_stopping"),
     (dict(stop_ids=99), "stop_ids"),
     (dict(early_stopping=True), "early_stopping"),           # HF's True is "pool_full" here
     (dict(length_penalty=float("nan")), "length_penalty"),
-    (dict(max_new_tokens=30), "n_ctx"),
+    (dict(length_penalty="1.0"), "length_penalty"),          # a string or None is not a number
+    (dict(length_penalty=None), "length_penalty"),
+    (dict(length_penalty=True), "length_penalty"),
+    (dict(max_new_tokens=30), r"prompt \(2\) \+ max_new_tokens \(30\) exceed n_ctx=16"),
 ])
 def test_bad_parameters_raise_clear_errors(kwargs, match):
     model = random_model(ModelConfig(vocab_size=20, n_ctx=16, d_model=4, n_heads=1, n_layers=1), 0)
     kwargs = {"beam_size": 4, "max_new_tokens": 4, **kwargs}
     with pytest.raises(ValueError, match=match):
         beam_search(model, [1, 2], **kwargs)
+
+
+def test_candidates_that_really_tie_go_to_the_lower_beam_then_the_lower_id():
+    """Every weight 0: all logits are equal, so every candidate ties; the lower flat index (beam,
+    then token) wins, in the running beams and in the returned order."""
+    from tests.decoding.test_steps import uniform_model
+    model = uniform_model(vocab_size=5)
+    hyps = beam_search(model, [1, 2], beam_size=3, max_new_tokens=2, num_return_sequences=3,
+                       stop_at_eos=False)
+    assert [h.ids for h in hyps] == [[0, 0], [0, 1], [0, 2]]
+    (one,) = beam_search(model, [3], beam_size=2, max_new_tokens=3, stop_ids=4)
+    assert one.ids == [0, 0, 0]
+
+
+def test_beam_search_needs_exactly_the_memory_of_its_rows(monkeypatch):
+    """beam_size rows of a KV cache (prompt + max_new_tokens positions) plus 12·V bytes each (the
+    float32 logits and float64 scores): exactly that much memory is enough, a byte less is a
+    ValueError naming beam_size."""
+    import minillm.kv_cache as kv
+    model = random_model(ModelConfig(vocab_size=20, n_ctx=16, d_model=4, n_heads=1, n_layers=1), 0)
+    row = kv.cache_bytes(model.config, 1, 2 + 4) + 12 * 20
+    monkeypatch.setattr(kv, "memory_bytes", lambda: 3 * row)
+    assert beam_search(model, [1, 2], beam_size=3, max_new_tokens=4)
+    monkeypatch.setattr(kv, "memory_bytes", lambda: 3 * row - 1)
+    with pytest.raises(ValueError, match=r"^beam_size=3 needs .* allowed at most 2$"):
+        beam_search(model, [1, 2], beam_size=3, max_new_tokens=4)
+
+
+@given(tiny_configs(), st.data())
+def test_never_with_a_length_penalty_at_most_0_is_the_heuristic(config, data):
+    """HF's rule: early_stopping="never" estimates the best running beam at max_new_tokens only
+    when length_penalty > 0 (a longer beam can then still win); with length_penalty <= 0 it is the
+    default heuristic, at the current length."""
+    model = random_model(config, data.draw(st.integers(0, 99)))
+    prompt = data.draw(st.lists(st.integers(0, config.vocab_size - 1), min_size=1, max_size=3))
+    nb = data.draw(st.integers(2, 4))
+    kw = dict(beam_size=nb, stop_ids=data.draw(st.lists(st.integers(0, 4), min_size=1, max_size=3)),
+              max_new_tokens=data.draw(st.integers(2, config.n_ctx - len(prompt))),
+              length_penalty=data.draw(st.sampled_from([-2.0, -1.0, -0.5, 0.0])),
+              num_return_sequences=nb)                     # the whole pool, its worst included
+    never = beam_search(model, prompt, early_stopping="never", **kw)
+    assert never == beam_search(model, prompt, early_stopping="heuristic", **kw)
+
+
+def test_the_defaults_are_four_beams_twenty_tokens_the_average_log_prob_and_one_answer():
+    """beam_search(model, prompt) is beam_size=4, max_new_tokens=20, length_penalty=1 (Σ log p /
+    length), the model's EOS ids, one hypothesis, HF's heuristic stop: as its signature says."""
+    model = random_model(ModelConfig(vocab_size=12, n_ctx=32, d_model=8, n_heads=2, n_layers=1), 4)
+    explicit = beam_search(model, [1, 2], beam_size=4, max_new_tokens=20, length_penalty=1.0,
+                           stop_ids=(), stop_at_eos=True, num_return_sequences=1,
+                           early_stopping="heuristic")
+    assert beam_search(model, [1, 2]) == explicit and len(explicit) == 1
+    assert beam_search(model, [1, 2], beam_size=3) != explicit     # this model tells 3 from 4
+
+
+def test_beam_search_stops_at_the_models_eos_ids_by_default():
+    from minillm import GPT
+    config = ModelConfig(vocab_size=6, n_ctx=16, d_model=8, n_heads=2, n_layers=1, eos_id=2)
+    model = GPT(config, random_model(config, 9).params)
+    hyps = beam_search(model, [1], beam_size=4, max_new_tokens=6, num_return_sequences=4)
+    assert hyps == beam_search(model, [1], beam_size=4, max_new_tokens=6, num_return_sequences=4,
+                               stop_ids=2, stop_at_eos=False)
+    assert any(h.ids[-1] == 2 for h in hyps)

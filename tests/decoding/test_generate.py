@@ -186,6 +186,19 @@ def test_streaming_never_yields_broken_utf8(gpt2_tok, text):
 
 
 @given(TEXTS, st.data())
+def test_a_generation_cut_mid_character_ends_with_its_decoded_text(gpt2_tok, text, data):
+    """max_new_tokens may end the text inside a character: the last step releases what was held
+    back, as decode does (U+FFFD for the unfinished character), so the steps' texts always join
+    to decode(ids)."""
+    prompt, target = gpt2_tok.encode("Q:"), gpt2_tok.encode(text)
+    n = data.draw(st.integers(1, len(target)))
+    model = Scripted(prompt + target, gpt2_tok.vocab_size)
+    steps = list(generate(model, prompt, n, temperature=0, tokenizer=gpt2_tok))
+    assert ids_of(steps) == target[:n]
+    assert "".join(s.text for s in steps) == gpt2_tok.decode(target[:n])
+
+
+@given(TEXTS, st.data())
 def test_stop_string_is_trimmed_across_token_boundaries(gpt2_tok, text, data):
     i = data.draw(st.integers(0, len(text) - 1))
     stop = text[i:data.draw(st.integers(i + 1, len(text)))]
@@ -265,7 +278,7 @@ def test_bad_prompts_raise_clear_errors():
         generate_batch(model, [], 2)
 
 
-def test_a_prompt_longer_than_n_ctx_was_told_to_pass_the_sliding_window_it_had():
+def test_a_prompt_longer_than_n_ctx_is_told_to_shorten_it():
     """The error suggested sliding_window= (CLI: --sliding-window) even when it was given, and a
     window never holds a prompt longer than n_ctx: now it says to shorten the prompt."""
     model = random_model(ModelConfig(vocab_size=20, n_ctx=8, d_model=4, n_heads=1, n_layers=1), 0)
@@ -315,3 +328,18 @@ def test_huge_max_new_tokens_with_a_sliding_window_is_refused_before_allocating(
     config = ModelConfig(vocab_size=16, n_ctx=8, d_model=8, n_heads=2, n_layers=1)
     with pytest.raises(ValueError, match="limited to 16,777,216"):
         generate(random_model(config, 0), [1, 2], 10**12, sliding_window=4)
+
+
+def test_generate_passes_every_sampling_setting_to_the_sampler():
+    """min_p = 1 keeps only the most likely token, top_k = 1 and top_p -> 0 too: each alone makes
+    sampling greedy, so each setting is seen to reach the sampler."""
+    model = random_model(ModelConfig(vocab_size=30, n_ctx=32, d_model=8, n_heads=2, n_layers=1), 6)
+    greedy = ids_of(generate(model, [1, 2], 8, temperature=0))
+    for kw in (dict(min_p=1.0), dict(top_k=1), dict(top_p=1e-9)):
+        assert ids_of(generate(model, [1, 2], 8, temperature=1.5, seed=0, **kw)) == greedy, kw
+    assert ids_of(generate(model, [1, 2], 8, temperature=1.5, seed=0)) != greedy
+
+
+def test_generate_makes_100_tokens_by_default():
+    model = random_model(ModelConfig(vocab_size=30, n_ctx=128, d_model=8, n_heads=2, n_layers=1), 6)
+    assert len(ids_of(generate(model, [1, 2], temperature=0))) == 100

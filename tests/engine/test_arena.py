@@ -115,7 +115,7 @@ def test_side_by_side_matrices_are_the_parameters_columns(config, seed):
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
-def test_replacing_a_joined_parameter_was_silently_ignored(layout):
+def test_a_replaced_joined_parameter_is_refused_and_one_written_in_place_is_used(layout):
     """Regression: a weight REPLACED in params (not written into) left the joined matrix behind,
     and the model used the old numbers. The engine now refuses to run, naming the two ways out;
     writing into the weight in place changes the model."""

@@ -107,7 +107,7 @@ def test_a_gguf_tensor_of_an_undecodable_type_is_named(tmp_path, monkeypatch):
                                       (dict(arch="gpt2", attn_bias=False), "c_attn.bias"),
                                       (dict(arch="llama", ffn="gelu_mlp"), "rmsnorm/swiglu/rope"),
                                       (dict(arch="gpt2", position="rope"), "gelu_mlp/learned")])
-def test_save_pretrained_of_a_config_hf_cannot_name_raised_keyerror_or_wrote_an_unloadable_file(
+def test_save_pretrained_refuses_a_config_hf_cannot_name_and_writes_nothing(
         tmp_path, kw, name):
     from minillm.config import ModelConfig
     config = ModelConfig(vocab_size=20, n_ctx=8, d_model=8, n_heads=2, n_layers=1, d_ff=16, **kw)

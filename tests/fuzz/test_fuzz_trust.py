@@ -53,7 +53,7 @@ def test_any_header_value_is_written_exactly_or_refused_before_opening(vtype, va
                 assert got == value
 
 
-def test_an_integer_a_float64_cannot_hold_was_written_as_its_neighbour(tmp_path):
+def test_an_integer_a_float64_cannot_hold_is_refused_not_rounded(tmp_path):
     """Regression: 2⁵³ + 1 as a FLOAT64 value was written as 2⁵³, silently."""
     with pytest.raises(ValueError, match="cannot hold exactly"):
         write_gguf(tmp_path / "x.gguf", {"k": (FLOAT64, 2**53 + 1)}, {})

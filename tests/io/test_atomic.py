@@ -14,7 +14,7 @@ from minillm.io.atomic import append_line, atomic_open, atomic_write_text
 
 
 @pytest.mark.skipif(not hasattr(os, "fchmod"), reason="file modes are POSIX")
-def test_atomic_writes_were_private_to_their_owner(tmp_path):
+def test_atomic_writes_get_the_permissions_of_a_plain_open(tmp_path):
     """Regression: mkstemp's 0o600 survived the rename, so a trained model's config.json was
     -rw------- where `open(path, "w")` gives 0o666 less the umask (-rw-r--r-- under 022)."""
     old = os.umask(0o022)

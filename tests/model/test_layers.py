@@ -118,3 +118,52 @@ def test_rope_angles_are_the_rows_of_the_table(positions, D, theta):
     assert got_cos.dtype == np.float32 and got_cos.shape == (len(positions), D // 2)
     np.testing.assert_array_equal(got_cos, cos[positions])
     np.testing.assert_array_equal(got_sin, sin[positions])
+
+
+@given(st.integers(1, 3), st.integers(1, 5), st.integers(2, 9), st.booleans(), st.integers(0, 2**32 - 1))
+def test_embedding_is_a_row_lookup_plus_the_position_rows(B, T, V, learned, seed):
+    """h[b, t] = wte[ids[b, t]] (+ wpe[positions[b, t]]): the one-hot product, without the
+    product; ``wte`` and ``wpe`` are left untouched."""
+    from minillm.model.embedding import embed
+    rng = np.random.default_rng(seed)
+    wte = rng.standard_normal((V, 4), dtype=np.float32)                    # [V, C]
+    wpe = rng.standard_normal((8, 4), dtype=np.float32) if learned else None   # [n_ctx, C]
+    ids, positions = rng.integers(0, V, (B, T)), rng.integers(0, 8, (B, T))   # [B, T]
+    copies = wte.copy(), None if wpe is None else wpe.copy()
+    h = embed(wte, ids, wpe, positions if learned else None)               # [B, T, C]
+    want = np.eye(V, dtype=np.float32)[ids] @ wte                          # [B, T, C] one-hot form
+    if learned:
+        want = want + np.eye(8, dtype=np.float32)[positions] @ wpe
+    assert h.shape == (B, T, 4) and h.dtype == np.float32
+    np.testing.assert_allclose(h, want, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(wte, copies[0])
+    if learned:
+        np.testing.assert_array_equal(wpe, copies[1])
+
+
+def test_attention_stores_its_keys_and_values_in_its_own_layer_of_the_cache():
+    """attention(..., cache=cache, layer=l) writes this call's k, v into layer l of the cache
+    (layer 0 by default) and leaves every other layer alone."""
+    from minillm import KVCache
+    from minillm.config import ModelConfig
+    config = ModelConfig(vocab_size=10, n_ctx=8, d_model=8, n_heads=2, n_layers=3)
+    attn = GPT(config, seed=0).params.blocks[0].attn
+    x = np.random.default_rng(0).standard_normal((1, 4, 8), dtype=np.float32)   # [B, T, C]
+    for layer in (None, 0, 2):
+        cache = KVCache(config, batch_size=1, capacity=8)
+        kw = {} if layer is None else {"layer": layer}
+        attention(x, attn, config, causal_mask(4, 4)[None], cache=cache, **kw)   # mask [1, T, S]
+        written = [l for l in range(3) if cache.k[l].any() or cache.v[l].any()]
+        assert written == [layer or 0]
+
+
+def test_rope_angles_of_far_positions_are_computed_in_float64():
+    """m·θ_i is formed in float64 and rounded once: at position 10⁶ a float32 product would be off
+    by up to 0.03 rad (float32's spacing there is 0.0625), and a position past 2²⁴ is not even a
+    float32; cos and sin stay within float32 rounding."""
+    positions = np.array([[10**6, 2**25 + 1, 2**28 - 3]])
+    cos, sin = rope_angles(positions, 8, 10000.0)
+    inv = 10000.0 ** (-2.0 * np.arange(4) / 8)
+    angles = positions[..., None].astype(np.float64) * inv
+    np.testing.assert_allclose(cos, np.cos(angles), atol=2e-7)
+    np.testing.assert_allclose(sin, np.sin(angles), atol=2e-7)

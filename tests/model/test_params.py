@@ -46,3 +46,61 @@ def test_wrong_params_are_clear_errors():
     params.wte = params.wte[:-1]
     with pytest.raises(ValueError, match="wte has shape"):
         GPT(config, params)
+
+
+@pytest.mark.parametrize("arch", ["gpt2", "llama"])
+def test_init_draws_each_matrix_as_one_whole_matrix_call_in_the_documented_order(arch):
+    """The draws are made in chunks of rows (~1 MB at a time); a matrix larger than one chunk (wte
+    here: 5000 × 64 float32 = 1.3 MB) still gets exactly what one ``standard_normal`` call for the
+    whole matrix gives, in the order the docstring fixes: per block wq, wk, wv, wo, w_up, w_down
+    (w_gate), then wte, wpe, lm_head; std 0.02, 0.02/√(2L) for wo and w_down, 0.01 for wpe."""
+    from minillm.config import ModelConfig
+    config = ModelConfig(vocab_size=5000, n_ctx=16, d_model=64, n_heads=4, n_layers=2, d_ff=32,
+                         arch=arch, tie_embeddings=False, **({"n_kv_heads": 2} if arch == "llama" else {}))
+    params = init_params(config, np.random.default_rng(3))
+    rng, resid = np.random.default_rng(3), 0.02 / np.sqrt(2 * config.n_layers)
+    order = []
+    for b in params.blocks:
+        order += [(b.attn.wq, 0.02), (b.attn.wk, 0.02), (b.attn.wv, 0.02), (b.attn.wo, resid),
+                  (b.ffn.w_up, 0.02), (b.ffn.w_down, resid)]
+        order += [(b.ffn.w_gate, 0.02)] if b.ffn.w_gate is not None else []
+    order += [(params.wte, 0.02)] + ([(params.wpe, 0.01)] if params.wpe is not None else [])
+    order += [(params.lm_head, 0.02)]
+    assert params.wte.nbytes > 2**20
+    for w, std in order:
+        want = rng.standard_normal(w.shape, dtype=np.float32) * np.float32(std)
+        np.testing.assert_array_equal(w, want)
+    for name, a in params.named().items():
+        if a.ndim == 1:                                          # biases 0, norm gains 1
+            assert (a == (1.0 if "norm" in name and name.endswith("weight") else 0.0)).all(), name
+
+
+def test_gpt_without_a_seed_is_seed_0():
+    from minillm.config import ModelConfig
+    config = ModelConfig(vocab_size=10, n_ctx=8, d_model=8, n_heads=2, n_layers=1)
+    ids = np.arange(5)
+    np.testing.assert_array_equal(GPT(config)(ids), GPT(config, seed=0)(ids))
+    assert not np.array_equal(GPT(config)(ids), GPT(config, seed=1)(ids))
+
+
+def test_forward_gives_every_position_unless_asked_for_the_last():
+    """forward (the seam the engine overrides): ids [B, T] -> logits [B, T, V] by default."""
+    from minillm.config import ModelConfig
+    from minillm.model.attention import causal_mask
+    config = ModelConfig(vocab_size=10, n_ctx=8, d_model=8, n_heads=2, n_layers=1)
+    model, ids = GPT(config, seed=3), np.arange(10).reshape(2, 5) % 10
+    logits, _ = model.forward(ids, np.tile(np.arange(5), (2, 1)), causal_mask(5, 5)[None])
+    np.testing.assert_array_equal(logits, model(ids))
+
+
+def test_names_missing_or_unexpected_are_each_refused():
+    from minillm.model.params import check_names_and_shapes
+    config = GPT.from_pretrained(FIXTURES / "gpt2_tiny", fast=False).config
+    named = init_params(config, np.random.default_rng(0)).named()
+    check_names_and_shapes(named, config)
+    missing = dict(named)
+    missing.pop("wte")
+    with pytest.raises(ValueError, match=r"missing \['wte'\], unexpected \[\]"):
+        check_names_and_shapes(missing, config)
+    with pytest.raises(ValueError, match=r"missing \[\], unexpected \['extra'\]"):
+        check_names_and_shapes({**named, "extra": named["wte"]}, config)

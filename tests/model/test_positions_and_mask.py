@@ -61,13 +61,13 @@ def test_bad_positions_or_mask_are_clear_errors(small, kwargs, message):
 
 
 @pytest.mark.parametrize("ids", [np.zeros((0, 3), int), np.zeros((2, 0), int), np.zeros(0, int)])
-def test_an_empty_batch_was_a_numpy_reduction_error(small, ids):
+def test_an_empty_batch_is_a_clear_value_error(small, ids):
     for call in (small, small.loss):
         with pytest.raises(ValueError, match="token ids must have shape"):
             call(ids)
 
 
-def test_a_padded_cache_with_a_mask_but_default_positions_was_silently_wrong(small):
+def test_a_padded_cache_needs_both_positions_and_mask(small):
     cache = KVCache(small.config, batch_size=2, capacity=6)
     cache.valid[0, :2] = False                                  # row 0: two padding slots
     positions, mask = padded_inputs(cache.valid[:, :4], 4)
@@ -77,3 +77,33 @@ def test_a_padded_cache_with_a_mask_but_default_positions_was_silently_wrong(sma
         with pytest.raises(ValueError, match="holds padding"):
             small(np.array([[7], [8]]), cache=cache, **kwargs)
     assert small(np.array([[7], [8]]), cache=cache, positions=positions, mask=mask).shape == (2, 1, 20)
+
+
+@given(st.integers(1, 5), st.data())
+def test_padding_anywhere_in_the_cache_needs_explicit_positions_and_mask(filled, data):
+    """One padded slot among the cached positions, wherever it is (the first, the last, any row),
+    and the default positions and mask — which would count it — are refused."""
+    config = ModelConfig(vocab_size=10, n_ctx=8, d_model=8, n_heads=2, n_layers=1)
+    model = GPT(config)
+    cache = KVCache(config, batch_size=2, capacity=8)
+    model(np.zeros((2, filled), np.int64), cache=cache)
+    cache.valid[data.draw(st.integers(0, 1)), data.draw(st.integers(0, filled - 1))] = False
+    with pytest.raises(ValueError, match="holds padding"):
+        model(np.zeros((2, 1), np.int64), cache=cache)
+    cache.valid[:, :filled] = True                                   # no padding: the defaults
+    assert model(np.zeros((2, 1), np.int64), cache=cache).shape == (2, 1, 10)
+
+
+@given(tiny_configs(), st.integers(0, 50), st.integers(2, 3))
+def test_positions_t_and_mask_t_s_are_the_same_for_every_row(config, seed, B):
+    """positions [T] means those positions in every row: the same logits as the [B, T] tile; a
+    mask [T, S] is the [1, T, S] one, for every row too."""
+    model = random_model(config, seed)
+    T = config.n_ctx // 2
+    ids = np.arange(B * T).reshape(B, T) % config.vocab_size                     # [B, T]
+    positions = np.arange(1, T + 1)[::-1].copy() % config.n_ctx                  # [T] not 0..T-1
+    mask = causal_mask(T, T)[None]
+    np.testing.assert_array_equal(model(ids, positions=positions, mask=mask),
+                                  model(ids, positions=np.tile(positions, (B, 1)), mask=mask))
+    np.testing.assert_array_equal(model(ids, positions=positions, mask=mask[0]),   # mask [T, S]
+                                  model(ids, positions=positions, mask=mask))

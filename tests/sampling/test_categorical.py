@@ -12,6 +12,7 @@ from statistics import NormalDist
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, strategies as st
 
 from minillm.sampling import PRESETS, Sampler, categorical
 
@@ -93,12 +94,75 @@ def test_same_seed_same_draws_and_batched_equals_row_by_row():
     np.testing.assert_array_equal(a, rows)
 
 
-@pytest.mark.parametrize("probs, rng, error", [
-    (np.array([0.5, 0.5]), 0, TypeError),
-    (np.array([0.5, np.nan]), np.random.default_rng(0), ValueError),
-    (np.array([0.5, -0.1]), np.random.default_rng(0), ValueError),
-    (np.zeros(3), np.random.default_rng(0), ValueError),
+@pytest.mark.parametrize("probs, rng, error, message", [
+    (np.array([0.5, 0.5]), 0, TypeError, "rng must be"),
+    (np.array([0.5, np.nan]), np.random.default_rng(0), ValueError, "finite"),
+    (np.array([0.5, np.inf]), np.random.default_rng(0), ValueError, "finite"),
+    (np.array([0.5, -0.1]), np.random.default_rng(0), ValueError, ">= 0"),
+    (np.zeros(3), np.random.default_rng(0), ValueError, "sums to 0"),
 ])
-def test_bad_draw_arguments_raise(probs, rng, error):
-    with pytest.raises(error):
+def test_bad_draw_arguments_raise(probs, rng, error, message):
+    with pytest.raises(error, match=message):
         categorical(probs, rng)
+
+
+@given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=12),
+       st.sampled_from([-900, 1020, 1023]) | st.integers(-900, 1023),
+       st.integers(0, 2**32 - 1))
+def test_scaling_the_weights_by_a_power_of_two_changes_no_draw(weights, power, seed):
+    """The draw depends on the proportions only: weights times 2^power (exact in float64) give
+    the same draws with the same seed, even where their sum overflows float64 (2^1023 · V) or is
+    tiny. A draw that summed the raw weights would land past the end on an infinite sum."""
+    p = np.array(weights)                                                     # [V] float64
+    assume(p.max() > 2.0 ** -100)
+    scaled = p * 2.0 ** power                                                 # [V] exact
+    assume(np.isfinite(scaled).all() and (scaled[p > 0] > 0).all())
+    assume(np.array_equal(scaled / 2.0 ** power, p))                          # nothing rounded
+    batch = np.broadcast_to(p, (64, len(p)))                                  # [64, V]
+    want = categorical(batch, np.random.default_rng(seed))
+    np.testing.assert_array_equal(categorical(batch * 2.0 ** power, np.random.default_rng(seed)),
+                                  want)
+    assert (p[want] > 0).all()
+
+
+def test_weights_whose_sum_overflows_are_drawn_in_proportion():
+    p = np.array([1.5e308, 1.5e308, 0.0, 0.75e308])                           # sum overflows
+    draws = categorical(np.broadcast_to(p, (N, 4)), np.random.default_rng(3))
+    stat, df = chi2_statistic(draws, np.array([0.4, 0.4, 0.0, 0.2]))
+    assert stat < chi2_critical(df) and not (draws == 2).any()
+
+
+@given(st.lists(st.sampled_from([0.0, 0.0, 1e-300, 1e-30, 0.1, 0.3, 1.0, 7.0, 1e30]),
+                min_size=1, max_size=10), st.integers(0, 2**32 - 1))
+def test_zero_weight_tokens_are_never_drawn_even_at_u_close_to_one(weights, seed):
+    """u · total < total for every u < 1 (round to nearest), so the count of cdf entries <= u ·
+    total stops at the last positive weight: trailing zeros included, no fallback needed. Checked
+    with the largest u the generator can return (1 - 2^-53) and with random ones."""
+    p = np.array(weights)                                                     # [V]
+    assume(p.max() > 0)
+
+    class LargestU(np.random.Generator):                                     # u = 1 - 2^-53
+        def random(self, size=None, dtype=np.float64, out=None):
+            return np.full(size, 1.0 - 2.0 ** -53)
+
+    drawn = categorical(p, LargestU(np.random.PCG64(0)))                     # the top of [0, 1)
+    assert p[drawn] > 0 and drawn <= np.flatnonzero(p > 0)[-1]
+    draws = categorical(np.broadcast_to(p, (500, len(p))), np.random.default_rng(seed))
+    assert (p[draws] > 0).all()
+
+
+def test_one_row_gives_a_python_int_a_batch_an_int64_array():
+    p = np.array([0.2, 0.8], np.float32)
+    one = categorical(p, np.random.default_rng(0))
+    assert type(one) is int
+    many = categorical(np.stack([p, p, p]), np.random.default_rng(0))
+    assert type(many) is np.ndarray and many.dtype == np.int64 and many.shape == (3,)
+    empty = categorical(np.zeros((0, 2)), np.random.default_rng(0))          # an empty batch
+    assert empty.dtype == np.int64 and empty.shape == (0,)
+
+
+@pytest.mark.parametrize("probs", [np.zeros(0), np.zeros((2, 0)), np.zeros((1, 2, 2)), [0.5, 0.5],
+                                   np.array([[0.5, 0.5], [0.0, 0.0]])])
+def test_draws_without_tokens_or_of_bad_shape_are_refused(probs):
+    with pytest.raises(ValueError, match="probs"):
+        categorical(probs, np.random.default_rng(0))

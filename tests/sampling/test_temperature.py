@@ -65,3 +65,9 @@ def test_tiny_temperature_does_not_overflow():
 def test_bad_temperature_raises(T):
     with pytest.raises(ValueError, match="temperature"):
         apply_temperature(np.zeros(3, np.float32), T)
+
+
+def test_a_checked_temperature_is_a_python_float():
+    from minillm.sampling.temperature import check_temperature
+    for t in (1, np.float32(0.5), np.int64(2), 0):
+        assert type(check_temperature(t)) is float and check_temperature(t) == float(t)

@@ -64,7 +64,7 @@ def test_token_with_a_stray_continuation_byte_blocks_the_cut(whole_piece_lookup)
     assert tok.encode_bytes(token) == expected
 
 
-def test_train_crashed_with_unicode_encode_error_on_a_lone_surrogate():
+def test_train_sees_a_lone_surrogate_as_encode_does():
     """Regression: `Tokenizer.train` encoded pre-tokens as strict UTF-8 and raised
     UnicodeEncodeError on a lone surrogate, which `encode` accepts (as U+FFFD, like tiktoken).
     Training now sees the text as encode does."""
@@ -75,7 +75,7 @@ def test_train_crashed_with_unicode_encode_error_on_a_lone_surrogate():
     assert "\ufffd".encode() in {tok.token_bytes(i) for i in range(256, tok.vocab_size)}
 
 
-def test_decode_of_a_2d_array_raised_numpys_truth_value_error():
+def test_decode_of_a_2d_array_names_the_id_that_is_not_an_integer():
     """Regression: decoding a [1, T] array (a batch row not taken out) raised NumPy's "truth
     value of an array ... is ambiguous" instead of naming the id that is not an integer."""
     import numpy as np
@@ -85,7 +85,7 @@ def test_decode_of_a_2d_array_raised_numpys_truth_value_error():
     assert tok.decode(np.array([15496, 995])) == "Hello world"
 
 
-def test_hf_byte_level_without_regex_and_no_split_raised_a_pattern_type_error(tmp_path):
+def test_hf_byte_level_without_regex_and_no_split_loads_and_merges_across_spaces(tmp_path):
     """Regression: a tokenizer.json whose pre_tokenizer is ByteLevel(use_regex=false) alone (the
     whole text is one pre-token) gave no stages, and loading it raised "pattern must be a name
     ... got ()". It now loads and merges across spaces, as Hugging Face does."""
@@ -103,7 +103,7 @@ def test_hf_byte_level_without_regex_and_no_split_raised_a_pattern_type_error(tm
 
 
 @pytest.mark.parametrize("bad", [123, None, b"gpt2"])
-def test_load_of_a_non_path_said_malformed_tokenizer_file(bad):
+def test_load_of_a_non_path_is_a_type_error_naming_what_load_takes(bad):
     """Regression: `Tokenizer.load(123)` wrapped locate's TypeError ("expected a tokenizer name
     or a path") into a ValueError "123: malformed tokenizer file"."""
     with pytest.raises(TypeError, match="expected a tokenizer name or a path"):

@@ -68,3 +68,20 @@ def test_token_bytes_and_vocab_size():
     assert tok.token_bytes(995) == b" world"
     assert tok.vocab_size == 50257 and tok.eos_id == 50256 and tok.bos_id is None
     assert named("o200k").vocab_size == 200019
+
+
+@pytest.mark.parametrize("name", NAMES)
+@given(data=st.binary(min_size=1, max_size=30))
+def test_decode_replaces_bytes_that_are_not_utf8_and_strict_refuses_them(name, data):
+    """decode = decode_bytes, then UTF-8 with errors="replace" (U+FFFD for a token sequence that
+    ends mid-character, as tiktoken does) unless errors="strict" is asked for."""
+    tok = named(name)
+    ids = tok.encode_bytes(data)
+    assert tok.decode(ids) == data.decode("utf-8", errors="replace")
+    try:
+        want = data.decode("utf-8")
+    except UnicodeDecodeError:
+        with pytest.raises(UnicodeDecodeError):
+            tok.decode(ids, errors="strict")
+    else:
+        assert tok.decode(ids, errors="strict") == want

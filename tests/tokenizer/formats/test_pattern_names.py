@@ -46,7 +46,7 @@ def test_pre_tokeniser_matches_the_reference(name):
         assert tok.encode(text) == ids, text
 
 
-def test_gguf_metadata_with_a_llama_cpp_name_that_used_to_be_refused(shakespeare):
+def test_gguf_metadata_naming_deepseek_llm_gets_llama_cpps_regexes(shakespeare):
     """deepseek-llm was refused ("unknown pre-tokeniser"); now it gets llama.cpp's regexes."""
     meta = {"tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "deepseek-llm",
             "tokenizer.ggml.tokens": _tokens(shakespeare),
