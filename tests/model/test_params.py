@@ -95,7 +95,7 @@ def test_forward_gives_every_position_unless_asked_for_the_last():
 
 def test_names_missing_or_unexpected_are_each_refused():
     from minillm.model.params import check_names_and_shapes
-    config = GPT.from_pretrained(FIXTURES / "gpt2_tiny", fast=False).config
+    config = GPT.from_pretrained(FIXTURES / "gpt2_tiny").config
     named = init_params(config, np.random.default_rng(0)).named()
     check_names_and_shapes(named, config)
     missing = dict(named)
