@@ -57,10 +57,10 @@ DECODING = ["tests/decoding/test_generate.py", "tests/decoding/test_generate_sim
             "tests/decoding/test_steps.py", "tests/decoding/test_beam.py"]
 TESTS = {
     "tokenizer/patterns.py": [*TOKENIZER, "tests/tokenizer/test_refusals.py",
-                              "tests/tokenizer/test_tokenizer_json.py"],
+                              "tests/tokenizer/formats/hf/test_tokenizer_json.py"],
     "tokenizer/bpe.py": TOKENIZER,
     "tokenizer/special.py": ["tests/tokenizer/test_special.py", *TOKENIZER],
-    "tokenizer/tokenizer.py": [*TOKENIZER, "tests/tokenizer/test_tokenizer_json.py"],
+    "tokenizer/tokenizer.py": [*TOKENIZER, "tests/tokenizer/formats/hf/test_tokenizer_json.py"],
     "functional.py": ["tests/test_functional.py", "tests/model/test_model_properties.py",
                       "tests/sampling/test_temperature.py"],
     "model/embedding.py": ["tests/model/test_layers.py", "tests/model"],
@@ -79,6 +79,11 @@ TESTS = {
     "decoding/steps.py": ["tests/decoding/test_steps.py", *DECODING],
     "decoding/beam.py": ["tests/decoding/test_beam.py", "tests/decoding/test_parity_generation.py",
                          "tests/decoding/test_user_sizes.py"],
+    "tokenizer/stream.py": ["tests/tokenizer/test_stream.py", *DECODING],
+    "config.py": ["tests/model/test_params.py", "tests/model/test_model_properties.py",
+                  "tests/model/test_families.py", "tests/io/test_bounds.py", "tests/decoding/test_eos.py"],
+    "sampling/pipeline.py": [*FILTERS, "tests/sampling/test_categorical.py",
+                             "tests/decoding/test_generation_settings.py"],
 }
 # Only hypothesis's plugin is loaded (PYTEST_DISABLE_PLUGIN_AUTOLOAD below): xdist, nbmake and the
 # like cost each run a second of imports and no mutant needs them.
