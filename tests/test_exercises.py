@@ -74,8 +74,6 @@ LIBRARY = {
     "cross_entropy": cross_entropy,
     "layer_norm_backward": lambda dy, x, w, eps: layer_norm_backward(dy, x, w, eps)[0],
     "decode_bytes": lambda config, n: 4 * parameter_count(config) + KVCache(config, capacity=n).nbytes(),
-    "rope_rotate": lambda x, m, theta: apply_rope(                 # [1, 1, T, D] by [1, 1, T, D/2]
-        x[None, None], *(a[None, None] for a in rope_angles(m, x.shape[-1], theta)))[0, 0],
     "accept_drafts": lambda drafts, logits: verify(
         lambda i: softmax(logits[i]), np.asarray(drafts, dtype=np.int64), None, None, greedy=True),
 }

@@ -13,7 +13,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from minillm.loading import model_class
-from minillm import GPT, KVCache
+from minillm import KVCache
 from minillm.decoding.batch import generate_batch
 from minillm.decoding.beam import beam_search
 from minillm.functional import log_softmax

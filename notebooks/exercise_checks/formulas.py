@@ -1,4 +1,5 @@
-"""Exercises of notebook 13 (the formulas): RMSNorm and RoPE's rotation."""
+"""Exercise of notebook 13 (the formulas): RMSNorm. (Its RoPE check is notebook 02's exercise,
+`rope_rotate` in positions.py, run again after the derivation.)"""
 from __future__ import annotations
 
 import numpy as np
@@ -25,39 +26,9 @@ def judge_rms_norm(fn, case):
     return None
 
 
-def rope64(x, positions, theta, adjacent=False, sign=1.0, pair_exponent=2.0):
-    """Pairs (i, i + D/2) of each row x[t] turned by positions[t]·θ_i, θ_i = theta^(−2i/D); the
-    keyword arguments make the bugs its hints name."""
-    x = np.asarray(x, np.float64)
-    D = x.shape[-1]
-    angles = sign * np.asarray(positions, np.float64)[:, None] * theta ** (-pair_exponent * np.arange(D // 2) / D)
-    a, b = (x[:, 0::2], x[:, 1::2]) if adjacent else (x[:, :D // 2], x[:, D // 2:])
-    a2, b2 = a * np.cos(angles) - b * np.sin(angles), b * np.cos(angles) + a * np.sin(angles)
-    out = np.empty_like(x)
-    if adjacent:
-        out[:, 0::2], out[:, 1::2] = a2, b2
-    else:
-        out[:, :D // 2], out[:, D // 2:] = a2, b2
-    return out
-
-
-def judge_rope(fn, case):
-    x, positions, theta = case
-    want = rope64(x, positions, theta)
-    got = as_array(fn(x.copy(), list(positions), theta), x.shape, "the rotated rows [T, D]")
-    if arrays_differ(got, want, 1e-5):
-        return f"you returned {np.round(got, 4).tolist()}; the rotated rows are {np.round(want, 4).tolist()}"
-    return None
-
-
 def rms_case(seed, N, C, eps):
     rng = np.random.default_rng(seed)
     return rng.normal(size=(N, C)) * 2 + rng.integers(-2, 3), rng.normal(size=C) + 1, eps
-
-
-def rope_case(seed, T, pairs, theta):
-    rng = np.random.default_rng(seed)
-    return rng.normal(size=(T, 2 * pairs)), rng.integers(0, 50, T).tolist(), theta
 
 
 EXERCISES = [
@@ -74,18 +45,4 @@ EXERCISES = [
               output_hint("eps goes inside the square root: √(mean(x²) + eps)",
                           lambda c: rms_norm64(*c, eps_inside=False)),
               output_hint("you left out eps: an all-zero row gives 0/0", lambda c: rms_norm64(c[0], c[1], 0.0)))),
-    Exercise("rope_rotate", "rope(x [T, D], positions [T], theta) -> [T, D]: pair (i, i + D/2) of "
-             "row t turned by positions[t]·θ_i, θ_i = theta^(−2i/D): [a, b] -> [a cos − b sin, "
-             "b cos + a sin].", judge_rope,
-             lambda c: f"x {np.round(c[0], 3).tolist()}, positions {c[1]}, theta {c[2]:g}",
-             st.builds(rope_case, st.integers(0, 999), st.integers(1, 3), st.integers(1, 3),
-                       st.sampled_from([100.0, 10000.0])),
-             ((np.array([[1.0, 0.0, 0.0, 0.0]]), [1], 10000.0),
-              (np.array([[1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0]]), [0, 3], 100.0)),
-             (output_hint("you rotated adjacent pairs (2i, 2i + 1); here pair i is (i, i + D/2)",
-                          lambda c: rope64(*c, adjacent=True)),
-              output_hint("you turned the other way: [a cos + b sin, b cos − a sin] is a rotation by −mθ",
-                          lambda c: rope64(*c, sign=-1.0)),
-              output_hint("θ_i = theta^(−2i/D): i counts pairs, so the exponent has 2i",
-                          lambda c: rope64(*c, pair_exponent=1.0)))),
 ]

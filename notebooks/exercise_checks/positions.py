@@ -63,5 +63,7 @@ EXERCISES = [
              (output_hint("pair i is (i, i + D/2) — the first half of the row against the second, "
                           "not neighbours (2i, 2i + 1)", lambda c: adjacent_pairs(*c)),
               output_hint("turn counter-clockwise: a' = a·cos − b·sin, b' = b·cos + a·sin",
-                          lambda c: clockwise(*c)))),
+                          lambda c: clockwise(*c)),
+              output_hint("θ_i = theta^(−2i/D): i counts pairs, so the exponent has 2i",
+                          lambda c: rope64(c[0], c[1], c[2] ** 0.5)))),
 ]

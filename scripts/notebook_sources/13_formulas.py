@@ -198,8 +198,9 @@ claim(G == 1 or N_KV == 1 or any(repeat != tile), "np.tile gives another mapping
 # %% [markdown]
 # ## Exercises
 #
-# Write RMSNorm for rows `x [N, C]` (section 4) and RoPE's rotation of rows `x [T, D]` at their
-# `positions` (section 3: pair i is (i, i + D/2)). Each check runs hand-picked cases (a constant
+# Write RMSNorm for rows `x [N, C]` (section 4), and check again notebook 02's RoPE rotation of rows
+# `x [T, D]` at their `positions` (the same exercise, `rope_rotate`, now that section 3 derived it:
+# pair i is (i, i + D/2)). Each check runs hand-picked cases (a constant
 # row, a zero row; a unit vector at position 1) and random ones, and names the usual mistakes.
 # Solutions: `solutions/13_formulas.py`.
 

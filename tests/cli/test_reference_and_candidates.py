@@ -6,7 +6,6 @@ import re
 import sys
 
 import numpy as np
-import pytest
 
 import minillm.model.attention as attention_module
 from minillm import GPT, Sampler, generate, load_model

@@ -50,7 +50,8 @@ VARIANTS = {
                  hint="turn counter-clockwise"),
          Attempt("forgets the position: the angle is θ_i alone",
                  with_angles(lambda m, i, D, theta: theta ** (-2 * i / D) + 0 * m)),
-         Attempt("θ_i = theta^(−i/D), without the 2", with_angles(lambda m, i, D, theta: m * theta ** (-i / D))),
+         Attempt("θ_i = theta^(−i/D), without the 2", with_angles(lambda m, i, D, theta: m * theta ** (-i / D)),
+                 hint="θ_i = theta^(−2i/D)"),
          Attempt("every pair at the same angle m", with_angles(lambda m, i, D, theta: m + 0 * i)),
          Attempt("returns the angles", lambda x, m, theta: np.outer(m, theta ** (-2 * np.arange(x.shape[-1] // 2)
                                                                                / x.shape[-1])),

@@ -7,7 +7,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minillm.io.config_hf import from_hf_dict
-from minillm.config import ModelConfig
 from minillm.tokenizer.formats.hf.read import read_hf_json
 from tests.fuzz.corpus import FORMATS, _hf_json
 from tests.fuzz.profile import CASES_PER_FORMAT

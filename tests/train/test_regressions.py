@@ -50,7 +50,6 @@ def test_adamw_refused_a_loaded_models_tiled_matrices():
     deep in the update, and later was refused. Its weights are now ndarray views into the arena,
     so an update reaches the joined matrices the engine reads; a non-array is still refused."""
     import pytest
-    from minillm import GPT
     from minillm.train.optim import AdamW
     from tests.conftest import FIXTURES
     model = EngineGPT.from_pretrained(FIXTURES / "llama_tiny")
