@@ -67,17 +67,7 @@ class ChatFormat:
 
     def ids(self, tokenizer, messages, add_generation_prompt: bool = True) -> list[int]:
         """The conversation as token ids: markers as special ids, every run of text as text."""
-        specials = tokenizer.special_tokens
-        ids: list[int] = []
-        text = ""
-        for piece in self.pieces(messages, add_generation_prompt):
-            if isinstance(piece, Marker) and piece in specials:
-                ids += tokenizer.encode_ordinary(text) if text else []
-                ids.append(specials[piece])
-                text = ""
-            else:
-                text += piece
-        return ids + (tokenizer.encode_ordinary(text) if text else [])
+        return pieces_to_ids(tokenizer, self.pieces(messages, add_generation_prompt))
 
     def check_tokenizer(self, tokenizer) -> None:
         """A ValueError unless the tokenizer holds this format's markers (its ``required`` one)."""
@@ -99,6 +89,22 @@ class ChatFormat:
             raise ValueError(f"chat format {self.name!r} has no option {unknown[0]!r}; its "
                              f"options: {', '.join(self.options) or 'none'}")
         return dataclasses.replace(self, options={**self.options, **options})
+
+
+def pieces_to_ids(tokenizer, pieces) -> list[int]:
+    """Each marker the tokenizer holds -> its special id; each run of text between them (other
+    markers included) -> ``encode_ordinary``, as one piece of text."""
+    specials = tokenizer.special_tokens
+    ids: list[int] = []
+    text = ""
+    for piece in pieces:
+        if isinstance(piece, Marker) and piece in specials:
+            ids += tokenizer.encode_ordinary(text) if text else []
+            ids.append(specials[piece])
+            text = ""
+        else:
+            text += piece
+    return ids + (tokenizer.encode_ordinary(text) if text else [])
 
 
 def alternating(messages: list[dict], start: int = 0) -> None:
