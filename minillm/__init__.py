@@ -22,6 +22,7 @@ from minillm.decoding.beam import Hypothesis, beam_search
 from minillm.decoding.options import OptionScores, score_options
 from minillm.chat.conversation import Chat
 from minillm.chat.chatml import DEFAULT_SYSTEM, chatml_ids, render_chatml
+from minillm.chat.formats import ChatFormat, get_format
 from minillm.model import GPT
 from minillm.loading import load_model
 from minillm.train import (AdamW, LoRA, TrainSettings, evaluate_text, init_lora, load_adapter,
@@ -35,6 +36,7 @@ __all__ = [
     "generate", "generate_simple", "Step", "generate_batch", "beam_search", "Hypothesis",
     "PromptLookup", "DraftModel", "DraftSource", "first_layers", "ContinuousBatcher", "serve",
     "score_options", "OptionScores", "Chat", "render_chatml", "chatml_ids", "DEFAULT_SYSTEM",
+    "ChatFormat", "get_format",
     "load_model", "TrainSettings", "loss_and_grads", "AdamW", "evaluate_text",
     "LoRA", "init_lora", "lora_loss_and_grads", "merged_params", "save_adapter", "load_adapter",
     "Sampler", "PRESETS",

@@ -153,6 +153,13 @@ def render(tok, template, messages, add_generation_prompt, options):
     return {"text": text, "ids": list(ids)}
 
 
+def compact_json(data: dict) -> str:
+    """The fixture's JSON, one case a line (readable diffs, no line per id)."""
+    head = json.dumps({k: v for k, v in data.items() if k != "cases"}, ensure_ascii=False, indent=1)
+    cases = ",\n".join(json.dumps(c, ensure_ascii=False) for c in data["cases"])
+    return head[:-2] + ',\n "cases": [\n' + cases + "\n ]\n}\n"
+
+
 def main():
     ap = argparse.ArgumentParser()
     for flag in ("--llama-cpp", "--trl", "--gguf", "--gpt2"):
@@ -180,7 +187,7 @@ def main():
                              for p in ("transformers", "tokenizers", "jinja2")},
                 "cases": cases}
         path = OUT / f"{name}.json"
-        path.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+        path.write_text(compact_json(data), encoding="utf-8")
         refused = sum("refused" in c for c in cases)
         print(f"{path.name}: {len(cases)} cases ({refused} refused), {path.stat().st_size:,} bytes")
 
