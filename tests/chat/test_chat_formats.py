@@ -25,7 +25,10 @@ from minillm.io.gguf.write import STRING
 from minillm.tokenizer import load_tokenizer
 from minillm.tokenizer.tokenizer import Tokenizer
 from tests.chat.test_chat import write_hf_tokenizer_json
+from tests.conftest import shared_file
 
+TEXT = ("system user assistant model\nWhat is the capital of France? Paris is the capital.\n") * 20
+GEMMA = ["<bos>", "<eos>", "<start_of_turn>", "<end_of_turn>"]
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "chat_templates"
 DATA = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(FIXTURES.glob("*.json"))}
 CASES = [(name, i) for name, data in DATA.items() for i in range(len(data["cases"]))]
@@ -96,6 +99,24 @@ def test_chat_format_choice_says_which_and_why():
     assert "not one minillm recognises" in choose_format(tok)[1]
     with pytest.raises(ValueError, match="unknown chat format 'llama4'; the formats: chatml, "):
         choose_format(tok, "llama4")
+
+
+def test_the_real_smollm2_file_is_recognised_from_its_own_template():
+    """The GGUF's tokenizer.chat_template, carried on the tokenizer read from its metadata."""
+    tok = load_tokenizer(shared_file("models/SmolLM2-135M-Instruct.Q4_1.gguf"))
+    fmt, note = choose_format(tok)
+    assert fmt.name == "smollm2" and "recognised" in note
+    assert fmt.ids(tok, [{"role": "user", "content": "Hi"}]) == chatml_ids(tok, [{"role": "user",
+                                                                              "content": "Hi"}])
+
+
+def test_a_folder_template_in_chat_template_jinja_is_read(tmp_path):
+    """Newer transformers save the template beside the tokenizer, not in tokenizer_config.json."""
+    write_hf_tokenizer_json(Tokenizer.train(TEXT, vocab_size=280, special_tokens=GEMMA),
+                            tmp_path / "tokenizer.json")
+    (tmp_path / "chat_template.jinja").write_text(DATA["gemma3"]["template"], encoding="utf-8")
+    fmt, note = choose_format(load_tokenizer(tmp_path / "tokenizer.json"))
+    assert fmt.name == "gemma3" and "recognised from the model's chat template" in note
 
 
 # ---- properties ----------------------------------------------------------------------------------
@@ -210,7 +231,6 @@ def test_llama32_dates_its_preamble_today_unless_told(monkeypatch):
 
 
 # ---- the chat with a model in its format -----------------------------------------------------------
-TEXT = ("system user assistant model\nWhat is the capital of France? Paris is the capital.\n") * 20
 LLAMA3 = ["<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>", "<|end_header_id|>",
           "<|eot_id|>", "<|eom_id|>"]
 

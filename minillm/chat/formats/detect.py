@@ -9,7 +9,10 @@ MARKERS, never by equality with a known string:
     <|start_header_id|>     llama3; with "Cutting Knowledge Date": llama3.1, llama3.2 if it asks
                             for today's date (``strftime_now``)
     <start_of_turn>         gemma2 if it refuses a system role, else gemma3
-    <|user|> and <|end|>    phi3; phi3.5 if an empty system message is skipped
+    <|user|> and <|end|>    phi3; phi3.5 if an empty system message is skipped (the first
+                            Phi-3 mini template, which drops system messages, is read as phi3:
+                            the same prompt when there is none and the conversation
+                            ends with a user turn)
     [INST]                  mistral-tekken with no space after [INST], mistral with one; the
                             v1 (' [INST] ') and v7 ([SYSTEM_PROMPT]) templates are not recognised
     <|im_start|>            qwen3 with its thinking rules; qwen2.5 and smollm2 by their default
