@@ -2,9 +2,9 @@
 
 The conversation is rendered in the model's own chat format (formats/: ChatML, Llama 3 headers,
 Gemma turns, Phi-3 tags, Mistral [INST]; chosen from the tokenizer's chat template by
-formats/detect.py, or by name) and fed to ``generate``. The KV cache lives across turns: each turn feeds only the ids the cache does
-not hold yet. When history + a full answer would overflow the context window, the oldest turns
-are dropped (the system message stays).
+formats/detect.py, or by name) and fed to ``generate``. The KV cache lives across turns: each
+turn feeds only the ids the cache does not hold yet. When history + a full answer would overflow
+the context window, the oldest turns are dropped (the system message stays).
 
 One count of the context: ``context_tokens()``, the tokens of the conversation so far (system
 prompt included, also before the first turn and after ``reset``). After each reply the cache is

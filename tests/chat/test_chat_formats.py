@@ -54,7 +54,8 @@ def test_every_format_has_a_fixture_from_its_real_template():
         assert data["sources"] and data["template"] and len(data["cases"]) >= 16
 
 
-@pytest.mark.parametrize("name, i", CASES, ids=[f"{n}-{DATA[n]['cases'][i]['name']}" for n, i in CASES])
+@pytest.mark.parametrize("name, i", CASES,
+                         ids=[f"{n}-{DATA[n]['cases'][i]['name']}" for n, i in CASES])
 def test_rendering_equals_the_real_template(name, i):
     case = DATA[name]["cases"][i]
     fmt, args = with_options(name, case["options"]), (case["messages"], case["add_generation_prompt"])
@@ -227,7 +228,8 @@ def test_llama32_dates_its_preamble_today_unless_told(monkeypatch):
     monkeypatch.setattr(llama3.time, "strftime", lambda fmt: "07 Mar 2031")
     text = get_format("llama3.2").render([{"role": "user", "content": "Hi"}])
     assert "Cutting Knowledge Date: December 2023\nToday Date: 07 Mar 2031\n\n" in text
-    assert "Today Date: 26 Jul 2024\n" in get_format("llama3.1").render([{"role": "user", "content": "Hi"}])
+    assert "Today Date: 26 Jul 2024\n" in get_format("llama3.1").render(
+        [{"role": "user", "content": "Hi"}])
 
 
 # ---- the chat with a model in its format -----------------------------------------------------------

@@ -9,8 +9,9 @@ is ``<|im_start|>assistant\\n``. The variants differ only in the system message 
     qwen2.5   a system message always opens: the first message's, else "You are Qwen, created by
               Alibaba Cloud. You are a helpful assistant."
     qwen3     no default system message; thinking, as Qwen3's template does it:
-              * an assistant message written as ``<think>\\nR\\n</think>\\n\\nA`` keeps its reasoning R
-                only after the last user query (the turn being answered); earlier turns keep A only;
+              * an assistant message written as ``<think>\\nR\\n</think>\\n\\nA`` keeps its
+                reasoning R only after the last user query (the turn being answered); earlier
+                turns keep A only;
               * the LAST assistant message after that query always gets a think block, an empty
                 one (``<think>\\n\\n</think>\\n\\n``) if it had none;
               * option ``enable_thinking=False`` appends the empty think block to the generation
@@ -40,7 +41,8 @@ def prompt(add_generation_prompt: bool) -> list[str]:
 
 
 def chatml(messages, add_generation_prompt) -> list[str]:
-    return [p for m in messages for p in turn(m["role"], m["content"])] + prompt(add_generation_prompt)
+    rendered = [p for m in messages for p in turn(m["role"], m["content"])]
+    return rendered + prompt(add_generation_prompt)
 
 
 def smollm2(messages, add_generation_prompt) -> list[str]:
