@@ -31,13 +31,15 @@ from minillm.model.params import GPTParams, empty_params
 ROWS_AT_ONCE = 1 << 20   # values read per slice: 4 MB of float32, whatever the tensor's size
 
 
-def _row_slices(f, data_start: int, entry):
+def _row_slices(f, data_start: int, entry, first: int = 0, stop: int | None = None):
     """Yield (r0, r1, rows r0 … r1 − 1 as float32 [r1 − r0, n]) of one stored tensor, seen as
-    2-D (a 1-D tensor is one row), read from the file a few MB at a time."""
+    2-D (a 1-D tensor is one row), read from the file a few MB at a time: rows ``first`` to
+    ``stop`` (default all)."""
     _, dtype, shape, begin, _ = entry
     rows, n = (shape[0], math.prod(shape[1:])) if len(shape) >= 2 else (1, math.prod(shape))
+    rows = rows if stop is None else stop
     step, size = max(1, ROWS_AT_ONCE // max(n, 1)), DTYPES[dtype].itemsize
-    for r0 in range(0, rows, step):
+    for r0 in range(first, rows, step):
         r1 = min(rows, r0 + step)
         f.seek(data_start + begin + r0 * n * size)
         stored = np.frombuffer(f.read((r1 - r0) * n * size), DTYPES[dtype])   # [(r1 − r0)·n]
@@ -62,17 +64,21 @@ def load_weights(file: str | Path, config: ModelConfig, params: GPTParams) -> GP
                 raise ValueError(f"checkpoint is missing tensor {hf!r} (minillm's {name})")
             stored = entries[hf][2][2]
             want = stored[::-1] if transpose else stored           # the shape once renamed
-            if cols is not None:
-                want = (*stored[:-1], cols.stop - cols.start)
+            if cols is not None:                                   # a part of a fused tensor
+                want = (*want[:-1], cols.stop - cols.start)
+                if cols.stop > (stored[0] if transpose else stored[-1]):
+                    raise ValueError(f"{hf!r} has shape {stored}: too small to hold {name}")
             if tuple(want) != out.shape:
                 raise ValueError(f"{hf!r} has shape {stored}; the config needs {out.shape} for {name}")
             out2 = out if out.ndim == 2 else out.reshape(1, -1)             # [rows, n] (a view)
-            for r0, r1, rows in _row_slices(*entries[hf]):
+            first = cols.start if cols is not None and transpose else 0     # (Phi-3: its rows only)
+            stop = cols.stop if cols is not None and transpose else None
+            for r0, r1, rows in _row_slices(*entries[hf], first, stop):
                 if transpose:                                               # [r, in]ᵀ -> columns of [in, out]
-                    out2[:, r0:r1] = rows.T
+                    out2[:, r0 - first:r1 - first] = rows.T
                 else:                                                       # rows of the same layout
                     out2[r0:r1] = rows if cols is None else rows[:, cols]
-        used = {hf for hf, _, _ in sources.values()}
+        used = {hf for hf, _, _ in sources.values()}    # (a fused tensor's rows all used: sizes.py)
         head = entries.get(LM_HEAD[0])
         if config.tie_embeddings and head is not None and (head[2][2] != params.wte.shape or not all(
                 np.array_equal(rows, params.wte[r0:r1]) for r0, r1, rows in _row_slices(*head))):
