@@ -103,12 +103,14 @@ def test_configs_llama_cpp_cannot_run_are_refused(tmp_path, change, match):
     assert not (tmp_path / "x.gguf").exists()
 
 
-def test_a_phi3_file_with_a_sliding_window_is_refused(tmp_path, monkeypatch):
+def test_a_phi3_files_sliding_window_caps_the_context(tmp_path, monkeypatch):
+    """Phi-3-mini's converted files say sliding_window 2047: read as a context of 2047 (exact for
+    transformers, which applies the window, and llama.cpp, which ignores it, up to there)."""
     monkeypatch.setattr("minillm.io.gguf.export.family_metadata",
-                        lambda c, a: {"phi3.attention.sliding_window": 2047})
-    _, _, path = exported(tmp_path, "phi3_tiny")
-    with pytest.raises(ValueError, match="sliding window is not supported"):
-        load_model(path)
+                        lambda c, a: {"phi3.attention.sliding_window": 20})
+    model, _, path = exported(tmp_path, "phi3_tiny")
+    back, _ = load_model(path)
+    assert back.config.n_ctx == 20 and model.config.n_ctx == 128
 
 
 def test_a_phi3_file_whose_fused_tensor_has_other_rows_is_refused(tmp_path, monkeypatch):

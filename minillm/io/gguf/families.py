@@ -71,10 +71,6 @@ def family_metadata(config: ModelConfig, arch: str) -> dict:
 def family_switches(meta: dict, arch: str, n_layers: int) -> dict:
     """ModelConfig's switches for a file of ``arch`` (one of FAMILIES or another)."""
     if arch == "phi3":
-        window = meta.get("phi3.attention.sliding_window", 0)
-        if window:              # (llama.cpp ignores it; transformers honours it: refused)
-            raise ValueError(f"phi3.attention.sliding_window = {window!r}: a Phi-3 with a sliding "
-                             f"window is not supported")
         return {"fused_projections": True}
     if arch == "olmo2":
         if meta.get("olmo2.attention.sliding_window"):
@@ -83,6 +79,17 @@ def family_switches(meta: dict, arch: str, n_layers: int) -> dict:
     if arch == "smollm3":
         return {"nope_layers": smollm3_nope_layers(n_layers)}
     return {}
+
+
+def context_limit(meta: dict, arch: str, n_ctx: int) -> int:
+    """The context a file of ``arch`` is read with: Phi-3-mini's files carry its sliding window
+    (``phi3.attention.sliding_window`` 2047), which transformers applies and llama.cpp ignores;
+    the two agree while no query looks further back than the window, so, as for Mistral's
+    config.json (io/config_hf.py), the window caps the context."""
+    window = meta.get("phi3.attention.sliding_window", 0) if arch == "phi3" else 0
+    if type(window) is not int or window < 0:
+        raise ValueError(f"phi3.attention.sliding_window must be an int >= 0, got {window!r}")
+    return min(n_ctx, window) if window else n_ctx
 
 
 def fuse_phi3(tensors: dict[str, np.ndarray], config: ModelConfig) -> dict[str, np.ndarray]:

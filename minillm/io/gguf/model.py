@@ -55,8 +55,8 @@ import numpy as np
 from minillm.config import ModelConfig
 from minillm.io.gguf import gpt2_names
 from minillm.io.gguf.dequant import DEQUANTIZERS, dequantize, dequantize_into
-from minillm.io.gguf.families import (FAMILIES, OLMO2_NORMS, family_switches, is_split,
-                                      split_phi3)
+from minillm.io.gguf.families import (FAMILIES, OLMO2_NORMS, context_limit, family_switches,
+                                      is_split, split_phi3)
 from minillm.io.gguf.read import GGUF, read_gguf
 from minillm.io.gguf.values import metadata_number
 from minillm.io.gguf.qk_rows import PERMUTED_QK, unpermute_qk
@@ -141,7 +141,8 @@ def gguf_config(meta: dict, tensors: dict, tied: bool | None = None,
         rope_freqs = llama3_scaling(rope_freqs, d_head, theta,
                                     meta.get(f"{arch}.rope.scaling.original_context_length"))
     return ModelConfig(
-        vocab_size=tensors["token_embd.weight"].shape[0], n_ctx=key("context_length"),
+        vocab_size=tensors["token_embd.weight"].shape[0],
+        n_ctx=context_limit(meta, arch, key("context_length")),
         d_model=d_model, n_heads=n_heads, n_layers=key("block_count"),
         d_ff=key("feed_forward_length"), n_kv_heads=key("attention.head_count_kv", n_heads),
         # subtle: eps is stored as float32 (SmolLM2: 9.99999975e-06 where HF's config says 1e-5);
