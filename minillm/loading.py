@@ -3,7 +3,8 @@
 ``load_model`` looks at what ``path`` is and dispatches:
 
     a directory with config.json + model.safetensors   Hugging Face (GPT-2, Llama, Qwen2) or a
-                                                        minillm checkpoint (same layout)
+                                                        minillm checkpoint (same layout); or with
+                                                        model.safetensors.index.json + its shards
     a .gguf file                                        llama.cpp's format (weights + tokenizer)
     a downloaded model's name ("smollm2")               its cached file, sha256 checked first
 

@@ -53,6 +53,9 @@ def check_trainable(config) -> None:
              if getattr(config, k) not in allowed}
     if wrong:
         raise ValueError(f"training has no backward for {wrong}: it supports {TRAINABLE}")
+    later = [name for name in ("post_norms", "qk_norm_whole", "nope_layers") if getattr(config, name)]
+    if later:                  # (OLMo 2's and SmolLM3's forward; Phi-3's fused files train as Llama)
+        raise ValueError(f"training has no backward for {later} yet")
 
 
 def block_forward(x: np.ndarray, bp, config, mask: np.ndarray, rope=None) -> tuple[np.ndarray, tuple]:
