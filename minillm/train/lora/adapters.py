@@ -107,6 +107,18 @@ def merged_params(params, lora: LoRA):
                              for name, (A, B) in lora.adapters.items()})
 
 
+def merge_in_place(params, lora: LoRA) -> None:
+    """W += s · A B for every adapted matrix, written into the model's own arrays (what loading
+    an adapter for chat does: an engine model's weights live in its arena, and are written in
+    place there). After it, ``params`` is the merged model; the adapter is no longer needed."""
+    named = params.named()
+    missing = sorted(set(lora.adapters) - set(named))
+    if missing:
+        raise ValueError(f"the adapters name matrices this model does not have: {missing[:3]}")
+    for name, (A, B) in lora.adapters.items():
+        named[name] += lora.scale * (A @ B)                             # [in, r] @ [r, out]
+
+
 def frozen_params(params, lora: LoRA):
     """The model with every block matrix marked ``Frozen`` (train/frozen.py), the adapted ones
     carrying their (A, B, s): a new params tree around the very same base arrays (no copy)."""

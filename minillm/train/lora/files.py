@@ -106,3 +106,9 @@ def load_adapter(folder: str | Path, config) -> LoRA:
         lora.adapters[name] = (np.ascontiguousarray(ab["A"].T, np.float32),    # [r, in] -> [in, r]
                                np.ascontiguousarray(ab["B"].T, np.float32))    # [out, r] -> [r, out]
     return lora
+
+
+def is_adapter_folder(folder: Path) -> bool:
+    """An adapter alone (adapter_config.json, no config.json): what ``load_adapted_model`` reads."""
+    return (folder / CONFIG).is_file() and not (folder / "config.json").exists()
+
