@@ -4,7 +4,8 @@
     hₗ = hₗ₋₁ + Attn(Norm₁(hₗ₋₁)) ;  hₗ ← hₗ + FFN(Norm₂(hₗ))  residual blocks
     logits = Norm_f(h_L) · head                            head = wteᵀ (tied) or lm_head (untied)
     loss = −1/N Σ log softmax(logits)[target]               all N = B·T positions at once
-    loss = −Σ mₙ log pₙ / Σ mₙ                              with a loss mask m [B, T] (0/1)
+    loss = −Σ mₙ log pₙ / Σ mₙ                              with a loss mask m [B, T] (0/1):
+                                                            the mean over the counted rows only
 
 The backward walks the same list in reverse. Three rules cover everything:
 - a residual ``y = x + f(x)`` passes dy straight through *and* adds f's backward: dx = dy + df;
@@ -87,27 +88,19 @@ def block_backward(dy: np.ndarray, cache: tuple, bp, config, grads: dict, prefix
     return dx
 
 
-def cross_entropy_with_grad(logits: np.ndarray, targets: np.ndarray, weights: np.ndarray | None = None
-                            ) -> tuple[float, np.ndarray]:
+def cross_entropy_with_grad(logits: np.ndarray, targets: np.ndarray) -> tuple[float, np.ndarray]:
     """logits [N, V], targets [N] -> (mean −log p(target), ∂loss/∂logits [N, V]) in one pass.
 
     The loss is the same number as ``minillm.functional.cross_entropy`` (mean taken in float64).
-    ``weights`` [N] (a loss mask, 0/1): the mean over the counted positions only, Σ wₙ ℓₙ / Σ wₙ;
-    a position with wₙ = 0 gets exactly zero gradient. Example: weights [0, 1] -> the loss of
-    position 1 alone, and ∂loss/∂logits₀ = 0.
     """
     N = logits.shape[0]
     logp = log_softmax(logits)                                          # [N, V]
     rows = np.arange(N)
-    nll = -logp[rows, targets].astype(np.float64)                       # [N]
+    loss = float(-logp[rows, targets].astype(np.float64).mean())
     dlogits = np.exp(logp)                                              # [N, V]  softmax
     dlogits[rows, targets] -= 1.0                                       # − onehot(target)
-    if weights is None:
-        dlogits *= 1.0 / N                                              # the mean
-        return float(nll.mean()), dlogits
-    count = float(weights.sum())
-    dlogits *= (weights / count).astype(dlogits.dtype)[:, None]         # [N, V] * [N, 1]
-    return float((nll * weights).sum() / count), dlogits
+    dlogits *= 1.0 / N                                                  # the mean
+    return loss, dlogits
 
 
 def loss_and_grads(params, config, ids: np.ndarray, targets: np.ndarray,
@@ -116,7 +109,9 @@ def loss_and_grads(params, config, ids: np.ndarray, targets: np.ndarray,
     """ids, targets [B, T] int -> (mean next-token loss, {flat name: gradient}) — one forward,
     one backward. ``targets[b, t]`` is the token that should follow ``ids[b, :t+1]``.
 
-    ``loss_mask`` [B, T] (0/1 or bool): which targets count; the mean is over those only.
+    ``loss_mask`` [B, T] (0/1 or bool): which targets count; the mean is over those only, and
+    only their rows go through the head (an uncounted position's logits would get a zero
+    gradient: not computing them is the same arithmetic, and spares the [N, V] products).
     Right padding (any pad id, mask 0) changes nothing: under the causal mask no real position
     sees a later pad, and a pad's zero loss gradient reaches no weight (tested: a padded batch
     gives exactly the gradients of its rows taken one by one, weighted by their token counts).
@@ -130,10 +125,10 @@ def loss_and_grads(params, config, ids: np.ndarray, targets: np.ndarray,
     """
     check_trainable(config)
     _check_batch(ids, targets, config, loss_mask, segments)
-    logits, cache = forward_with_cache(params, config, ids, segments)   # [B, T, V]
-    B, T, V = logits.shape
-    weights = None if loss_mask is None else loss_mask.reshape(-1).astype(np.float64)   # [N]
-    loss, dlogits = cross_entropy_with_grad(logits.reshape(-1, V), targets.reshape(-1), weights)
+    rows = None if loss_mask is None else np.flatnonzero(loss_mask.reshape(-1))   # [R] counted
+    logits, cache = forward_with_cache(params, config, ids, segments, rows)   # [B, T, V] or [R, V]
+    y = targets.reshape(-1) if rows is None else targets.reshape(-1)[rows]    # [N] or [R]
+    loss, dlogits = cross_entropy_with_grad(logits.reshape(-1, logits.shape[-1]), y)
     return loss, backward(dlogits, cache, params, config, frozen)
 
 
@@ -177,9 +172,10 @@ def packed_attention(segments: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return same & causal_mask(T, T)[None], t - starts                   # [B, T, T], [B, T]
 
 
-def forward_with_cache(params, config, ids: np.ndarray, segments: np.ndarray | None = None
-                       ) -> tuple[np.ndarray, tuple]:
-    """ids [B, T] -> logits [B, T, V] (the same as ``GPT(config, params)(ids)``) and the cache."""
+def forward_with_cache(params, config, ids: np.ndarray, segments: np.ndarray | None = None,
+                       rows: np.ndarray | None = None) -> tuple[np.ndarray, tuple]:
+    """ids [B, T] -> logits [B, T, V] (the same as ``GPT(config, params)(ids)``) and the cache.
+    ``rows`` [R] (indices into the B·T positions, flattened): the logits of those only, [R, V]."""
     B, T = ids.shape
     mask = causal_mask(T, T)[None]                                      # [1, T, T]
     positions = np.broadcast_to(np.arange(T), (B, T))                   # [B, T]
@@ -196,20 +192,22 @@ def forward_with_cache(params, config, ids: np.ndarray, segments: np.ndarray | N
         caches.append(c)
     xf = norm_fast(x, params.norm_f, config.norm, config.norm_eps)      # [B, T, C]
     head = params.wte.T if params.lm_head is None else params.lm_head   # [C, V]
-    return linear(xf, head), (ids, caches, x, xf, positions)                       # [B, T, V]
+    out = xf if rows is None else xf.reshape(-1, xf.shape[-1])[rows]    # [B, T, C] or [R, C]
+    return linear(out, head), (ids, caches, x, xf, positions, rows)     # [B, T, V] or [R, V]
 
 
 def backward(dlogits: np.ndarray, cache: tuple, params, config, frozen: bool = False) -> dict:
-    """dlogits [N, V] -> {flat name: gradient}, walking the model from the head to the embedding.
+    """dlogits [N, V] (or [R, V]: the rows the forward kept) -> {flat name: gradient}, walking
+    the model from the head to the embedding.
 
     ``frozen``: the base model is frozen (LoRA): no gradient for the embedding, the head and the
     norms (the head's and embedding's [V, C] products are skipped; the norms' [C] sums, which their
     backward yields beside the input's gradient, are dropped); the block projections give what
     their ``Frozen`` marks say (train/frozen.py: the adapters' gradients only)."""
-    ids, caches, x, xf, positions = cache
+    ids, caches, x, xf, positions, rows = cache
     B, T, C = x.shape
     grads: dict[str, np.ndarray] = {}
-    xf2 = xf.reshape(-1, C)                                             # [N, C]
+    xf2 = xf.reshape(-1, C) if rows is None else xf.reshape(-1, C)[rows]   # [N, C] or [R, C]
     if frozen:                                                          # only the input's gradient
         dxf = dlogits @ (params.wte if params.lm_head is None else params.lm_head.T)   # [N, C]
     elif params.lm_head is None:                                        # tied: logits = xf wteᵀ
@@ -220,6 +218,9 @@ def backward(dlogits: np.ndarray, cache: tuple, params, config, frozen: bool = F
         dwte = np.zeros_like(params.wte)                                # [V, C]
         grads["lm_head"] = xf2.T @ dlogits                              # [C, N] @ [N, V] -> [C, V]
         dxf = dlogits @ params.lm_head.T                                # [N, V] @ [V, C] -> [N, C]
+    if rows is not None:                                                # the other rows: zero
+        dxf, kept = np.zeros((B * T, C), dxf.dtype), dxf                # [N, C]
+        dxf[rows] = kept                                                # [R, C] into [N, C]
     dx, g = norm_backward(dxf.reshape(B, T, C), x, params.norm_f, config.norm, config.norm_eps)
     if not frozen:
         grads.update({f"norm_f.{k}": v for k, v in g.items()})          # [C] each

@@ -7,7 +7,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from minillm.config import ModelConfig
-from minillm.train.grad_model import loss_and_grads, packed_attention
+from minillm.train.grad_model import forward_with_cache, loss_and_grads, packed_attention
 from minillm.train.lora.adapters import lora_loss_and_grads
 from tests.train.gradcheck import check
 from tests.train.test_llama_gradients import llama_configs
@@ -107,6 +107,24 @@ def test_a_mask_of_ones_is_no_mask_and_masked_targets_do_not_matter():
     other = np.where(mask == 1, targets, (targets + 7) % 20)
     assert_same(loss_and_grads(params, config, ids, other, mask),
                 loss_and_grads(params, config, ids, targets, mask))
+
+
+@given(llama_configs(), st.integers(0, 1000))
+def test_the_masked_loss_is_the_mean_over_counted_targets(config, seed):
+    """Only the counted rows go through the head: the loss is still −Σ m log p / Σ m of the full
+    logits (the model's own forward)."""
+    params = float64_params(config, seed)
+    rng = np.random.default_rng(seed)
+    ids, targets = (rng.integers(0, config.vocab_size, (2, 6)) for _ in range(2))
+    mask = rng.integers(0, 2, (2, 6))
+    assume(mask.any())
+    logits, _ = forward_with_cache(params, config, ids)                # [B, T, V]
+    logp = logits - np.log(np.exp(logits - logits.max(-1, keepdims=True)).sum(-1, keepdims=True)) \
+        - logits.max(-1, keepdims=True)
+    nll = -np.take_along_axis(logp, targets[..., None], -1)[..., 0]    # [B, T]
+    want = (nll * mask).sum() / mask.sum()
+    loss, _ = loss_and_grads(params, config, ids, targets, mask)
+    assert abs(loss - want) <= 1e-10 * max(1.0, want)
 
 
 def test_packed_attention_restarts_positions_and_blocks_other_segments():

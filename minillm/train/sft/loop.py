@@ -184,11 +184,11 @@ def evaluate_examples(model, examples, lora: LoRA | None, batch_size: int) -> di
     nll, right, count = 0.0, 0, 0
     for i in range(0, len(examples), batch_size):
         x, y, m = pad_rows(examples[i:i + batch_size])                  # [B, T] each
-        logits, _ = forward_with_cache(params, model.config, x)         # [B, T, V]
-        logp = log_softmax(logits)                                      # [B, T, V]
-        picked = np.take_along_axis(logp, y[..., None], axis=-1)[..., 0]   # [B, T]
-        counted = m.astype(bool)
-        nll -= float(picked[counted].astype(np.float64).sum())
-        right += int((logits.argmax(-1) == y)[counted].sum())
-        count += int(counted.sum())
+        rows = np.flatnonzero(m.reshape(-1))                            # [R] the counted positions
+        logits, _ = forward_with_cache(params, model.config, x, rows=rows)   # [R, V]
+        target = y.reshape(-1)[rows]                                    # [R]
+        logp = log_softmax(logits)                                      # [R, V]
+        nll -= float(logp[np.arange(len(rows)), target].astype(np.float64).sum())
+        right += int((logits.argmax(-1) == target).sum())
+        count += len(rows)
     return {"loss": nll / count, "accuracy": right / count, "tokens": count}
