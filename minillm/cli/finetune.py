@@ -34,7 +34,8 @@ from minillm.cli.options import seed
 TARGETS = {"q": "wq", "k": "wk", "v": "wv", "o": "wo", "gate": "w_gate", "up": "w_up",
            "down": "w_down"}
 WRITTEN = ("adapter_config.json", "adapter_model.safetensors", "config.json", "model.safetensors",
-           "tokenizer.json", "tokenizer_config.json", "train_log.jsonl", "eval.json")
+           "tokenizer.json", "tokenizer_config.json", "tokenizer.json.vocab", "train_log.jsonl",
+           "eval.json")
 
 
 def add_arguments(p) -> None:
@@ -121,7 +122,7 @@ def run(args) -> int:
                       lr=args.lr, warmup=args.warmup, batch_size=args.batch, seed=args.seed,
                       max_tokens=args.max_tokens, pack=args.pack, eval_conversations=held_out,
                       checkpoint_every=args.checkpoint_every, out=out, resume=args.resume,
-                      base_model=base, on_step=lambda r: say(progress_line(r)))
+                      base_model=base, on_step=lambda r: show(r, say))
     if result.lora is not None:
         save_adapter(out, result.lora, model.config, base)
     if args.full or args.merge:
@@ -138,6 +139,12 @@ def run(args) -> int:
             f"accuracy {before['accuracy']:.1%} -> {result.eval['accuracy']:.1%}")
     say(f"done: written to {out}; talk to it: python -m minillm chat --model {out}")
     return 0
+
+
+def show(r: dict, say) -> None:
+    """Every step on a terminal (one bar, redrawn); else about fifty lines per run."""
+    if sys.stdout.isatty() or r["step"] % max(1, r["steps"] // 50) == 0 or r["step"] == r["steps"]:
+        say(progress_line(r))
 
 
 def progress_line(r: dict, width: int = 20) -> str:
