@@ -87,6 +87,41 @@ def test_the_mask_counts_the_replies_and_their_end_token_only():
     assert (y[m] == ids[1:][counted[1:]]).all() and len(x) == len(ids) - 1
 
 
+class Bracketed:
+    """A made-up format: <|im_start|>role: content<|endoftext|> per message; the stop is
+    <|endoftext|> and nothing follows it; ``count`` puts the number of messages first (a format
+    that rewrites earlier turns, which cannot be trained turn by turn)."""
+
+    def __init__(self, count=False):
+        self.count = count
+
+    def ids(self, tok, messages, add_generation_prompt=True):
+        start, stop = tok.special_tokens["<|im_start|>"], tok.special_tokens["<|endoftext|>"]
+        out = [len(messages)] if self.count else []
+        for m in messages:
+            out += [start, *tok.encode_ordinary(f"{m['role']}: {m['content']}"), stop]
+        return out + ([start, *tok.encode_ordinary("assistant:")] if add_generation_prompt else [])
+
+    def stop_ids(self, tok):
+        return (tok.special_tokens["<|endoftext|>"],)
+
+
+def test_any_format_object_gives_the_replies_and_their_stop():
+    """The reply is what follows the generation prompt, up to the first stop: here the reply's
+    leading space merges with nothing ("assistant:" then " Green"), and a reply written with
+    leading blank lines still counts all of its text."""
+    tok = chat_tokenizer()
+    stop = tok.special_tokens["<|endoftext|>"]
+    for reply in (FACTS[0][1], "\n\n" + FACTS[0][1]):
+        messages = [CONVERSATIONS[0][0], {"role": "assistant", "content": reply}]
+        ids, counted = render(tok, messages, Bracketed())
+        run = ids[counted].tolist()
+        assert run[-1] == stop and tok.decode(run[:-1]).strip() == FACTS[0][1]
+        assert ids.tolist()[-1] == stop and counted[-1]
+    with pytest.raises(ValueError, match="message 1: .* not a prefix"):
+        render(tok, CONVERSATIONS[0], Bracketed(count=True))
+
+
 def test_the_default_system_message_is_inserted_as_chat_inserts_it():
     tok = chat_tokenizer()
     with_default, _ = render(tok, CONVERSATIONS[0])

@@ -7,19 +7,26 @@ messages, every role header) is context the model reads, never text it should le
     <|im_start|>assistant\\n 4. <|im_end|> \\n
     ·························· ▲▲ ▲▲▲▲▲▲▲▲ ··      ▲ counted by the loss, · context only
 
-Counted: each assistant reply's content and the ``<|im_end|>`` that ends it — the model must
-learn to stop, and at chat time generation ends at that token (chat/chatml.py's stop ids). Not
-counted: the header ``<|im_start|>assistant\\n`` (the prompt gives it) and the ``\\n`` after
-``<|im_end|>`` (never generated).
+Counted: each assistant reply's content and the stop token that ends it (``<|im_end|>``) — the
+model must learn to stop, and at chat time generation ends at that token. Not counted: the header
+``<|im_start|>assistant\\n`` (the prompt gives it) and what follows the stop (``\\n``: never
+generated).
 
-The format is an object with one method, ``pieces(tokenizer, messages) -> [(ids, counted)]``:
-the conversation's ids in order, cut into pieces that are counted or not. ``ChatMLFormat``
-(SmolLM2, Qwen2) renders chat/chatml.py's format; another family's template is another object
-with the same method.
+How the reply is found, for any chat format: the ids of the conversation up to reply i (with the
+generation prompt, as the model sees it when it starts to write) are a prefix of the ids up to and
+including reply i; the rest, up to and including the first stop id, is what the model writes:
 
-subtle: an assistant reply is encoded apart from its header, as the model meets it when it
-writes (the prompt ends with ``assistant\\n``, then come the reply's ids); ``chatml_ids`` encodes
-header and content as one text. For ordinary replies both give the same ids (tested).
+    prompt_i = ids(messages[:i], add_generation_prompt=True)     … <|im_start|>assistant\\n
+    upto_i   = ids(messages[:i+1], add_generation_prompt=False)  … <|im_start|>assistant\\n 4. <|im_end|> \\n
+    counted  = upto_i[len(prompt_i) : first stop + 1]                                      4. <|im_end|>
+
+A format is any object with ``ids(tokenizer, messages, add_generation_prompt)`` and
+``stop_ids(tokenizer)``: ``ChatMLFormat`` (SmolLM2, Qwen2: chat/chatml.py), or another family's.
+
+subtle: where the header's last token and the reply's first would merge into one token (a reply
+starting with whitespace), the prefix breaks at that token; counting starts there, so the merged
+token is counted (it holds the reply's first characters). The ids trained on are always the whole
+conversation's, ``ids(messages, add_generation_prompt=False)``, as ``Chat`` renders its history.
 
 Example (token strings for ids): ``render(tok, [{"role": "user", "content": "Hi"},
 {"role": "assistant", "content": "Hello"}], ChatMLFormat(default_system=None))``
@@ -30,38 +37,48 @@ from __future__ import annotations
 
 import numpy as np
 
-from minillm.chat.chatml import DEFAULT_SYSTEM, IM_END, IM_START, special_id, with_default_system
+from minillm.chat.chatml import DEFAULT_SYSTEM, chatml_ids, stop_ids
 
 
 class ChatMLFormat:
-    """ChatML pieces (chat/chatml.py's rules; ``default_system`` as there: None inserts none)."""
+    """ChatML as chat/chatml.py renders it (``default_system`` as there: None inserts none)."""
     name = "chatml"
 
     def __init__(self, default_system: str | None = DEFAULT_SYSTEM):
         self.default_system = default_system
 
-    def pieces(self, tokenizer, messages) -> list[tuple[list[int], bool]]:
-        start, end = special_id(tokenizer, IM_START), special_id(tokenizer, IM_END)
-        text = tokenizer.encode_ordinary
-        newline = text("\n")
-        out = []
-        for m in with_default_system(messages, self.default_system):
-            if m["role"] == "assistant":
-                out += [([start, *text("assistant\n")], False),        # the header: the prompt's
-                        ([*text(m["content"]), end], True),            # the reply and its stop
-                        (newline, False)]
-            else:
-                out.append(([start, *text(f"{m['role']}\n{m['content']}"), end, *newline], False))
-        return out
+    def ids(self, tokenizer, messages, add_generation_prompt: bool = True) -> list[int]:
+        return chatml_ids(tokenizer, messages, add_generation_prompt, self.default_system)
+
+    def stop_ids(self, tokenizer) -> tuple[int, ...]:
+        return stop_ids(tokenizer)
 
 
 def render(tokenizer, messages, fmt=None) -> tuple[np.ndarray, np.ndarray]:
     """-> (ids [L] int64, counted [L] bool): the whole conversation and which tokens the loss
     counts (``fmt``: a format object, default ``ChatMLFormat()``)."""
-    pieces = (fmt or ChatMLFormat()).pieces(tokenizer, messages)
-    ids = np.array([i for piece, _ in pieces for i in piece], np.int64)          # [L]
-    counted = np.array([c for piece, c in pieces for _ in piece], bool)          # [L]
-    return ids, counted
+    fmt = fmt or ChatMLFormat()
+    ids = fmt.ids(tokenizer, messages, add_generation_prompt=False)
+    stops = set(fmt.stop_ids(tokenizer))
+    counted = np.zeros(len(ids), bool)
+    for i, m in enumerate(messages):
+        if m["role"] != "assistant":
+            continue
+        prompt = fmt.ids(tokenizer, messages[:i], add_generation_prompt=True)
+        upto = fmt.ids(tokenizer, messages[:i + 1], add_generation_prompt=False)
+        if ids[:len(upto)] != upto:
+            raise ValueError(f"message {i}: the format's ids of the conversation up to this reply "
+                             f"are not a prefix of the whole conversation's (a format that "
+                             f"rewrites earlier turns cannot be trained turn by turn)")
+        start = next((k for k, (a, b) in enumerate(zip(prompt, upto)) if a != b),
+                     min(len(prompt), len(upto)))                       # where the reply begins
+        if start < len(prompt) - 1:                                     # (only the last may merge)
+            raise ValueError(f"message {i}: the format's ids of the prompt before this reply are "
+                             f"not a prefix of those with the reply (they differ at token "
+                             f"{start} of {len(prompt)})")
+        end = next((k + 1 for k in range(start, len(upto)) if upto[k] in stops), len(upto))
+        counted[start:end] = True                                       # the reply and its stop
+    return np.array(ids, np.int64), counted
 
 
 def training_pair(ids: np.ndarray, counted: np.ndarray) -> tuple[np.ndarray, ...]:
