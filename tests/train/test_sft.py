@@ -210,6 +210,16 @@ def test_a_resumed_run_equals_an_uninterrupted_one(tmp_path, full):
         finetune(chat_model(), tok, CONVERSATIONS[:3], out=tmp_path / "b", resume=True, **kwargs)
 
 
+def test_a_gpt2_adapter_run_with_checkpoints_is_refused_before_training(tmp_path):
+    """PEFT's layout has no name for GPT-2's fused Q, K, V: refused before the first step."""
+    tok = chat_tokenizer()
+    gpt2 = GPT(ModelConfig(vocab_size=tok.vocab_size, n_ctx=160, d_model=16, n_heads=2, n_layers=1))
+    with pytest.raises(ValueError, match="Llama family only"):
+        finetune(gpt2, tok, CONVERSATIONS, steps=1, out=tmp_path / "run")
+    assert not (tmp_path / "run" / "train_log.jsonl").exists()
+    assert finetune(gpt2, tok, CONVERSATIONS, steps=1).lora is not None     # without files: fine
+
+
 class _Stop(Exception):
     pass
 

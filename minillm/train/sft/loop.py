@@ -30,6 +30,7 @@ import numpy as np
 from minillm.functional import log_softmax
 from minillm.train.grad_model import check_trainable, forward_with_cache, loss_and_grads
 from minillm.train.lora.adapters import LoRA, frozen_params, init_lora, lora_loss_and_grads
+from minillm.train.lora.files import peft_names
 from minillm.train.loop import TrainingDiverged
 from minillm.train.optim import AdamW, clip_grad_norm, lr_at
 from minillm.train.sft.batches import batch_indices, check_lengths, pack_rows, pad_rows, steps_per_epoch
@@ -123,6 +124,8 @@ def finetune(model, tokenizer, conversations, *, rank: int = 8, alpha=None, targ
     lora = None if s.full else init_lora(model.params, s.rank, np.random.default_rng(s.seed),
                                          s.alpha, s.targets)
     opt = AdamW(model.params.named() if s.full else lora.named(), weight_decay=s.weight_decay)
+    if lora is not None and out is not None:
+        peft_names(config)              # checkpoints hold PEFT's layout: a ValueError now, not later
     run = Run(out, model, lora, opt, s, examples, held_out, base_model) if out is not None else None
     start = run.resume() if (run and resume) else 0
     if run and not resume:
