@@ -6,8 +6,9 @@
                                                         minillm checkpoint (same layout)
     a .gguf file                                        llama.cpp's format (weights + tokenizer)
     a downloaded model's name ("smollm2")               its cached file, sha256 checked first
-    a directory with adapter_config.json only           a LoRA adapter: its base model with the
-                                                        adapter merged in (load_adapted_model)
+    a directory with adapter_config.json               a LoRA adapter (no config.json): its base
+                                                        model with the adapter merged in
+                                                        (load_adapted_model)
 
 Which class it builds: ``fast=True`` (the default) an ``EngineGPT`` (minillm/engine/: the weights
 loaded straight into the engine's arena; chat speed depends on it); ``fast=False`` a ``GPT``
@@ -65,18 +66,9 @@ def load_adapted_model(folder: str | Path, fast: bool = True):
     """A LoRA adapter folder -> (its base model with the adapter merged into the weights, the
     base's tokenizer). The base is ``base_model_name_or_path`` of adapter_config.json: a
     downloaded model's name, or a path (a relative one from the adapter's folder)."""
-    import json
     from minillm.train.lora.adapters import merge_in_place
-    from minillm.train.lora.files import CONFIG, load_adapter
-    folder = Path(folder)
-    base = json.loads((folder / CONFIG).read_text(encoding="utf-8")).get("base_model_name_or_path")
-    if not isinstance(base, str) or not base:
-        raise ValueError(f"{folder / CONFIG} names no base model (base_model_name_or_path): "
-                         f"load the base model and apply the adapter with load_adapter")
-    path = base if base in MODELS else folder / base       # (an absolute path stays itself)
-    if not isinstance(path, str) and not path.exists():
-        raise FileNotFoundError(f"{folder / CONFIG}: its base model {base} is not there")
-    model, tokenizer = load_model(path, fast)
+    from minillm.train.lora.files import adapter_base, load_adapter
+    model, tokenizer = load_model(adapter_base(folder), fast)
     merge_in_place(model.params, load_adapter(folder, model.config))
     return model, tokenizer
 

@@ -9,8 +9,9 @@
 counts the assistant's tokens only (train/sft/). Writes into OUT:
 
     LoRA    adapter_config.json + adapter_model.safetensors   PEFT's layout (peft reads it too)
-            + with --merge: config.json + model.safetensors + the tokenizer (the merged model)
-    --full  config.json + model.safetensors + the tokenizer
+            + with --merge: config.json + model.safetensors (the merged model)
+    --full  config.json + model.safetensors
+    both    the tokenizer (tokenizer.json, tokenizer_config.json)
     always  train_log.jsonl (one record per step) and, with --eval, eval.json (held-out loss
             and accuracy on the assistant's tokens, before and after)
 
@@ -128,7 +129,7 @@ def run(args) -> int:
     if args.full or args.merge:
         params = model.params if args.full else merged_params(model.params, result.lora)
         type(model)(model.config, params).save_pretrained(out)
-        tokenizer.save(out / "tokenizer.json")
+    tokenizer.save(out / "tokenizer.json")        # (count, tokenize --model OUT read it)
     if held_out:
         report = {"before": before, "after": result.eval, "conversations": len(held_out)}
         atomic_write_text(out / "eval.json", json.dumps(report, indent=2) + "\n")

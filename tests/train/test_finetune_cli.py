@@ -46,7 +46,8 @@ def test_finetune_writes_a_peft_adapter_that_chat_loads(base, tmp_path, capsys, 
     assert "tok/s" in printed and "left" in printed and "step 12/12" in printed
     assert sorted(p.name for p in out.iterdir()) == ["adapter_config.json",
                                                      "adapter_model.safetensors", "eval.json",
-                                                     "train_log.jsonl"]
+                                                     "tokenizer.json", "tokenizer.json.vocab",
+                                                     "tokenizer_config.json", "train_log.jsonl"]
     settings = json.loads((out / "adapter_config.json").read_text())
     assert settings["r"] == 4 and settings["base_model_name_or_path"] == str((base / "base").resolve())
     report = json.loads((out / "eval.json").read_text())
@@ -60,6 +61,8 @@ def test_finetune_writes_a_peft_adapter_that_chat_loads(base, tmp_path, capsys, 
         model, tok = load_model(out, fast=fast)
         assert tok.special_tokens == chat_tokenizer().special_tokens
         np.testing.assert_allclose(logits_of(model), want, atol=1e-4 * np.abs(want).max())
+    assert main(["count", "--model", str(out), str(base / "chat.jsonl")]) == 0
+    assert "% of" in capsys.readouterr().out
     monkeypatch.setattr("sys.stdin", io.StringIO("What colour is the sky on Zorb?\n"))
     assert main(["chat", "--model", str(out), "--max-new-tokens", "5", "--seed", "0"]) == 0
 
