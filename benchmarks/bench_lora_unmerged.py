@@ -6,7 +6,9 @@
 ``merged``: ``lora_loss_and_grads_merged`` (the definition: W' built per adapted matrix, the full
 backward, then ∂L/∂A = s·G Bᵀ, ∂L/∂B = s·Aᵀ G); ``unmerged``: ``lora_loss_and_grads`` (x W +
 s·(x A) B, no gradient of any frozen weight). Rounds alternate the two (a change of machine load
-hits both); the figures are median step times. Default model: the SmolLM2-135M GGUF in the shared
+hits both); the figures are median step times, wall clock and the process's CPU time (with one
+BLAS thread, the CPU time is the work done; on a shared machine it varies far less than the wall
+clock). Default model: the SmolLM2-135M GGUF in the shared
 data folder (dequantised to float32), else a random model of SmolLM2-135M's shapes.
 """
 from __future__ import annotations
@@ -52,19 +54,24 @@ def main() -> None:
     x, y = ids[:, :-1], ids[:, 1:]
     forms = {"merged": lora_loss_and_grads_merged, "unmerged": lora_loss_and_grads}
     times = {k: [] for k in forms}
+    cpu = {k: [] for k in forms}
     for k, f in forms.items():                                       # warm-up
         f(params, config, lora, x, y)
     for _ in range(args.rounds):
         for k, f in forms.items():
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             f(params, config, lora, x, y)
             times[k].append(time.perf_counter() - t)
+            cpu[k].append(time.process_time() - c)
     med = {k: statistics.median(v) for k, v in times.items()}
+    med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
     print(f"{name}: batch {args.batch} x {args.context} tokens, rank {args.rank}, "
           f"{len(lora.adapters)} adapted matrices, median of {args.rounds}")
     for k, v in med.items():
-        print(f"  {k:9s} {v:7.3f} s/step  {args.batch * args.context / v:7.0f} tokens/s")
-    print(f"  unmerged / merged: {med['unmerged'] / med['merged']:.2f}")
+        print(f"  {k:9s} {v:7.3f} s/step  {args.batch * args.context / v:7.0f} tokens/s   "
+              f"CPU {med_cpu[k]:7.3f} s/step")
+    print(f"  unmerged / merged: {med['unmerged'] / med['merged']:.2f} (wall), "
+          f"{med_cpu['unmerged'] / med_cpu['merged']:.2f} (CPU)")
 
 
 if __name__ == "__main__":
