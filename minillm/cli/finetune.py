@@ -130,6 +130,13 @@ def run(args) -> int:
         params = model.params if args.full else merged_params(model.params, result.lora)
         type(model)(model.config, params).save_pretrained(out)
     tokenizer.save(out / "tokenizer.json")        # (count, tokenize --model OUT read it)
+    # an --overwrite of an earlier run's OUT: what this run did not write must not be loaded
+    if args.full:
+        stale = ADAPTER_FILES
+    else:
+        stale = () if args.merge else ("config.json", "model.safetensors")
+    for name in stale:
+        (out / name).unlink(missing_ok=True)
     if held_out:
         report = {"before": before, "after": result.eval, "conversations": len(held_out)}
         atomic_write_text(out / "eval.json", json.dumps(report, indent=2) + "\n")

@@ -81,6 +81,12 @@ def test_merge_and_full_write_a_model_folder(base, tmp_path):
     assert not (full / "adapter_config.json").exists()
     tuned, tok = load_model(full, fast=False)
     assert tok is not None and np.abs(logits_of(tuned) - logits_of(plain)).max() > 1e-3
+    # --overwrite of the merged run with an adapter-only one: its stale model files go
+    assert main(finetune_argv(base, merged, "--overwrite")) == 0
+    assert not (merged / "config.json").exists() and not (merged / "model.safetensors").exists()
+    model, _ = load_model(merged, fast=False)            # the base with the new adapter
+    want = GPT(plain.config, merged_params(plain.params, load_adapter(merged, plain.config)))
+    np.testing.assert_allclose(logits_of(model), logits_of(want), atol=1e-5)
 
 
 def test_a_resumed_finetune_ends_with_the_uninterrupted_adapter(base, tmp_path):
