@@ -95,14 +95,20 @@ def init_lora(params, rank: int, rng: np.random.Generator, alpha: float | None =
     return lora
 
 
-def merged_params(params, lora: LoRA):
-    """The model with W' = W + s · A B in place of each adapted W: a new GPTParams whose adapted
-    matrices are new arrays and every other entry *is* the base's array (nothing else copied;
-    the base is not modified). Also how the adapters are merged for export."""
+def adapted_named(params, lora: LoRA) -> dict[str, np.ndarray]:
+    """``params.named()``, after checking that every adapter names one of its matrices."""
     named = params.named()
     missing = sorted(set(lora.adapters) - set(named))
     if missing:
         raise ValueError(f"the adapters name matrices this model does not have: {missing[:3]}")
+    return named
+
+
+def merged_params(params, lora: LoRA):
+    """The model with W' = W + s · A B in place of each adapted W: a new GPTParams whose adapted
+    matrices are new arrays and every other entry *is* the base's array (nothing else copied;
+    the base is not modified). Also how the adapters are merged for export."""
+    named = adapted_named(params, lora)
     return _rebuild(params, {name: named[name] + lora.scale * (A @ B)     # [in, r] @ [r, out]
                              for name, (A, B) in lora.adapters.items()})
 
@@ -111,10 +117,7 @@ def merge_in_place(params, lora: LoRA) -> None:
     """W += s · A B for every adapted matrix, written into the model's own arrays (what loading
     an adapter for chat does: an engine model's weights live in its arena, and are written in
     place there). After it, ``params`` is the merged model; the adapter is no longer needed."""
-    named = params.named()
-    missing = sorted(set(lora.adapters) - set(named))
-    if missing:
-        raise ValueError(f"the adapters name matrices this model does not have: {missing[:3]}")
+    named = adapted_named(params, lora)
     for name, (A, B) in lora.adapters.items():
         named[name] += lora.scale * (A @ B)                             # [in, r] @ [r, out]
 
@@ -122,10 +125,7 @@ def merge_in_place(params, lora: LoRA) -> None:
 def frozen_params(params, lora: LoRA):
     """The model with every block matrix marked ``Frozen`` (train/frozen.py), the adapted ones
     carrying their (A, B, s): a new params tree around the very same base arrays (no copy)."""
-    named = params.named()
-    missing = sorted(set(lora.adapters) - set(named))
-    if missing:
-        raise ValueError(f"the adapters name matrices this model does not have: {missing[:3]}")
+    named = adapted_named(params, lora)
     marks = {name: Frozen(w) for name, w in named.items()
              if name.startswith("blocks.") and w.ndim == 2}
     marks |= {name: Frozen(named[name], A, B, lora.scale) for name, (A, B) in lora.adapters.items()}

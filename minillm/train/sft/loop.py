@@ -23,7 +23,6 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -33,7 +32,8 @@ from minillm.train.lora.adapters import LoRA, frozen_params, init_lora, lora_los
 from minillm.train.lora.files import peft_names
 from minillm.train.loop import TrainingDiverged
 from minillm.train.optim import AdamW, clip_grad_norm, lr_at
-from minillm.train.sft.batches import batch_indices, check_lengths, pack_rows, pad_rows, steps_per_epoch
+from minillm.train.sft.batches import (batch_indices, check_lengths, pack_rows, pad_rows,
+                                       steps_per_epoch)
 from minillm.train.sft.mask import render
 from minillm.train.sft.resume import Run
 
