@@ -32,6 +32,8 @@ STATED = {
     "04_autoregressive": {},
     "05_kv_cache": {},
     "06_sampling": {},
+    "13_formulas": {"0.044715": "the constant of GELU's tanh approximation"},
+    "14_build_it": {"135": "the model's name, SmolLM2-135M", "257": "an example id (the second merge)"},
 }
 NAMES = sorted(path.stem for path in SOURCES.glob("[0-9][0-9]_*.py"))
 

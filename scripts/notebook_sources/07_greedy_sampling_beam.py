@@ -29,6 +29,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from minillm import beam_search, generate
+from minillm.sampling import PRESETS
 from minillm.functional import log_softmax
 from nbhelpers import CountingModel, claim, knob_range, load_shipped
 
@@ -164,7 +165,8 @@ print(f"prompt {PROMPT!r}: {len(prompt)} tokens; {N_NEW} new tokens per run, {RU
 # ## Run each strategy several times
 #
 # - **greedy**: `temperature=0` — always the argmax;
-# - **sampling**: the 'creative' preset (T = 1, top-p 0.95), seeds 0 … 7 — and seed 0 once more;
+# - **sampling**: the 'creative' preset (its settings are printed below), seeds 0, 1, … (`RUNS`
+#   of them) — and seed 0 once more;
 # - **beam search**: `beam_search(beam_size=3)`, which keeps the 3 best partial answers by total
 #   log-probability and returns the best (HF's rules, see `minillm/decoding/beam.py`).
 #
@@ -183,6 +185,9 @@ def run(strategy, seed):
 
 results = {name: [run(name, seed) for seed in range(RUNS)] for name in ("greedy", "sampling", "beam")}
 again = run("sampling", 0)
+creative = PRESETS["creative"]
+print(f"sampling: the 'creative' preset, T = {creative.temperature:g}, top-k {creative.top_k} (0 = off), "
+      f"top-p {creative.top_p:g}; seeds 0 to {RUNS - 1}")
 for name, runs in results.items():
     print(f"── {name}")
     for r in runs[:3]:

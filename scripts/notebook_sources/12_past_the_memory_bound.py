@@ -92,7 +92,7 @@ print(f"one stream's bound: {bandwidth / (4 * matrix_params):.1f} tokens/s for G
 # %% [markdown]
 # ## 2. Batching and speculation, measured — on the roofline
 #
-# A model whose weights do not fit in the caches (over 100 MB, random weights: speed does not
+# A model whose weights do not fit in the caches (its size is printed below; random weights: speed does not
 # depend on their values), as the engine loads it. One decode step for B rows is one forward of
 # [B, 1] tokens; one speculative check is one forward of [1, k + 1] tokens (k = `NUM_DRAFT`
 # guesses and the position after them). Each is timed as the least of 5 runs, all interleaved in
