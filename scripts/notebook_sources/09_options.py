@@ -286,9 +286,10 @@ assert np.allclose(by_letter, letters.probs, atol=1e-5), \
 # generation takes is the length of the reply — which the model decides, or the cap cuts:
 
 # %%
-print(f"generation: {gen_calls} forward passes for a {len(steps)}-token reply"
+print(f"generation: {gen_calls} forward passes for a reply of {len(steps)} tokens"
       + (f" — cut by the {REPLY_CAP}-token cap, so the ratio below is set by the cap, not by the "
-         f"model: an unfinished reply takes more" if capped else ", ended by the model") + "; "
+         f"model: an unfinished reply takes more" if capped else
+         ", ended by the model (its last pass gives the end-of-turn token, which is not part of the reply)") + "; "
       f"scoring: {letters.forward_passes} (letters), {full.forward_passes} (full text) → "
       f"{gen_calls / letters.forward_passes:.0f}× {'at least ' if capped else ''}the passes of letter scoring")
 
