@@ -315,7 +315,8 @@ plt.show()
 # from rounding. The same parameters cast to float64 (16 digits) allow h = 1e-5, and the two
 # then agree to a few parts in 10⁷ or better where the gradient is sizeable, and to a tiny
 # absolute error where the gradient itself is tiny (both printed under the table; the query
-# weights' gradient is ~1e-6 at initialisation, hence their larger relative error).
+# weights' gradients are tiny at initialisation — the table's "largest |grad|" column — hence
+# their larger relative error).
 # Per tensor, the table gives the largest relative error |backward − finite difference| /
 # max(|backward|, |finite difference|) over the checked entries. Entries where both are below
 # 1e-8 are left out and counted apart: those gradients are truly 0 (the key bias `bk`, for
