@@ -210,9 +210,9 @@ print(f"forward passes, prefills included: one by one {alone_forwards}; static b
       f"serve {served}")
 claim(served <= static_forwards, f"serve needs {served} forwards against the static batches' "
       f"{static_forwards}", "not for these BUDGETS / SLOTS")
-print("every request got what it would alone:", out == alone)
 assert out == alone, f"serve should give every request its tokens alone (greedy); request(s) "\
     f"{[i for i, (a, b) in enumerate(zip(out, alone)) if a != b]} differ"
+print("✓ every request got the tokens it gets alone")
 
 # %% [markdown]
 # ## 4. Speculative decoding: k guesses, one forward, the same text
@@ -228,9 +228,9 @@ prompt = tok.encode(VERSE * 2 + "ROMEO:\n")
 plain = [s.id for s in generate(model, prompt, 60, temperature=0)]
 lookup = PromptLookup()
 fast = [s.id for s in generate(model, prompt, 60, temperature=0, draft=lookup, num_draft_tokens=NUM_DRAFT)]
-print("identical to plain greedy:", fast == plain)
 assert fast == plain, f"greedy speculative decoding must keep plain greedy's tokens; they part at "\
     f"token {next((i for i, (a, b) in enumerate(zip(fast + [None], plain + [None])) if a != b), None)}"
+print("✓ identical to plain greedy decoding")
 print(f"{len(fast)} tokens in {lookup.rounds} target forwards instead of {len(plain)} "
       f"({len(fast) / lookup.rounds:.2f} tokens per forward); "
       f"{lookup.accepted} of {lookup.proposed} guesses accepted")
