@@ -1,8 +1,9 @@
 """Prose and output stay together: a number written in a notebook's text is one its cells print
 (or one its code states), so a sentence cannot keep a figure the code no longer produces.
 
-Every notebook (every source in scripts/notebook_sources, so a new one is covered at once) runs as a script with its default knobs (with SmolLM2 and the DeepSeek-V4
-tokenizer when present, without them otherwise); every number in its markdown — outside the
+Every notebook (every source in scripts/notebook_sources, so a new one is covered at once) runs
+as a script with its default knobs (with SmolLM2 and the DeepSeek-V4 tokenizer when present,
+without them otherwise); every number in its markdown — outside the
 explainer articles' quoted lines (``>``), indented code blocks and `inline code` — must appear in
 the printed output or in the notebook's code, or be in ``STATED`` with the reason it is no
 measurement. Numbers are compared as written, thousands separators (`,` / `_`) ignored.
