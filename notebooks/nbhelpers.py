@@ -198,3 +198,64 @@ def knob_range(name: str, value, low, high) -> None:
     knob(name, value, lambda _: all(not isinstance(i, bool) and isinstance(i, (int, float))
                                     and low <= i <= high for i in items),
          f"each value a number from {low} to {high} (the range its 'Try this' states)")
+
+
+# Sliders: a figure the reader can move (temperature, top-p, a window size) where Jupyter widgets
+# can be shown, else the same drawing at a few fixed settings side by side. Runs outside a live
+# Jupyter front end (a script, CI, nbmake under pytest) always take the static path.
+STATIC = "MINILLM_STATIC_FIGURES"          # set to 1 to force the static figure
+
+
+def widgets_available() -> bool:
+    """True when sliders can be shown: no environment flag forces the static figure ($STATIC,
+    $CI, or a pytest run — nbmake's kernels inherit PYTEST_CURRENT_TEST), ipywidgets imports, and
+    the code runs in a Jupyter kernel (not a plain script)."""
+    if any(os.environ.get(flag) for flag in (STATIC, "CI", "PYTEST_CURRENT_TEST")):
+        return False
+    try:
+        import ipywidgets  # noqa: F401
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and hasattr(shell, "kernel")
+
+
+def explore(draw, sliders: dict, static: list[dict], widgets: bool | None = None):
+    """Draw ``draw(ax, **values)`` with one slider per entry of ``sliders`` when widgets are
+    available (``widgets=None`` asks ``widgets_available()``), else once per settings dict of
+    ``static``, side by side in one figure.
+
+    ``sliders`` maps a name to ``(low, high, step, start)``: whole numbers give an integer slider.
+    Returns "widgets" or "static" (what was shown). Example:
+    ``explore(lambda ax, T: ax.bar(range(4), softmax(z / T)), {"T": (0.1, 3.0, 0.1, 1.0)},
+    static=[{"T": 0.5}, {"T": 2.0}])``.
+    """
+    import matplotlib.pyplot as plt
+    if not static or any(set(values) != set(sliders) for values in static):
+        raise ValueError(f"static must be a non-empty list of settings, each giving exactly "
+                         f"{sorted(sliders)}; got {static!r}")
+    if widgets is None:
+        widgets = widgets_available()
+    if widgets:
+        import ipywidgets
+
+        def control(name, low, high, step, start):
+            whole = all(isinstance(v, int) for v in (low, high, step, start))
+            kind = ipywidgets.IntSlider if whole else ipywidgets.FloatSlider
+            return kind(value=start, min=low, max=high, step=step, description=name,
+                        continuous_update=False)
+
+        def show(**values):
+            fig, ax = plt.subplots(figsize=(8, 3.6))
+            draw(ax, **values)
+            plt.show()
+
+        ipywidgets.interact(show, **{name: control(name, *spec) for name, spec in sliders.items()})
+        return "widgets"
+    fig, axes = plt.subplots(1, len(static), figsize=(4.6 * len(static), 3.6), squeeze=False)
+    for ax, values in zip(axes[0], static):
+        draw(ax, **values)
+    fig.tight_layout()
+    plt.show()
+    return "static"

@@ -96,10 +96,10 @@ KNOBS = {
                                "PROMPTS": '{"direct": QUESTION + " Just the number.", '
                                           '"step by step": QUESTION + " Think it through."}',
                                "TOY_DIGITS": "1", "N_PROBLEMS": "1", "MEASURE_LIMIT": "1",
-                               "PRICE_IN_PER_M": "0.0", "PRICE_OUT_PER_M": "0.0", "TRACE_LENGTHS": "[1]",
+                               "PRICE_IN": "0.0", "PRICE_OUT": "0.0", "TRACE_LENGTHS": "[1]",
                                "REPEATS": "1"},
                               {"TOY_DIGITS": "12", "LIMITS": '{"direct": 256, "step by step": 256}', "N_PROBLEMS": "1",
-                               "MEASURE_LIMIT": "256", "PRICE_IN_PER_M": "1000.0", "PRICE_OUT_PER_M": "1000.0",
+                               "MEASURE_LIMIT": "256", "PRICE_IN": "1000.0", "PRICE_OUT": "1000.0",
                                "TRACE_LENGTHS": "[1_000_000]", "REPEATS": "10"}],
     "12_past_the_memory_bound": [
         {"gpt2": "ModelConfig(vocab_size=50257, n_ctx=1024, d_model=1024, n_heads=16, n_layers=24)", "BATCH_SIZES": "(1,)",

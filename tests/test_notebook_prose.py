@@ -1,8 +1,9 @@
 """Prose and output stay together: a number written in a notebook's text is one its cells print
 (or one its code states), so a sentence cannot keep a figure the code no longer produces.
 
-Each notebook listed runs as a script with its default knobs (with SmolLM2 and the DeepSeek-V4
-tokenizer when present, without them otherwise); every number in its markdown — outside the
+Every notebook (every source in scripts/notebook_sources, so a new one is covered at once) runs
+as a script with its default knobs (with SmolLM2 and the DeepSeek-V4 tokenizer when present,
+without them otherwise); every number in its markdown — outside the
 explainer articles' quoted lines (``>``), indented code blocks and `inline code` — must appear in
 the printed output or in the notebook's code, or be in ``STATED`` with the reason it is no
 measurement. Numbers are compared as written, thousands separators (`,` / `_`) ignored.
@@ -18,7 +19,9 @@ from tests.conftest import REPO
 from tests.test_notebooks_meta import load_script
 
 SOURCES = REPO / "scripts" / "notebook_sources"
-NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
+NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?:e-?\d+)?")
+# a notebook named by its number ("notebook 05", "notebooks 03 and 05") and a title ("# 14 · ...")
+REFERENCE = re.compile(r"\b[Nn]otebooks? \d\d(?:(?:, | and | or |–)\d\d)*|^# \d\d · ")
 
 # numbers that are facts or conventions, not results of the notebook's code
 STATED = {
@@ -30,7 +33,10 @@ STATED = {
     "04_autoregressive": {},
     "05_kv_cache": {},
     "06_sampling": {},
+    "13_formulas": {"0.044715": "the constant of GELU's tanh approximation"},
+    "14_build_it": {"135": "the model's name, SmolLM2-135M", "257": "an example id (the second merge)"},
 }
+NAMES = sorted(path.stem for path in SOURCES.glob("[0-9][0-9]_*.py"))
 
 
 def plain(number: str) -> str:
@@ -47,18 +53,25 @@ def prose_numbers(source: str) -> list[tuple[str, str]]:
         for line in text.splitlines():
             if line.startswith(">") or line.startswith("    "):
                 continue
-            for match in NUMBER.finditer(re.sub(r"`[^`]*`", "", line)):
+            for match in NUMBER.finditer(REFERENCE.sub("", re.sub(r"`[^`]*`", "", line))):
                 found.append((plain(match.group(0).rstrip(",")), line.strip()))
     return found
 
 
 def test_prose_numbers_are_found_in_text():
-    source = "# %% [markdown]\n# > 19 tokens\n# We measure 3.5 and 1,024 `x = 7`.\n#\n#     code 8\n"
+    source = ("# %% [markdown]\n# # 14 · Title\n# > 19 tokens\n# We measure 3.5 and 1,024 `x = 7`.\n#\n"
+              "#     code 8\n# As notebooks 03 and 05 show, 2e-7.\n")
     assert prose_numbers(source) == [("3.5", "We measure 3.5 and 1,024 `x = 7`."),
-                                     ("1024", "We measure 3.5 and 1,024 `x = 7`.")]
+                                     ("1024", "We measure 3.5 and 1,024 `x = 7`."),
+                                     ("2e-7", "As notebooks 03 and 05 show, 2e-7.")]
 
 
-@pytest.mark.parametrize("name", sorted(STATED))
+def test_every_notebook_source_is_checked():
+    assert {"01_tokens", "14_build_it"} <= set(NAMES), NAMES
+    assert set(STATED) <= set(NAMES), f"STATED names notebooks that do not exist: {set(STATED) - set(NAMES)}"
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_every_number_in_the_prose_is_printed_or_in_the_code(name, tmp_path):
     source = (SOURCES / f"{name}.py").read_text(encoding="utf-8")
     split_cells = load_script("make_notebooks").split_cells
@@ -69,6 +82,6 @@ def test_every_number_in_the_prose_is_printed_or_in_the_code(name, tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     printed = plain(done.stdout)
     missing = sorted({(number, line) for number, line in prose_numbers(source)
-                      if number not in printed and number not in code and number not in STATED[name]})
+                      if number not in printed and number not in code and number not in STATED.get(name, {})})
     assert not missing, f"{name}: numbers in the text that no cell prints:\n" + \
         "\n".join(f"  {number}: {line}" for number, line in missing)

@@ -23,6 +23,11 @@
 # `PHRASES` (1 to 4 non-empty strings) or `TRAIN_VOCAB` (the size of the 宋词 BPE: 257 to 2048,
 # the 256 single bytes plus at least one merge) and re-run. A value outside its range is refused
 # with a message before any work starts.
+#
+# **The course map.** The notebooks follow the pipeline from text to generated text; this one is
+# its first step (the map is drawn by `scripts/make_course_map.py`):
+#
+# ![The course map: each step of the pipeline and the notebooks that teach it](course_map.svg)
 
 # %%
 import os
@@ -197,13 +202,14 @@ for name, tok in tokenizers.items():
 
 # %%
 def partial_tokens(tok, text):
-    """(position, hex bytes) of every token whose bytes are not valid UTF-8 on their own."""
+    """(position, the token shown by render_token) of every token whose bytes are not valid UTF-8
+    on their own: `<e8 93>` is part of a character."""
     out = []
     for k, i in enumerate(tok.encode(text)):
         try:
             tok.token_bytes(i).decode("utf-8", errors="strict")
         except UnicodeDecodeError:
-            out.append((k, tok.token_bytes(i).hex(" ")))
+            out.append((k, render_token(tok.token_bytes(i))))
     return out
 
 for name, tok in tokenizers.items():

@@ -33,6 +33,7 @@ from minillm.model.attention import attention, causal_mask
 from minillm.model.embedding import embed
 from minillm.model.norm import norm
 from minillm.model.rope import apply_rope, rope_angles
+from minillm.tokenizer.display import render_token
 from nbhelpers import WEIGHTS, claim, knob, load_pretrained, load_shipped
 
 np.set_printoptions(precision=3, suppress=True, linewidth=120)
@@ -85,7 +86,7 @@ print("equals wte[ids] + wpe[:T] exactly: True")
 one_hot = np.eye(c.vocab_size, dtype=np.float32)[ids]              # [T, V]
 print("a one-hot row times wte gives the same rows (V times the work):",
       bool(np.allclose(one_hot @ songci.params.wte, rows)))
-print(f"first token {songci_tok.decode([int(ids[0])])!r} (id {ids[0]}), first 8 of its {c.d_model} numbers:",
+print(f"first token {render_token(songci_tok.token_bytes(int(ids[0])))!r} (id {ids[0]}), first 8 of its {c.d_model} numbers:",
       rows[0, :8])
 
 # %% [markdown]
@@ -212,7 +213,7 @@ def neighbours(wte, tok, word, k=5):
     unit = wte / np.linalg.norm(wte, axis=1, keepdims=True)         # [V, C]
     sims = unit @ unit[i]                                           # [V]
     best = [j for j in np.argsort(-sims) if j != i][:k]
-    return [(tok.decode([int(j)]), round(float(sims[j]), 2)) for j in best]
+    return [(render_token(tok.token_bytes(int(j))), round(float(sims[j]), 2)) for j in best]
 
 untrained = GPT(c, seed=0)
 CHARS = [ch for ch in "春秋月花山水酒愁红东" if len(songci_tok.encode(ch)) == 1]

@@ -45,6 +45,7 @@ from minillm.model.attention import causal_mask, scaled_dot_product, split_heads
 from minillm.model.embedding import embed
 from minillm.model.norm import norm
 from minillm.model.rope import apply_rope, rope_angles
+from minillm.tokenizer.display import render_token
 from nbhelpers import claim, knob, load_pretrained
 
 model, tok, model_name = load_pretrained(fast=False)   # plain ndarrays: model/ code only
@@ -136,14 +137,14 @@ claim(np.abs(attend(Q, K2, V2, bidirectional) - attend(Q, K, V, bidirectional))[
 
 # %%
 for word in ("海水", "它"):
-    print(word, "→", [tok.token_bytes(i).hex(" ") for i in tok.encode(word)])
+    print(word, "→", [render_token(tok.token_bytes(i)) for i in tok.encode(word)])
 SENTENCE = "The sea absorbs most of the red light. That is why it looks blue."
 QUERY, TARGET, OTHER = " it", " sea", " light"      # compared below: does QUERY attend to TARGET?
 knob("SENTENCE", SENTENCE, lambda t: 1 <= len(tok.encode(t)) <= 64, "a str of 1 to 64 tokens")
 for name, word in (("QUERY", QUERY), ("TARGET", TARGET), ("OTHER", OTHER)):
     knob(name, word, lambda w: isinstance(w, str) and w.strip() and w in SENTENCE, "a word of SENTENCE")
 ids = np.array(tok.encode(SENTENCE))                   # [T]
-pieces = [tok.decode([i]) for i in ids]
+pieces = [render_token(tok.token_bytes(i)) for i in ids]         # shown: <e6 b5> = part of a character
 T = len(ids)
 print(T, "tokens:", pieces)
 
@@ -260,7 +261,7 @@ plt.show()
 # what "it" gives the other noun, "light" (`OTHER`).
 
 # %%
-starts = np.cumsum([0] + [len(piece) for piece in pieces[:-1]])      # [T] character offsets
+starts = np.cumsum([0] + [len(tok.decode([i])) for i in ids[:-1]])   # [T] character offsets
 
 def position_of(word):
     """Index of the token holding the first letter of ``word``'s first occurrence."""

@@ -123,8 +123,8 @@ for step in range(N_NEW):
     token = int(greedy.sample(last, np.random.default_rng(0)))   # 4. choose (greedy: the argmax)
     top3 = np.argsort(-probs)[:3]
     print(f"step {step}: context {len(context):2d} tokens → logits {logits.shape} → last row → "
-          f"top-3 {[(tok.decode([i]), round(float(probs[i]), 3)) for i in top3]} → "
-          f"append {tok.decode([token])!r}")
+          f"top-3 {[(render_token(tok.token_bytes(int(i))), round(float(probs[i]), 3)) for i in top3]} → "
+          f"append {render_token(tok.token_bytes(int(token)))!r}")
     chosen_probs.append(float(probs[token]))
     context.append(token)                                  # 5. append
 print(f"\n{counter.calls} forward passes for {N_NEW} tokens; they computed {counter.positions} "
@@ -166,14 +166,14 @@ TRAIN_TEXT = "I love coding"
 knob("TRAIN_TEXT", TRAIN_TEXT, lambda t: 1 <= len(t) <= 80 and len(tok.encode(t)) + (eos is not None) >= 2,
      "a str of 1 to 80 characters, at least 2 tokens counting the end-of-text token (when the model has one)")
 ids = tok.encode(TRAIN_TEXT) + ([eos] if eos is not None else [])
-names = [tok.decode([i]) for i in ids]
+names = [render_token(tok.token_bytes(int(i))) for i in ids]
 counter.reset()
 logits = counter(np.array(ids[:-1]))                                 # [T-1, V] in one call
 probs = softmax(logits)
 for t in range(len(ids) - 1):
     guess = int(np.argmax(logits[t]))
     print(f"row {t}: sees {''.join(names[:t + 1])!r:18} → p(next = {names[t + 1]!r}) = "
-          f"{probs[t, ids[t + 1]]:.4f}; the model's top guess: {tok.decode([guess])!r}")
+          f"{probs[t, ids[t + 1]]:.4f}; the model's top guess: {render_token(tok.token_bytes(int(guess)))!r}")
 per_position = -np.log(probs[np.arange(len(ids) - 1), ids[1:]])
 print(f"\n{counter.calls} forward pass; per-position losses {np.round(per_position, 3)}")
 print(f"their mean {per_position.mean():.6f}   model.loss {model.loss(np.array(ids)):.6f}   "
@@ -222,7 +222,7 @@ changed_ids = text_ids[:-3] + tok.encode(NEW_WORD)[:1] + text_ids[-2:]
 changed = model(np.array(changed_ids))
 k = len(text_ids) - 3
 diff = np.abs(changed - original).max(axis=-1)                        # [T] per row
-print(f"token {k} changed from {tok.decode([text_ids[k]])!r} to {tok.decode([changed_ids[k]])!r}")
+print(f"token {k} changed from {render_token(tok.token_bytes(text_ids[k]))!r} to {render_token(tok.token_bytes(changed_ids[k]))!r}")
 for t, d in enumerate(diff):
     print(f"row {t:2d}: max |Δ logit| = {d:.3g}" + ("   ← rows before the change: exactly 0" if t == k - 1 else ""))
 assert (diff[:k] == 0).all(), "rows before the change must not move: row t reads tokens ≤ t only"

@@ -30,7 +30,8 @@ import numpy as np
 
 from minillm.functional import softmax
 from minillm.sampling import PRESETS, Sampler, apply_temperature, categorical, min_p, top_k, top_p
-from nbhelpers import claim, knob, load_pretrained
+from minillm.tokenizer.display import render_token
+from nbhelpers import claim, explore, knob, load_pretrained
 
 np.set_printoptions(precision=4, suppress=True)
 knob("PRESETS", PRESETS, lambda ps: set(ps) == {"code", "qa", "chat", "creative"} and all(
@@ -149,7 +150,7 @@ for prompt, z in zip(PROMPTS, dists):
     print(f"{prompt!r:36}: top-k 50 → {pool(Sampler(top_k=50), z):2d};  top-p 0.9 alone → "
           f"{pool(Sampler(top_p=0.9), z):5d};  top-k 50 then top-p 0.9 → "
           f"{pool(Sampler(top_k=50, top_p=0.9), z):2d};  top tokens "
-          f"{[(tok.decode([i]), round(float(probs[i]), 3)) for i in best]}")
+          f"{[(render_token(tok.token_bytes(int(i))), round(float(probs[i]), 3)) for i in best]}")
 nucleus = [pool(Sampler(top_p=0.9), z) for z in dists]
 if model_name == "SmolLM2-135M-Instruct":       # the claim below the plot, checked
     claim(min(nucleus) <= 20 and max(nucleus) >= 100, f"top-p 0.9 keeps ≤ 20 tokens for the most "
@@ -176,6 +177,34 @@ plt.show()
 # %% [markdown]
 # The pool size is a property of the distribution, not of p: a confident prediction needs a
 # few tokens to reach 90% of the mass, an open one can need hundreds (the counts printed above).
+#
+# Temperature and top-p together, on the most open of these prompts: its 20 most likely tokens
+# after dividing the logits by T, coloured when top-p keeps them. With Jupyter widgets installed
+# (`pip install ipywidgets`, part of the `[notebooks]` extra) two sliders move T and p; without
+# them (and in the test suite) the figure shows three fixed settings side by side.
+
+# %%
+open_z = dists[int(np.argmax(nucleus))]                               # [V] the widest pool above
+
+
+def draw_pool(ax, T, top_p):
+    """The 20 most likely tokens at temperature T; coloured: the ones top-p keeps."""
+    probs = softmax(apply_temperature(open_z, T))                     # [V]
+    best = np.argsort(-probs)[:20]
+    kept = np.isfinite(Sampler(temperature=T, top_p=top_p).process(open_z))[best]
+    ax.bar(range(20), probs[best], color=np.where(kept, "C0", "lightgrey"))
+    ax.set_xticks(range(20), [render_token(tok.token_bytes(int(i))) for i in best], rotation=90, fontsize=7)
+    ax.set_ylabel("probability")
+    ax.set_title(f"T = {T:g}, top-p {top_p:g}: {pool(Sampler(temperature=T, top_p=top_p), open_z)} "
+                 f"tokens kept", fontsize=9)
+
+
+shown = explore(draw_pool, {"T": (0.1, 3.0, 0.1, 1.0), "top_p": (0.05, 1.0, 0.05, 0.9)},
+                static=[{"T": 0.5, "top_p": 0.9}, {"T": 1.0, "top_p": 0.9}, {"T": 2.0, "top_p": 0.9}])
+
+# %% [markdown]
+# A lower T sharpens the distribution, so the same p is reached with fewer tokens; a higher T
+# flattens it and the pool grows (the three titles give the counts).
 #
 # ## The articles' "3–10" and "5–20", measured
 #
@@ -259,7 +288,7 @@ for name, sampler in PRESETS.items():
     print(f"{name:8s} T={sampler.temperature} top_k={sampler.top_k} top_p={sampler.top_p}")
     for prompt, z in zip(PROMPTS, dists):
         rng = np.random.default_rng(0)
-        picks = [tok.decode([int(sampler.sample(z, rng))]) for _ in range(5)]
+        picks = [render_token(tok.token_bytes(int(sampler.sample(z, rng)))) for _ in range(5)]
         print(f"    {prompt!r:36} pool {pool(sampler, z):3d}   draws {picks}")
 
 # %% [markdown]

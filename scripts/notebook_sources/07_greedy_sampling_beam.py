@@ -29,6 +29,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from minillm import beam_search, generate
+from minillm.sampling import PRESETS
 from minillm.functional import log_softmax
 from nbhelpers import CountingModel, claim, knob_range, load_shipped
 
@@ -164,7 +165,8 @@ print(f"prompt {PROMPT!r}: {len(prompt)} tokens; {N_NEW} new tokens per run, {RU
 # ## Run each strategy several times
 #
 # - **greedy**: `temperature=0` — always the argmax;
-# - **sampling**: the 'creative' preset (T = 1, top-p 0.95), seeds 0 … 7 — and seed 0 once more;
+# - **sampling**: the 'creative' preset (its settings are printed below), seeds 0, 1, … (`RUNS`
+#   of them) — and seed 0 once more;
 # - **beam search**: `beam_search(beam_size=3)`, which keeps the 3 best partial answers by total
 #   log-probability and returns the best (HF's rules, see `minillm/decoding/beam.py`).
 #
@@ -183,6 +185,9 @@ def run(strategy, seed):
 
 results = {name: [run(name, seed) for seed in range(RUNS)] for name in ("greedy", "sampling", "beam")}
 again = run("sampling", 0)
+creative = PRESETS["creative"]
+print(f"sampling: the 'creative' preset, T = {creative.temperature:g}, top-k {creative.top_k} (0 = off), "
+      f"top-p {creative.top_p:g}; seeds 0 to {RUNS - 1}")
 for name, runs in results.items():
     print(f"── {name}")
     for r in runs[:3]:
@@ -200,8 +205,8 @@ print("sampling, seed 0 again:", repr(tok.decode(again["ids"])))
 # - *repetition*: distinct-2 *within* each output, averaged (the articles say greedy decoding
 #   "容易重复" — easily repeats itself);
 # - *tokens computed*: token positions the forward passes processed, prompt included, per run;
-# - *log p*: the output's total log-probability under the model, Σ log p(token | everything
-#   before it) — what beam search maximises.
+# - *Σ log p*: the output's total log-probability under the model, Σ log p(token | everything
+#   before it) — what beam search maximises — averaged over the runs.
 
 # %%
 def distinct_n(seqs, n=2):
@@ -223,7 +228,7 @@ for name, runs in results.items():
                       positions=np.mean([r["positions"] for r in runs]),
                       logprob=np.mean([total_logprob(o) for o in outs]))
 print(f"{'':9s} {'all runs identical':>18s} {'distinct outputs':>17s} {'distinct-2':>10s} "
-      f"{'within-run':>10s} {'forwards':>9s} {'positions':>10s} {'mean log p':>11s}")
+      f"{'within-run':>10s} {'forwards':>9s} {'positions':>10s} {'Σ log p':>11s}")
 for name, r in rows.items():
     print(f"{name:9s} {str(r['identical']):>18s} {r['distinct_outputs']:>11d} of {RUNS} "
           f"{r['distinct2']:>10.2f} {r['within']:>10.2f} {r['calls']:>9.0f} {r['positions']:>10.0f} "
@@ -293,7 +298,7 @@ plt.show()
 #   (lower within-run distinct-2): always taking the likeliest continuation falls into loops.
 #
 # **Two numbers per hypothesis.** `beam_search` returns each finished hypothesis with its
-# `logprob`, the plain Σ log p of its tokens (the "mean log p" of the table above), and its
+# `logprob`, the plain Σ log p of its tokens (the table's "Σ log p" column, a mean over the runs), and its
 # `score`, what the beams are ranked by: Hugging Face's length normalisation,
 #
 #     score = Σ log p / generated_length ** length_penalty
@@ -314,7 +319,7 @@ for h in beams:
           f"{tok.decode(h.ids)!r}")
     assert math.isclose(h.score, h.logprob / len(h.ids) ** LENGTH_PENALTY, rel_tol=1e-9), \
         f"score {h.score} should be Σ log p / length ** length_penalty = {h.logprob / len(h.ids) ** LENGTH_PENALTY}"
-print(f"the best hypothesis's Σ log p {beams[0].logprob:.2f} is the beam row's 'mean log p' above "
+print(f"the best hypothesis's Σ log p {beams[0].logprob:.2f} is the beam row's 'Σ log p' above "
       f"({rows['beam']['logprob']:.2f}, recomputed from one forward pass)")
 if len(beams) > 1:            # distinct-2 across outputs, the measure of the sampling runs' diversity
     claim(distinct_n([h.ids for h in beams]) < rows["sampling"]["distinct2"],

@@ -34,7 +34,8 @@ from minillm.chat.chatml import chatml_ids, render_chatml, stop_ids
 from minillm import generate
 from minillm.decoding.options import score_options
 from minillm.tokenizer import Tokenizer
-from nbhelpers import claim, knob_range, load_deepseek_v4, load_pretrained
+from minillm.tokenizer.display import render_token
+from nbhelpers import claim, explore, knob_range, load_deepseek_v4, load_pretrained
 
 # %% [markdown]
 # ## The articles' 32K budget
@@ -141,7 +142,7 @@ name_ids = tok.encode(NAME)
 at = next(i for i in range(len(ids)) if ids[i:i + len(name_ids)] == name_ids)
 needed = len(ids) - at              # the smallest window that still holds the whole name
 print(f"{len(ids)} tokens; {tok.decode(ids[:at])!r} is tokens 0–{at - 1}, the name tokens {at}–"
-      f"{at + len(name_ids) - 1} ({[tok.decode([i]) for i in name_ids]}); a window needs ≥ {needed} "
+      f"{at + len(name_ids) - 1} ({[render_token(tok.token_bytes(i)) for i in name_ids]}); a window needs ≥ {needed} "
       f"tokens to hold the name, {len(ids)} to hold the sentence that introduces it")
 
 # %%
@@ -179,6 +180,40 @@ ax.set_ylabel(f"p({NAME.strip()!r} | last W tokens)")
 ax.set_title(f"Forgetting = falling out of the window ({model_name})")
 ax.legend()
 plt.show()
+
+# %% [markdown]
+# Slide the window yourself: the tokens the model reads (black) and the ones that have left
+# (grey), with p(name) at that window. With Jupyter widgets installed a slider moves W; without
+# them (and in the test suite) three windows are shown: the whole text, the smallest one that
+# holds the name, and half of that.
+
+# %%
+def p_name(W):
+    """p(NAME | the last W tokens), one forward pass (kept in p_of)."""
+    if W not in p_of:
+        p_of[W] = float(np.exp(score_options(model, tok, ids[-W:], [NAME]).logprobs[0]))
+    return p_of[W]
+
+
+def draw_window(ax, W):
+    """The text as a strip of tokens, the last W in the window; p(name) in the title."""
+    width, x, line = 70, 0, 0                                   # characters per line, wrapped
+    for k, i in enumerate(ids):
+        piece = render_token(tok.token_bytes(i))
+        if x + len(piece) > width:
+            x, line = 0, line + 1
+        ax.text(x, -line, piece, fontsize=6, family="monospace",
+                color="black" if k >= len(ids) - W else "lightgrey",
+                fontweight="bold" if at <= k < at + len(name_ids) else "normal")
+        x += len(piece)
+    ax.set_xlim(0, width + 4)
+    ax.set_ylim(-line - 1, 1)
+    ax.axis("off")
+    ax.set_title(f"W = {W}: p({NAME.strip()!r}) = {p_name(W):.1e}", fontsize=9)
+
+
+shown = explore(draw_window, {"W": (1, len(ids), 1, needed)},
+                static=[{"W": len(ids)}, {"W": needed}, {"W": max(1, needed // 2)}])
 
 # %% [markdown]
 # And in words: the greedy continuation with the whole text, with the window that has just lost

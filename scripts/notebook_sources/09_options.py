@@ -41,6 +41,7 @@ from minillm import generate
 from minillm.decoding.options import score_options
 from minillm.sampling import PRESETS, Sampler, categorical
 from minillm.kv_cache import KVCache
+from minillm.tokenizer.display import render_token
 from nbhelpers import CountingModel, chat_prompt, claim, knob_range, load_pretrained
 
 # %% [markdown]
@@ -193,7 +194,7 @@ print(f"p('E') = {first[tok.encode('E')[0]]:.2e}   (nonzero: it can be generated
 assert on_letters < 1 and first[tok.encode("E")[0]] > 0, \
     f"a softmax gives every token some probability: expected mass on the letters < 1 and p('E') > 0, "\
     f"got {on_letters} and {first[tok.encode('E')[0]]}"
-print("ten most likely first tokens:", [(tok.decode([i]), round(float(first[i]), 4)) for i in top])
+print("ten most likely first tokens:", [(render_token(tok.token_bytes(int(i))), round(float(first[i]), 4)) for i in top])
 
 # %% [markdown]
 # Sampling with the 'chat' preset at that position, 10,000 times: how often is the first token
@@ -223,7 +224,7 @@ a1.set_title(f"score_options: {letters.forward_passes} / {full.forward_passes} f
 a1.legend()
 colors = ["C2" if i in letter_set else "C3" for i in top]
 a2.bar(range(10), first[top], color=colors)
-a2.set_xticks(range(10), [repr(tok.decode([i])) for i in top], rotation=60, fontsize=8)
+a2.set_xticks(range(10), [repr(render_token(tok.token_bytes(int(i)))) for i in top], rotation=60, fontsize=8)
 a2.set_ylabel("probability")
 a2.set_title("generation: first token over the whole vocabulary\n(green = an option letter, red = anything else)")
 plt.tight_layout()
@@ -285,9 +286,10 @@ assert np.allclose(by_letter, letters.probs, atol=1e-5), \
 # generation takes is the length of the reply — which the model decides, or the cap cuts:
 
 # %%
-print(f"generation: {gen_calls} forward passes for a {len(steps)}-token reply"
+print(f"generation: {gen_calls} forward passes for a reply of {len(steps)} tokens"
       + (f" — cut by the {REPLY_CAP}-token cap, so the ratio below is set by the cap, not by the "
-         f"model: an unfinished reply takes more" if capped else ", ended by the model") + "; "
+         f"model: an unfinished reply takes more" if capped else
+         ", ended by the model (its last pass gives the end-of-turn token, which is not part of the reply)") + "; "
       f"scoring: {letters.forward_passes} (letters), {full.forward_passes} (full text) → "
       f"{gen_calls / letters.forward_passes:.0f}× {'at least ' if capped else ''}the passes of letter scoring")
 
@@ -366,7 +368,7 @@ def answer_three_ways(prompts, option_rows):
         full_logp = [float(logp_first[b, row[0]] + sum(follow[n * b + k, t, row[t + 1]]
                                                        for t in range(len(row) - 1)))
                      for k, row in enumerate(rows[n * b:n * b + n])]        # Σ log p of each text
-        out.append((first[b, quiz_letter_ids], full_logp, tok.decode([int(np.argmax(first[b]))])))
+        out.append((first[b, quiz_letter_ids], full_logp, render_token(tok.token_bytes(int(np.argmax(first[b]))))))
     return out
 
 

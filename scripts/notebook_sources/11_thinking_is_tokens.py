@@ -39,6 +39,7 @@ from minillm.decoding.budget import context_budget
 from minillm.chat.chatml import stop_ids
 from minillm.functional import softmax
 from minillm import generate, generate_batch
+from minillm.tokenizer.display import render_token
 from nbhelpers import CountingModel, chat_prompt, claim, knob_range, load_pretrained
 
 # %% [markdown]
@@ -169,7 +170,7 @@ if not ENDS:
 # %%
 steps = runs["step by step"]["steps"]
 for k, s in enumerate(steps[:24]):
-    print(f"{k:2d} {tok.decode([s.id])!r:14} p = {np.exp(s.logprob):.3f}")
+    print(f"{k:2d} {render_token(tok.token_bytes(s.id))!r:14} p = {np.exp(s.logprob):.3f}")
 print("…" if len(steps) > 24 else "")
 
 # %% [markdown]
@@ -349,7 +350,7 @@ opener_mass = {}
 for name, run in runs.items():
     first = softmax(model(np.array(run["prompt"]), last_only=True)[-1])   # [V] the reply's first token
     top = np.argsort(-first)[:6]
-    print(f"{name:12s}: " + ", ".join(f"{tok.decode([int(i)])!r} {first[i]:.2f}" for i in top))
+    print(f"{name:12s}: " + ", ".join(f"{render_token(tok.token_bytes(int(i)))!r} {first[i]:.2f}" for i in top))
     opener_mass[name] = sum(first[tok.encode(w)[0]] for w in OPENERS if len(tok.encode(w)) == 1)
 print("probability of a derivation opener", OPENERS, {k: round(float(v), 2) for k, v in opener_mass.items()})
 if model_name == "SmolLM2-135M-Instruct":
@@ -404,7 +405,7 @@ assert displayed < generated and shown == answer, \
 # visible answer, counted with the model's own tokenizer. **Time** comes from this machine: the
 # model's prefill speed (reading the prompt) and decode speed (one token per forward pass, with
 # the KV cache), measured below — the fastest of `REPEATS` runs, the one least disturbed by other
-# work on the machine. **Money** uses example prices, `PRICE_IN_PER_M` and `PRICE_OUT_PER_M` per
+# work on the machine. **Money** uses example prices, `PRICE_IN` and `PRICE_OUT` per
 # million tokens (in any currency): example figures, not any provider's quote.
 #
 # **Try this:** change the example prices (0 to 1,000 per million tokens), `TRACE_LENGTHS` (1 to a
@@ -416,15 +417,15 @@ import time
 
 from minillm.decoding.budget import estimate_cost
 
-PRICE_IN_PER_M, PRICE_OUT_PER_M = 0.50, 2.00      # example prices per million tokens, not a quote
+PRICE_IN, PRICE_OUT = 2.0, 8.0                 # example prices per million tokens (as in notebook 08), not a quote
 REPEATS, TIMED_TOKENS = 2, 12
-knob_range("PRICE_IN_PER_M and PRICE_OUT_PER_M", [PRICE_IN_PER_M, PRICE_OUT_PER_M], 0, 1000)
+knob_range("PRICE_IN and PRICE_OUT", [PRICE_IN, PRICE_OUT], 0, 1000)
 knob_range("REPEATS", REPEATS, 1, 10)
 
 
 def price(n_in, n_out):
     """The example price of n_in input and n_out output tokens."""
-    return estimate_cost(n_in, n_out, PRICE_IN_PER_M, PRICE_OUT_PER_M)
+    return estimate_cost(n_in, n_out, PRICE_IN, PRICE_OUT)
 
 
 def timed_generation(prompt, n):
@@ -480,7 +481,7 @@ for n in TRACE_LENGTHS:
     cost = price(0, n)
     print(f"{n:13,d} {n / max(n_answer, 1):8.0f}× {n * per_token_s:8,.0f} s {cost:12.4f} "
           f"{cost * REQUESTS:22,.0f}")
-assert math.isclose(price(0, 1_000_000), PRICE_OUT_PER_M), \
+assert math.isclose(price(0, 1_000_000), PRICE_OUT), \
     "a million output tokens cost the per-million output price"
 
 # %% [markdown]

@@ -92,7 +92,7 @@ print(f"one stream's bound: {bandwidth / (4 * matrix_params):.1f} tokens/s for G
 # %% [markdown]
 # ## 2. Batching and speculation, measured — on the roofline
 #
-# A model whose weights do not fit in the caches (over 100 MB, random weights: speed does not
+# A model whose weights do not fit in the caches (its size is printed below; random weights: speed does not
 # depend on their values), as the engine loads it. One decode step for B rows is one forward of
 # [B, 1] tokens; one speculative check is one forward of [1, k + 1] tokens (k = `NUM_DRAFT`
 # guesses and the position after them). Each is timed as the least of 5 runs, all interleaved in
@@ -210,9 +210,9 @@ print(f"forward passes, prefills included: one by one {alone_forwards}; static b
       f"serve {served}")
 claim(served <= static_forwards, f"serve needs {served} forwards against the static batches' "
       f"{static_forwards}", "not for these BUDGETS / SLOTS")
-print("every request got what it would alone:", out == alone)
 assert out == alone, f"serve should give every request its tokens alone (greedy); request(s) "\
     f"{[i for i, (a, b) in enumerate(zip(out, alone)) if a != b]} differ"
+print("✓ every request got the tokens it gets alone")
 
 # %% [markdown]
 # ## 4. Speculative decoding: k guesses, one forward, the same text
@@ -228,9 +228,9 @@ prompt = tok.encode(VERSE * 2 + "ROMEO:\n")
 plain = [s.id for s in generate(model, prompt, 60, temperature=0)]
 lookup = PromptLookup()
 fast = [s.id for s in generate(model, prompt, 60, temperature=0, draft=lookup, num_draft_tokens=NUM_DRAFT)]
-print("identical to plain greedy:", fast == plain)
 assert fast == plain, f"greedy speculative decoding must keep plain greedy's tokens; they part at "\
     f"token {next((i for i, (a, b) in enumerate(zip(fast + [None], plain + [None])) if a != b), None)}"
+print("✓ identical to plain greedy decoding")
 print(f"{len(fast)} tokens in {lookup.rounds} target forwards instead of {len(plain)} "
       f"({len(fast) / lookup.rounds:.2f} tokens per forward); "
       f"{lookup.accepted} of {lookup.proposed} guesses accepted")
