@@ -8,7 +8,7 @@ feature of the family switched on, eager attention (transformers' reference path
 
 - gemma2_tiny: embeddings × √C, RMSNorm (1 + w), four norms a block, GeGLU (gelu_pytorch_tanh),
   query_pre_attn_scalar 12 (≠ head_dim 8), attention soft-cap 2 and final soft-cap 10 (small, so
-  both bend the numbers), sliding window 4 on layers 0 and 2 of 4, grouped-query attention, tied.
+  both bend the numbers), sliding window 4 on layers 0 and 2 of 3, grouped-query attention, tied.
 - gemma3_tiny: Gemma 2's pieces without soft-caps, plus RMSNorm (1 + w) on each head's q and k,
   query_pre_attn_scalar 16, sliding window 6 on layers 0, 1 and 3 of 4 (layer_types), the
   sliding layers' own RoPE base (rope_local_base_freq 10, the global one 10,000).
@@ -43,10 +43,10 @@ from make_gpt2_fixtures import FIXTURES, SEED, randomize_, write_fixture  # noqa
 from make_family_fixtures import check_minillm_writes_what_hf_reads  # noqa: E402
 
 SHAPE = dict(vocab_size=64, hidden_size=32, num_attention_heads=4, num_key_value_heads=2,
-             head_dim=8, intermediate_size=32, max_position_embeddings=128,
+             head_dim=8, intermediate_size=16, max_position_embeddings=128,
              rms_norm_eps=1e-6, bos_token_id=None, eos_token_id=None, pad_token_id=None,
              attn_implementation="eager")
-GEMMA2 = dict(SHAPE, num_hidden_layers=4, query_pre_attn_scalar=12, sliding_window=4,
+GEMMA2 = dict(SHAPE, num_hidden_layers=3, query_pre_attn_scalar=12, sliding_window=4,
               attn_logit_softcapping=2.0, final_logit_softcapping=10.0,
               hidden_activation="gelu_pytorch_tanh", tie_word_embeddings=True,
               rope_parameters={"rope_type": "default", "rope_theta": 10000.0})
@@ -93,8 +93,8 @@ FAMILIES = {
         "the window": {"sliding_window": 64}, "the attention soft-cap": {"attn_logit_softcapping": None},
         "the final soft-cap": {"final_logit_softcapping": None},
         "query_pre_attn_scalar": {"query_pre_attn_scalar": 8}},
-        "Random Gemma 2 (vocab 64, hidden 32, 4 heads / 2 kv heads, head_dim 8, 4 layers, "
-        "intermediate 32, tied): embeddings × √32, RMSNorm (1 + w) with w ~ N(0, 0.3), four norms a "
+        "Random Gemma 2 (vocab 64, hidden 32, 4 heads / 2 kv heads, head_dim 8, 3 layers, "
+        "intermediate 16, tied): embeddings × √32, RMSNorm (1 + w) with w ~ N(0, 0.3), four norms a "
         "block, GeGLU (gelu_pytorch_tanh), query_pre_attn_scalar 12, attn_logit_softcapping 2, "
         "final_logit_softcapping 10, sliding_window 4 on layers 0 and 2. ids/logits: 2 x 24; "
         "prompts 18 tokens."),
@@ -104,13 +104,13 @@ FAMILIES = {
                                                     {"rope_type": "default", "rope_theta": 10000.0}}},
         "query_pre_attn_scalar": {"query_pre_attn_scalar": 8}},
         "Random Gemma 3 text (vocab 64, hidden 32, 4 heads / 2 kv heads, head_dim 8, 4 layers, "
-        "intermediate 32, tied): Gemma 2's pieces without soft-caps, RMSNorm (1 + w) on each "
+        "intermediate 16, tied): Gemma 2's pieces without soft-caps, RMSNorm (1 + w) on each "
         "head's q and k, query_pre_attn_scalar 16, sliding_window 6 on layers 0, 1, 3, the "
         "sliding layers' RoPE base 10 (global 10,000). ids/logits: 2 x 24; prompts 18 tokens."),
     "mistral_window_tiny": (transformers.MistralConfig, transformers.MistralForCausalLM, MISTRAL,
                             False, 32, {"the window": {"sliding_window": None}},
         "Random Mistral (vocab 64, hidden 32, 4 heads / 2 kv heads, head_dim 8, 2 layers, "
-        "intermediate 32, tied) with sliding_window 5: every layer attends to the last 5 "
+        "intermediate 16, tied) with sliding_window 5: every layer attends to the last 5 "
         "positions. ids/logits: 2 x 24; prompts 18 tokens."),
 }
 
