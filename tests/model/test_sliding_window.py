@@ -117,3 +117,10 @@ def test_bad_window_and_gemma_settings_are_value_errors(change, message):
                   sliding_window=4)
     with pytest.raises(ValueError, match=message):
         ModelConfig(**{**kwargs, **change})
+
+
+@pytest.mark.parametrize("gemma", [False, True])
+def test_training_refuses_what_it_has_no_backward_for(gemma):
+    from minillm.train.grad_model import check_trainable
+    with pytest.raises(ValueError, match="training has no backward for"):
+        check_trainable(config_with(4, ("sliding", "full"), **(GEMMA if gemma else {})))
