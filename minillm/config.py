@@ -11,6 +11,8 @@ Two switches of the Llama column name later families: ``rope_scaling`` (Llama 3.
 slow frequencies stretched, ``model/rope.py``) and ``qk_norm`` (Qwen3: each head's q and k
 RMS-normalised before RoPE), whose heads may also be wider or narrower than C / H (``head_dim``).
 The last four: Phi-3's fused files, OLMo 2's norms after the sub-layers, SmolLM3's layers without RoPE.
+Mistral and Gemma 2 / 3 add a sliding window, Gemma its norms after each sub-layer, GeGLU, √C and
+soft-capping: the fields after ``rope_scaling`` (``model/variants.py`` checks and explains them).
 
 A checkpoint directory carries its config as Hugging Face's ``config.json`` (read and written by
 ``minillm/io/config_hf.py``: ``read_config``, ``write_config``), so it is self-describing.
@@ -33,7 +35,7 @@ MAX_SIZE = 2**32 - 1
 _CHOICES = {
     "arch": ("gpt2", "llama"),
     "norm": ("layernorm", "rmsnorm"),
-    "ffn": ("gelu_mlp", "swiglu"),
+    "ffn": ("gelu_mlp", "swiglu", "geglu"),
     "position": ("learned", "rope"),
 }
 
@@ -71,6 +73,14 @@ class ModelConfig:
     post_norms: bool = False        # OLMo 2: norm1, norm2 on each sub-layer's OUTPUT (model/block.py)
     qk_norm_whole: bool = False     # OLMo 2: q, k RMS-normalised over all heads at once (H·D, KV·D)
     nope_layers: tuple[int, ...] = ()   # SmolLM3: the layers (from 0) whose q, k skip RoPE
+    sliding_window: int | None = None   # W: a "sliding" layer's query sees the last W positions
+    layer_types: tuple[str, ...] | None = None   # "sliding" | "full" per layer (None: all, if W)
+    rope_local_theta: float | None = None   # the sliding layers' RoPE base (Gemma 3)
+    sandwich_norms: bool = False    # a norm after each sub-layer too (Gemma), gains stored 1 + w
+    embed_scale: bool = False       # embeddings × √C (Gemma)
+    query_pre_attn_scalar: float | None = None  # scores · s^−½ instead of D^−½ (Gemma)
+    attn_softcap: float | None = None   # scores -> cap · tanh(scores / cap) (Gemma 2)
+    final_softcap: float | None = None  # logits -> cap · tanh(logits / cap) (Gemma 2)
 
     def __post_init__(self) -> None:
         if self.arch not in _CHOICES["arch"]:
@@ -137,6 +147,8 @@ class ModelConfig:
         self.eos_ids = _eos_ids(self.eos_id, self.eos_ids, self.vocab_size)
         self.eos_id = self.eos_ids[0] if self.eos_ids else None
         _check_later_switches(self)
+        from minillm.model.variants import check_variants
+        check_variants(self)
 
     @property
     def d_head(self) -> int:

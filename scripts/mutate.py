@@ -81,7 +81,8 @@ TESTS = {
                          "tests/decoding/test_user_sizes.py"],
     "tokenizer/stream.py": ["tests/tokenizer/test_stream.py", *DECODING],
     "config.py": ["tests/model/test_params.py", "tests/model/test_model_properties.py",
-                  "tests/model/test_families.py", "tests/io/test_bounds.py", "tests/decoding/test_eos.py"],
+                  "tests/model/test_families.py", "tests/io/test_bounds.py", "tests/decoding/test_eos.py",
+                  "tests/model/test_sliding_window.py", "tests/model/test_gemma.py"],
     "sampling/pipeline.py": [*FILTERS, "tests/sampling/test_categorical.py",
                              "tests/decoding/test_generation_settings.py"],
 }

@@ -44,7 +44,11 @@ MAX_LINES = 2500
 # file -> the outside names it may import (a module's name comes with each: ``from .fast import X``)
 SEAMS = {"tokenizer/tokenizer.py": {"minillm.tokenizer.fast.FastEncoder",
                                     "minillm.tokenizer.files.TokenizerFiles"},
-         "model/gpt.py": {"minillm.model.files.ModelFiles"},
+         "model/gpt.py": {"minillm.model.files.ModelFiles",
+                          # Mistral's and Gemma's sliding window and soft-capping
+                          "minillm.model.variants.is_sliding", "minillm.model.variants.sliding_inputs",
+                          "minillm.model.variants.softcap"},
+         "config.py": {"minillm.model.variants.check_variants"},
          "decoding/generate.py": {"minillm.decoding.speculative.speculative_steps"}}
 # Definition first, faster forms after: (file, functions in the order they must be defined).
 DEFINITION_FIRST = [

@@ -13,6 +13,7 @@ the embedding, the RoPE angles and rotation, ``scaled_dot_product`` and the mask
 """
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -25,6 +26,7 @@ from minillm.model.embedding import embed
 from minillm.model.gpt import GPT
 from minillm.model.params import GPTParams, field_names
 from minillm.model.rope import rope_angles
+from minillm.model.variants import is_sliding, sliding_inputs, softcap
 
 
 class EngineGPT(GPT):
@@ -49,25 +51,35 @@ class EngineGPT(GPT):
         self._check_laid_out()
         c, p = self.config, self.params
         x = embed(p.wte, ids, p.wpe, positions)                         # [B, T, C]
+        if c.embed_scale:                                               # Gemma: × √C, as float32
+            x *= np.float32(math.sqrt(c.d_model))
         rope = None
         if c.position == "rope":
             cos, sin = rope_angles(positions, c.d_head, c.rope_theta, c.rope_scaling)   # [B, T, D/2] each
             rope = (cos[:, None], sin[:, None])                         # [B, 1, T, D/2]
+        if c.sliding_window is not None:                                # (layers.py cuts the keys)
+            local = sliding_inputs(c, mask, rope, positions, rope_angles)
         weights = []
         for layer, (bp, joined) in enumerate(zip(p.blocks, self.arena.joined)):
-            x, w = block(x, bp, joined, c, mask, None if layer in c.nope_layers else rope,
-                         cache, layer, return_weights)                  # [B, T, C] (SmolLM3: no RoPE)
+            m, r = local if is_sliding(c, layer) else (mask, rope)
+            r = None if layer in c.nope_layers else r                   # (SmolLM3: no RoPE)
+            x, w = block(x, bp, joined, c, m, r, cache, layer, return_weights)   # [B, T, C]
             if return_weights:
                 weights.append(w)                                       # [B, H, T, S]
         if last_only:
             x = x[:, -1:]                                               # [B, 1, C]
         x = norm_fast(x, p.norm_f, c.norm, c.norm_eps)                  # [B, T, C]
         head = p.wte.T if p.lm_head is None else p.lm_head              # [C, V] (a view: arena.py)
-        return linear(x, head), weights                                 # [B, T, C] @ [C, V] -> [B, T, V]
+        logits = linear(x, head)                                        # [B, T, C] @ [C, V] -> [B, T, V]
+        if c.final_softcap is not None:                                 # Gemma 2
+            logits = softcap(logits, c.final_softcap)
+        return logits, weights
 
     def first_layers(self, n: int) -> "EngineGPT":
         """The first n blocks, the final norm and head, sharing these weights (no copy)."""
-        return type(self)(replace(self.config, n_layers=n), self.arena.first_layers(n))
+        types = self.config.layer_types                                 # (sliding windows: each layer's)
+        return type(self)(replace(self.config, n_layers=n, layer_types=types and types[:n]),
+                          self.arena.first_layers(n))
 
     def _check_laid_out(self) -> None:
         """subtle: the joined matrices are read instead of wq, wk, …; a weight REPLACED in
@@ -85,8 +97,8 @@ class EngineGPT(GPT):
 
 def _leaves(params: GPTParams) -> list[tuple[object, str, object]]:
     """(the dataclass holding it, its field name, the weight) for every weight of ``params``."""
-    holders = [params, params.norm_f, *(h for b in params.blocks
-                                        for h in (b.norm1, b.attn, b.norm2, b.ffn))]
+    holders = [params, params.norm_f, *(h for b in params.blocks for h in (
+        b.norm1, b.attn, b.norm2, b.ffn, b.post_attn_norm, b.post_ffn_norm) if h is not None)]
     return [(h, name, getattr(h, name)) for h in holders for name in field_names(type(h))
             if name not in ("blocks", "norm_f") and getattr(h, name) is not None]
 

@@ -14,12 +14,13 @@ from minillm.engine.ops import (gelu_tanh_fast, linear, norm_fast, rms_norm_fast
                                 split_columns)
 from minillm.model.attention import merge_heads, scaled_dot_product, split_heads
 from minillm.model.rope import apply_rope
+from minillm.model.variants import is_sliding, window_start
 
 QUERY_BLOCK = 64   # queries per block in query_blocks: [B, H, 64, S] scores instead of [B, H, T, S]
 
 
 def query_blocks(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray,
-                 block: int = QUERY_BLOCK) -> np.ndarray:
+                 block: int = QUERY_BLOCK, scale=None, softcap=None, window=None) -> np.ndarray:
     """``scaled_dot_product(q, k, v, mask)[0]`` computed ``block`` queries at a time.
 
     A long prompt's T × S score matrix is mostly the masked triangle. Queries t0 … t1 − 1 sit at
@@ -29,7 +30,9 @@ def query_blocks(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray,
         T = S = 4, block 2:   rows 0-1 use keys 0-1     [■ ■ | · ·]
                               rows 2-3 use keys 0-3     [■ ■ | ■ ■]   (· = skipped, always 0)
 
-    ~½ the work at T = S, and each block's scores stay in the CPU cache.
+    ~½ the work at T = S, and each block's scores stay in the CPU cache. With a sliding
+    ``window`` W the keys before ``window_start`` are skipped too (weight exactly 0 as well).
+    ``scale`` and ``softcap`` go to ``scaled_dot_product``.
 
     subtle: this needs ``mask`` to be causal (possibly also hiding padding), as the model's masks
     are; a mask letting a query see a later key would be silently cut. Equal to the full formula
@@ -41,8 +44,9 @@ def query_blocks(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray,
     for t0 in range(0, T, block):
         t1 = min(T, t0 + block)
         s1 = S - T + t1                                         # keys this block can see
-        out[:, :, t0:t1] = scaled_dot_product(q[:, :, t0:t1], k[:, :, :s1], v[:, :, :s1],
-                                              mask[:, t0:t1, :s1])[0]   # [B, H, t1 − t0, D]
+        s0 = 0 if window is None else window_start(s1, t1 - t0, window)   # … from here
+        out[:, :, t0:t1] = scaled_dot_product(q[:, :, t0:t1], k[:, :, s0:s1], v[:, :, s0:s1],
+                                              mask[:, t0:t1, s0:s1], scale, softcap)[0]   # [B, H, t1 − t0, D]
     return out
 
 
@@ -72,10 +76,16 @@ def attention(x: np.ndarray, p, qkv, config, mask: np.ndarray, rope=None, cache=
         q, k = qk[:, :config.n_heads], qk[:, config.n_heads:]    # [B, H, T, D], [B, KV, T, D]
     if cache is not None:
         k, v = cache.store(layer, k, v)             # [B, KV, S, D] with S = cached + T
+    window = config.sliding_window if is_sliding(config, layer) else None
+    if window is not None and not return_weights:   # only the last W keys can get weight: a
+        s0 = window_start(k.shape[2], q.shape[2], window)   # step's cost stays flat past W
+        k, v, mask = k[:, :, s0:], v[:, :, s0:], mask[..., s0:]     # [B, KV, ≤ W + T − 1, D]
+    s = config.query_pre_attn_scalar
+    scale, cap = (None if s is None else s ** -0.5), config.attn_softcap
     if return_weights or q.shape[2] <= QUERY_BLOCK:
-        out, weights = scaled_dot_product(q, k, v, mask)    # [B, H, T, D], [B, H, T, S]
+        out, weights = scaled_dot_product(q, k, v, mask, scale, cap)    # [B, H, T, D], [B, H, T, S]
     else:
-        out, weights = query_blocks(q, k, v, mask), None    # [B, H, T, D] (±rounding)
+        out, weights = query_blocks(q, k, v, mask, QUERY_BLOCK, scale, cap, window), None
     out = linear(merge_heads(out), p.wo, p.bo)      # [B, T, H·D] @ [H·D, C] (+ [C]) -> [B, T, C]
     return out, (weights if return_weights else None)
 
@@ -83,7 +93,7 @@ def attention(x: np.ndarray, p, qkv, config, mask: np.ndarray, rope=None, cache=
 def ffn(x: np.ndarray, p, gate_up, kind: str) -> np.ndarray:
     """``model.ffn.ffn`` in place, SwiGLU's two input products as ONE when ``gate_up`` (w_gate |
     w_up) is given: x [B, T, C] -> [B, T, C]."""
-    if kind != "swiglu":                                        # GELU MLP
+    if kind == "gelu_mlp":
         h = gelu_tanh_fast(linear(x, p.w_up, p.b_up))           # [B, T, C] @ [C, F] -> [B, T, F]
         return linear(h, p.w_down, p.b_down)                    # [B, T, F] @ [F, C] -> [B, T, C]
     if gate_up is None:
@@ -91,7 +101,7 @@ def ffn(x: np.ndarray, p, gate_up, kind: str) -> np.ndarray:
     else:
         gate, up = split_columns(linear(x, gate_up), (p.w_gate.shape[1], p.w_up.shape[1]),
                                  (None, None))                  # [B, T, 2F] -> [B, T, F] each
-    gate = silu_fast(gate)                                      # [B, T, F]
+    gate = silu_fast(gate) if kind == "swiglu" else gelu_tanh_fast(gate)   # [B, T, F] (GeGLU: GELU)
     gate *= up                                                  # [B, T, F] ⊙ [B, T, F]
     return linear(gate, p.w_down)                               # [B, T, F] @ [F, C] -> [B, T, C]
 
@@ -108,7 +118,11 @@ def block(x: np.ndarray, p, joined, config, mask: np.ndarray, rope=None, cache=N
     h = norm_fast(x, p.norm1, config.norm, config.norm_eps)             # [B, T, C]
     a, weights = attention(h, p.attn, joined.qkv, config, mask, rope, cache, layer,
                            return_weights)                              # [B, T, C]
+    if p.post_attn_norm is not None:                                    # Gemma
+        a = norm_fast(a, p.post_attn_norm, config.norm, config.norm_eps)
     x = x + a                                                           # [B, T, C]
     h = norm_fast(x, p.norm2, config.norm, config.norm_eps)             # [B, T, C]
-    x = x + ffn(h, p.ffn, joined.gate_up, config.ffn)                   # [B, T, C]
-    return x, weights
+    f = ffn(h, p.ffn, joined.gate_up, config.ffn)                       # [B, T, C]
+    if p.post_ffn_norm is not None:                                     # Gemma
+        f = norm_fast(f, p.post_ffn_norm, config.norm, config.norm_eps)
+    return x + f, weights

@@ -21,7 +21,7 @@ from minillm.config import ModelConfig
 from minillm.io.atomic import write_new_text
 from minillm.io.commit import atomic_files, reading
 from minillm.io.config_hf import json_text, read_config
-from minillm.io.hf_names import GPT2_BUFFERS, LM_HEAD, hf_sources, named_to_hf
+from minillm.io.hf_names import GAIN_SHIFT, GPT2_BUFFERS, LM_HEAD, hf_sources, named_to_hf, shifted_gains
 from minillm.io.bounded import probe
 from minillm.io.safetensors import DTYPES, bf16_to_float32, write_safetensors
 from minillm.io.shards import weight_entries, weight_shapes, weights_file
@@ -87,6 +87,9 @@ def load_weights(file: str | Path, config: ModelConfig, params: GPTParams) -> GP
     unexpected = sorted(set(entries) - used - {LM_HEAD[0]})   # a tied lm_head copy is allowed
     if unexpected:
         raise ValueError(f"checkpoint has tensors this config does not use: {unexpected[:5]}")
+    named = params.named()
+    for name in shifted_gains(config):               # Gemma: HF stores w, the gain is 1 + w
+        named[name] += np.float32(GAIN_SHIFT)
     return params
 
 

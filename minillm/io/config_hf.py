@@ -10,6 +10,11 @@ family uses, the JSON types they must have, and the variants minillm refuses.
     OLMo 2         … model_type "olmo2": norms after the sub-layers, q/k norms over the whole width
     SmolLM3        … model_type "smollm3": no_rope_layers ([1, 1, 1, 0, …]: 0 = no RoPE) or
                    no_rope_layer_interval (every n-th layer without RoPE; default 4)
+    Mistral        … sliding_window: every layer attends to the last W positions
+    Gemma 2 / 3    model_type "gemma2" / "gemma3_text": … head_dim, query_pre_attn_scalar,
+                   sliding_window, layer_types (or Gemma 3's sliding_window_pattern),
+                   attn_logit_softcapping, final_logit_softcapping, rope_local_base_freq
+                   (Gemma 3; or rope_parameters per layer type), hidden_activation
 
 A file written by minillm also carries a ``"minillm"`` object, every ModelConfig field, so it reads
 back exactly. ``read_config(path)`` / ``write_config(config, path)`` read and write the file;
@@ -34,7 +39,7 @@ MAX_CONFIG_BYTES = 1 << 20   # real config.json files are 1-10 KB
 
 def from_hf_dict(d: dict) -> ModelConfig:
     """Read a Hugging Face ``config.json`` dict (GPT-2, Llama 2 / 3.x, Qwen2, Qwen3, Mistral,
-    Phi-3, OLMo 2, SmolLM3 or minillm's own)."""
+    Phi-3, OLMo 2, SmolLM3, Gemma 2, Gemma 3 or minillm's own)."""
     cls = ModelConfig
     if "minillm" in d:                     # written by to_hf_dict: exact round trip
         fields = {f.name for f in dataclasses.fields(cls)}
@@ -54,6 +59,8 @@ def from_hf_dict(d: dict) -> ModelConfig:
                    d_ff=d.get("n_inner") or 4 * n_embd, norm_eps=d.get("layer_norm_epsilon", 1e-5),
                    arch="gpt2", tie_embeddings=d.get("tie_word_embeddings", True),
                    bos_id=d.get("bos_token_id"), eos_ids=as_ids(d.get("eos_token_id")))
+    if model_type in ("gemma2", "gemma3_text"):
+        return _gemma(d, model_type)
     if model_type in ("llama", "qwen2", "mistral", "qwen3") + tuple(_LATER):
         missing = [k for k in ("vocab_size", "hidden_size", "num_attention_heads",
                                "num_hidden_layers", "intermediate_size") if k not in d]
@@ -67,13 +74,14 @@ def from_hf_dict(d: dict) -> ModelConfig:
             raise ValueError(f"config.json layer_types {d['layer_types']!r}: minillm supports "
                              f"full attention on every layer only")
         n_ctx = d.get("max_position_embeddings", 2048)
-        if model_type in ("mistral", "phi3") and d.get("sliding_window"):
-            # subtle: Mistral attends only to the last ``sliding_window`` positions. minillm's
-            # attention is full, which is the same thing while n_ctx <= the window: cap n_ctx.
+        window = d.get("sliding_window") if model_type == "mistral" else None   # (every layer)
+        if model_type == "phi3" and d.get("sliding_window"):
+            # subtle: transformers' Phi-3 attends only to the last ``sliding_window`` positions,
+            # llama.cpp's phi3 to all of them; the two agree while n_ctx <= the window: cap n_ctx.
             n_ctx = min(n_ctx, d["sliding_window"])
         theta, scaling = _rope(d, _LATER.get(model_type, 10000.0))
         later = _later_switches(d, model_type)            # Phi-3, OLMo 2, SmolLM3
-        return cls(**later, vocab_size=d["vocab_size"], n_ctx=n_ctx,
+        return cls(**later, vocab_size=d["vocab_size"], n_ctx=n_ctx, sliding_window=window,
                    d_model=d["hidden_size"], n_heads=d["num_attention_heads"],
                    n_layers=d["num_hidden_layers"], d_ff=d["intermediate_size"],
                    n_kv_heads=d.get("num_key_value_heads") or d["num_attention_heads"],
@@ -84,7 +92,52 @@ def from_hf_dict(d: dict) -> ModelConfig:
                    tie_embeddings=d.get("tie_word_embeddings", model_type == "smollm3"),
                    bos_id=d.get("bos_token_id"), eos_ids=as_ids(d.get("eos_token_id")))
     raise ValueError(f"unsupported model_type {model_type!r}: minillm reads gpt2, llama, qwen2, "
-                     f"qwen3, mistral, phi3, olmo2, smollm3")
+                     f"qwen3, mistral, phi3, olmo2, smollm3, gemma2, gemma3_text")
+
+
+GEMMA_LAYER_TYPES = {"sliding_attention": "sliding", "full_attention": "full"}
+
+
+def _gemma(d: dict, model_type: str) -> ModelConfig:
+    """Gemma 2 / 3's config.json (transformers' defaults where a key is absent)."""
+    missing = [k for k in ("vocab_size", "hidden_size", "num_attention_heads", "num_hidden_layers",
+                           "intermediate_size") if k not in d]
+    if missing:
+        raise ValueError(f"a {model_type} config.json needs {missing}, which are missing")
+    _reject(d, hidden_activation=("gelu_pytorch_tanh",), hidden_act=("gelu_pytorch_tanh",),
+            attention_bias=(False,), use_bidirectional_attention=(None, False))
+    gemma3, L = model_type == "gemma3_text", d["num_hidden_layers"]
+    types = d.get("layer_types")
+    if types is None:               # Gemma 2: every other layer; Gemma 3: all but every 6th
+        pattern = d.get("sliding_window_pattern", 6) if gemma3 else 2
+        types = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(L)]
+    if not isinstance(types, list) or any(t not in GEMMA_LAYER_TYPES for t in types):
+        raise ValueError(f"config.json layer_types must list {sorted(GEMMA_LAYER_TYPES)}, got "
+                         f"{reprlib.repr(types)}")
+    rope = d.get("rope_parameters") or {}
+    local_theta = None
+    if gemma3 and "full_attention" in rope:          # transformers 5: one RoPE per layer type
+        local = rope.get("sliding_attention") or {}
+        if local.get("rope_type", "default") != "default":
+            raise ValueError(f"RoPE scaling {local!r} on Gemma 3's sliding layers is not supported")
+        local_theta = local.get("rope_theta", 10000.0)
+        theta, scaling = _rope({"rope_parameters": {"rope_theta": 1e6, **rope["full_attention"]}})
+    else:
+        theta, scaling = _rope({"rope_theta": 1e6 if gemma3 else 10000.0, **d})
+        local_theta = d.get("rope_local_base_freq", 10000.0) if gemma3 else None
+    soft = {"attn_softcap": d.get("attn_logit_softcapping", None if gemma3 else 50.0),
+            "final_softcap": d.get("final_logit_softcapping", None if gemma3 else 30.0)}
+    return ModelConfig(
+        vocab_size=d["vocab_size"], n_ctx=d.get("max_position_embeddings", 8192),
+        d_model=d["hidden_size"], n_heads=d["num_attention_heads"], n_layers=L,
+        d_ff=d["intermediate_size"], n_kv_heads=d.get("num_key_value_heads") or d["num_attention_heads"],
+        norm_eps=d.get("rms_norm_eps", 1e-6), arch="llama", ffn="geglu", attn_bias=False,
+        head_dim=d.get("head_dim", 256), qk_norm=gemma3, rope_theta=theta, rope_scaling=scaling,
+        tie_embeddings=d.get("tie_word_embeddings", True), bos_id=d.get("bos_token_id"),
+        eos_ids=as_ids(d.get("eos_token_id")), sliding_window=d.get("sliding_window", 4096),
+        layer_types=tuple(GEMMA_LAYER_TYPES[t] for t in types), rope_local_theta=local_theta,
+        sandwich_norms=True, embed_scale=True,
+        query_pre_attn_scalar=d.get("query_pre_attn_scalar", 256), **soft)
 
 
 _LATER = {"phi3": 10000.0, "olmo2": 10000.0, "smollm3": 2000000.0}   # (their default theta)
@@ -146,6 +199,8 @@ def to_hf_dict(config: ModelConfig) -> dict:
              "n_embd": config.d_model, "n_head": config.n_heads, "n_layer": config.n_layers,
              "n_inner": config.d_ff, "layer_norm_epsilon": config.norm_eps,
              "activation_function": "gelu_new", "tie_word_embeddings": config.tie_embeddings}
+    elif config.sandwich_norms:
+        d = _gemma_dict(config)
     else:
         model_type, architecture = hf_family(config)
         d = {"model_type": model_type, "architectures": [architecture],
@@ -162,6 +217,8 @@ def to_hf_dict(config: ModelConfig) -> dict:
         if config.nope_layers:                  # SmolLM3: 1 where a layer USES RoPE
             d.update(no_rope_layers=[int(i not in config.nope_layers) for i in range(config.n_layers)],
                      use_sliding_window=False)
+        if config.sliding_window is not None:   # Mistral: every layer's window
+            d["sliding_window"] = config.sliding_window
     eos = list(config.eos_ids) if len(config.eos_ids) > 1 else config.eos_id    # HF: an int or a list
     d.update({"bos_token_id": config.bos_id, "eos_token_id": eos,
               "minillm": dataclasses.asdict(config)})
@@ -172,13 +229,42 @@ def hf_family(config: ModelConfig) -> tuple[str, str]:
     """(model_type, architecture) of a Llama-family config as transformers names it."""
     families = [name for name, on in (("phi3", config.fused_projections), ("olmo2", config.post_norms),
                                       ("smollm3", bool(config.nope_layers)),
-                                      ("qwen3", config.qk_norm and not config.post_norms)) if on]
+                                      ("qwen3", config.qk_norm and not config.post_norms),
+                                      ("mistral", config.sliding_window is not None)) if on]
     if len(families) > 1 or config.post_norms != config.qk_norm_whole:   # (OLMo 2: both)
         raise ValueError(f"this config mixes {families or ['qk_norm_whole']} switches: no "
                          f"transformers model runs it, so it has no config.json")
     name = families[0] if families else "llama"
     return name, {"phi3": "Phi3", "olmo2": "Olmo2", "smollm3": "SmolLM3", "qwen3": "Qwen3",
-                  "llama": "Llama"}[name] + "ForCausalLM"
+                  "mistral": "Mistral", "llama": "Llama"}[name] + "ForCausalLM"
+
+
+def _gemma_dict(c: ModelConfig) -> dict:
+    """Gemma 2's or (with q/k norms) Gemma 3's config.json keys."""
+    gemma3 = c.qk_norm
+    names = {v: k for k, v in GEMMA_LAYER_TYPES.items()}
+    d = {"model_type": "gemma3_text" if gemma3 else "gemma2",
+         "architectures": ["Gemma3ForCausalLM" if gemma3 else "Gemma2ForCausalLM"],
+         "vocab_size": c.vocab_size, "max_position_embeddings": c.n_ctx,
+         "hidden_size": c.d_model, "num_attention_heads": c.n_heads,
+         "num_hidden_layers": c.n_layers, "intermediate_size": c.d_ff,
+         "num_key_value_heads": c.n_kv_heads, "head_dim": c.d_head, "rms_norm_eps": c.norm_eps,
+         "hidden_activation": "gelu_pytorch_tanh", "attention_bias": False,
+         "query_pre_attn_scalar": _int_if_whole(c.query_pre_attn_scalar or c.d_head),
+         "sliding_window": c.sliding_window or c.n_ctx,
+         "layer_types": [names[t] for t in c.layer_types or ("full",) * c.n_layers],
+         "attn_logit_softcapping": c.attn_softcap, "final_logit_softcapping": c.final_softcap,
+         "rope_theta": c.rope_theta, "tie_word_embeddings": c.tie_embeddings}
+    if gemma3:
+        d["rope_local_base_freq"] = c.rope_local_theta or c.rope_theta
+    if c.rope_scaling is not None:
+        d["rope_scaling"] = dict(c.rope_scaling)
+    return d
+
+
+def _int_if_whole(x):
+    """12.0 -> 12 (transformers' Gemma configs take an int), 12.5 stays."""
+    return int(x) if x == int(x) else x
 
 
 def read_config(path: str | Path) -> ModelConfig:
@@ -220,7 +306,7 @@ _SIZES = ("vocab_size", "n_positions", "n_embd", "n_head", "n_layer", "hidden_si
           "num_attention_heads", "num_hidden_layers", "intermediate_size", "num_key_value_heads",
           "max_position_embeddings", "sliding_window", "head_dim", "n_inner")
 _NULLABLE = ("n_inner", "sliding_window", "head_dim", "num_key_value_heads")
-_NUMBERS = ("layer_norm_epsilon", "rms_norm_eps", "rope_theta")
+_NUMBERS = ("layer_norm_epsilon", "rms_norm_eps", "rope_theta", "rope_local_base_freq")
 _BOOLS = ("tie_word_embeddings", "attention_bias", "mlp_bias", "use_sliding_window",
           "scale_attn_weights", "scale_attn_by_inverse_layer_idx")
 

@@ -21,6 +21,12 @@ OLMo 2 (``Olmo2ForCausalLM``): the norms after the sub-layers, q/k norms over th
     model.layers.{i}.post_attention_layernorm -> norm1 · post_feedforward_layernorm -> norm2
     model.layers.{i}.self_attn.q_norm.weight [H·D] · k_norm.weight [KV·D]
 SmolLM3 (``SmolLM3ForCausalLM``): Llama's names (its layers without RoPE are config.json's)
+Gemma 2 / 3 (``Gemma2ForCausalLM``, ``Gemma3ForCausalLM``): Llama's names (Gemma 3 with q_norm,
+    k_norm), four norms a block: input_layernorm (norm1), post_attention_layernorm
+    (post_attn_norm), pre_feedforward_layernorm (norm2), post_feedforward_layernorm
+    (post_ffn_norm). Gemma's RMSNorm multiplies by 1 + w: minillm keeps the gain 1 + w (as
+    llama.cpp's converter stores it), so these are the one place a value changes on the way:
+    + 1 when read, − 1 when written (``GAIN_SHIFT``, ``shifted_gains``).
 """
 from __future__ import annotations
 
@@ -51,13 +57,19 @@ _LLAMA_BLOCK = {"norm1.weight": ("model.layers.{i}.input_layernorm.weight", Fals
                 "ffn.w_up": ("model.layers.{i}.mlp.up_proj.weight", True),
                 "ffn.w_down": ("model.layers.{i}.mlp.down_proj.weight", True)}
 _LLAMA_TOP = {"wte": ("model.embed_tokens.weight", False), "norm_f.weight": ("model.norm.weight", False)}
+_GEMMA_BLOCK = {**_LLAMA_BLOCK,
+                "post_attn_norm.weight": ("model.layers.{i}.post_attention_layernorm.weight", False),
+                "norm2.weight": ("model.layers.{i}.pre_feedforward_layernorm.weight", False),
+                "post_ffn_norm.weight": ("model.layers.{i}.post_feedforward_layernorm.weight", False)}
+GAIN_SHIFT = 1.0        # Gemma: HF stores w, the norm multiplies by 1 + w
 LM_HEAD = ("lm_head.weight", True)          # [V, C] in both formats; minillm keeps [C, V]
 GPT2_BUFFERS = (".attn.bias", ".attn.masked_bias")   # older GPT-2 files' causal masks: not weights
 
 
 def hf_table(config: ModelConfig) -> dict[str, tuple[str, bool]]:
     """The full minillm-name -> (HF name, transpose) table for this config."""
-    top, per_block = (_GPT2_TOP, _GPT2_BLOCK) if config.arch == "gpt2" else (_LLAMA_TOP, _LLAMA_BLOCK)
+    top, per_block = (_GPT2_TOP, _GPT2_BLOCK) if config.arch == "gpt2" else \
+        (_LLAMA_TOP, _GEMMA_BLOCK if config.sandwich_norms else _LLAMA_BLOCK)
     table = dict(top)
     for i in range(config.n_layers):
         table.update({f"blocks.{i}.{k}": (hf.format(i=i), t) for k, (hf, t) in per_block.items()})
@@ -101,6 +113,14 @@ def hf_sources(config: ModelConfig) -> dict[str, tuple[str, bool, slice | None]]
 
 
 
+def shifted_gains(config: ModelConfig) -> list[str]:
+    """The minillm names whose value is HF's + ``GAIN_SHIFT``: every RMSNorm gain of a Gemma."""
+    if not config.sandwich_norms:
+        return []
+    return [name for name in hf_sources(config)
+            if "norm" in name.split(".")[-2 if name.endswith(".weight") else -1]]
+
+
 def named_to_hf(named: dict[str, np.ndarray], config: ModelConfig) -> dict[str, np.ndarray]:
     """minillm flat names -> HF state dict (what ``checkpoints.load_weights`` reads back). A config whose
     parameters HF's names cannot all carry (a Llama with LayerNorm biases or learned positions,
@@ -109,8 +129,21 @@ def named_to_hf(named: dict[str, np.ndarray], config: ModelConfig) -> dict[str, 
     if unnamed:
         raise ValueError(f"Hugging Face's {config.arch} checkpoints have no name for {unnamed[:3]}"
                          f"{'…' if len(unnamed) > 3 else ''}: this config cannot be saved as one")
-    family = {"gpt2": ("layernorm", "gelu_mlp", "learned"), "llama": ("rmsnorm", "swiglu", "rope")}
-    if (config.norm, config.ffn, config.position) != family[config.arch]:
+    family = {"gpt2": ("layernorm", "gelu_mlp", "learned"), "llama": ("rmsnorm", "swiglu", "rope"),
+              "gemma": ("rmsnorm", "geglu", "rope")}
+    gemma = (config.sandwich_norms, config.embed_scale, config.ffn) == (True, True, "geglu")
+    if gemma != (config.sandwich_norms or config.embed_scale or config.ffn == "geglu"):
+        raise ValueError("Hugging Face's gemma models have sandwich norms, embeddings × √C and "
+                         "GeGLU together: a config with only some of them cannot be saved as one")
+    if not gemma and (config.attn_softcap, config.final_softcap, config.query_pre_attn_scalar,
+                      config.rope_local_theta) != (None,) * 4:
+        raise ValueError("soft-capping, query_pre_attn_scalar and rope_local_theta are Gemma's: "
+                         "a Llama-family config.json cannot say them")
+    if not gemma and config.sliding_window is not None and \
+            (config.qk_norm or config.attn_bias or "full" in config.layer_types):
+        raise ValueError("Hugging Face's mistral models slide on every layer, with no q/k norms "
+                         "or biases: this sliding-window config cannot be saved as one")
+    if (config.norm, config.ffn, config.position) != family["gemma" if gemma else config.arch]:
         raise ValueError(f"Hugging Face's {config.arch} models use {'/'.join(family[config.arch])}; "
                          f"this config has {config.norm}/{config.ffn}/{config.position}, which its "
                          f"config.json cannot say (transformers would run another model)")
@@ -126,11 +159,13 @@ def named_to_hf(named: dict[str, np.ndarray], config: ModelConfig) -> dict[str, 
     if config.qk_norm and config.attn_bias:
         raise ValueError("Hugging Face's qwen3 models with Q, K, V biases have an o_proj bias "
                          "too: a config with qk_norm and attn_bias cannot be saved as one")
-    out = {}
+    out, shifted = {}, set(shifted_gains(config))
     for name, (hf, transpose) in hf_table(config).items():
         if name in named:
             a = named[name].T if transpose else named[name]          # [in, out] -> [out, in]
             out[hf] = np.ascontiguousarray(a, dtype=np.float32)      # (arena views: engine/)
+            if name in shifted:
+                out[hf] = out[hf] - np.float32(GAIN_SHIFT)           # Gemma: the gain is 1 + w
     if config.arch == "gpt2":
         for i in range(config.n_layers):   # fuse Q, K, V back into Conv1D c_attn
             out[f"h.{i}.attn.c_attn.weight"] = np.concatenate(

@@ -20,6 +20,9 @@ For one head, with queries Q [T, D], keys K [S, D] and values V [S, D]:
 
     for h in 0 … H−1:   out_h = softmax(Q_h K_{h//G}ᵀ / √D + M) V_{h//G}       (``attend_per_head``)
 
+Gemma scales the scores by s^−½ (``config.query_pre_attn_scalar``) instead of D^−½, Gemma 2
+soft-caps them (``attn_softcap``), and a sliding window is one more mask (``model/variants.py``).
+
 subtle: with a KV cache the T new queries sit at absolute positions offset … offset + T − 1 with
 offset = S − T, so the mask is ``tril(ones(T, S), k=offset)``, not ``tril(ones(T, T))``.
 
@@ -39,19 +42,24 @@ from minillm.model.norm import rms_norm
 from minillm.model.rope import apply_rope
 
 
-def attend_per_head(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray
+def attend_per_head(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray,
+                    scale: float | None = None, softcap: float | None = None
                     ) -> tuple[np.ndarray, np.ndarray]:
     """The definition, one query head at a time: query head h attends with KV head h // G.
 
     q [B, H, T, D], k and v [B, KV, S, D] (KV divides H), mask [B or 1, T, S] bool (True: may see)
-    -> output [B, H, T, D] and weights [B, H, T, S].
+    -> output [B, H, T, D] and weights [B, H, T, S]. ``scale`` (default 1/√D) multiplies the
+    scores; ``softcap`` (default none) then squashes them: softcap · tanh(scores / softcap).
     """
     H, D = q.shape[1], q.shape[3]
+    scale = 1.0 / math.sqrt(D) if scale is None else scale
     G = H // k.shape[1]                                     # query heads per KV head
     outs, weights = [], []
     for h in range(H):
         k_h, v_h = k[:, h // G], v[:, h // G]               # [B, S, D] the KV head h uses
-        scores = q[:, h] @ k_h.transpose(0, 2, 1) / math.sqrt(D)   # [B, T, D] @ [B, D, S] -> [B, T, S]
+        scores = q[:, h] @ k_h.transpose(0, 2, 1) * scale   # [B, T, D] @ [B, D, S] -> [B, T, S]
+        if softcap is not None:
+            scores = np.tanh(scores / softcap) * softcap    # [B, T, S] within (−cap, cap)
         scores = np.where(mask, scores, -np.inf)            # [B, T, S]  no edges to the future
         w = softmax(scores)                                 # [B, T, S]  each row sums to 1
         outs.append(w @ v_h)                                # [B, T, S] @ [B, S, D] -> [B, T, D]
@@ -59,16 +67,20 @@ def attend_per_head(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarra
     return np.stack(outs, axis=1), np.stack(weights, axis=1)   # [B, H, T, D], [B, H, T, S]
 
 
-def scaled_dot_product(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray
+def scaled_dot_product(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray,
+                       scale: float | None = None, softcap: float | None = None
                        ) -> tuple[np.ndarray, np.ndarray]:
-    """``attend_per_head`` for all heads at once (the same shapes in and out)."""
+    """``attend_per_head`` for all heads at once (the same arguments and shapes)."""
     B, H, T, D = q.shape
     KV, S = k.shape[1], k.shape[2]                              # KV heads, key positions
     G = H // KV                                                 # query heads per KV head
     # Query head h = kv·G + g uses KV head kv = h // G. Heads kv·G … kv·G + G − 1 are adjacent,
     # so this reshape stacks each group's G heads under its KV head (no copy of k or v):
     qg = q.reshape(B, KV, G * T, D)                              # [B, H, T, D] -> [B, KV, G·T, D]
-    scores = (qg * (1.0 / math.sqrt(D))) @ k.transpose(0, 1, 3, 2)  # [B, KV, G·T, D] @ [B, KV, D, S] -> [B, KV, G·T, S]
+    scale = 1.0 / math.sqrt(D) if scale is None else scale
+    scores = (qg * scale) @ k.transpose(0, 1, 3, 2)              # [B, KV, G·T, D] @ [B, KV, D, S] -> [B, KV, G·T, S]
+    if softcap is not None:
+        scores = np.tanh(scores / softcap) * softcap             # within (−cap, cap) (Gemma 2)
     scores = scores.reshape(B, KV, G, T, S)                      # [B, KV, G, T, S]
     if not mask.all():                                          # (one new token, no padding: nothing to mask)
         np.copyto(scores, -np.inf, where=~mask[:, None, None])  # [B, KV, G, T, S] no edges to the future
@@ -121,6 +133,8 @@ def attention(x: np.ndarray, p, config, mask: np.ndarray, rope=None, cache=None,
         q, k = apply_rope(q, *rope), apply_rope(k, *rope)      # [B, H, T, D], [B, KV, T, D]
     if cache is not None:                           # earlier positions' k, v plus these
         k, v = cache.store(layer, k, v)             # [B, KV, S, D] with S = cached + T
-    out, weights = scaled_dot_product(q, k, v, mask)           # [B, H, T, D], [B, H, T, S]
+    s = config.query_pre_attn_scalar                # (Gemma: the scores times s^−½, not D^−½)
+    out, weights = scaled_dot_product(q, k, v, mask, None if s is None else s ** -0.5,
+                                      config.attn_softcap)     # [B, H, T, D], [B, H, T, S]
     out = linear(merge_heads(out), p.wo, p.bo)      # [B, T, H·D] @ [H·D, C] (+ [C]) -> [B, T, C]
     return out, (weights if return_weights else None)

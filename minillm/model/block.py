@@ -6,6 +6,7 @@ sub-layer's output instead, ``config.post_norms``: x = x + Norm₁(Attention(x))
 
 The additions are the residual stream: each sub-layer reads the stream and writes a correction
 into it, so a deep stack starts out close to the identity and gradients flow straight through.
+Gemma normalises each correction too before adding it (``config.sandwich_norms``: 4 norms a block).
 """
 from __future__ import annotations
 
@@ -28,6 +29,10 @@ def block(x: np.ndarray, p, config, mask: np.ndarray, rope=None, cache=None, lay
     a, weights = attention(norm(x, p.norm1, config.norm, config.norm_eps), p.attn, config,
                            mask, rope=rope, cache=cache, layer=layer,
                            return_weights=return_weights)               # [B, T, C]
+    if p.post_attn_norm is not None:                                    # Gemma: Norm(Attention(…))
+        a = norm(a, p.post_attn_norm, config.norm, config.norm_eps)     # [B, T, C]
     x = x + a                                                           # [B, T, C]
-    x = x + ffn(norm(x, p.norm2, config.norm, config.norm_eps), p.ffn, config.ffn)  # [B, T, C]
-    return x, weights
+    f = ffn(norm(x, p.norm2, config.norm, config.norm_eps), p.ffn, config.ffn)   # [B, T, C]
+    if p.post_ffn_norm is not None:                                     # Gemma: Norm(FFN(…))
+        f = norm(f, p.post_ffn_norm, config.norm, config.norm_eps)      # [B, T, C]
+    return x + f, weights

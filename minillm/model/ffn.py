@@ -2,6 +2,7 @@
 
 GPT-2 (GELU MLP):   FFN(x) = GELU(x W_up + b_up) W_down + b_down
 Llama (SwiGLU):     FFN(x) = (SiLU(x W_gate) ⊙ (x W_up)) W_down
+Gemma (GeGLU):      FFN(x) = (GELU(x W_gate) ⊙ (x W_up)) W_down      (the same tanh GELU)
 
 GELU here is the tanh approximation GPT-2 was trained with (HF's ``gelu_new``):
     GELU(x) = ½ x (1 + tanh(√(2/π) (x + 0.044715 x³)))
@@ -52,6 +53,12 @@ def swiglu(x: np.ndarray, p) -> np.ndarray:
     return linear(h, p.w_down)                          # [B, T, F] @ [F, C] -> [B, T, C]
 
 
+def geglu(x: np.ndarray, p) -> np.ndarray:
+    """``swiglu`` with GELU in place of SiLU (Gemma's ``gelu_pytorch_tanh``)."""
+    h = gelu_tanh(linear(x, p.w_gate)) * linear(x, p.w_up)   # [B, T, F] ⊙ [B, T, F]
+    return linear(h, p.w_down)                          # [B, T, F] @ [F, C] -> [B, T, C]
+
+
 def ffn(x: np.ndarray, p, kind: str) -> np.ndarray:
-    """Apply the config's FFN (``"gelu_mlp"`` or ``"swiglu"``)."""
-    return swiglu(x, p) if kind == "swiglu" else gelu_mlp(x, p)
+    """Apply the config's FFN (``"gelu_mlp"``, ``"swiglu"`` or ``"geglu"``)."""
+    return {"swiglu": swiglu, "geglu": geglu, "gelu_mlp": gelu_mlp}[kind](x, p)

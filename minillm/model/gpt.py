@@ -11,8 +11,11 @@ t + 1, calls the model once per new token (with a KV cache, on that one token on
 
 GPT-2 and the Llama family are two settings of this one model (see ``ModelConfig``): learned
 positions or RoPE, LayerNorm or RMSNorm, GELU MLP or SwiGLU, full or grouped-query attention.
+Mistral and Gemma add sliding-window layers, Gemma embeddings × √C and (Gemma 2) soft-capped logits.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -27,6 +30,7 @@ from minillm.model.init import init_params
 from minillm.model.files import ModelFiles
 from minillm.model.params import GPTParams
 from minillm.model.rope import rope_angles
+from minillm.model.variants import is_sliding, sliding_inputs, softcap
 
 
 class GPT(ModelFiles):
@@ -81,21 +85,31 @@ class GPT(ModelFiles):
         [B, H, T, S] per layer, or empty unless ``return_weights``)."""
         c, p = self.config, self.params
         x = embed(p.wte, ids, p.wpe, positions)                         # [B, T, C]
+        if c.embed_scale:                                               # Gemma: × √C, as float32
+            x *= np.float32(math.sqrt(c.d_model))                       # [B, T, C]
         rope = None
         if c.position == "rope":                                        # the angles of these positions
             cos, sin = rope_angles(positions, c.d_head, c.rope_theta, c.rope_scaling)   # [B, T, D/2] each
             rope = (cos[:, None], sin[:, None])                         # [B, 1, T, D/2]: every head
+        if c.sliding_window is not None:                                # the window's mask (and RoPE)
+            local = sliding_inputs(c, mask, rope, positions, rope_angles)
         weights = []
         for layer, bp in enumerate(p.blocks):
-            x, w = block(x, bp, c, mask, rope=None if layer in c.nope_layers else rope,
-                         cache=cache, layer=layer, return_weights=return_weights)  # [B, T, C]
+            m, r = local if is_sliding(c, layer) else (mask, rope)      # [B or 1, T, S], angles
+            if layer in c.nope_layers:                                  # SmolLM3: no RoPE here
+                r = None
+            x, w = block(x, bp, c, m, rope=r, cache=cache, layer=layer,
+                         return_weights=return_weights)                 # [B, T, C]
             if return_weights:
                 weights.append(w)                                       # [B, H, T, S]
         if last_only:
             x = x[:, -1:]                                               # [B, 1, C]
         x = norm(x, p.norm_f, c.norm, c.norm_eps)                       # [B, T, C] (T = 1: last_only)
         head = p.wte.T if p.lm_head is None else p.lm_head              # [C, V] (tied: wteᵀ)
-        return linear(x, head), weights                                 # [B, T, C] @ [C, V] -> [B, T, V]
+        logits = linear(x, head)                                        # [B, T, C] @ [C, V] -> [B, T, V]
+        if c.final_softcap is not None:                                 # Gemma 2: within ±cap
+            logits = softcap(logits, c.final_softcap)                   # [B, T, V]
+        return logits, weights
 
     def loss(self, ids) -> float:
         """Mean next-token cross-entropy over every position, in ONE forward pass.

@@ -40,7 +40,8 @@ def init_params(config: ModelConfig, rng: np.random.Generator, std: float = 0.02
     for w in params.named().values():
         if w.ndim == 1:
             w[...] = 0.0                             # biases 0 (and gains, set just below)
-    for n in [params.norm_f, *(b_norm for b in params.blocks for b_norm in (b.norm1, b.norm2))]:
+    for n in [params.norm_f, *(b_norm for b in params.blocks for b_norm in (b.norm1, b.norm2,
+              b.post_attn_norm, b.post_ffn_norm) if b_norm is not None)]:
         n.weight[...] = 1.0                          # norm gains 1
     for b in params.blocks:
         for gain in (b.attn.q_norm, b.attn.k_norm):

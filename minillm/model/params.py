@@ -12,6 +12,7 @@ business; here every parameter is a plain float32 ndarray.
     wte [V, C]          token embeddings (also the LM head when tied)
     wpe [n_ctx, C]      learned position embeddings (GPT-2 only; Llama uses RoPE)
     blocks[i]           norm1 → attn (wq wk wv wo [q_norm k_norm]) → norm2 → ffn (w_up [w_gate] w_down)
+                        [post_attn_norm, post_ffn_norm: a norm after each sub-layer, Gemma]
     norm_f              the final norm before the LM head
     lm_head [C, V]      only when the embeddings are not tied
 """
@@ -59,6 +60,8 @@ class BlockParams:
     attn: AttentionParams
     norm2: NormParams
     ffn: FFNParams
+    post_attn_norm: NormParams | None = None     # (config.sandwich_norms: Gemma)
+    post_ffn_norm: NormParams | None = None
 
 
 @dataclass
@@ -89,7 +92,9 @@ class GPTParams:
             b = f"blocks.{i}"
             attn = AttentionParams(**{f: named.get(f"{b}.attn.{f}") for f in field_names(AttentionParams)})
             ffn = FFNParams(**{f: named.get(f"{b}.ffn.{f}") for f in field_names(FFNParams)})
-            blocks.append(BlockParams(norm(f"{b}.norm1"), attn, norm(f"{b}.norm2"), ffn))
+            post = [norm(f"{b}.{n}") if f"{b}.{n}.weight" in named else None
+                    for n in ("post_attn_norm", "post_ffn_norm")]
+            blocks.append(BlockParams(norm(f"{b}.norm1"), attn, norm(f"{b}.norm2"), ffn, *post))
         return cls(wte=named["wte"], blocks=blocks, norm_f=norm("norm_f"), wpe=named.get("wpe"),
                    lm_head=named.get("lm_head"))
 
@@ -120,10 +125,12 @@ def param_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
             shapes |= {f"{b}.attn.q_norm": q, f"{b}.attn.k_norm": k}
         shapes |= norm(f"{b}.norm2")
         shapes |= {f"{b}.ffn.w_up": (C, F), f"{b}.ffn.w_down": (F, C)}
-        if c.ffn == "swiglu":
+        if c.ffn in ("swiglu", "geglu"):
             shapes[f"{b}.ffn.w_gate"] = (C, F)
         if c.mlp_bias:
             shapes |= {f"{b}.ffn.b_up": (F,), f"{b}.ffn.b_down": (C,)}
+        if c.sandwich_norms:
+            shapes |= {f"{b}.post_attn_norm.weight": (C,), f"{b}.post_ffn_norm.weight": (C,)}
     shapes |= norm("norm_f")
     if c.position == "learned":
         shapes["wpe"] = (c.n_ctx, C)

@@ -43,7 +43,10 @@ from minillm.train.grad_norm import norm_backward
 
 # the settings of ModelConfig's switches whose backward is written here (config.py's choices)
 TRAINABLE = {"norm": ("layernorm", "rmsnorm"), "ffn": ("gelu_mlp", "swiglu"),
-             "position": ("learned", "rope")}
+             "position": ("learned", "rope"),
+             # a sliding window and Gemma's switches: not differentiated (yet)
+             "sliding_window": (None,), "sandwich_norms": (False,), "embed_scale": (False,),
+             "query_pre_attn_scalar": (None,), "attn_softcap": (None,), "final_softcap": (None,)}
 
 
 def check_trainable(config) -> None:

@@ -40,6 +40,7 @@ from minillm.config import ModelConfig
 from minillm.io.gguf import gpt2_names
 from minillm.io.gguf.carry import checked
 from minillm.io.gguf.families import family_arch, family_metadata, fuse_phi3
+from minillm.io.gguf.gemma import gemma_arch, window_metadata
 from minillm.io.gguf.model import gguf_names
 from minillm.io.gguf.qk_rows import PERMUTED_QK, permute_qk
 from minillm.io.gguf.rope_freqs import freq_divisors
@@ -56,6 +57,13 @@ def gguf_arch(config: ModelConfig) -> str:
     """The llama.cpp architecture that runs exactly this config, or a ValueError."""
     if gpt2_names.is_gpt2(config):
         return "gpt2"
+    if config.sandwich_norms:
+        return gemma_arch(config)                  # gemma2 or gemma3 (gemma.py)
+    if (config.embed_scale, config.attn_softcap, config.final_softcap, config.rope_local_theta,
+            config.query_pre_attn_scalar) != (False, None, None, None, None):
+        raise ValueError("embeddings × √C, soft-capping, rope_local_theta and "
+                         "query_pre_attn_scalar are Gemma's: llama.cpp's llama, qwen2 and qwen3 "
+                         "have none of them")
     if (config.norm, config.ffn, config.position) == ("rmsnorm", "swiglu", "rope") \
             and not config.mlp_bias:
         arch = family_arch(config) or ("qwen3" if config.qk_norm else "qwen2" if config.attn_bias
@@ -63,6 +71,9 @@ def gguf_arch(config: ModelConfig) -> str:
         if config.qk_norm and config.attn_bias and arch == "qwen3":
             raise ValueError("llama.cpp's qwen3 has no Q, K, V biases: a config with qk_norm and "
                              "attn_bias cannot be exported")
+        if config.sliding_window is not None and arch != "llama":
+            raise ValueError(f"llama.cpp's {arch} has no sliding window: this config cannot be "
+                             f"exported")
         if config.rope_scaling is not None and arch != "llama":
             raise ValueError(f"llama.cpp reads RoPE scaling factors (rope_freqs) for llama files "
                              f"only, not {arch}: this config cannot be exported")
@@ -92,6 +103,7 @@ def arch_metadata(config: ModelConfig, arch: str) -> dict:
         meta.update({f"{a}.attention.key_length": (UINT32, c.d_head),
                      f"{a}.attention.value_length": (UINT32, c.d_head)})
     meta.update({key: (UINT32, value) for key, value in family_metadata(c, a).items()})
+    meta |= window_metadata(c, a)                  # a window, Gemma's keys (gemma.py)
     if c.rope_scaling is not None:                 # the divisors are a tensor (gguf_tensors); L
         meta[f"{a}.rope.scaling.original_context_length"] = (        # for the reader (rope_freqs.py)
             UINT32, c.rope_scaling["original_max_position_embeddings"])

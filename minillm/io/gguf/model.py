@@ -57,6 +57,7 @@ from minillm.io.gguf import gpt2_names
 from minillm.io.gguf.dequant import DEQUANTIZERS, dequantize, dequantize_into
 from minillm.io.gguf.families import (FAMILIES, OLMO2_NORMS, context_limit, family_switches,
                                       is_split, split_phi3)
+from minillm.io.gguf.gemma import GEMMA, POST_NORMS, window_config
 from minillm.io.gguf.read import GGUF, read_gguf
 from minillm.io.gguf.values import metadata_number
 from minillm.io.gguf.qk_rows import PERMUTED_QK, unpermute_qk
@@ -64,7 +65,7 @@ from minillm.io.gguf.rope_freqs import llama3_scaling, read_divisors
 from minillm.io.sizes import check_sizes
 from minillm.model.params import GPTParams, empty_params
 
-ARCHS = ("llama", "qwen2", "qwen3", "gpt2") + FAMILIES   # general.architecture values read here
+ARCHS = ("llama", "qwen2", "qwen3", "gpt2", *GEMMA) + FAMILIES   # general.architecture values read here
 
 # minillm block name -> (GGUF name, transpose?). GGUF shapes come back as NumPy [out, in].
 _BLOCK = {"norm1.weight": ("attn_norm.weight", False), "norm2.weight": ("ffn_norm.weight", False),
@@ -74,7 +75,7 @@ _BLOCK = {"norm1.weight": ("attn_norm.weight", False), "norm2.weight": ("ffn_nor
           "attn.bv": ("attn_v.bias", False),
           "attn.q_norm": ("attn_q_norm.weight", False), "attn.k_norm": ("attn_k_norm.weight", False),
           "ffn.w_gate": ("ffn_gate.weight", True), "ffn.w_up": ("ffn_up.weight", True),
-          "ffn.w_down": ("ffn_down.weight", True)}
+          "ffn.w_down": ("ffn_down.weight", True), **POST_NORMS}    # (post norms: Gemma, gemma.py)
 NOT_WEIGHTS = ("rope_freqs.weight",)   # Llama 3's RoPE scaling: read into the config (rope_freqs.py)
 _TOP = {"wte": ("token_embd.weight", False), "norm_f.weight": ("output_norm.weight", False),
         "lm_head": ("output.weight", True)}
@@ -91,7 +92,7 @@ def gguf_names(config: ModelConfig) -> dict[str, tuple[str, bool]]:
              (() if config.qk_norm else ("q_norm", "k_norm"))
     for i in range(config.n_layers):
         for name, (gguf, transpose) in per_block.items():
-            if name.split(".")[-1] in absent:
+            if name.split(".")[-1] in absent or (name in POST_NORMS and not config.sandwich_norms):
                 continue
             table[f"blocks.{i}.{name}"] = (f"blk.{i}.{gguf}", transpose)
     return table
@@ -137,22 +138,24 @@ def gguf_config(meta: dict, tensors: dict, tied: bool | None = None,
             raise ValueError(f"{arch}.{name} = {meta[f'{arch}.{name}']} differs from the head "
                              f"width {d_head} (attention.key_length); not supported")
     theta = metadata_number(meta, f"{arch}.rope.freq_base", 10000.0)
+    n_layers = key("block_count")
+    window = window_config(meta, arch, n_layers, d_model, n_heads)     # (Gemma, a window: gemma.py)
     if rope_freqs is not None:
         rope_freqs = llama3_scaling(rope_freqs, d_head, theta,
                                     meta.get(f"{arch}.rope.scaling.original_context_length"))
     return ModelConfig(
         vocab_size=tensors["token_embd.weight"].shape[0],
         n_ctx=context_limit(meta, arch, key("context_length")),
-        d_model=d_model, n_heads=n_heads, n_layers=key("block_count"),
+        d_model=d_model, n_heads=n_heads, n_layers=n_layers,
         d_ff=key("feed_forward_length"), n_kv_heads=key("attention.head_count_kv", n_heads),
         # subtle: eps is stored as float32 (SmolLM2: 9.99999975e-06 where HF's config says 1e-5);
         # the two are the same number once they meet float32 activations.
         norm_eps=metadata_number(meta, f"{arch}.attention.layer_norm_rms_epsilon"), arch="llama",
         attn_bias="blk.0.attn_q.bias" in tensors, mlp_bias=False,
         rope_theta=theta, rope_scaling=rope_freqs, head_dim=head_dim,
-        **{"qk_norm": arch == "qwen3", **family_switches(meta, arch, key("block_count"))},
         tie_embeddings="output.weight" not in tensors,
-        bos_id=meta.get("tokenizer.ggml.bos_token_id"), eos_id=meta.get("tokenizer.ggml.eos_token_id"))
+        bos_id=meta.get("tokenizer.ggml.bos_token_id"), eos_id=meta.get("tokenizer.ggml.eos_token_id"),
+        **{"qk_norm": arch == "qwen3", **family_switches(meta, arch, n_layers), **window})
 
 
 def gguf_weights(g: GGUF, config: ModelConfig, params: GPTParams) -> GPTParams:

@@ -1,0 +1,88 @@
+"""minillm's engine against llama.cpp decoding a Gemma-3-shaped F32 GGUF, one thread each.
+
+    python benchmarks/bench_gemma3_decode.py                   # 3 rounds
+    python benchmarks/bench_gemma3_decode.py --rounds 1 --tokens 16
+
+The file: Gemma 3 270M's shape (18 layers, C 640, 4 query heads on 1 KV head, head_dim 256,
+F 2048, q/k norms, sliding window 512 on five layers of six, local RoPE base 10,000) with random
+weights (seed 0) and a 32,768-token vocabulary instead of 262,144 (the head would be 80 % of the
+weights), exported F32 by minillm and read by both. What is timed is ``bench_llamacpp.py``'s decode
+(a 16-token prompt, then greedy tokens one forward pass each; tokens/s over those passes), in
+rounds that alternate which engine goes first; printed: the median of the rounds of each and
+their ratio. ``--window W`` makes the window shorter than the decode so its flat cost shows.
+
+Needs cyllama==0.2.18 and threadpoolctl (development venv), never a test dependency.
+"""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")      # before numpy: no BLAS threads spawned
+
+import argparse  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "scripts"), str(ROOT / "benchmarks")]
+from bench_llamacpp import LlamaSide, MinillmSide, agreement, llama_build  # noqa: E402
+
+from minillm import GPT, Tokenizer  # noqa: E402
+from minillm.config import ModelConfig  # noqa: E402
+
+
+def gemma3_config(window: int) -> ModelConfig:
+    return ModelConfig(vocab_size=32768, n_ctx=32768, d_model=640, n_heads=4, n_kv_heads=1,
+                       head_dim=256, n_layers=18, d_ff=2048, arch="llama", ffn="geglu",
+                       qk_norm=True, sandwich_norms=True, embed_scale=True, sliding_window=window,
+                       layer_types=tuple("full" if (i + 1) % 6 == 0 else "sliding"
+                                         for i in range(18)),
+                       rope_theta=1e6, rope_local_theta=10000.0, norm_eps=1e-6)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--tokens", type=int, default=64)
+    parser.add_argument("--window", type=int, default=512)
+    args = parser.parse_args()
+    from threadpoolctl import threadpool_limits
+    config = gemma3_config(args.window)
+    model = GPT(config, seed=0)
+    rng = np.random.default_rng(1)
+    for name, w in model.params.named().items():     # gains around 1: the activations stay O(1)
+        if w.ndim == 1:
+            w[...] = 1 + 0.1 * rng.standard_normal(w.shape, dtype=np.float32)
+    tok = Tokenizer({bytes([i]): i for i in range(256)}, {})
+    prompt = list(range(1, 17))
+    print(llama_build())
+    with tempfile.TemporaryDirectory() as d, threadpool_limits(1):
+        path = model.save_gguf(Path(d) / "gemma3.gguf", tok)
+        del model
+        print(f"  {path.stat().st_size / 1e6:.0f} MB F32 file; window {args.window}, "
+              f"{args.tokens} tokens after a 16-token prompt, {args.rounds} rounds, one thread")
+        llama = LlamaSide(path, n_ctx=16 + args.tokens + 8, exact=True)
+        mine = MinillmSide(path)
+        for side in (llama, mine):                    # warm up
+            side.decode(prompt, 4)
+        rates, greedy = {"llama.cpp": [], "minillm": []}, {}
+        for k in range(args.rounds):
+            sides = [("llama.cpp", llama), ("minillm", mine)][::1 if k % 2 == 0 else -1]
+            for tag, side in sides:
+                seconds, *greedy[tag] = side.decode(prompt, args.tokens)
+                rates[tag].append(args.tokens / seconds)
+        llama.close()
+    l, m = (statistics.median(rates[t]) for t in ("llama.cpp", "minillm"))
+    print(f"  decode tokens/s, median of {args.rounds}: llama.cpp {l:.1f}, minillm {m:.1f}; "
+          f"minillm / llama.cpp = {m / l:.2f}")
+    print(f"  rounds: llama.cpp {[round(r, 1) for r in rates['llama.cpp']]}, "
+          f"minillm {[round(r, 1) for r in rates['minillm']]}")
+    print(f"  {agreement(greedy['minillm'][0], *greedy['llama.cpp'])}")
+
+
+if __name__ == "__main__":
+    main()

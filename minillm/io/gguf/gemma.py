@@ -1,0 +1,106 @@
+"""Gemma 2 / 3 (and a Mistral's window) in GGUF: the metadata llama.cpp's converter writes, and the
+numbers llama.cpp fixes for itself.
+
+llama.cpp's ``gemma2`` and ``gemma3`` architectures (``convert_hf_to_gguf.py``; ``llama-model.cpp``
+reads them) store, beyond a Llama's keys:
+
+    {arch}.attention.key_length / value_length   head_dim (always written)
+    {arch}.attention.sliding_window              W
+    gemma2.attn_logit_softcapping                the attention soft-cap (llama.cpp default 50)
+    {arch}.final_logit_softcapping               the logits' soft-cap (gemma2 default 30; gemma3:
+                                                 none unless given)
+    tensors  blk.{i}.post_attention_norm / post_ffw_norm (the norms after each sub-layer),
+             ffn_norm (Gemma's pre_feedforward_layernorm), attn_q_norm / attn_k_norm (Gemma 3)
+
+and every RMSNorm gain as 1 + w, which is what minillm keeps too (``io/hf_names.py``). Q and K
+are not permuted (llama.cpp rotates Gemma's heads in halves, as HF does). llama.cpp fixes the
+rest itself, and minillm reads a file without the keys below as llama.cpp runs it:
+
+    which layers slide      gemma2: layers 0, 2, 4, … ; gemma3: all but 5, 11, 17, …
+    the sliding RoPE base   gemma3: 10,000
+    the query scale         1/√head_dim (1/√(C/H) for the 27B models: 46 / 62 layers)
+
+minillm writes its numbers for these into keys llama.cpp's loader names for other architectures
+(``{arch}.attention.sliding_window_pattern``: one bool per layer, true = sliding;
+``{arch}.rope.freq_base_swa``) and one of its own (``{arch}.attention.query_pre_attn_scalar``), so
+its files read back exactly; llama.cpp runs them with its fixed numbers (the same for every
+released Gemma 2 / 3 text model). A Mistral's window goes into ``llama.attention.sliding_window``:
+llama.cpp's llama architecture has no window and ignores it (its converter does not write it).
+"""
+from __future__ import annotations
+
+from minillm.io.gguf.values import metadata_number
+from minillm.io.gguf.write import ARRAY, BOOL, FLOAT32, UINT32
+
+GEMMA = ("gemma2", "gemma3")
+POST_NORMS = {"post_attn_norm.weight": ("post_attention_norm.weight", False),
+              "post_ffn_norm.weight": ("post_ffw_norm.weight", False)}
+
+
+def gemma_arch(config) -> str:
+    """"gemma2" or "gemma3" (q/k norms) for a Gemma config llama.cpp runs, else a ValueError."""
+    c = config
+    if (c.norm, c.ffn, c.position, c.embed_scale) != ("rmsnorm", "geglu", "rope", True) \
+            or c.attn_bias or c.mlp_bias or not c.tie_embeddings or c.rope_scaling is not None \
+            or c.sliding_window is None:
+        raise ValueError("llama.cpp's gemma2 / gemma3 take sandwich norms with RMSNorm, GeGLU, "
+                         "RoPE without scaling, embeddings × √C, tied embeddings, no biases and a "
+                         "sliding window: this config cannot be exported")
+    if not c.qk_norm and (c.attn_softcap is None or c.final_softcap is None):
+        raise ValueError("llama.cpp's gemma2 soft-caps the scores and logits (50 and 30 when the "
+                         "file names none): a config without them cannot be exported as gemma2")
+    return "gemma3" if c.qk_norm else "gemma2"
+
+
+def window_metadata(config, arch: str) -> dict:
+    """The sliding window's and Gemma's keys (module docstring) for ``save_gguf``."""
+    c, a = config, arch
+    meta = {}
+    if c.sliding_window is not None:
+        meta[f"{a}.attention.sliding_window"] = (UINT32, c.sliding_window)
+    if arch not in GEMMA:
+        if "full" in (c.layer_types or ()):
+            raise ValueError("llama.cpp's llama has no sliding-window layers; a window on some "
+                             "layers only cannot be exported")
+        return meta
+    meta |= {f"{a}.attention.key_length": (UINT32, c.d_head),
+             f"{a}.attention.value_length": (UINT32, c.d_head),
+             f"{a}.attention.sliding_window_pattern": (ARRAY, (BOOL, [t == "sliding"
+                                                                     for t in c.layer_types]))}
+    for key, value in ((f"{a}.attn_logit_softcapping", c.attn_softcap),
+                       (f"{a}.final_logit_softcapping", c.final_softcap),
+                       (f"{a}.rope.freq_base_swa", c.rope_local_theta),
+                       (f"{a}.attention.query_pre_attn_scalar", c.query_pre_attn_scalar)):
+        if value is not None:
+            meta[key] = (FLOAT32, value)
+    return meta
+
+
+def window_config(meta: dict, arch: str, n_layers: int, d_model: int, n_heads: int) -> dict:
+    """The ModelConfig fields a file's window and Gemma keys give (``gguf_config``)."""
+    window = meta.get(f"{arch}.attention.sliding_window")
+    if arch not in GEMMA:              # (minillm's own llama files: every layer slides)
+        return {"sliding_window": window} if arch == "llama" and window else {}
+    if window is None and arch == "gemma2":
+        raise ValueError("GGUF metadata lacks gemma2.attention.sliding_window")
+    pattern = meta.get(f"{arch}.attention.sliding_window_pattern")
+    if pattern is None:                # llama.cpp's fixed pattern
+        every = 2 if arch == "gemma2" else 6
+        pattern = [(i + 1) % every != 0 for i in range(n_layers)]
+    if not isinstance(pattern, list) or len(pattern) != n_layers:
+        raise ValueError(f"{arch}.attention.sliding_window_pattern must hold one bool per layer "
+                         f"({n_layers})")
+    def number(key, default=None):                    # (None when absent and no default)
+        absent = f"{arch}.{key}" not in meta and default is None
+        return None if absent else metadata_number(meta, f"{arch}.{key}", default)
+    big = n_layers == (46 if arch == "gemma2" else 62)     # llama.cpp's 27B rule: C / H
+    caps = (50.0, 30.0) if arch == "gemma2" else (None, None)
+    return {"ffn": "geglu", "sandwich_norms": True, "embed_scale": True, "qk_norm": arch == "gemma3",
+            "sliding_window": window,
+            "layer_types": tuple("sliding" if p else "full" for p in pattern) if window else None,
+            "attn_softcap": number("attn_logit_softcapping", caps[0]),
+            "final_softcap": number("final_logit_softcapping", caps[1]),
+            "rope_local_theta": number("rope.freq_base_swa",
+                                       10000.0 if arch == "gemma3" else None),
+            "query_pre_attn_scalar": number("attention.query_pre_attn_scalar",
+                                            d_model / n_heads if big else None)}
