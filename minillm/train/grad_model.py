@@ -44,6 +44,7 @@ from minillm.train.grad_norm import norm_backward
 # the settings of ModelConfig's switches whose backward is written here (config.py's choices)
 TRAINABLE = {"norm": ("layernorm", "rmsnorm"), "ffn": ("gelu_mlp", "swiglu"),
              "position": ("learned", "rope"),
+             "qk_norm": (False,),       # Qwen3's q/k norms: not differentiated (yet)
              # a sliding window and Gemma's switches: not differentiated (yet)
              "sliding_window": (None,), "sandwich_norms": (False,), "embed_scale": (False,),
              "query_pre_attn_scalar": (None,), "attn_softcap": (None,), "final_softcap": (None,)}
@@ -190,7 +191,7 @@ def forward_with_cache(params, config, ids: np.ndarray, segments: np.ndarray | N
     x = embed(params.wte, ids, params.wpe, positions)                   # [B, T, C]
     rope = None
     if config.position == "rope":                                       # the angles of 0 … T−1
-        cos, sin = rope_angles(positions, config.d_head, config.rope_theta)   # [B, T, D/2] each
+        cos, sin = rope_angles(positions, config.d_head, config.rope_theta, config.rope_scaling)   # [B, T, D/2] each
         rope = (cos[:, None], sin[:, None])                             # [B, 1, T, D/2]: every head
     caches = []
     for bp in params.blocks:

@@ -182,3 +182,26 @@ def test_a_switch_without_a_backward_is_refused():
         loss_and_grads(GPT(ModelConfig(vocab_size=11, n_ctx=8, d_model=8, n_heads=2, n_layers=1,
                                        arch="llama")).params, config, np.zeros((1, 4), np.int64),
                        np.zeros((1, 4), np.int64))
+
+
+def test_training_sees_llama3_rope_scaling():
+    """Llama 3.x's scaled RoPE frequencies are the training forward's too: its logits equal the
+    model's (a training forward with plain RoPE would differ at every position > 0)."""
+    config = ModelConfig(vocab_size=13, n_ctx=64, d_model=8, n_heads=2, n_kv_heads=1, n_layers=1,
+                         d_ff=8, arch="llama", rope_theta=1e4,
+                         rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                       "high_freq_factor": 4.0,
+                                       "original_max_position_embeddings": 8})
+    model = random_model(config, 0)
+    ids = np.random.default_rng(0).integers(0, config.vocab_size, (1, 40))
+    logits, _ = forward_with_cache(model.params, config, ids)
+    want = model(ids)
+    np.testing.assert_allclose(logits, want, rtol=0, atol=1e-4 * max(1.0, float(np.abs(want).max())))
+
+
+def test_training_refuses_qwen3_qk_norm():
+    """Qwen3's per-head q/k norms have no backward yet: refused, never trained as if absent."""
+    config = ModelConfig(vocab_size=11, n_ctx=8, d_model=8, n_heads=2, n_layers=1, arch="llama",
+                         qk_norm=True)
+    with pytest.raises(ValueError, match="no backward for.*qk_norm"):
+        check_trainable(config)
