@@ -58,6 +58,9 @@ def add_arguments(p) -> None:
     length = p.add_mutually_exclusive_group()
     length.add_argument("--steps", type=int, default=None, help="optimizer steps")
     length.add_argument("--epochs", type=int, default=1, help="passes over --data")
+    p.add_argument("--chat-format", default=None, metavar="NAME",
+                   help="the conversations' chat format (default: the model's template's, as chat "
+                        "picks it; else ChatML)")
     p.add_argument("--lr", type=float, default=1e-3, help="peak learning rate (cosine to lr/10)")
     p.add_argument("--warmup", type=int, default=0, help="steps of linear learning-rate warmup")
     p.add_argument("--batch", type=int, default=4, help="conversations per step")
@@ -104,6 +107,9 @@ def run(args) -> int:
     check_out(out, args.resume, args.overwrite)
     for name in WRITTEN:
         refuse_link(out / name)
+    if args.chat_format is not None:            # a wrong name: refused before any work
+        from minillm.chat.formats import get_format
+        get_format(args.chat_format)
     conversations = read_conversations(args.data)
     held_out = read_conversations(args.eval) if args.eval else None
     if args.resume:         # before anything is loaded or written: a checkpoint that verifies
@@ -113,15 +119,18 @@ def run(args) -> int:
     model, tokenizer = load_model(path, fast=False)        # plain arrays: the trainer's
     if tokenizer is None:
         raise ValueError(f"{path} carries no tokenizer; fine-tuning renders conversations with it")
+    from minillm.chat.formats.detect import choose_format
+    fmt, note = choose_format(tokenizer, args.chat_format)
+    print(f"minillm finetune: {note}", file=sys.stderr)
     say = print if not sys.stdout.isatty() else _bar_printer()
     how = "full fine-tuning" if args.full else f"LoRA rank {args.lora} on {args.targets}"
     say(f"{len(conversations)} conversations; {how} of {path.name} "
         f"({model.num_parameters():,} parameters)")
-    before = evaluate_conversations(model, tokenizer, held_out) if held_out else None
+    before = evaluate_conversations(model, tokenizer, held_out, chat_format=fmt) if held_out else None
     result = finetune(model, tokenizer, conversations, rank=args.lora, alpha=args.alpha,
                       targets=targets, full=args.full, steps=args.steps, epochs=args.epochs,
                       lr=args.lr, warmup=args.warmup, batch_size=args.batch, seed=args.seed,
-                      max_tokens=args.max_tokens, pack=args.pack, eval_conversations=held_out,
+                      max_tokens=args.max_tokens, pack=args.pack, eval_conversations=held_out, chat_format=fmt,
                       checkpoint_every=args.checkpoint_every, out=out, resume=args.resume,
                       base_model=base, on_step=lambda r: show(r, say))
     if result.lora is not None:

@@ -149,3 +149,19 @@ def test_a_bad_conversation_line_is_named(base, tmp_path, capsys):
     (tmp_path / "full" / "notes.txt").write_text("mine")
     assert main(finetune_argv(base, tmp_path / "full")) == 2
     assert "is not empty" in capsys.readouterr().err
+
+
+def test_finetune_says_its_chat_format_and_trains_in_the_one_chat_uses(base, tmp_path, capsys):
+    """No template in the tiny model's tokenizer: the fallback ChatML is named on stderr, the same
+    sentence ``chat`` prints; ``--chat-format chatml`` is used as asked."""
+    assert main(finetune_argv(base, tmp_path / "a", "--steps", "1")) == 0
+    assert "minillm finetune: the model carries no chat template: using ChatML" in capsys.readouterr().err
+    assert main(finetune_argv(base, tmp_path / "b", "--steps", "1", "--chat-format", "chatml")) == 0
+    assert "chat format chatml (" in capsys.readouterr().err
+
+
+def test_finetune_refuses_an_unknown_chat_format_before_any_work(base, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(finetune_argv(base, out, "--chat-format", "nosuch")) != 0
+    err = capsys.readouterr().err
+    assert "nosuch" in err and "llama3" in err and not out.exists()

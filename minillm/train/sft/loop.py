@@ -92,9 +92,20 @@ class FinetuneResult:
 
 
 def render_all(tokenizer, conversations, fmt, limit: int, what: str) -> list:
+    fmt = chat_format_for(tokenizer, fmt)
     examples = [render(tokenizer, c, fmt) for c in conversations]
     check_lengths(examples, limit, what)
     return examples
+
+
+def chat_format_for(tokenizer, chat_format):
+    """A format object as given, else the one ``chat`` would use (chat/formats/detect.py): the
+    name asked for, or the model's template's, or ChatML — so a model is trained in the very
+    format it is later talked to in."""
+    if chat_format is not None and not isinstance(chat_format, str):
+        return chat_format
+    from minillm.chat.formats.detect import choose_format
+    return choose_format(tokenizer, chat_format)[0]
 
 
 def finetune(model, tokenizer, conversations, *, rank: int = 8, alpha=None, targets=None,
