@@ -3,7 +3,8 @@ grad_rope: RoPE; grad_attention: multi-head and grouped-query attention; grad_ff
 and SwiGLU), the whole model's loss and gradients (grad_model: GPT-2 and the Llama family, Qwen2's
 Q, K, V biases, tied or untied head), the optimiser (optim), the data (data), the score on
 held-out text (evaluate) and the loop that ties them together (loop). Then LoRA: low-rank
-adapters trained on a frozen base (lora/: adapters.py, the math and merging; files.py, PEFT's file layout)."""
+adapters trained on a frozen base (lora/: adapters.py, the math and merging; files.py, PEFT's file layout;
+frozen: the step computed without rebuilding the base, x W + s·(x A) B)."""
 from minillm.train.evaluate import evaluate_text
 from minillm.train.grad_model import loss_and_grads
 from minillm.train.loop import TrainSettings, train

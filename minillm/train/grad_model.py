@@ -65,19 +65,23 @@ def block_forward(x: np.ndarray, bp, config, mask: np.ndarray, rope=None) -> tup
     return x1 + f, (x, attn_cache, x1, ffn_cache)                       # [B, T, C]
 
 
-def block_backward(dy: np.ndarray, cache: tuple, bp, config, grads: dict, prefix: str) -> np.ndarray:
-    """dy [B, T, C] -> dx [B, T, C]; writes the block's gradients into grads[prefix + name]."""
+def block_backward(dy: np.ndarray, cache: tuple, bp, config, grads: dict, prefix: str,
+                   frozen: bool = False) -> np.ndarray:
+    """dy [B, T, C] -> dx [B, T, C]; writes the block's gradients into grads[prefix + name]
+    (``frozen``: not the norms'; the projections' follow their ``Frozen`` marks, train/frozen.py)."""
     x, attn_cache, x1, ffn_cache = cache
     kind, eps = config.norm, config.norm_eps
     dnorm2, g = ffn_backward(dy, ffn_cache, bp.ffn, config.ffn)         # [B, T, C]
     grads.update({f"{prefix}ffn.{k}": v for k, v in g.items()})
     dx1, g = norm_backward(dnorm2, x1, bp.norm2, kind, eps)             # [B, T, C]
-    grads.update({f"{prefix}norm2.{k}": v for k, v in g.items()})
+    if not frozen:
+        grads.update({f"{prefix}norm2.{k}": v for k, v in g.items()})
     dx1 += dy                                                           # the residual path
     dnorm1, g = attention_backward(dx1, attn_cache, bp.attn, config)   # [B, T, C]
     grads.update({f"{prefix}attn.{k}": v for k, v in g.items()})
     dx, g = norm_backward(dnorm1, x, bp.norm1, kind, eps)               # [B, T, C]
-    grads.update({f"{prefix}norm1.{k}": v for k, v in g.items()})
+    if not frozen:
+        grads.update({f"{prefix}norm1.{k}": v for k, v in g.items()})
     dx += dx1                                                           # the residual path
     return dx
 
@@ -146,13 +150,20 @@ def forward_with_cache(params, config, ids: np.ndarray) -> tuple[np.ndarray, tup
     return linear(xf, head), (ids, caches, x, xf)                       # [B, T, V]
 
 
-def backward(dlogits: np.ndarray, cache: tuple, params, config) -> dict:
-    """dlogits [N, V] -> {flat name: gradient}, walking the model from the head to the embedding."""
+def backward(dlogits: np.ndarray, cache: tuple, params, config, frozen: bool = False) -> dict:
+    """dlogits [N, V] -> {flat name: gradient}, walking the model from the head to the embedding.
+
+    ``frozen``: the base model is frozen (LoRA): no gradient for the embedding, the head and the
+    norms (the head's and embedding's [V, C] products are skipped; the norms' [C] sums, which their
+    backward yields beside the input's gradient, are dropped); the block projections give what
+    their ``Frozen`` marks say (train/frozen.py: the adapters' gradients only)."""
     ids, caches, x, xf = cache
     B, T, C = x.shape
     grads: dict[str, np.ndarray] = {}
     xf2 = xf.reshape(-1, C)                                             # [N, C]
-    if params.lm_head is None:                                          # tied: logits = xf wteᵀ
+    if frozen:                                                          # only the input's gradient
+        dxf = dlogits @ (params.wte if params.lm_head is None else params.lm_head.T)   # [N, C]
+    elif params.lm_head is None:                                        # tied: logits = xf wteᵀ
         dwte = (xf2.T @ dlogits).T                                      # ([C, N] @ [N, V])ᵀ -> [V, C]
         # (computed as the head [C, V] and seen transposed: the layout the engine's arena gives wte)
         dxf = dlogits @ params.wte                                      # [N, V] @ [V, C] -> [N, C]
@@ -161,9 +172,12 @@ def backward(dlogits: np.ndarray, cache: tuple, params, config) -> dict:
         grads["lm_head"] = xf2.T @ dlogits                              # [C, N] @ [N, V] -> [C, V]
         dxf = dlogits @ params.lm_head.T                                # [N, V] @ [V, C] -> [N, C]
     dx, g = norm_backward(dxf.reshape(B, T, C), x, params.norm_f, config.norm, config.norm_eps)
-    grads.update({f"norm_f.{k}": v for k, v in g.items()})              # [C] each
+    if not frozen:
+        grads.update({f"norm_f.{k}": v for k, v in g.items()})          # [C] each
     for i in reversed(range(len(params.blocks))):
-        dx = block_backward(dx, caches[i], params.blocks[i], config, grads, f"blocks.{i}.")
+        dx = block_backward(dx, caches[i], params.blocks[i], config, grads, f"blocks.{i}.", frozen)
+    if frozen:
+        return grads
     np.add.at(dwte, ids.reshape(-1), dx.reshape(-1, C))                 # scatter rows: [N, C] -> [V, C]
     grads["wte"] = dwte
     if params.wpe is not None:                                          # learned positions (GPT-2)

@@ -19,10 +19,12 @@ W' by s · dA B, so dL = ⟨G, s · dA B⟩ = ⟨s · G Bᵀ, dA⟩, and likewis
     ∂L/∂A = s · G Bᵀ     [in, out] @ [out, r] -> [in, r]
     ∂L/∂B = s · Aᵀ G     [r, in] @ [in, out] -> [r, out]
 
-``lora_loss_and_grads`` is this, the definition: one forward and backward through W', then the
-two products. The base arrays are never written (W' is a new array per adapted matrix, made for
-the step); a faster form would multiply (x A) B in the forward and skip the frozen weights'
-gradients.
+``lora_loss_and_grads_merged`` is this, the definition: one forward and backward through W',
+then the two products. ``lora_loss_and_grads`` is the form used for training, tested equal: it
+never builds W' (the forward computes x W + s · (x A) B, train/frozen.py) and computes no gradient
+of a frozen weight — not G [in, out], not the head's or the embedding's [V, C]: the input's
+gradient flows through each frozen W, and the adapters' come from [N, r] products. The base
+arrays are read, never written or copied.
 
 Names follow ``params.named()``: adapting ``blocks.0.attn.wq`` trains ``blocks.0.attn.wq.lora_A``
 and ``….lora_B``. Example: ``lora = init_lora(model.params, rank=8, rng=np.random.default_rng(0))``;
@@ -36,7 +38,9 @@ from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
-from minillm.train.grad_model import loss_and_grads
+from minillm.train.frozen import Frozen
+from minillm.train.grad_model import (_check_batch, backward, check_trainable,
+                                       cross_entropy_with_grad, forward_with_cache, loss_and_grads)
 
 # the projections adapted by default: every matrix of attention and of the FFN
 DEFAULT_TARGETS = ("wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down")
@@ -104,10 +108,37 @@ def merged_params(params, lora: LoRA):
                              for name, (A, B) in lora.adapters.items()})
 
 
+def frozen_params(params, lora: LoRA):
+    """The model with every block matrix marked ``Frozen`` (train/frozen.py), the adapted ones
+    carrying their (A, B, s): a new params tree around the very same base arrays (no copy)."""
+    named = params.named()
+    missing = sorted(set(lora.adapters) - set(named))
+    if missing:
+        raise ValueError(f"the adapters name matrices this model does not have: {missing[:3]}")
+    marks = {name: Frozen(w) for name, w in named.items()
+             if name.startswith("blocks.") and w.ndim == 2}
+    marks |= {name: Frozen(named[name], A, B, lora.scale) for name, (A, B) in lora.adapters.items()}
+    return _rebuild(params, marks)
+
+
 def lora_loss_and_grads(params, config, lora: LoRA, ids: np.ndarray, targets: np.ndarray
                         ) -> tuple[float, dict]:
     """ids, targets [B, T] -> (mean next-token loss of the adapted model, {"….lora_A": ∂L/∂A,
-    "….lora_B": ∂L/∂B}) with the keys of ``lora.named()``."""
+    "….lora_B": ∂L/∂B}) with the keys of ``lora.named()``; the base weights frozen and never
+    rebuilt (x W + s · (x A) B). Equal to ``lora_loss_and_grads_merged`` (tested)."""
+    check_trainable(config)
+    _check_batch(ids, targets, config)
+    marked = frozen_params(params, lora)
+    logits, cache = forward_with_cache(marked, config, ids)             # [B, T, V]
+    V = logits.shape[-1]
+    loss, dlogits = cross_entropy_with_grad(logits.reshape(-1, V), targets.reshape(-1))
+    return loss, backward(dlogits, cache, marked, config, frozen=True)
+
+
+def lora_loss_and_grads_merged(params, config, lora: LoRA, ids: np.ndarray, targets: np.ndarray
+                               ) -> tuple[float, dict]:
+    """The definition: ``lora_loss_and_grads`` through the merged W' = W + s · A B, then
+    ∂L/∂A = s · G Bᵀ and ∂L/∂B = s · Aᵀ G from the full G = ∂L/∂W'."""
     loss, grads = loss_and_grads(merged_params(params, lora), config, ids, targets)
     s = lora.scale
     out = {}
