@@ -12,6 +12,7 @@ data folder (dequantised to float32), else a random model of SmolLM2-135M's shap
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -26,7 +27,8 @@ from minillm.model import GPT  # noqa: E402
 from minillm.train.lora.adapters import (init_lora, lora_loss_and_grads,  # noqa: E402
                                          lora_loss_and_grads_merged)
 
-GGUF = Path(__file__).resolve().parents[2] / "shared" / "data" / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
+SHARED = Path(os.environ.get("MINILLM_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+GGUF = SHARED / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 def main() -> None:

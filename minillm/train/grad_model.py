@@ -4,6 +4,7 @@
     hₗ = hₗ₋₁ + Attn(Norm₁(hₗ₋₁)) ;  hₗ ← hₗ + FFN(Norm₂(hₗ))  residual blocks
     logits = Norm_f(h_L) · head                            head = wteᵀ (tied) or lm_head (untied)
     loss = −1/N Σ log softmax(logits)[target]               all N = B·T positions at once
+    loss = −Σ mₙ log pₙ / Σ mₙ                              with a loss mask m [B, T] (0/1)
 
 The backward walks the same list in reverse. Three rules cover everything:
 - a residual ``y = x + f(x)`` passes dy straight through *and* adds f's backward: dx = dy + df;
@@ -86,38 +87,60 @@ def block_backward(dy: np.ndarray, cache: tuple, bp, config, grads: dict, prefix
     return dx
 
 
-def cross_entropy_with_grad(logits: np.ndarray, targets: np.ndarray) -> tuple[float, np.ndarray]:
+def cross_entropy_with_grad(logits: np.ndarray, targets: np.ndarray, weights: np.ndarray | None = None
+                            ) -> tuple[float, np.ndarray]:
     """logits [N, V], targets [N] -> (mean −log p(target), ∂loss/∂logits [N, V]) in one pass.
 
     The loss is the same number as ``minillm.functional.cross_entropy`` (mean taken in float64).
+    ``weights`` [N] (a loss mask, 0/1): the mean over the counted positions only, Σ wₙ ℓₙ / Σ wₙ;
+    a position with wₙ = 0 gets exactly zero gradient. Example: weights [0, 1] -> the loss of
+    position 1 alone, and ∂loss/∂logits₀ = 0.
     """
     N = logits.shape[0]
     logp = log_softmax(logits)                                          # [N, V]
     rows = np.arange(N)
-    loss = float(-logp[rows, targets].astype(np.float64).mean())
+    nll = -logp[rows, targets].astype(np.float64)                       # [N]
     dlogits = np.exp(logp)                                              # [N, V]  softmax
     dlogits[rows, targets] -= 1.0                                       # − onehot(target)
-    dlogits *= 1.0 / N                                                  # the mean
-    return loss, dlogits
+    if weights is None:
+        dlogits *= 1.0 / N                                              # the mean
+        return float(nll.mean()), dlogits
+    count = float(weights.sum())
+    dlogits *= (weights / count).astype(dlogits.dtype)[:, None]         # [N, V] * [N, 1]
+    return float((nll * weights).sum() / count), dlogits
 
 
-def loss_and_grads(params, config, ids: np.ndarray, targets: np.ndarray) -> tuple[float, dict]:
+def loss_and_grads(params, config, ids: np.ndarray, targets: np.ndarray,
+                   loss_mask: np.ndarray | None = None, segments: np.ndarray | None = None,
+                   frozen: bool = False) -> tuple[float, dict]:
     """ids, targets [B, T] int -> (mean next-token loss, {flat name: gradient}) — one forward,
     one backward. ``targets[b, t]`` is the token that should follow ``ids[b, :t+1]``.
+
+    ``loss_mask`` [B, T] (0/1 or bool): which targets count; the mean is over those only.
+    Right padding (any pad id, mask 0) changes nothing: under the causal mask no real position
+    sees a later pad, and a pad's zero loss gradient reaches no weight (tested: a padded batch
+    gives exactly the gradients of its rows taken one by one, weighted by their token counts).
+    ``segments`` [B, T] (non-decreasing ints): several sequences packed in one row; attention
+    stays inside each segment (block-diagonal causal mask) and positions restart at 0, so a
+    packed row computes what its pieces would, each alone (``packed_attention``).
+    ``frozen``: params marked by ``lora.adapters.frozen_params``; only the adapters' gradients.
 
     Example: ``loss, grads = loss_and_grads(model.params, model.config, w[:, :-1], w[:, 1:])``;
     ``grads`` has the keys (and shapes) of ``model.params.named()``.
     """
     check_trainable(config)
-    _check_batch(ids, targets, config)
-    logits, cache = forward_with_cache(params, config, ids)             # [B, T, V]
+    _check_batch(ids, targets, config, loss_mask, segments)
+    logits, cache = forward_with_cache(params, config, ids, segments)   # [B, T, V]
     B, T, V = logits.shape
-    loss, dlogits = cross_entropy_with_grad(logits.reshape(-1, V), targets.reshape(-1))
-    return loss, backward(dlogits, cache, params, config)
+    weights = None if loss_mask is None else loss_mask.reshape(-1).astype(np.float64)   # [N]
+    loss, dlogits = cross_entropy_with_grad(logits.reshape(-1, V), targets.reshape(-1), weights)
+    return loss, backward(dlogits, cache, params, config, frozen)
 
 
-def _check_batch(ids: np.ndarray, targets: np.ndarray, config) -> None:
-    """ValueError unless ids and targets are [B, T] integer arrays of ids in [0, V), T <= n_ctx.
+def _check_batch(ids: np.ndarray, targets: np.ndarray, config, loss_mask=None, segments=None
+                 ) -> None:
+    """ValueError unless ids and targets are [B, T] integer arrays of ids in [0, V), T <= n_ctx,
+    the loss mask [B, T] of 0/1 counting at least one target, the segments [B, T] non-decreasing.
     subtle: NumPy indexing would read a negative id as a row from the end of wte, silently."""
     for name, a in (("ids", ids), ("targets", targets)):
         if not isinstance(a, np.ndarray) or a.ndim != 2 or not np.issubdtype(a.dtype, np.integer):
@@ -129,13 +152,39 @@ def _check_batch(ids: np.ndarray, targets: np.ndarray, config) -> None:
     if ids.shape != targets.shape or not 1 <= ids.shape[1] <= config.n_ctx:
         raise ValueError(f"ids and targets must share one shape [B, T] with 1 <= T <= n_ctx = "
                          f"{config.n_ctx}, got {ids.shape} and {targets.shape}")
+    if loss_mask is not None and (not isinstance(loss_mask, np.ndarray) or loss_mask.shape != ids.shape
+                                  or not np.isin(loss_mask, (0, 1)).all() or not loss_mask.any()):
+        raise ValueError(f"loss_mask must be a [B, T] = {ids.shape} array of 0/1 counting at least "
+                         f"one target, got {getattr(loss_mask, 'shape', type(loss_mask).__name__)}")
+    if segments is not None and (not isinstance(segments, np.ndarray) or segments.shape != ids.shape
+                                 or not np.issubdtype(segments.dtype, np.integer)
+                                 or (np.diff(segments, axis=1) < 0).any()):
+        raise ValueError(f"segments must be a [B, T] = {ids.shape} integer array, non-decreasing "
+                         f"along each row (one packed sequence after the other)")
 
 
-def forward_with_cache(params, config, ids: np.ndarray) -> tuple[np.ndarray, tuple]:
+def packed_attention(segments: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """segments [B, T] -> (mask [B, T, T] bool, positions [B, T]): query t sees key s iff s ≤ t
+    and both are in one segment; a position counts from its segment's start.
+
+    Example: segments [[0, 0, 1]] -> positions [[0, 1, 0]]; token 2 sees only itself.
+    """
+    B, T = segments.shape
+    same = segments[:, :, None] == segments[:, None, :]                 # [B, T, T]
+    t = np.arange(T)
+    starts = np.where(np.diff(segments, axis=1, prepend=segments[:, :1] - 1) != 0, t, 0)   # [B, T]
+    starts = np.maximum.accumulate(starts, axis=1)                      # [B, T]  its segment's start
+    return same & causal_mask(T, T)[None], t - starts                   # [B, T, T], [B, T]
+
+
+def forward_with_cache(params, config, ids: np.ndarray, segments: np.ndarray | None = None
+                       ) -> tuple[np.ndarray, tuple]:
     """ids [B, T] -> logits [B, T, V] (the same as ``GPT(config, params)(ids)``) and the cache."""
     B, T = ids.shape
     mask = causal_mask(T, T)[None]                                      # [1, T, T]
     positions = np.broadcast_to(np.arange(T), (B, T))                   # [B, T]
+    if segments is not None:                                            # packed rows
+        mask, positions = packed_attention(segments)                    # [B, T, T], [B, T]
     x = embed(params.wte, ids, params.wpe, positions)                   # [B, T, C]
     rope = None
     if config.position == "rope":                                       # the angles of 0 … T−1
@@ -147,7 +196,7 @@ def forward_with_cache(params, config, ids: np.ndarray) -> tuple[np.ndarray, tup
         caches.append(c)
     xf = norm_fast(x, params.norm_f, config.norm, config.norm_eps)      # [B, T, C]
     head = params.wte.T if params.lm_head is None else params.lm_head   # [C, V]
-    return linear(xf, head), (ids, caches, x, xf)                       # [B, T, V]
+    return linear(xf, head), (ids, caches, x, xf, positions)                       # [B, T, V]
 
 
 def backward(dlogits: np.ndarray, cache: tuple, params, config, frozen: bool = False) -> dict:
@@ -157,7 +206,7 @@ def backward(dlogits: np.ndarray, cache: tuple, params, config, frozen: bool = F
     norms (the head's and embedding's [V, C] products are skipped; the norms' [C] sums, which their
     backward yields beside the input's gradient, are dropped); the block projections give what
     their ``Frozen`` marks say (train/frozen.py: the adapters' gradients only)."""
-    ids, caches, x, xf = cache
+    ids, caches, x, xf, positions = cache
     B, T, C = x.shape
     grads: dict[str, np.ndarray] = {}
     xf2 = xf.reshape(-1, C)                                             # [N, C]
@@ -182,6 +231,6 @@ def backward(dlogits: np.ndarray, cache: tuple, params, config, frozen: bool = F
     grads["wte"] = dwte
     if params.wpe is not None:                                          # learned positions (GPT-2)
         wpe = np.zeros_like(params.wpe)                                 # [n_ctx, C]
-        wpe[:T] = dx.sum(axis=0)                                        # [B, T, C] -> [T, C]
+        np.add.at(wpe, positions.reshape(-1), dx.reshape(-1, C))        # [N, C] -> rows of [n_ctx, C]
         grads["wpe"] = wpe
     return grads

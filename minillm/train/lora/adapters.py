@@ -39,8 +39,7 @@ from dataclasses import dataclass, field, fields, replace
 import numpy as np
 
 from minillm.train.frozen import Frozen
-from minillm.train.grad_model import (_check_batch, backward, check_trainable,
-                                       cross_entropy_with_grad, forward_with_cache, loss_and_grads)
+from minillm.train.grad_model import loss_and_grads
 
 # the projections adapted by default: every matrix of attention and of the FFN
 DEFAULT_TARGETS = ("wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down")
@@ -121,25 +120,24 @@ def frozen_params(params, lora: LoRA):
     return _rebuild(params, marks)
 
 
-def lora_loss_and_grads(params, config, lora: LoRA, ids: np.ndarray, targets: np.ndarray
+def lora_loss_and_grads(params, config, lora: LoRA, ids: np.ndarray, targets: np.ndarray,
+                        loss_mask: np.ndarray | None = None, segments: np.ndarray | None = None
                         ) -> tuple[float, dict]:
     """ids, targets [B, T] -> (mean next-token loss of the adapted model, {"….lora_A": ∂L/∂A,
     "….lora_B": ∂L/∂B}) with the keys of ``lora.named()``; the base weights frozen and never
-    rebuilt (x W + s · (x A) B). Equal to ``lora_loss_and_grads_merged`` (tested)."""
-    check_trainable(config)
-    _check_batch(ids, targets, config)
-    marked = frozen_params(params, lora)
-    logits, cache = forward_with_cache(marked, config, ids)             # [B, T, V]
-    V = logits.shape[-1]
-    loss, dlogits = cross_entropy_with_grad(logits.reshape(-1, V), targets.reshape(-1))
-    return loss, backward(dlogits, cache, marked, config, frozen=True)
+    rebuilt (x W + s · (x A) B). Equal to ``lora_loss_and_grads_merged`` (tested). ``loss_mask``
+    and ``segments``: as in ``loss_and_grads``."""
+    return loss_and_grads(frozen_params(params, lora), config, ids, targets, loss_mask, segments,
+                          frozen=True)
 
 
-def lora_loss_and_grads_merged(params, config, lora: LoRA, ids: np.ndarray, targets: np.ndarray
-                               ) -> tuple[float, dict]:
+def lora_loss_and_grads_merged(params, config, lora: LoRA, ids: np.ndarray, targets: np.ndarray,
+                               loss_mask: np.ndarray | None = None,
+                               segments: np.ndarray | None = None) -> tuple[float, dict]:
     """The definition: ``lora_loss_and_grads`` through the merged W' = W + s · A B, then
     ∂L/∂A = s · G Bᵀ and ∂L/∂B = s · Aᵀ G from the full G = ∂L/∂W'."""
-    loss, grads = loss_and_grads(merged_params(params, lora), config, ids, targets)
+    loss, grads = loss_and_grads(merged_params(params, lora), config, ids, targets, loss_mask,
+                                 segments)
     s = lora.scale
     out = {}
     for name, (A, B) in lora.adapters.items():
