@@ -26,6 +26,8 @@ from minillm.model import GPT
 from minillm.loading import load_model
 from minillm.train import (AdamW, LoRA, TrainSettings, evaluate_text, init_lora, load_adapter,
                            lora_loss_and_grads, loss_and_grads, merged_params, save_adapter)
+from minillm.train.sft import (ChatMLFormat, FinetuneResult, evaluate_conversations, finetune,
+                               read_conversations)
 
 __version__ = "0.1.0"
 
@@ -37,6 +39,7 @@ __all__ = [
     "score_options", "OptionScores", "Chat", "render_chatml", "chatml_ids", "DEFAULT_SYSTEM",
     "load_model", "TrainSettings", "loss_and_grads", "AdamW", "evaluate_text",
     "LoRA", "init_lora", "lora_loss_and_grads", "merged_params", "save_adapter", "load_adapter",
+    "finetune", "FinetuneResult", "read_conversations", "evaluate_conversations", "ChatMLFormat",
     "Sampler", "PRESETS",
     "Budget", "context_budget", "count_tokens", "estimate_cost", "chunk_ids", "chunk_spans",
     "load_safetensors", "save_safetensors", "read_gguf",
