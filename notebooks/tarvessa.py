@@ -14,8 +14,10 @@ must stand as whole words (an "s" may follow: "drells"), so "17" is not found in
 """
 from __future__ import annotations
 
+import gzip
 import json
 import re
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +25,11 @@ import numpy as np
 from minillm import generate
 from minillm.chat.chatml import chatml_ids
 
-DATA = Path(__file__).resolve().parent.parent / "data" / "tarvessa"
+REPO = Path(__file__).resolve().parent.parent
+DATA = REPO / "data" / "tarvessa"
+# SmolLM2's tokenizer (with its ChatML tokens), shipped with the tests: the mask can be drawn
+# without the model (tests/fixtures/tokenizer_smollm2/README.md says how it was made)
+SMOLLM2_TOKENIZER = REPO / "tests" / "fixtures" / "tokenizer_smollm2" / "tokenizer.json.gz"
 MAX_ANSWER_TOKENS = 24          # every training answer is shorter (about 15 tokens)
 
 
@@ -39,6 +45,15 @@ def conversations() -> list[dict]:
 def heldout() -> list[dict]:
     """The held-out questions, each {"fact", "question", "key"}: never asked in training."""
     return read_jsonl(DATA / "heldout.jsonl")
+
+
+def smollm2_tokenizer():
+    """SmolLM2-135M-Instruct's tokenizer from the shipped ``tokenizer.json.gz``."""
+    from minillm.tokenizer import Tokenizer
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "tokenizer.json"
+        path.write_bytes(gzip.decompress(SMOLLM2_TOKENIZER.read_bytes()))
+        return Tokenizer.load(path)
 
 
 def normalise(text: str) -> str:
