@@ -10,8 +10,9 @@ up and down of all 30 layers; the batch is B sequences of T random token ids (se
 runs in its own subprocess (so peak RSS is its own: ``resource.getrusage``'s ``ru_maxrss``) with
 OPENBLAS_NUM_THREADS = OMP_NUM_THREADS = MKL_NUM_THREADS = n and, for torch,
 ``torch.set_num_threads(n)``; it loads the weights, takes one untimed step, then ``--steps`` timed
-ones: the figure is their median. Every thread count is run ``--runs`` times, the sides
-alternating (a change of machine load hits both).
+ones: the figures are their medians, wall clock and CPU time (on a busy machine the wall clock
+includes waiting for a core; the CPU time does not). Every thread count is run ``--runs`` times,
+the sides alternating (a change of machine load hits both); the load average is printed per run.
 
 The weights: the SmolLM2-135M-Instruct GGUF (Q4_1) dequantised to float32 and saved once as a
 Hugging Face folder (``--workdir``), which both sides load: minillm with
@@ -60,14 +61,18 @@ def batch(vocab: int, B: int, T: int) -> tuple[np.ndarray, np.ndarray]:
     return ids[:, :-1], ids[:, 1:]
 
 
-def timed(step, n: int) -> list[float]:
+def timed(step, n: int) -> tuple[list[float], list[float]]:
+    """Wall-clock and CPU seconds (``time.process_time``: every thread of this process) of ``n``
+    steps after an untimed warm-up. On a busy machine the wall clock includes waiting for a core;
+    the CPU time does not, and at 1 thread it is the fairer figure."""
     step()                                                           # warm-up, untimed
-    times = []
+    wall, cpu = [], []
     for _ in range(n):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         step()
-        times.append(time.perf_counter() - start)
-    return times
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    return wall, cpu
 
 
 def numpy_blas() -> str:
@@ -90,8 +95,8 @@ def side_minillm(args) -> dict:
     def step():
         _, grads = f(params, config, lora, x, y)
         opt.step(grads, LR)
-    times = timed(step, args.steps)
-    return {"times": times, "rss_loaded_mb": loaded, "peak_rss_mb": peak_rss_mb(),
+    times, cpu = timed(step, args.steps)
+    return {"times": times, "cpu": cpu, "rss_loaded_mb": loaded, "peak_rss_mb": peak_rss_mb(),
             "weights_mb": sum(w.nbytes for w in params.named().values()) / 2**20,
             "adapter_params": sum(a.size for a in lora.named().values()), "blas": numpy_blas()}
 
@@ -117,9 +122,9 @@ def side_torch(args) -> dict:
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
-    times = timed(step, args.steps)
+    times, cpu = timed(step, args.steps)
     blas = re.findall(r"BLAS_INFO=(\w+)", torch.__config__.show())
-    return {"times": times, "rss_loaded_mb": loaded, "peak_rss_mb": peak_rss_mb(),
+    return {"times": times, "cpu": cpu, "rss_loaded_mb": loaded, "peak_rss_mb": peak_rss_mb(),
             "weights_mb": weights_mb,
             "adapter_params": sum(p.numel() for p in model.parameters() if p.requires_grad),
             "blas": f"torch {torch.__version__}, BLAS {blas[0] if blas else '?'}, "
@@ -173,28 +178,28 @@ def main() -> None:
                         "--workdir", str(args.workdir)], check=True)
     print(f"LoRA step on SmolLM2-135M: batch {args.batch} × {args.context} tokens, rank {args.rank} "
           f"(α {2 * args.rank}) on {', '.join(HF_TARGETS)}; AdamW; median of {args.steps} steps "
-          f"after one warm-up; minillm form: {args.form}")
-    rows = []
+          f"after one warm-up; minillm form: {args.form}; OPENBLAS_NUM_THREADS = OMP_NUM_THREADS "
+          f"= MKL_NUM_THREADS = the thread count, torch.set_num_threads too")
+    print(f"\n| threads | run | load avg | minillm s/step (CPU s) | torch s/step (CPU s) | ratio wall "
+          f"(CPU) | minillm peak RSS (× weights) | torch peak RSS (× weights) |\n"
+          f"|---|---|---|---|---|---|---|---|", flush=True)
     for threads in args.threads:
         for run in range(1, args.runs + 1):
+            load = os.getloadavg()[0]
             r = {side: run_side(side, threads, args) for side in ("minillm", "torch")}
-            med = {side: statistics.median(v["times"]) for side, v in r.items()}
-            rows.append((threads, run, med, r))
+            wall = {side: statistics.median(v["times"]) for side, v in r.items()}
+            cpu = {side: statistics.median(v["cpu"]) for side, v in r.items()}
+            m, t = r["minillm"], r["torch"]
+            print(f"| {threads} | {run} | {load:.1f} | {wall['minillm']:.2f} ({cpu['minillm']:.2f}) | "
+                  f"{wall['torch']:.2f} ({cpu['torch']:.2f}) | {wall['minillm'] / wall['torch']:.2f}× "
+                  f"({cpu['minillm'] / cpu['torch']:.2f}×) | {m['peak_rss_mb']:.0f} MB "
+                  f"({m['peak_rss_mb'] / m['weights_mb']:.2f}×) | {t['peak_rss_mb']:.0f} MB "
+                  f"({t['peak_rss_mb'] / t['weights_mb']:.2f}×) |", flush=True)
             if run == 1 and threads == args.threads[0]:
                 for side, v in r.items():
-                    print(f"  {side}: {v['blas']}; adapter parameters {v['adapter_params']:,}; "
-                          f"base weights {v['weights_mb']:.0f} MB")
-    print(f"\n| threads | run | minillm s/step | torch s/step | ratio | minillm peak RSS (× weights) "
-          f"| torch peak RSS (× weights) |\n|---|---|---|---|---|---|---|")
-    for threads, run, med, r in rows:
-        m, t = r["minillm"], r["torch"]
-        print(f"| {threads} | {run} | {med['minillm']:.2f} | {med['torch']:.2f} | "
-              f"{med['minillm'] / med['torch']:.2f}× | {m['peak_rss_mb']:.0f} MB "
-              f"({m['peak_rss_mb'] / m['weights_mb']:.2f}×) | {t['peak_rss_mb']:.0f} MB "
-              f"({t['peak_rss_mb'] / t['weights_mb']:.2f}×) |")
-    print("(peak RSS after loading only: minillm "
-          f"{statistics.median(r['minillm']['rss_loaded_mb'] for *_, r in rows):.0f} MB, torch "
-          f"{statistics.median(r['torch']['rss_loaded_mb'] for *_, r in rows):.0f} MB)")
+                    print(f"  ({side}: {v['blas']}; adapter parameters {v['adapter_params']:,}; "
+                          f"base weights {v['weights_mb']:.0f} MB; peak RSS after loading only "
+                          f"{v['rss_loaded_mb']:.0f} MB)", flush=True)
 
 
 if __name__ == "__main__":

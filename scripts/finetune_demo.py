@@ -74,6 +74,8 @@ def main() -> None:
         before = answers(to_engine(model), tok, questions)
         results["before"] = {"right": tarvessa.score(before, held)[0], "of": len(held),
                              "answers": before, "seconds": time.perf_counter() - t}
+        (args.out / "before.json").parent.mkdir(parents=True, exist_ok=True)
+        (args.out / "before.json").write_text(json.dumps(results["before"], indent=1) + "\n")
         print(f"before: {results['before']['right']}/{len(held)} held-out questions right "
               f"({results['before']['seconds']:.0f} s)", flush=True)
     conversations = read_conversations(tarvessa.DATA / "train.jsonl")

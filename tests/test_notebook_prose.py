@@ -30,6 +30,9 @@ STATED = {
     "04_autoregressive": {},
     "05_kv_cache": {},
     "06_sampling": {},
+    "15_finetune": {"135": "SmolLM2-135M's size, in its name", "100": "the download's size, about 100 MB",
+                    "199": "the last conversation's index (a knob's range)",
+                    "576": "SmolLM2's width (printed as ΔW's shape when SmolLM2 is present)"},
 }
 
 

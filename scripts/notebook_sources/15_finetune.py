@@ -226,6 +226,7 @@ else:
 # %%
 r = results
 print(f"command: {r['command']}")
+print(f"answers: greedy, at most {tarvessa.MAX_ANSWER_TOKENS} tokens, after SmolLM2's default system message")
 print(f"before: {r['before']['right']}/{r['before']['of']} held-out questions right; "
       f"after: {r['after']['right']}/{r['after']['of']}; "
       f"after, on one training phrasing per fact: {r['after_training_questions']['right']}/"
