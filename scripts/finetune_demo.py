@@ -56,7 +56,10 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=REPO / "weights" / "tarvessa-lora")
-    ap.add_argument("--skip-before", action="store_true", help="do not score the base model")
+    ap.add_argument("--skip-before", action="store_true",
+                    help="do not score the base model (it can run apart: --before-only)")
+    ap.add_argument("--before-only", action="store_true",
+                    help="only score the base model, into OUT/before.json")
     args = ap.parse_args()
     start = time.perf_counter()
     model, tok = load_model(args.gguf, fast=False)
@@ -78,6 +81,10 @@ def main() -> None:
         (args.out / "before.json").write_text(json.dumps(results["before"], indent=1) + "\n")
         print(f"before: {results['before']['right']}/{len(held)} held-out questions right "
               f"({results['before']['seconds']:.0f} s)", flush=True)
+    if args.before_only:
+        return
+    if args.skip_before and (args.out / "before.json").exists():    # scored apart, beforehand
+        results["before"] = json.loads((args.out / "before.json").read_text(encoding="utf-8"))
     conversations = read_conversations(tarvessa.DATA / "train.jsonl")
     t = time.perf_counter()
 
