@@ -113,6 +113,9 @@ KNOBS = {
     "14_build_it": [  # each knob at both ends of its stated range
         {"PROMPT": '"J"', "N_NEW": "1", "BPE_TEXT": '"ab"', "N_MERGES": "1", "QUESTION": '"What is the capital of Italy?"'},
         {"PROMPT": '"ROMEO. " * 11 + "ROMEO"', "N_NEW": "40", "BPE_TEXT": '"aaabdaaabac" * 20', "N_MERGES": "50"}],
+    "15_finetune": [  # each knob at both ends of its stated range
+        {"CONVERSATION": "0", "RANK": "1", "STEPS": "1", "QUESTIONS": "1"},
+        {"CONVERSATION": "199", "RANK": "64", "STEPS": "20", "QUESTIONS": "31"}],
 }
 CASES = [(name, i) for name, runs in KNOBS.items() for i in range(len(runs))]
 
