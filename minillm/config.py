@@ -9,7 +9,8 @@
 
 Two switches of the Llama column name later families: ``rope_scaling`` (Llama 3.1 / 3.2: RoPE's
 slow frequencies stretched, ``model/rope.py``) and ``qk_norm`` (Qwen3: each head's q and k
-RMS-normalised before RoPE), whose heads may also be wider or narrower than C / H (``head_dim``).
+RMS-normalised before RoPE), whose heads may also be wider or narrower than C / H (``head_dim``). ``n_experts`` > 0 makes each
+FFN a mixture of experts (Mixtral, Qwen3-MoE: ``model/moe.py``).
 
 A checkpoint directory carries its config as Hugging Face's ``config.json`` (read and written by
 ``minillm/io/config_hf.py``: ``read_config``, ``write_config``), so it is self-describing.
@@ -66,6 +67,9 @@ class ModelConfig:
     head_dim: int | None = None     # D when it is not d_model // n_heads (Qwen3); None: C / H
     qk_norm: bool = False           # RMSNorm on each head's q and k before RoPE (Qwen3)
     rope_scaling: dict | None = None    # {"rope_type": "llama3", …} (model/rope.py), None: plain
+    n_experts: int = 0              # E > 0: each FFN is E SwiGLU experts and a router (model/moe.py)
+    n_experts_used: int = 0         # k, the experts each token is sent to (1 <= k <= E)
+    norm_topk_prob: bool = False    # the k routing weights rescaled to sum to 1 (Mixtral: always)
 
     def __post_init__(self) -> None:
         if self.arch not in _CHOICES["arch"]:
@@ -110,7 +114,12 @@ class ModelConfig:
             if self.position != "rope":
                 raise ValueError("rope_scaling needs position='rope'")
             self.rope_scaling = check_rope_scaling(self.rope_scaling)
-        for name in ("attn_bias", "mlp_bias", "tie_embeddings", "qk_norm"):
+        if (self.n_experts or self.n_experts_used) and not (type(self.n_experts) is type(
+                self.n_experts_used) is int and 0 < self.n_experts_used <= self.n_experts <= MAX_SIZE
+                and self.ffn == "swiglu"):
+            raise ValueError(f"a mixture of experts needs ints 1 <= n_experts_used <= n_experts and "
+                             f"ffn='swiglu', got {self.n_experts_used!r}, {self.n_experts!r}, {self.ffn!r}")
+        for name in ("attn_bias", "mlp_bias", "tie_embeddings", "qk_norm", "norm_topk_prob"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
         for name in ("bos_id", "eos_id"):

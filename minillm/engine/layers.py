@@ -13,6 +13,7 @@ import numpy as np
 from minillm.engine.ops import (gelu_tanh_fast, linear, norm_fast, rms_norm_fast, silu_fast,
                                 split_columns)
 from minillm.model.attention import merge_heads, scaled_dot_product, split_heads
+from minillm.model.moe import moe
 from minillm.model.rope import apply_rope
 
 QUERY_BLOCK = 64   # queries per block in query_blocks: [B, H, 64, S] scores instead of [B, H, T, S]
@@ -101,5 +102,8 @@ def block(x: np.ndarray, p, joined, config, mask: np.ndarray, rope=None, cache=N
                            return_weights)                              # [B, T, C]
     x = x + a                                                           # [B, T, C]
     h = norm_fast(x, p.norm2, config.norm, config.norm_eps)             # [B, T, C]
-    x = x + ffn(h, p.ffn, joined.gate_up, config.ffn)                   # [B, T, C]
+    if config.n_experts:                                                # tokens grouped by expert
+        x = x + moe(h, p.ffn, config, ffn=lambda rows, q: ffn(rows, q, None, "swiglu"))
+    else:
+        x = x + ffn(h, p.ffn, joined.gate_up, config.ffn)               # [B, T, C]
     return x, weights

@@ -6,6 +6,9 @@ family uses, the JSON types they must have, and the variants minillm refuses.
     / Mistral      intermediate_size, max_position_embeddings, rms_norm_eps, rope_theta, head_dim
     Llama 3.x      … and rope_scaling (or transformers 5's rope_parameters) rope_type "llama3"
     Qwen3          … model_type "qwen3": q and k norms (qk_norm); head_dim apart from C / H
+    Mixtral        … model_type "mixtral": num_local_experts, num_experts_per_tok (experts, model/moe.py)
+    Qwen3-MoE      … model_type "qwen3_moe": Qwen3's, num_experts, num_experts_per_tok,
+                   moe_intermediate_size, norm_topk_prob (every layer's FFN a mixture of experts)
 
 A file written by minillm also carries a ``"minillm"`` object, every ModelConfig field, so it reads
 back exactly. ``read_config(path)`` / ``write_config(config, path)`` read and write the file;
@@ -50,13 +53,18 @@ def from_hf_dict(d: dict) -> ModelConfig:
                    d_ff=d.get("n_inner") or 4 * n_embd, norm_eps=d.get("layer_norm_epsilon", 1e-5),
                    arch="gpt2", tie_embeddings=d.get("tie_word_embeddings", True),
                    bos_id=d.get("bos_token_id"), eos_ids=as_ids(d.get("eos_token_id")))
-    if model_type in ("llama", "qwen2", "mistral", "qwen3"):
+    if model_type == "olmoe":
+        raise ValueError("model_type 'olmoe' (OLMoE) is not supported: its q and k norms span "
+                         "the whole width (OLMo 2's), which minillm does not implement")
+    if model_type in ("llama", "qwen2", "mistral", "qwen3", "mixtral", "qwen3_moe"):
+        experts = _experts(d, model_type)           # {} for a dense model
         missing = [k for k in ("vocab_size", "hidden_size", "num_attention_heads",
-                               "num_hidden_layers", "intermediate_size") if k not in d]
+                               "num_hidden_layers", "intermediate_size") if k not in d
+                   and not (k == "intermediate_size" and "d_ff" in experts)]
         if missing:
             raise ValueError(f"a {model_type} config.json needs {missing}, which are missing")
         _reject(d, hidden_act=("silu",), use_sliding_window=(False,))
-        qwen2, qwen3 = model_type == "qwen2", model_type == "qwen3"
+        qwen2, qwen3 = model_type == "qwen2", model_type in ("qwen3", "qwen3_moe")
         if qwen3 and d.get("attention_bias"):   # (HF's Qwen3 then has an o_proj bias too)
             raise ValueError("a qwen3 config.json with attention_bias=true is not supported")
         if any(kind != "full_attention" for kind in d.get("layer_types") or ()):
@@ -70,15 +78,45 @@ def from_hf_dict(d: dict) -> ModelConfig:
         theta, scaling = _rope(d)
         return cls(vocab_size=d["vocab_size"], n_ctx=n_ctx,
                    d_model=d["hidden_size"], n_heads=d["num_attention_heads"],
-                   n_layers=d["num_hidden_layers"], d_ff=d["intermediate_size"],
+                   n_layers=d["num_hidden_layers"], d_ff=experts.pop("d_ff", d.get("intermediate_size")),
                    n_kv_heads=d.get("num_key_value_heads") or d["num_attention_heads"],
                    norm_eps=d.get("rms_norm_eps", 1e-6), arch="llama",
                    attn_bias=bool(d.get("attention_bias", qwen2)), mlp_bias=bool(d.get("mlp_bias", False)),
                    rope_theta=theta, rope_scaling=scaling, head_dim=d.get("head_dim"),
                    qk_norm=qwen3, tie_embeddings=d.get("tie_word_embeddings", False),
-                   bos_id=d.get("bos_token_id"), eos_ids=as_ids(d.get("eos_token_id")))
+                   bos_id=d.get("bos_token_id"), eos_ids=as_ids(d.get("eos_token_id")), **experts)
     raise ValueError(f"unsupported model_type {model_type!r}: minillm reads gpt2, llama, qwen2, "
-                     f"qwen3, mistral")
+                     f"qwen3, mistral, mixtral, qwen3_moe")
+
+
+def _experts(d: dict, model_type: str) -> dict:
+    """A mixture of experts' ModelConfig fields from config.json ({} for a dense family):
+    Mixtral's ``num_local_experts`` (its router always renormalises the k weights), Qwen3-MoE's
+    ``num_experts``, ``moe_intermediate_size`` (the experts' F) and ``norm_topk_prob``. Qwen3-MoE
+    layers with a dense FFN (``decoder_sparse_step`` > 1, ``mlp_only_layers``) are refused."""
+    if model_type not in ("mixtral", "qwen3_moe"):
+        return {}
+    mixtral = model_type == "mixtral"
+    names = ("num_local_experts" if mixtral else "num_experts", "num_experts_per_tok") + \
+        (() if mixtral else ("moe_intermediate_size",))
+    for key in names + ("decoder_sparse_step",):
+        if key in d and (type(d[key]) is not int or d[key] <= 0):
+            raise ValueError(f"config.json: {key} must be an integer > 0, got {reprlib.repr(d[key])}")
+    if d.get("norm_topk_prob") is not None and not isinstance(d["norm_topk_prob"], bool):
+        raise ValueError(f"config.json: norm_topk_prob must be true or false, got "
+                         f"{reprlib.repr(d['norm_topk_prob'])}")
+    missing = [k for k in names if k not in d]
+    if missing:
+        raise ValueError(f"a {model_type} config.json needs {missing}, which are missing")
+    if mixtral and d.get("sliding_window"):
+        raise ValueError("a mixtral config.json with a sliding_window is not supported")
+    if d.get("decoder_sparse_step", 1) != 1 or d.get("mlp_only_layers"):
+        raise ValueError(f"config.json decoder_sparse_step {d.get('decoder_sparse_step')!r}, "
+                         f"mlp_only_layers {d.get('mlp_only_layers')!r}: minillm supports a mixture "
+                         f"of experts on every layer only (decoder_sparse_step 1, no mlp_only_layers)")
+    return {"n_experts": d[names[0]], "n_experts_used": d["num_experts_per_tok"],
+            "norm_topk_prob": True if mixtral else d.get("norm_topk_prob", False),
+            **({} if mixtral else {"d_ff": d["moe_intermediate_size"]})}
 
 
 def _rope(d: dict) -> tuple[float, dict | None]:
@@ -119,10 +157,25 @@ def to_hf_dict(config: ModelConfig) -> dict:
              "tie_word_embeddings": config.tie_embeddings, "head_dim": config.d_head}
         if config.rope_scaling is not None:     # read by transformers 4 and 5 alike
             d["rope_scaling"] = dict(config.rope_scaling)
+        if config.n_experts:                    # Qwen3-MoE (q/k norms) or Mixtral
+            d.update(_experts_hf(config))
     eos = list(config.eos_ids) if len(config.eos_ids) > 1 else config.eos_id    # HF: an int or a list
     d.update({"bos_token_id": config.bos_id, "eos_token_id": eos,
               "minillm": dataclasses.asdict(config)})
     return d
+
+
+def _experts_hf(config: ModelConfig) -> dict:
+    """config.json's keys for a mixture of experts: Qwen3-MoE when it has q/k norms, else
+    Mixtral (``hf_names.named_to_hf`` refuses what neither can hold)."""
+    if config.qk_norm:
+        return {"model_type": "qwen3_moe", "architectures": ["Qwen3MoeForCausalLM"],
+                "num_experts": config.n_experts, "num_experts_per_tok": config.n_experts_used,
+                "moe_intermediate_size": config.d_ff, "norm_topk_prob": config.norm_topk_prob,
+                "decoder_sparse_step": 1, "mlp_only_layers": []}
+    return {"model_type": "mixtral", "architectures": ["MixtralForCausalLM"],
+            "num_local_experts": config.n_experts, "num_experts_per_tok": config.n_experts_used,
+            "sliding_window": None}
 
 
 def read_config(path: str | Path) -> ModelConfig:

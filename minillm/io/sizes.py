@@ -8,7 +8,7 @@ holds, so the config must add up to exactly that:
     count(config) = V·C [wte] + n_ctx·C [wpe, GPT-2] + C·V [lm_head, untied] + norm_f
                     + L · ( 2 norms + C·HD + 2·C·KD + HD·C [Q KV V O] + (attention biases)
                             + (2·D: q and k norms, Qwen3)
-                            + C·F + F·C [+ C·F gate] + (MLP biases) )
+                            + C·F + F·C [+ C·F gate] + (MLP biases) )   (experts: E × that + C·E)
 
 with HD = H·D (query width) and KD = KV·D (key/value width). Example: GPT-2 small counts
 124,439,808, the number of values in its model.safetensors (the fused c_attn included).
@@ -28,6 +28,8 @@ def parameter_count(c: ModelConfig) -> int:
     attn = C * HD + 2 * C * KD + HD * C + (HD + 2 * KD if c.attn_bias else 0) \
         + (C if c.mlp_bias else 0) + (2 * c.d_head if c.qk_norm else 0)    # (Qwen3's q, k norms)
     ffn = C * F * (3 if c.ffn == "swiglu" else 2) + (F + C if c.mlp_bias else 0)
+    if c.n_experts:                                     # E experts and the router [C, E]
+        ffn = c.n_experts * ffn + C * c.n_experts
     top = V * C + norm + (c.n_ctx * C if c.position == "learned" else 0) \
         + (0 if c.tie_embeddings else C * V)
     return top + c.n_layers * (2 * norm + attn + ffn)

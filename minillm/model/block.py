@@ -1,7 +1,7 @@
 """The transformer block (pre-norm, as GPT-2 and Llama both use):
 
     x = x + Attention(Norm₁(x))      positions exchange information (only with the past)
-    x = x + FFN(Norm₂(x))            each position is transformed on its own
+    x = x + FFN(Norm₂(x))            each position is transformed on its own (or: MoE, k of E FFNs)
 
 The additions are the residual stream: each sub-layer reads the stream and writes a correction
 into it, so a deep stack starts out close to the identity and gradients flow straight through.
@@ -12,6 +12,7 @@ import numpy as np
 
 from minillm.model.attention import attention
 from minillm.model.ffn import ffn
+from minillm.model.moe import moe        # (a mixture of experts: model/moe.py, beyond the afternoon)
 from minillm.model.norm import norm
 
 
@@ -23,5 +24,6 @@ def block(x: np.ndarray, p, config, mask: np.ndarray, rope=None, cache=None, lay
                            mask, rope=rope, cache=cache, layer=layer,
                            return_weights=return_weights)               # [B, T, C]
     x = x + a                                                           # [B, T, C]
-    x = x + ffn(norm(x, p.norm2, config.norm, config.norm_eps), p.ffn, config.ffn)  # [B, T, C]
+    h = norm(x, p.norm2, config.norm, config.norm_eps)                  # [B, T, C]
+    x = x + (moe(h, p.ffn, config) if config.n_experts else ffn(h, p.ffn, config.ffn))  # [B, T, C]
     return x, weights

@@ -51,6 +51,7 @@ class FFNParams:
     w_gate: np.ndarray | None = None     # [C, F] (SwiGLU only)
     b_up: np.ndarray | None = None       # [F]
     b_down: np.ndarray | None = None     # [C]
+    router: np.ndarray | None = None     # [C, E] a mixture of experts' (w_up [E, C, F], …: model/moe.py)
 
 
 @dataclass
@@ -118,11 +119,14 @@ def param_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
         if c.qk_norm:
             shapes |= {f"{b}.attn.q_norm": (c.d_head,), f"{b}.attn.k_norm": (c.d_head,)}
         shapes |= norm(f"{b}.norm2")
-        shapes |= {f"{b}.ffn.w_up": (C, F), f"{b}.ffn.w_down": (F, C)}
+        E = (c.n_experts,) if c.n_experts else ()         # experts stacked: [E, C, F], …
+        shapes |= {f"{b}.ffn.w_up": (*E, C, F), f"{b}.ffn.w_down": (*E, F, C)}
         if c.ffn == "swiglu":
-            shapes[f"{b}.ffn.w_gate"] = (C, F)
+            shapes[f"{b}.ffn.w_gate"] = (*E, C, F)
         if c.mlp_bias:
             shapes |= {f"{b}.ffn.b_up": (F,), f"{b}.ffn.b_down": (C,)}
+        if c.n_experts:
+            shapes[f"{b}.ffn.router"] = (C, c.n_experts)
     shapes |= norm("norm_f")
     if c.position == "learned":
         shapes["wpe"] = (c.n_ctx, C)
