@@ -91,14 +91,16 @@ def from_hf_dict(d: dict) -> ModelConfig:
 
 def _experts(d: dict, model_type: str) -> dict:
     """A mixture of experts' ModelConfig fields from config.json ({} for a dense family):
-    Mixtral's ``num_local_experts`` (its router always renormalises the k weights), Qwen3-MoE's
-    ``num_experts``, ``moe_intermediate_size`` (the experts' F) and ``norm_topk_prob``. Qwen3-MoE
+    ``num_experts`` (or ``num_local_experts``: Mixtral's name, which transformers 5 writes for
+    both), ``num_experts_per_tok``; Mixtral's router always renormalises the k weights;
+    Qwen3-MoE's ``moe_intermediate_size`` (the experts' F) and ``norm_topk_prob``. Qwen3-MoE
     layers with a dense FFN (``decoder_sparse_step`` > 1, ``mlp_only_layers``) are refused."""
     if model_type not in ("mixtral", "qwen3_moe"):
         return {}
     mixtral = model_type == "mixtral"
-    names = ("num_local_experts" if mixtral else "num_experts", "num_experts_per_tok") + \
-        (() if mixtral else ("moe_intermediate_size",))
+    if "num_experts" not in d and "num_local_experts" in d:   # (either name, in transformers 5)
+        d = {**d, "num_experts": d["num_local_experts"]}
+    names = ("num_experts", "num_experts_per_tok") + (() if mixtral else ("moe_intermediate_size",))
     for key in names + ("decoder_sparse_step",):
         if key in d and (type(d[key]) is not int or d[key] <= 0):
             raise ValueError(f"config.json: {key} must be an integer > 0, got {reprlib.repr(d[key])}")
