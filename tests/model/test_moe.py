@@ -11,6 +11,8 @@ Measured (max |Δlogits|: the full pass / prefill of 17 then one token at a time
     qwen3_moe_tiny (max |logit| 11.88):  model 8.9e-6 / 1.0e-5    engine 6.6e-6 / 6.8e-6
     mixtral_tiny   (max |logit| 10.34):  model 4.4e-6 / 4.4e-6    engine 5.2e-6 / 5.3e-6
 """
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import assume, given
@@ -29,10 +31,10 @@ from tests.conftest import FIXTURES
 from tests.model.strategies import random_model
 
 NAMES = ["qwen3_moe_tiny", "mixtral_tiny"]
-CASES = [pytest.param((name, fast), id=f"{name}-{'engine' if fast else 'model'}")
-         for name in NAMES for fast in (False, True)]
+# the model of plain arrays (model/ code: moe) and the engine's (its own FFN in moe's gathered form)
 MODELS = {(name, fast): model_class(fast).from_pretrained(FIXTURES / name)
-          for name in NAMES for fast in (False, True)}
+          for name, fast in itertools.product(NAMES, (False, True))}
+CASES = [pytest.param(case, id=f"{case[0]}-{'engine' if case[1] else 'model'}") for case in MODELS]
 EXPECTED = {name: load_safetensors(FIXTURES / name / "expected.safetensors") for name in NAMES}
 
 
