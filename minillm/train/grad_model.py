@@ -41,7 +41,7 @@ from minillm.train.grad_norm import norm_backward
 
 # the settings of ModelConfig's switches whose backward is written here (config.py's choices)
 TRAINABLE = {"norm": ("layernorm", "rmsnorm"), "ffn": ("gelu_mlp", "swiglu"),
-             "position": ("learned", "rope")}
+             "position": ("learned", "rope"), "n_experts": (0,)}   # (no mixture of experts yet)
 
 
 def check_trainable(config) -> None:

@@ -27,6 +27,7 @@ from minillm.io.safetensors import load_safetensors
 from minillm.loading import model_class
 from minillm.model.ffn import swiglu
 from minillm.model.moe import expert, moe, moe_loop, route
+from minillm.train.grad_model import check_trainable
 from tests.conftest import FIXTURES
 from tests.model.strategies import random_model
 
@@ -167,3 +168,11 @@ def test_experts_need_swiglu():
     with pytest.raises(ValueError, match="ffn='swiglu'"):
         ModelConfig(vocab_size=8, n_ctx=8, d_model=8, n_heads=2, n_layers=1, n_experts=2,
                     n_experts_used=1)
+
+
+def test_training_refuses_a_mixture_of_experts():
+    """Training has no backward for the router and experts: refused, not trained wrongly."""
+    config = ModelConfig(vocab_size=8, n_ctx=8, d_model=8, n_heads=2, n_layers=1, arch="llama",
+                         n_experts=2, n_experts_used=1)
+    with pytest.raises(ValueError, match="training has no backward for {'n_experts': 2}"):
+        check_trainable(config)
