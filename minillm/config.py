@@ -9,8 +9,8 @@
 
 Two switches of the Llama column name later families: ``rope_scaling`` (Llama 3.1 / 3.2: RoPE's
 slow frequencies stretched, ``model/rope.py``) and ``qk_norm`` (Qwen3: each head's q and k
-RMS-normalised before RoPE), whose heads may also be wider or narrower than C / H (``head_dim``). ``n_experts`` > 0 makes each
-FFN a mixture of experts (Mixtral, Qwen3-MoE: ``model/moe.py``).
+RMS-normalised before RoPE), whose heads may also be wider or narrower than C / H (``head_dim``).
+``n_experts`` > 0 makes each FFN a mixture of experts (Mixtral, Qwen3-MoE: ``model/moe.py``).
 
 A checkpoint directory carries its config as Hugging Face's ``config.json`` (read and written by
 ``minillm/io/config_hf.py``: ``read_config``, ``write_config``), so it is self-describing.
@@ -118,7 +118,8 @@ class ModelConfig:
                 self.n_experts_used) is int and 0 < self.n_experts_used <= self.n_experts <= MAX_SIZE
                 and self.ffn == "swiglu"):
             raise ValueError(f"a mixture of experts needs ints 1 <= n_experts_used <= n_experts and "
-                             f"ffn='swiglu', got {self.n_experts_used!r}, {self.n_experts!r}, {self.ffn!r}")
+                             f"ffn='swiglu', got {self.n_experts_used!r}, {self.n_experts!r}, "
+                             f"{self.ffn!r}")
         for name in ("attn_bias", "mlp_bias", "tie_embeddings", "qk_norm", "norm_topk_prob"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")

@@ -11,8 +11,8 @@ formula file reads as the math), the sampler pipeline's extras (penalties, logit
 generation's settings; those import only the afternoon and each other too. The few ways out are
 named SEAMS, each one import inside the one file that needs it: the tokenizer's speed-ups
 (``FastEncoder``) and file methods, the model's file methods (``ModelFiles``), the mixture of
-experts (``model/moe.py``) and speculative decoding (``generate(..., draft=...)``). The tokenizer's own part of the afternoon has its tighter
-rule in tests/tokenizer/test_reading_path.py.
+experts (``model/moe.py``) and speculative decoding (``generate(..., draft=...)``). The
+tokenizer's own part of the afternoon has its tighter rule in tests/tokenizer/test_reading_path.py.
 """
 import ast
 import re

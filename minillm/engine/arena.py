@@ -106,7 +106,7 @@ def empty_arena(config: ModelConfig, layout: str = "rows") -> Arena:
             joined[prefix] = whole
         elif name == "wte" and config.tie_embeddings and not by_rows:   # stored as the head reads it
             views[name] = flat.reshape(shape[::-1]).T          # [C, V] -> transposed view [V, C]
-        elif by_rows and name.rpartition(".")[2] in PRODUCTS:  # stored Wᵀ [N, C], seen [C, N] (each expert's)
+        elif by_rows and name.rpartition(".")[2] in PRODUCTS:  # stored Wᵀ [N, C], seen [C, N] (experts: each)
             views[name] = flat.reshape(*shape[:-2], shape[-1], shape[-2]).swapaxes(-1, -2)
         else:
             views[name] = flat.reshape(shape)                  # [n] -> the tensor's shape (a view)

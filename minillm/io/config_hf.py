@@ -6,7 +6,7 @@ family uses, the JSON types they must have, and the variants minillm refuses.
     / Mistral      intermediate_size, max_position_embeddings, rms_norm_eps, rope_theta, head_dim
     Llama 3.x      … and rope_scaling (or transformers 5's rope_parameters) rope_type "llama3"
     Qwen3          … model_type "qwen3": q and k norms (qk_norm); head_dim apart from C / H
-    Mixtral        … model_type "mixtral": num_local_experts, num_experts_per_tok (experts, model/moe.py)
+    Mixtral        … model_type "mixtral": num_local_experts, num_experts_per_tok (model/moe.py)
     Qwen3-MoE      … model_type "qwen3_moe": Qwen3's, num_experts, num_experts_per_tok,
                    moe_intermediate_size, norm_topk_prob (every layer's FFN a mixture of experts)
 
@@ -78,7 +78,8 @@ def from_hf_dict(d: dict) -> ModelConfig:
         theta, scaling = _rope(d)
         return cls(vocab_size=d["vocab_size"], n_ctx=n_ctx,
                    d_model=d["hidden_size"], n_heads=d["num_attention_heads"],
-                   n_layers=d["num_hidden_layers"], d_ff=experts.pop("d_ff", d.get("intermediate_size")),
+                   n_layers=d["num_hidden_layers"],
+                   d_ff=experts.pop("d_ff", d.get("intermediate_size")),
                    n_kv_heads=d.get("num_key_value_heads") or d["num_attention_heads"],
                    norm_eps=d.get("rms_norm_eps", 1e-6), arch="llama",
                    attn_bias=bool(d.get("attention_bias", qwen2)), mlp_bias=bool(d.get("mlp_bias", False)),

@@ -3,7 +3,7 @@
     p = softmax(x W_router)                  [N, C] @ [C, E] -> [N, E]: how well each expert fits
     top = the k experts of largest p         [N, k], best first
     w = p[top]   (÷ Σ p[top] when ``norm_topk_prob``: Mixtral always, Qwen3-MoE as its config says)
-    MoE(x) = Σ_{e ∈ top} w_e · FFN_e(x)      FFN_e(x) = (SiLU(x W_gate[e]) ⊙ (x W_up[e])) W_down[e]
+    MoE(x) = Σ_{e ∈ top} w_e · FFN_e(x)      FFN_e(x) = (SiLU(x W_gate[e]) ⊙ x W_up[e]) W_down[e]
 
 The layer holds E FFNs' parameters but each token runs only k of them: Mixtral 8x7B holds 8
 experts per layer and runs 2. The experts are stacked, ``w_gate`` / ``w_up`` [E, C, F] and

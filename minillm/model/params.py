@@ -51,7 +51,7 @@ class FFNParams:
     w_gate: np.ndarray | None = None     # [C, F] (SwiGLU only)
     b_up: np.ndarray | None = None       # [F]
     b_down: np.ndarray | None = None     # [C]
-    router: np.ndarray | None = None     # [C, E] a mixture of experts' (w_up [E, C, F], …: model/moe.py)
+    router: np.ndarray | None = None     # [C, E] experts' router (then w_up [E, C, F], …: model/moe.py)
 
 
 @dataclass

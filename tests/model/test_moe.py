@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from minillm import KVCache
 from minillm.config import ModelConfig
+from minillm.decoding.batch import generate_batch
 from minillm.decoding.beam import beam_search
 from minillm.decoding.generate import generate
 from minillm.functional import softmax
@@ -176,3 +177,11 @@ def test_training_refuses_a_mixture_of_experts():
                          n_experts=2, n_experts_used=1)
     with pytest.raises(ValueError, match="training has no backward for {'n_experts': 2}"):
         check_trainable(config)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_left_padded_batch_equals_each_prompt_alone(case):
+    """Each token is routed on its own: padding in the batch changes no other token's experts."""
+    model, prompts = MODELS[case], [[4, 5, 6, 7, 8], [9, 10]]
+    alone = [[s.id for s in generate(model, p, 6, temperature=0)] for p in prompts]
+    assert generate_batch(model, prompts, 6, temperature=0) == alone

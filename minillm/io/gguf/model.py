@@ -65,7 +65,8 @@ from minillm.io.gguf.rope_freqs import llama3_scaling, read_divisors
 from minillm.io.sizes import check_sizes
 from minillm.model.params import GPTParams, empty_params
 
-ARCHS = ("llama", "qwen2", "qwen3", "gpt2", "qwen3moe")  # general.architecture values this loader understands
+# general.architecture values this loader understands
+ARCHS = ("llama", "qwen2", "qwen3", "gpt2", "qwen3moe")
 
 # minillm block name -> (GGUF name, transpose?). GGUF shapes come back as NumPy [out, in].
 _BLOCK = {"norm1.weight": ("attn_norm.weight", False), "norm2.weight": ("ffn_norm.weight", False),
