@@ -22,10 +22,13 @@ from minillm.decoding.beam import Hypothesis, beam_search
 from minillm.decoding.options import OptionScores, score_options
 from minillm.chat.conversation import Chat
 from minillm.chat.chatml import DEFAULT_SYSTEM, chatml_ids, render_chatml
+from minillm.chat.formats import ChatFormat, get_format
 from minillm.model import GPT
 from minillm.loading import load_model
 from minillm.train import (AdamW, LoRA, TrainSettings, evaluate_text, init_lora, load_adapter,
                            lora_loss_and_grads, loss_and_grads, merged_params, save_adapter)
+from minillm.train.sft import (ChatMLFormat, FinetuneResult, evaluate_conversations, finetune,
+                               read_conversations)
 
 __version__ = "0.1.0"
 
@@ -35,8 +38,10 @@ __all__ = [
     "generate", "generate_simple", "Step", "generate_batch", "beam_search", "Hypothesis",
     "PromptLookup", "DraftModel", "DraftSource", "first_layers", "ContinuousBatcher", "serve",
     "score_options", "OptionScores", "Chat", "render_chatml", "chatml_ids", "DEFAULT_SYSTEM",
+    "ChatFormat", "get_format",
     "load_model", "TrainSettings", "loss_and_grads", "AdamW", "evaluate_text",
     "LoRA", "init_lora", "lora_loss_and_grads", "merged_params", "save_adapter", "load_adapter",
+    "finetune", "FinetuneResult", "read_conversations", "evaluate_conversations", "ChatMLFormat",
     "Sampler", "PRESETS",
     "Budget", "context_budget", "count_tokens", "estimate_cost", "chunk_ids", "chunk_spans",
     "load_safetensors", "save_safetensors", "read_gguf",

@@ -10,6 +10,7 @@
 Two switches of the Llama column name later families: ``rope_scaling`` (Llama 3.1 / 3.2: RoPE's
 slow frequencies stretched, ``model/rope.py``) and ``qk_norm`` (Qwen3: each head's q and k
 RMS-normalised before RoPE), whose heads may also be wider or narrower than C / H (``head_dim``).
+The last four: Phi-3's fused files, OLMo 2's norms after the sub-layers, SmolLM3's layers without RoPE.
 ``n_experts`` > 0 makes each FFN a mixture of experts (Mixtral, Qwen3-MoE: ``model/moe.py``).
 
 A checkpoint directory carries its config as Hugging Face's ``config.json`` (read and written by
@@ -67,6 +68,10 @@ class ModelConfig:
     head_dim: int | None = None     # D when it is not d_model // n_heads (Qwen3); None: C / H
     qk_norm: bool = False           # RMSNorm on each head's q and k before RoPE (Qwen3)
     rope_scaling: dict | None = None    # {"rope_type": "llama3", …} (model/rope.py), None: plain
+    fused_projections: bool = False  # Phi-3's files: q|k|v one qkv_proj, gate|up one gate_up_proj
+    post_norms: bool = False        # OLMo 2: norm1, norm2 on each sub-layer's OUTPUT (model/block.py)
+    qk_norm_whole: bool = False     # OLMo 2: q, k RMS-normalised over all heads at once (H·D, KV·D)
+    nope_layers: tuple[int, ...] = ()   # SmolLM3: the layers (from 0) whose q, k skip RoPE
     n_experts: int = 0              # E > 0: each FFN is E SwiGLU experts and a router (model/moe.py)
     n_experts_used: int = 0         # k, the experts each token is sent to (1 <= k <= E)
     norm_topk_prob: bool = False    # the k routing weights rescaled to sum to 1 (Mixtral: always)
@@ -141,6 +146,7 @@ class ModelConfig:
             setattr(self, name, float(value))
         self.eos_ids = _eos_ids(self.eos_id, self.eos_ids, self.vocab_size)
         self.eos_id = self.eos_ids[0] if self.eos_ids else None
+        _check_later_switches(self)
 
     @property
     def d_head(self) -> int:
@@ -184,6 +190,23 @@ def check_rope_scaling(scaling) -> dict:
         raise ValueError(f"rope_scaling needs low_freq_factor < high_freq_factor, got "
                          f"{out['low_freq_factor']} and {out['high_freq_factor']}")
     return out
+
+
+def _check_later_switches(c: ModelConfig) -> None:
+    """Phi-3's, OLMo 2's and SmolLM3's switches: booleans / distinct layer indices, on Llamas."""
+    for name in ("fused_projections", "post_norms", "qk_norm_whole", "nope_layers"):
+        value = getattr(c, name)
+        if name != "nope_layers" and not isinstance(value, bool):
+            raise ValueError(f"{name} must be True or False, got {value!r}")
+        if value and (c.norm, c.ffn, c.position) != ("rmsnorm", "swiglu", "rope"):
+            raise ValueError(f"{name} needs a Llama-family model (RMSNorm, SwiGLU, RoPE)")
+    if c.qk_norm_whole and not c.qk_norm:
+        raise ValueError("qk_norm_whole (OLMo 2's q, k norms over the whole width) needs qk_norm")
+    if not isinstance(c.nope_layers, (tuple, list)) or not all(type(i) is int and 0 <= i <
+            c.n_layers for i in c.nope_layers) or len(set(c.nope_layers)) != len(c.nope_layers):
+        raise ValueError(f"nope_layers must be distinct layer indices in [0, {c.n_layers}), got "
+                         f"{c.nope_layers!r}")
+    c.nope_layers = tuple(sorted(c.nope_layers))
 
 
 def _eos_ids(eos_id, eos_ids, vocab_size: int) -> tuple[int, ...]:

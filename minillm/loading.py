@@ -3,9 +3,13 @@
 ``load_model`` looks at what ``path`` is and dispatches:
 
     a directory with config.json + model.safetensors   Hugging Face (GPT-2, Llama, Qwen2) or a
-                                                        minillm checkpoint (same layout)
+                                                        minillm checkpoint (same layout); or with
+                                                        model.safetensors.index.json + its shards
     a .gguf file                                        llama.cpp's format (weights + tokenizer)
     a downloaded model's name ("smollm2")               its cached file, sha256 checked first
+    a directory with adapter_config.json               a LoRA adapter (no config.json): its base
+                                                        model with the adapter merged in
+                                                        (load_adapted_model)
 
 Which class it builds: ``fast=True`` (the default) an ``EngineGPT`` (minillm/engine/: the weights
 loaded straight into the engine's arena; chat speed depends on it); ``fast=False`` a ``GPT``
@@ -50,10 +54,24 @@ def load_model(path: str | Path, fast: bool = True):
     if path.suffix == ".gguf" and not stat.S_ISDIR(found.st_mode):
         return load_gguf_model(path, fast)     # llama.cpp files (GGUF)
     if stat.S_ISDIR(found.st_mode):
+        from minillm.train.lora.files import is_adapter_folder
+        if is_adapter_folder(path):            # a LoRA adapter: its base model, merged
+            return load_adapted_model(path, fast)
         with reading(path):          # the model and tokenizer of one save (io/commit.py)
             return model_class(fast).from_pretrained(path), find_tokenizer(path)
     raise ValueError(f"{path}: expected a checkpoint directory (config.json + model.safetensors) "
                      f"or a .gguf file")
+
+
+def load_adapted_model(folder: str | Path, fast: bool = True):
+    """A LoRA adapter folder -> (its base model with the adapter merged into the weights, the
+    base's tokenizer). The base is ``base_model_name_or_path`` of adapter_config.json: a
+    downloaded model's name, or a path (a relative one from the adapter's folder)."""
+    from minillm.train.lora.adapters import merge_in_place
+    from minillm.train.lora.files import adapter_base, load_adapter
+    model, tokenizer = load_model(adapter_base(folder), fast)
+    merge_in_place(model.params, load_adapter(folder, model.config))
+    return model, tokenizer
 
 
 def load_gguf_model(path: str | Path, fast: bool = True):

@@ -1,5 +1,5 @@
-"""Make the Llama 3.x and Qwen3 reference fixtures (tests/fixtures/llama3_tiny, qwen3_tiny) with HF
-transformers.
+"""Make the Llama 3.x, Qwen3, Phi-3, OLMo 2 and SmolLM3 reference fixtures (tests/fixtures/
+llama3_tiny, qwen3_tiny, phi3_tiny, olmo2_tiny, smollm3_tiny) with HF transformers.
 
 Dev-only script (torch, transformers, safetensors; see scripts/README.md). No downloads: tiny
 ``LlamaForCausalLM`` / ``Qwen3ForCausalLM`` models built from configs, randomly initialised with a
@@ -12,9 +12,22 @@ fixed torch seed, every feature of the family switched on:
 - qwen3_tiny: RMSNorm on each head's q and k (gains random), head_dim 8 with hidden 24 and 4
   heads (H·D = 32 ≠ C), grouped-query attention, no q/k/v bias, tied embeddings.
 
+- phi3_tiny: Q, K, V fused in qkv_proj and gate, up in gate_up_proj; GQA; tied.
+- olmo2_tiny: RMSNorm after attention and after the MLP (none before), q_norm / k_norm over the
+  whole projected width (H·D = 32, KV·D = 16; gains random); GQA; untied (llama.cpp's olmo2
+  needs output.weight).
+- smollm3_tiny: 4 layers, no_rope_layer_interval 4 -> no_rope_layers [1, 1, 1, 0] (layer 3
+  without RoPE, the pattern llama.cpp's smollm3 fixes); GQA; tied.
+
+For the last three the script also exports minillm's reading of the fixture to an F32 GGUF and
+has llama.cpp (cyllama 0.2.18, scripts/llama_cpp_ref.py) read it: logits of a 20-id prompt
+within 1e-3 · max|logit| of minillm's on the same file and 16 greedy tokens equal, recorded
+in the fixture's generation.json under "llama_cpp".
+
 Prompts are 18 tokens (longer than 16). Run from the repository root:
 
-    .venv-dev/bin/python scripts/make_family_fixtures.py [llama3_tiny] [qwen3_tiny]
+    PYTHONPATH=$PWD:$PWD/scripts .venv-dev/bin/python scripts/make_family_fixtures.py \
+        [llama3_tiny] [qwen3_tiny] [phi3_tiny] [olmo2_tiny] [smollm3_tiny]
 
 Same outputs as scripts/make_gpt2_fixtures.py (whose helpers it reuses). When minillm is
 importable (PYTHONPATH=$PWD) the script also checks the write direction: minillm reads each
@@ -131,5 +144,118 @@ def make_qwen3():
     check_minillm_writes_what_hf_reads("qwen3_tiny", transformers.Qwen3ForCausalLM)
 
 
+# ---- Phi-3, OLMo 2, SmolLM3 ----------------------------------------------------------------------
+LATER = ("phi3_tiny", "olmo2_tiny", "smollm3_tiny")
+LATER_SHAPE = dict(SHAPE, hidden_size=32)
+
+
+def build_phi3():
+    cfg = transformers.Phi3Config(rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+                                  original_max_position_embeddings=128, sliding_window=None,
+                                  pad_token_id=None, **LATER_SHAPE)
+    model = transformers.Phi3ForCausalLM(cfg).eval()
+    randomize_(model, embed_std=2.5 / math.sqrt(32), gain_std=0.3)
+    layer = model.model.layers[0]
+    if layer.self_attn.qkv_proj.weight.shape != (32 + 2 * 16, 32) \
+            or layer.mlp.gate_up_proj.weight.shape != (64, 32):
+        raise RuntimeError("expected fused qkv_proj [H·D + 2·KV·D = 64, 32], gate_up_proj [2F, 32]")
+    return model
+
+
+def build_olmo2():
+    cfg = transformers.Olmo2Config(rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+                                   pad_token_id=None, **dict(LATER_SHAPE, tie_word_embeddings=False))
+    model = transformers.Olmo2ForCausalLM(cfg).eval()
+    randomize_(model, embed_std=2.5 / math.sqrt(32), gain_std=0.3)
+    attn = model.model.layers[0].self_attn
+    if attn.q_norm.weight.shape != (32,) or attn.k_norm.weight.shape != (16,):
+        raise RuntimeError("expected q_norm over H·D = 32 and k_norm over KV·D = 16")
+    return model
+
+
+SMOLLM3_SHAPE = dict(LATER_SHAPE, num_hidden_layers=4, intermediate_size=16)
+
+
+def build_smollm3():
+    cfg = transformers.SmolLM3Config(rope_parameters={"rope_type": "default", "rope_theta": 1000.0},
+                                     pad_token_id=None, **SMOLLM3_SHAPE)
+    model = transformers.SmolLM3ForCausalLM(cfg).eval()
+    randomize_(model, embed_std=2.5 / math.sqrt(32), gain_std=0.3)
+    if model.config.no_rope_layers != [1, 1, 1, 0]:
+        raise RuntimeError(f"expected layer 3 without RoPE, got {model.config.no_rope_layers}")
+    check_feature_matters(model, transformers.SmolLM3ForCausalLM(transformers.SmolLM3Config(
+        rope_parameters={"rope_type": "default", "rope_theta": 1000.0}, pad_token_id=None,
+        no_rope_layers=[1, 1, 1, 1], **SMOLLM3_SHAPE)), "the layer without RoPE")
+    return model
+
+
+def check_llama_cpp(name):
+    """llama.cpp (cyllama 0.2.18, build b9190) reads minillm's F32 GGUF export of the fixture:
+    the prompt's logits (max |Δ| against minillm reading the same file, bound 1e-3 · max|logit|)
+    and 16 greedy tokens; the figures go into the fixture's generation.json ("llama_cpp")."""
+    import json
+
+    import numpy as np
+    from llama_cpp_ref import LlamaCpp
+    from minillm.decoding.generate import generate
+    from minillm.loading import load_model
+    from minillm.tokenizer import Tokenizer
+    model, _ = load_model(FIXTURES / name)
+    V = model.config.vocab_size
+    prompt = list(range(1, 60, 3))                                # 20 ids, as check_gguf_export
+    with tempfile.TemporaryDirectory() as tmp:
+        path = model.save_gguf(Path(tmp) / "m.gguf", Tokenizer({bytes([i]): i for i in range(V)}, {}))
+        back, _ = load_model(path)
+        with LlamaCpp(path, n_ctx=len(prompt) + 32) as ref:
+            theirs_logits = ref.logits(prompt)                      # [T, V]
+            theirs, margins = ref.greedy(prompt, 16)
+    diff = float(np.abs(theirs_logits - back(np.array(prompt))).max())
+    scale = float(np.abs(theirs_logits).max())
+    ours = [s.id for s in generate(back, prompt, 16, temperature=0, stop_at_eos=False)]
+    result = {"build": "cyllama 0.2.18 (llama.cpp b9190)", "dtype": "f32", "prompt": prompt,
+              "max_abs_diff_logits": diff, "max_abs_logit": scale, "bound": 1e-3 * scale,
+              "greedy_16_equal": ours == theirs, "greedy_16": theirs,
+              "smallest_margin": float(min(margins))}
+    meta_path = FIXTURES / name / "generation.json"
+    meta = json.loads(meta_path.read_text())
+    meta["llama_cpp"] = result
+    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
+    print(f"  llama.cpp on minillm's GGUF: max |Δlogits| {diff:.2e} (bound {1e-3 * scale:.2e}), "
+          f"greedy 16 equal: {ours == theirs}")
+    if diff > 1e-3 * scale or ours != theirs:
+        raise RuntimeError(f"{name}: llama.cpp disagrees with minillm's GGUF export")
+
+
+def make_later(name):
+    """phi3_tiny, olmo2_tiny, smollm3_tiny: build, write, check both directions and llama.cpp."""
+    torch.manual_seed(SEED + 30 + LATER.index(name))
+    build, cls, text = {
+        "phi3_tiny": (build_phi3, transformers.Phi3ForCausalLM,
+                      "Random Phi-3 (vocab 64, hidden 32, 4 heads / 2 kv heads, 2 layers, "
+                      "intermediate 32, fused qkv_proj [64, 32] and gate_up_proj [64, 32], "
+                      "rope_theta 1e4, no sliding window, tied)."),
+        "olmo2_tiny": (build_olmo2, transformers.Olmo2ForCausalLM,
+                       "Random OLMo 2 (vocab 64, hidden 32, 4 heads / 2 kv heads, 2 layers, "
+                       "intermediate 32, RMSNorm after attention and after the MLP (no pre-norms), "
+                       "q_norm over H·D = 32 and k_norm over KV·D = 16 with random gains, "
+                       "rope_theta 1e4, untied)."),
+        "smollm3_tiny": (build_smollm3, transformers.SmolLM3ForCausalLM,
+                         "Random SmolLM3 (vocab 64, hidden 32, 4 heads / 2 kv heads, 4 layers, "
+                         "intermediate 16, no_rope_layer_interval 4: no_rope_layers [1, 1, 1, 0], "
+                         "layer 3 without RoPE, rope_theta 1e3, tied)."),
+    }[name]
+    write_fixture(name, text + " ids/logits: 2 x 24; prompts 18 tokens.", build(),
+                  batch=2, seq_len=24, prompt_len=18)
+    check_minillm_writes_what_hf_reads(name, cls)
+    try:
+        check_llama_cpp(name)
+    except ImportError as exc:
+        print(f"  (llama.cpp check skipped: {exc})")
+
+
 if __name__ == "__main__":
-    main(sys.argv[1:] or ("llama3_tiny", "qwen3_tiny"))
+    chosen = sys.argv[1:] or ("llama3_tiny", "qwen3_tiny") + LATER
+    main([n for n in chosen if n not in LATER])
+    for n in chosen:
+        if n in LATER:
+            make_later(n)

@@ -1,9 +1,10 @@
-"""Chat: a conversation with a model, turn by turn: the history, its ChatML ids, the streamed reply.
+"""Chat: a conversation with a model, turn by turn: the history, its ids, the streamed reply.
 
-The conversation is rendered with ChatML (chatml.py: the template, the ids, the stop tokens) and
-fed to ``generate``. The KV cache lives across turns: each turn feeds only the ids the cache does
-not hold yet. When history + a full answer would overflow the context window, the oldest turns
-are dropped (the system message stays).
+The conversation is rendered in the model's own chat format (formats/: ChatML, Llama 3 headers,
+Gemma turns, Phi-3 tags, Mistral [INST]; chosen from the tokenizer's chat template by
+formats/detect.py, or by name) and fed to ``generate``. The KV cache lives across turns: each
+turn feeds only the ids the cache does not hold yet. When history + a full answer would overflow
+the context window, the oldest turns are dropped (the system message stays).
 
 One count of the context: ``context_tokens()``, the tokens of the conversation so far (system
 prompt included, also before the first turn and after ``reset``). After each reply the cache is
@@ -24,8 +25,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from minillm.chat.chatml import (DEFAULT_SYSTEM, IM_START, chatml_ids, check_messages, special_id,
-                                 stop_ids)
+from minillm.chat.chatml import check_messages
+from minillm.chat.formats.detect import choose_format
 from minillm.decoding.generate import generate_with
 from minillm.decoding.generate_args import GenerationSettings
 from minillm.kv_cache import KVCache
@@ -34,7 +35,9 @@ from minillm.kv_cache import KVCache
 class Chat:
     """A conversation with a model: holds the history, renders it, streams the replies.
 
-    system: None behaves as the template does (DEFAULT_SYSTEM is inserted); a str replaces it.
+    system: None behaves as the template does (e.g. SmolLM2's default system message is
+    inserted); a str replaces it. chat_format: a name (``formats.FORMATS``) or a ChatFormat;
+    None: the one the tokenizer's chat template names, else ChatML (``format_note`` says which).
     Generation settings (preset, temperature, top_k, top_p, min_p or sampler) are checked once,
     as ``generate`` checks them (``GenerationSettings``); ``seed`` builds the one generator every
     turn draws from: same seed, same conversation.
@@ -43,7 +46,7 @@ class Chat:
     """
 
     def __init__(self, model, tokenizer, system: str | None = None, max_new_tokens: int | None = None,
-                 seed: int | None = None, **sampling):
+                 seed: int | None = None, chat_format=None, **sampling):
         if max_new_tokens is None:                # a reply may take up to half the window
             max_new_tokens = min(256, model.config.n_ctx // 2)
         if system is not None and not isinstance(system, str):
@@ -55,7 +58,8 @@ class Chat:
         self.model, self.tokenizer = model, tokenizer
         self.system, self.max_new_tokens = system, max_new_tokens
         self.rng = np.random.default_rng(seed)
-        self.stop_ids = stop_ids(tokenizer)
+        self.format, self.format_note = choose_format(tokenizer, chat_format)
+        self.stop_ids = self.format.stop_ids(tokenizer)
         # built once, for every turn: unknown or bad settings fail here, not mid-chat
         self.settings = GenerationSettings.build(model, sampling=sampling, rng=self.rng,
                                                  stop_ids=self.stop_ids, tokenizer=tokenizer)
@@ -66,7 +70,7 @@ class Chat:
         self.cached_ids: list[int] = []          # the ids whose keys/values the cache holds
         self.last_turn = (0, 0, 0)               # last reply: (prompt, of them cached, generated)
         self._rendered: dict = {}                # the last rendering of each kind (see _ids)
-        special_id(tokenizer, IM_START)          # fail now, not at the first turn
+        self.format.check_tokenizer(tokenizer)   # fail now, not at the first turn
         self._hold_history([])                   # the system prompt, cached from the start
 
     def conversation(self) -> list[dict]:
@@ -83,18 +87,20 @@ class Chat:
 
     def history_ids(self) -> list[int]:
         """The conversation so far, without the generation prompt. subtle: with no turns yet the
-        template would render nothing; the system prompt the next turn will start with is
-        counted instead (``system``, or the template's default)."""
-        conversation = self.conversation() or [{"role": "system", "content": DEFAULT_SYSTEM}]
+        template may render nothing; the system prompt the next turn will start with is
+        counted instead (``system``, or the format's default)."""
+        default = self.format.default_system
+        conversation = self.conversation() or (
+            [] if default is None else [{"role": "system", "content": default}])
         return self._ids(conversation, add_generation_prompt=False)
 
     def _ids(self, conversation: list[dict], add_generation_prompt: bool) -> list[int]:
-        """``chatml_ids``, encoded once per conversation: a turn's prompt, its history and the
+        """The format's ids, encoded once per conversation: a turn's prompt, its history and the
         counts shown after it reuse the last rendering while the messages are the same."""
         key = [(m["role"], m["content"]) for m in conversation]
         last = self._rendered.get(add_generation_prompt)
         if last is None or last[0] != key:
-            last = self._rendered[add_generation_prompt] = (key, chatml_ids(
+            last = self._rendered[add_generation_prompt] = (key, self.format.ids(
                 self.tokenizer, conversation, add_generation_prompt=add_generation_prompt))
         return list(last[1])
 

@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "generate": ("generate", "continue a prompt: streamed sampling (presets, stop strings) or beam search"),
     "train": ("train", "train a BPE tokenizer and a GPT-2- or Llama-style model on a text file"),
     "chat": ("chat", "talk to a chat model (ChatML): streamed replies, presets"),
+    "finetune": ("finetune", "fine-tune a chat model on conversations (JSONL): LoRA or full"),
     "download": ("download", "download a pretrained model (smollm2) or tokenizer (deepseek-v4) into the local cache"),
     "export": ("export", "write a model and its tokenizer as one GGUF file (llama.cpp, transformers)"),
 }

@@ -1,4 +1,4 @@
-"""``python -m minillm chat --model PATH``: talk to a chat model (ChatML), replies streamed.
+"""``python -m minillm chat --model PATH``: talk to a chat model in its own format, replies streamed.
 
 PATH is a .gguf file, a checkpoint directory with a tokenizer, or the name of a downloaded model
 (``smollm2``, see ``python -m minillm download``). Interactive when stdin is a terminal (type
@@ -13,6 +13,10 @@ the same count ``/context`` gives and the next turn's prompt shows as cached
 gets the list of commands. ``/candidates K`` shows, for each token of the following replies, the K
 most likely tokens before and after the sampling settings (``/candidates 0``: off);
 ``--reference`` runs the readable model (minillm/model/'s code) instead of the engine.
+
+The chat format (ChatML, Llama 3 headers, Gemma turns, Phi-3 tags, Mistral [INST]: minillm/chat/
+formats/) is recognised from the model's chat template; one line on stderr says which (or that
+none was recognised and ChatML is used); ``--chat-format NAME`` chooses it.
 """
 from __future__ import annotations
 
@@ -42,13 +46,25 @@ def add_arguments(parser) -> None:
                         help="longest reply in tokens (default: 256, or half the context window "
                              "if that is smaller)")
     add_reference_argument(parser)
+    parser.add_argument("--chat-format", default=None, metavar="NAME",
+                        help="the conversation's format (default: the one the model's chat "
+                             "template names, else ChatML): " + ", ".join(_format_names()))
+
+
+def _format_names() -> list[str]:
+    from minillm.chat.formats import FORMATS
+    return list(FORMATS)
 
 
 def run(args) -> int:
     from minillm.chat.conversation import Chat
+    from minillm.chat.formats import get_format
+    if args.chat_format is not None:
+        get_format(args.chat_format)                # a wrong name fails before the model loads
     _, model, tokenizer = load_model_and_tokenizer(args.model, reference=args.reference)
     chat = Chat(model, tokenizer, system=args.system, max_new_tokens=args.max_new_tokens,
-                seed=args.seed, **sampling_kwargs(args))
+                seed=args.seed, chat_format=args.chat_format, **sampling_kwargs(args))
+    print(f"minillm chat: {chat.format_note}", file=sys.stderr)
     interactive = sys.stdin.isatty()
     if interactive:
         print(f"minillm chat: {args.model} ({model.config.n_layers} layers, "

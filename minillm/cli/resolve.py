@@ -105,7 +105,10 @@ def model_context(name: str) -> int:
         g = read_gguf(str(path))
         return gguf_config(g.metadata, g.tensors).n_ctx
     from minillm.io.config_hf import read_config
+    from minillm.train.lora.files import adapter_base, is_adapter_folder
     config = path / "config.json"
+    if is_adapter_folder(path):                     # a LoRA adapter: its base model's context
+        return model_context(str(adapter_base(path)))
     if not config.exists():
         raise ValueError(f"{path} is not a model (no config.json); --model takes {accepted('--model')}")
     return read_config(config).n_ctx          # bounded, regular files only (io/bounded.py)

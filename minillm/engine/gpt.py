@@ -55,7 +55,8 @@ class EngineGPT(GPT):
             rope = (cos[:, None], sin[:, None])                         # [B, 1, T, D/2]
         weights = []
         for layer, (bp, joined) in enumerate(zip(p.blocks, self.arena.joined)):
-            x, w = block(x, bp, joined, c, mask, rope, cache, layer, return_weights)   # [B, T, C]
+            x, w = block(x, bp, joined, c, mask, None if layer in c.nope_layers else rope,
+                         cache, layer, return_weights)                  # [B, T, C] (SmolLM3: no RoPE)
             if return_weights:
                 weights.append(w)                                       # [B, H, T, S]
         if last_only:

@@ -59,10 +59,13 @@ def attention(x: np.ndarray, p, qkv, config, mask: np.ndarray, rope=None, cache=
     else:                                           # the same three products as ONE
         q, k, v = split_columns(linear(x, qkv), (p.wq.shape[1], p.wk.shape[1], p.wv.shape[1]),
                                 (p.bq, p.bk, p.bv))     # [B, T, H·D + 2·KV·D] -> the three above
+    if config.qk_norm_whole:                        # OLMo 2: q and k over their whole width
+        q = rms_norm_fast(q, p.q_norm, config.norm_eps)             # [B, T, H·D]
+        k = rms_norm_fast(k, p.k_norm, config.norm_eps)             # [B, T, KV·D]
     q = split_heads(q, config.n_heads)              # [B, H, T, D]
     k = split_heads(k, config.n_kv_heads)           # [B, KV, T, D]
     v = split_heads(v, config.n_kv_heads)           # [B, KV, T, D]
-    if config.qk_norm:                              # Qwen3: each head's q and k over D
+    if config.qk_norm and not config.qk_norm_whole:     # Qwen3: each head's q and k over D
         q = rms_norm_fast(q, p.q_norm, config.norm_eps)             # [B, H, T, D]
         k = rms_norm_fast(k, p.k_norm, config.norm_eps)             # [B, KV, T, D]
     if rope is not None:                            # q and k rotated in one call
@@ -97,6 +100,12 @@ def ffn(x: np.ndarray, p, gate_up, kind: str) -> np.ndarray:
 def block(x: np.ndarray, p, joined, config, mask: np.ndarray, rope=None, cache=None,
           layer: int = 0, return_weights: bool = False):
     """``model.block.block`` with the engine's layers: x [B, T, C] -> [B, T, C], weights."""
+    if config.post_norms:                   # OLMo 2: each sub-layer's output normalised, then added
+        a, weights = attention(x, p.attn, joined.qkv, config, mask, rope, cache, layer,
+                               return_weights)                          # [B, T, C]
+        x = x + norm_fast(a, p.norm1, config.norm, config.norm_eps)     # [B, T, C]
+        h = ffn(x, p.ffn, joined.gate_up, config.ffn)                   # [B, T, C]
+        return x + norm_fast(h, p.norm2, config.norm, config.norm_eps), weights
     h = norm_fast(x, p.norm1, config.norm, config.norm_eps)             # [B, T, C]
     a, weights = attention(h, p.attn, joined.qkv, config, mask, rope, cache, layer,
                            return_weights)                              # [B, T, C]

@@ -6,6 +6,10 @@ family uses, the JSON types they must have, and the variants minillm refuses.
     / Mistral      intermediate_size, max_position_embeddings, rms_norm_eps, rope_theta, head_dim
     Llama 3.x      … and rope_scaling (or transformers 5's rope_parameters) rope_type "llama3"
     Qwen3          … model_type "qwen3": q and k norms (qk_norm); head_dim apart from C / H
+    Phi-3          … model_type "phi3": fused files; rope_parameters' partial_rotary_factor (1 only)
+    OLMo 2         … model_type "olmo2": norms after the sub-layers, q/k norms over the whole width
+    SmolLM3        … model_type "smollm3": no_rope_layers ([1, 1, 1, 0, …]: 0 = no RoPE) or
+                   no_rope_layer_interval (every n-th layer without RoPE; default 4)
     Mixtral        … model_type "mixtral": num_local_experts, num_experts_per_tok (model/moe.py)
     Qwen3-MoE      … model_type "qwen3_moe": Qwen3's, num_experts, num_experts_per_tok,
                    moe_intermediate_size, norm_topk_prob (every layer's FFN a mixture of experts)
@@ -32,8 +36,8 @@ MAX_CONFIG_BYTES = 1 << 20   # real config.json files are 1-10 KB
 
 
 def from_hf_dict(d: dict) -> ModelConfig:
-    """Read a Hugging Face ``config.json`` dict (GPT-2, Llama 2 / 3.x, Qwen2, Qwen3, Mistral or
-    minillm's own)."""
+    """Read a Hugging Face ``config.json`` dict (GPT-2, Llama 2 / 3.x, Qwen2, Qwen3, Mistral,
+    Phi-3, OLMo 2, SmolLM3 or minillm's own)."""
     cls = ModelConfig
     if "minillm" in d:                     # written by to_hf_dict: exact round trip
         fields = {f.name for f in dataclasses.fields(cls)}
@@ -54,9 +58,9 @@ def from_hf_dict(d: dict) -> ModelConfig:
                    arch="gpt2", tie_embeddings=d.get("tie_word_embeddings", True),
                    bos_id=d.get("bos_token_id"), eos_ids=as_ids(d.get("eos_token_id")))
     if model_type == "olmoe":
-        raise ValueError("model_type 'olmoe' (OLMoE) is not supported: its q and k norms span "
-                         "the whole width (OLMo 2's), which minillm does not implement")
-    if model_type in ("llama", "qwen2", "mistral", "qwen3", "mixtral", "qwen3_moe"):
+        raise ValueError("model_type 'olmoe' (OLMoE) is not supported: minillm's mixtures of "
+                         "experts are qwen3_moe and mixtral")
+    if model_type in ("llama", "qwen2", "mistral", "qwen3", "mixtral", "qwen3_moe") + tuple(_LATER):
         experts = _experts(d, model_type)           # {} for a dense model
         missing = [k for k in ("vocab_size", "hidden_size", "num_attention_heads",
                                "num_hidden_layers", "intermediate_size") if k not in d
@@ -65,18 +69,19 @@ def from_hf_dict(d: dict) -> ModelConfig:
             raise ValueError(f"a {model_type} config.json needs {missing}, which are missing")
         _reject(d, hidden_act=("silu",), use_sliding_window=(False,))
         qwen2, qwen3 = model_type == "qwen2", model_type in ("qwen3", "qwen3_moe")
-        if qwen3 and d.get("attention_bias"):   # (HF's Qwen3 then has an o_proj bias too)
-            raise ValueError("a qwen3 config.json with attention_bias=true is not supported")
+        if (qwen3 or model_type in _LATER) and d.get("attention_bias"):   # (o_proj's too)
+            raise ValueError(f"a {model_type} config.json with attention_bias=true is not supported")
         if any(kind != "full_attention" for kind in d.get("layer_types") or ()):
             raise ValueError(f"config.json layer_types {d['layer_types']!r}: minillm supports "
                              f"full attention on every layer only")
         n_ctx = d.get("max_position_embeddings", 2048)
-        if model_type == "mistral" and d.get("sliding_window"):
+        if model_type in ("mistral", "phi3") and d.get("sliding_window"):
             # subtle: Mistral attends only to the last ``sliding_window`` positions. minillm's
             # attention is full, which is the same thing while n_ctx <= the window: cap n_ctx.
             n_ctx = min(n_ctx, d["sliding_window"])
-        theta, scaling = _rope(d)
-        return cls(vocab_size=d["vocab_size"], n_ctx=n_ctx,
+        theta, scaling = _rope(d, _LATER.get(model_type, 10000.0))
+        later = _later_switches(d, model_type)            # Phi-3, OLMo 2, SmolLM3
+        return cls(**later, vocab_size=d["vocab_size"], n_ctx=n_ctx,
                    d_model=d["hidden_size"], n_heads=d["num_attention_heads"],
                    n_layers=d["num_hidden_layers"],
                    d_ff=experts.pop("d_ff", d.get("intermediate_size")),
@@ -84,10 +89,11 @@ def from_hf_dict(d: dict) -> ModelConfig:
                    norm_eps=d.get("rms_norm_eps", 1e-6), arch="llama",
                    attn_bias=bool(d.get("attention_bias", qwen2)), mlp_bias=bool(d.get("mlp_bias", False)),
                    rope_theta=theta, rope_scaling=scaling, head_dim=d.get("head_dim"),
-                   qk_norm=qwen3, tie_embeddings=d.get("tie_word_embeddings", False),
+                   qk_norm=qwen3 or model_type == "olmo2",
+                   tie_embeddings=d.get("tie_word_embeddings", model_type == "smollm3"),
                    bos_id=d.get("bos_token_id"), eos_ids=as_ids(d.get("eos_token_id")), **experts)
     raise ValueError(f"unsupported model_type {model_type!r}: minillm reads gpt2, llama, qwen2, "
-                     f"qwen3, mistral, mixtral, qwen3_moe")
+                     f"qwen3, mistral, phi3, olmo2, smollm3, mixtral, qwen3_moe")
 
 
 def _experts(d: dict, model_type: str) -> dict:
@@ -122,14 +128,48 @@ def _experts(d: dict, model_type: str) -> dict:
             **({} if mixtral else {"d_ff": d["moe_intermediate_size"]})}
 
 
-def _rope(d: dict) -> tuple[float, dict | None]:
+_LATER = {"phi3": 10000.0, "olmo2": 10000.0, "smollm3": 2000000.0}   # (their default theta)
+
+
+def _later_switches(d: dict, model_type: str) -> dict:
+    """The ModelConfig switches of Phi-3, OLMo 2 and SmolLM3 from their config.json."""
+    if model_type == "phi3":
+        if d.get("head_dim", d["hidden_size"] // d["num_attention_heads"]) * \
+                d["num_attention_heads"] != d["hidden_size"]:
+            raise ValueError("a phi3 config.json with head_dim · num_attention_heads != "
+                             "hidden_size is not supported")
+        return {"fused_projections": True}
+    if model_type == "olmo2":
+        return {"post_norms": True, "qk_norm_whole": True}
+    if model_type != "smollm3":
+        return {}
+    n, uses_rope = d["num_hidden_layers"], d.get("no_rope_layers")
+    if uses_rope is None:                 # transformers' default: every interval-th layer
+        interval = d.get("no_rope_layer_interval", 4)
+        if type(interval) is not int or interval <= 0:
+            raise ValueError(f"config.json: no_rope_layer_interval must be an integer > 0, got "
+                             f"{reprlib.repr(interval)}")
+        uses_rope = [int((i + 1) % interval != 0) for i in range(n)]
+    # subtle: no_rope_layers[i] is 1 where layer i USES RoPE (transformers' SmolLM3Attention)
+    if not isinstance(uses_rope, list) or len(uses_rope) < n or \
+            any(type(u) is not int or u not in (0, 1) for u in uses_rope):
+        raise ValueError(f"config.json: no_rope_layers must be a list of {n} or more 0/1 flags "
+                         f"(1: the layer uses RoPE), got {reprlib.repr(uses_rope)}")
+    return {"nope_layers": tuple(i for i in range(n) if uses_rope[i] == 0)}
+
+
+def _rope(d: dict, default_theta: float = 10000.0) -> tuple[float, dict | None]:
     """config.json's RoPE: (theta, scaling or None). transformers ≥ 5 writes one object,
     ``rope_parameters`` {rope_type, rope_theta, …}; older files ``rope_theta`` and ``rope_scaling``
     {rope_type (or type), factor, …}. Scaling kinds minillm does not implement are refused by
     name (``config.check_rope_scaling``)."""
     rope = {**(d.get("rope_scaling") or {}), **(d.get("rope_parameters") or {})}
-    theta = rope.pop("rope_theta", d.get("rope_theta", 10000.0))
+    theta = rope.pop("rope_theta", d.get("rope_theta", default_theta))
     kind = rope.pop("rope_type", rope.pop("type", "default"))
+    partial = rope.pop("partial_rotary_factor", d.get("partial_rotary_factor", 1.0))
+    if partial != 1:                      # (Phi-3 writes 1.0 in rope_parameters)
+        raise ValueError(f"partial rotary embeddings (partial_rotary_factor {partial!r}) are "
+                         f"not supported: minillm rotates every dimension of a head")
     if isinstance(theta, bool) or not isinstance(theta, numbers.Real):
         raise ValueError(f"config.json: rope_theta must be a number, got {reprlib.repr(theta)}")
     if kind == "default":
@@ -148,24 +188,40 @@ def to_hf_dict(config: ModelConfig) -> dict:
              "n_inner": config.d_ff, "layer_norm_epsilon": config.norm_eps,
              "activation_function": "gelu_new", "tie_word_embeddings": config.tie_embeddings}
     else:
-        qwen3 = config.qk_norm
-        d = {"model_type": "qwen3" if qwen3 else "llama",
-             "architectures": ["Qwen3ForCausalLM" if qwen3 else "LlamaForCausalLM"],
+        model_type, architecture = hf_family(config)
+        d = {"model_type": model_type, "architectures": [architecture],
              "vocab_size": config.vocab_size, "max_position_embeddings": config.n_ctx,
              "hidden_size": config.d_model, "num_attention_heads": config.n_heads,
              "num_hidden_layers": config.n_layers, "intermediate_size": config.d_ff,
              "num_key_value_heads": config.n_kv_heads, "rms_norm_eps": config.norm_eps,
              "rope_theta": config.rope_theta, "attention_bias": config.attn_bias,
              "mlp_bias": config.mlp_bias, "hidden_act": "silu",
-             "tie_word_embeddings": config.tie_embeddings, "head_dim": config.d_head}
+             "tie_word_embeddings": config.tie_embeddings, "head_dim": config.d_head,
+             "pad_token_id": None}           # (minillm keeps none; Phi-3's default is id 32000)
         if config.rope_scaling is not None:     # read by transformers 4 and 5 alike
             d["rope_scaling"] = dict(config.rope_scaling)
+        if config.nope_layers:                  # SmolLM3: 1 where a layer USES RoPE
+            d.update(no_rope_layers=[int(i not in config.nope_layers) for i in range(config.n_layers)],
+                     use_sliding_window=False)
         if config.n_experts:                    # Qwen3-MoE (q/k norms) or Mixtral
             d.update(_experts_hf(config))
     eos = list(config.eos_ids) if len(config.eos_ids) > 1 else config.eos_id    # HF: an int or a list
     d.update({"bos_token_id": config.bos_id, "eos_token_id": eos,
               "minillm": dataclasses.asdict(config)})
     return d
+
+
+def hf_family(config: ModelConfig) -> tuple[str, str]:
+    """(model_type, architecture) of a Llama-family config as transformers names it."""
+    families = [name for name, on in (("phi3", config.fused_projections), ("olmo2", config.post_norms),
+                                      ("smollm3", bool(config.nope_layers)),
+                                      ("qwen3", config.qk_norm and not config.post_norms)) if on]
+    if len(families) > 1 or config.post_norms != config.qk_norm_whole:   # (OLMo 2: both)
+        raise ValueError(f"this config mixes {families or ['qk_norm_whole']} switches: no "
+                         f"transformers model runs it, so it has no config.json")
+    name = families[0] if families else "llama"
+    return name, {"phi3": "Phi3", "olmo2": "Olmo2", "smollm3": "SmolLM3", "qwen3": "Qwen3",
+                  "llama": "Llama"}[name] + "ForCausalLM"
 
 
 def _experts_hf(config: ModelConfig) -> dict:

@@ -14,6 +14,13 @@ Llama / Qwen2 (``LlamaForCausalLM``; ``nn.Linear`` weights are stored [out, in]:
     model.layers.{i}.input_layernorm / post_attention_layernorm.weight
     model.layers.{i}.self_attn.{q,k,v,o}_proj.{weight,bias} · mlp.{gate,up,down}_proj.weight
 Qwen3 (``Qwen3ForCausalLM``): Llama's names and model.layers.{i}.self_attn.{q,k}_norm.weight [D]
+Phi-3 (``Phi3ForCausalLM``): Llama's names, but Q, K, V and gate, up fused (``fused_projections``):
+    model.layers.{i}.self_attn.qkv_proj.weight [H·D + 2·KV·D, C]   rows [Q; K; V]
+    model.layers.{i}.mlp.gate_up_proj.weight [2F, C]                rows [gate; up]
+OLMo 2 (``Olmo2ForCausalLM``): the norms after the sub-layers, q/k norms over the whole width:
+    model.layers.{i}.post_attention_layernorm -> norm1 · post_feedforward_layernorm -> norm2
+    model.layers.{i}.self_attn.q_norm.weight [H·D] · k_norm.weight [KV·D]
+SmolLM3 (``SmolLM3ForCausalLM``): Llama's names (its layers without RoPE are config.json's)
 Qwen3-MoE (``Qwen3MoeForCausalLM``): Qwen3's, the FFN as model.layers.{i}.mlp.gate.weight [E, C]
     (the router) and mlp.experts.{e}.{gate,up,down}_proj.weight, one file tensor per expert
 Mixtral (``MixtralForCausalLM``): Llama's attention, model.layers.{i}.block_sparse_moe.gate.weight
@@ -66,6 +73,9 @@ def hf_table(config: ModelConfig) -> dict[str, tuple[str, bool]]:
         table.update({f"blocks.{i}.{k}": (hf.format(i=i), t) for k, (hf, t) in per_block.items()})
     if not config.tie_embeddings:
         table["lm_head"] = LM_HEAD
+    for i in range(config.n_layers if config.post_norms else 0):    # OLMo 2: norms after
+        for norm, hf in (("norm1", "post_attention_layernorm"), ("norm2", "post_feedforward_layernorm")):
+            table[f"blocks.{i}.{norm}.weight"] = (f"model.layers.{i}.{hf}.weight", False)
     if config.n_experts:
         prefix, names = _EXPERTS["qwen3_moe" if config.qk_norm else "mixtral"]
         for i in range(config.n_layers):
@@ -87,8 +97,20 @@ def expert_views(named: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return out
 
 
+def _fused_rows(config: ModelConfig, i: int) -> dict[str, tuple[str, slice]]:
+    """Phi-3: minillm name -> (fused HF name, its rows), for layer ``i``: [Q; K; V], [gate; up]."""
+    HD, KD, F = config.n_heads * config.d_head, config.n_kv_heads * config.d_head, config.d_ff
+    qkv, gate_up = (f"model.layers.{i}.self_attn.qkv_proj.weight",
+                    f"model.layers.{i}.mlp.gate_up_proj.weight")
+    return {f"blocks.{i}.attn.wq": (qkv, slice(0, HD)), f"blocks.{i}.attn.wk": (qkv, slice(HD, HD + KD)),
+            f"blocks.{i}.attn.wv": (qkv, slice(HD + KD, HD + 2 * KD)),
+            f"blocks.{i}.ffn.w_gate": (gate_up, slice(0, F)), f"blocks.{i}.ffn.w_up": (gate_up, slice(F, 2 * F))}
+
+
 def hf_sources(config: ModelConfig) -> dict[str, tuple[str, bool, slice | None]]:
-    """minillm name -> (HF name, transpose?, columns or None) for every parameter of ``config``."""
+    """minillm name -> (HF name, transpose?, columns or None) for every parameter of ``config``.
+    The columns are those of minillm's [in, out] matrix a fused tensor holds (rows of a stored
+    [out, in] one: Phi-3's)."""
     sources = {name: (hf, t, None) for name, (hf, t) in hf_table(config).items()}
     if config.arch == "gpt2":   # the fused QKV is split where a reader can see it
         C = config.d_model
@@ -101,6 +123,8 @@ def hf_sources(config: ModelConfig) -> dict[str, tuple[str, bool, slice | None]]
         absent = (() if config.attn_bias else ("bq", "bk", "bv")) + \
                  (() if config.qk_norm else ("q_norm", "k_norm"))
         sources = {k: v for k, v in sources.items() if k.split(".")[-1] not in absent}
+    for i in range(config.n_layers if config.fused_projections else 0):
+        sources |= {name: (hf, True, rows) for name, (hf, rows) in _fused_rows(config, i).items()}
     return sources
 
 
@@ -129,6 +153,12 @@ def named_to_hf(named: dict[str, np.ndarray], config: ModelConfig) -> dict[str, 
     if config.arch == "gpt2" and not config.attn_bias:
         raise ValueError("Hugging Face's gpt2 checkpoints always hold Q, K, V biases (c_attn.bias):"
                          " a config with attn_bias=False cannot be saved as one")
+    if config.fused_projections and (config.attn_bias or config.qk_norm or config.post_norms):
+        raise ValueError("Hugging Face's phi3 models have no Q, K, V biases, q/k norms or norms "
+                         "after the sub-layers: this config cannot be saved as one")
+    if (config.post_norms or config.nope_layers) and config.attn_bias:
+        raise ValueError("Hugging Face's olmo2 and smollm3 models with Q, K, V biases have an "
+                         "o_proj bias too: this config cannot be saved as one")
     if config.qk_norm and config.attn_bias:
         raise ValueError("Hugging Face's qwen3 models with Q, K, V biases have an o_proj bias "
                          "too: a config with qk_norm and attn_bias cannot be saved as one")
@@ -144,4 +174,10 @@ def named_to_hf(named: dict[str, np.ndarray], config: ModelConfig) -> dict[str, 
             out[f"h.{i}.attn.c_attn.bias"] = np.concatenate(
                 [named[f"blocks.{i}.attn.b{x}"] for x in "qkv"])                 # 3 × [C] -> [3C]
         out = {(k if k == LM_HEAD[0] else "transformer." + k): v for k, v in out.items()}
+    table = hf_table(config)
+    for i in range(config.n_layers if config.fused_projections else 0):   # Phi-3: fused again
+        parts = {}
+        for name, (fused, _) in _fused_rows(config, i).items():
+            parts.setdefault(fused, []).append(out.pop(table[name][0]))   # [out, C] each
+        out |= {fused: np.concatenate(rows, axis=0) for fused, rows in parts.items()}
     return out

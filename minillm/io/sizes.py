@@ -27,6 +27,8 @@ def parameter_count(c: ModelConfig) -> int:
     norm = C * (2 if c.norm == "layernorm" else 1)
     attn = C * HD + 2 * C * KD + HD * C + (HD + 2 * KD if c.attn_bias else 0) \
         + (C if c.mlp_bias else 0) + (2 * c.d_head if c.qk_norm else 0)    # (Qwen3's q, k norms)
+    if c.qk_norm_whole:                 # OLMo 2's q and k norms span every head: H·D + KV·D
+        attn += HD + KD - 2 * c.d_head
     ffn = C * F * (3 if c.ffn == "swiglu" else 2) + (F + C if c.mlp_bias else 0)
     if c.n_experts:                                     # E experts and the router [C, E]
         ffn = c.n_experts * ffn + C * c.n_experts

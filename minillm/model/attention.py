@@ -111,7 +111,10 @@ def attention(x: np.ndarray, p, config, mask: np.ndarray, rope=None, cache=None,
     q = split_heads(linear(x, p.wq, p.bq), config.n_heads)     # [B, T, C] @ [C, H·D] -> [B, H, T, D]
     k = split_heads(linear(x, p.wk, p.bk), config.n_kv_heads)  # [B, T, C] @ [C, KV·D] -> [B, KV, T, D]
     v = split_heads(linear(x, p.wv, p.bv), config.n_kv_heads)  # [B, T, C] @ [C, KV·D] -> [B, KV, T, D]
-    if config.qk_norm:                              # Qwen3: each head's q and k RMS-normalised over D
+    if config.qk_norm_whole:                        # OLMo 2: over all heads' H·D (KV·D) values at once
+        q = split_heads(rms_norm(merge_heads(q), p.q_norm, config.norm_eps), config.n_heads)
+        k = split_heads(rms_norm(merge_heads(k), p.k_norm, config.norm_eps), config.n_kv_heads)
+    elif config.qk_norm:                            # Qwen3: each head's q and k RMS-normalised over D
         q = rms_norm(q, p.q_norm, config.norm_eps)             # [B, H, T, D]
         k = rms_norm(k, p.k_norm, config.norm_eps)             # [B, KV, T, D]
     if rope is not None:                            # position enters by rotating q and k

@@ -1,4 +1,5 @@
-"""The transformer block (pre-norm, as GPT-2 and Llama both use):
+"""The transformer block (pre-norm, as GPT-2 and Llama both use; OLMo 2 normalises each
+sub-layer's output instead, ``config.post_norms``: x = x + Norm₁(Attention(x)), …):
 
     x = x + Attention(Norm₁(x))      positions exchange information (only with the past)
     x = x + FFN(Norm₂(x))            each position is transformed on its own (or: MoE, k of E FFNs)
@@ -20,6 +21,11 @@ def block(x: np.ndarray, p, config, mask: np.ndarray, rope=None, cache=None, lay
           return_weights: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
     """x [B, T, C] -> [B, T, C], plus this block's attention weights [B, H, T, S] (None when
     ``return_weights`` is False)."""
+    if config.post_norms:                   # OLMo 2: the norms after the sub-layers, none before
+        a, weights = attention(x, p.attn, config, mask, rope=rope, cache=cache, layer=layer,
+                               return_weights=return_weights)           # [B, T, C]
+        x = x + norm(a, p.norm1, config.norm, config.norm_eps)          # [B, T, C]
+        return x + norm(ffn(x, p.ffn, config.ffn), p.norm2, config.norm, config.norm_eps), weights
     a, weights = attention(norm(x, p.norm1, config.norm, config.norm_eps), p.attn, config,
                            mask, rope=rope, cache=cache, layer=layer,
                            return_weights=return_weights)               # [B, T, C]

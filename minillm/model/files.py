@@ -18,6 +18,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from minillm.io.checkpoints import load_weights, read_checkpoint_config, save_hf_checkpoint
+from minillm.io.shards import weights_file
 from minillm.io.commit import reading
 from minillm.io.gguf.export import save_gguf
 from minillm.model.params import empty_params
@@ -44,7 +45,7 @@ class ModelFiles:
         with reading(path):          # both files of one save, whole (io/commit.py)
             config = read_checkpoint_config(path)
             model = cls.empty(config)
-            load_weights(Path(path) / "model.safetensors", config, model.params)
+            load_weights(weights_file(path), config, model.params)   # (or the shards' index)
         return model
 
     def save_pretrained(self, path: str | Path) -> None:

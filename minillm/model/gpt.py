@@ -87,8 +87,8 @@ class GPT(ModelFiles):
             rope = (cos[:, None], sin[:, None])                         # [B, 1, T, D/2]: every head
         weights = []
         for layer, bp in enumerate(p.blocks):
-            x, w = block(x, bp, c, mask, rope=rope, cache=cache, layer=layer,
-                         return_weights=return_weights)                 # [B, T, C]
+            x, w = block(x, bp, c, mask, rope=None if layer in c.nope_layers else rope,
+                         cache=cache, layer=layer, return_weights=return_weights)  # [B, T, C]
             if return_weights:
                 weights.append(w)                                       # [B, H, T, S]
         if last_only:

@@ -41,7 +41,7 @@ class AttentionParams:
     bv: np.ndarray | None = None         # [KV·D]
     bo: np.ndarray | None = None         # [C]
     q_norm: np.ndarray | None = None     # [D] RMSNorm gain on each head's q (Qwen3's qk_norm)
-    k_norm: np.ndarray | None = None     # [D] … and on each head's k
+    k_norm: np.ndarray | None = None     # [D] … and on each head's k (OLMo 2: [H·D], [KV·D])
 
 
 @dataclass
@@ -116,8 +116,9 @@ def param_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
             shapes |= {f"{b}.attn.bq": (HD,), f"{b}.attn.bk": (KD,), f"{b}.attn.bv": (KD,)}
         if c.mlp_bias:                                     # the output projection's bias
             shapes[f"{b}.attn.bo"] = (C,)
-        if c.qk_norm:
-            shapes |= {f"{b}.attn.q_norm": (c.d_head,), f"{b}.attn.k_norm": (c.d_head,)}
+        if c.qk_norm:                                      # per head, or the whole width (OLMo 2)
+            q, k = ((HD,), (KD,)) if c.qk_norm_whole else ((c.d_head,), (c.d_head,))
+            shapes |= {f"{b}.attn.q_norm": q, f"{b}.attn.k_norm": k}
         shapes |= norm(f"{b}.norm2")
         E = (c.n_experts,) if c.n_experts else ()         # experts stacked: [E, C, F], …
         shapes |= {f"{b}.ffn.w_up": (*E, C, F), f"{b}.ffn.w_down": (*E, F, C)}

@@ -3,14 +3,19 @@ grad_rope: RoPE; grad_attention: multi-head and grouped-query attention; grad_ff
 and SwiGLU), the whole model's loss and gradients (grad_model: GPT-2 and the Llama family, Qwen2's
 Q, K, V biases, tied or untied head), the optimiser (optim), the data (data), the score on
 held-out text (evaluate) and the loop that ties them together (loop). Then LoRA: low-rank
-adapters trained on a frozen base (lora/: adapters.py, the math and merging; files.py, PEFT's file layout)."""
+adapters trained on a frozen base (lora/: adapters.py, the math and merging; files.py, PEFT's file layout;
+frozen: the step computed without rebuilding the base, x W + s·(x A) B). Then supervised
+fine-tuning on conversations (sft/: data, mask, batches, loop, resume)."""
 from minillm.train.evaluate import evaluate_text
 from minillm.train.grad_model import loss_and_grads
 from minillm.train.loop import TrainSettings, train
 from minillm.train.lora.adapters import LoRA, init_lora, lora_loss_and_grads, merged_params
 from minillm.train.lora.files import load_adapter, save_adapter
 from minillm.train.optim import AdamW, clip_grad_norm, lr_at
+from minillm.train.sft import (ChatMLFormat, FinetuneResult, FinetuneSettings,
+                               evaluate_conversations, finetune, read_conversations)
 
-__all__ = ["AdamW", "LoRA", "TrainSettings", "clip_grad_norm", "evaluate_text", "init_lora",
+__all__ = ["AdamW", "ChatMLFormat", "FinetuneResult", "FinetuneSettings", "evaluate_conversations",
+           "finetune", "read_conversations", "LoRA", "TrainSettings", "clip_grad_norm", "evaluate_text", "init_lora",
            "load_adapter", "lora_loss_and_grads", "loss_and_grads", "lr_at", "merged_params",
            "save_adapter", "train"]

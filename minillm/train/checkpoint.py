@@ -64,9 +64,12 @@ def remove_written(folder: Path) -> None:
         folder.rmdir()
 
 
-def write_checkpoint(model, out: Path, name: str, fields: dict, opt=None, settings=None) -> Path:
+def write_checkpoint(model, out: Path, name: str, fields: dict, opt=None, settings=None,
+                     save=None) -> Path:
     """Write ``out/name`` (model; optimiser too when ``opt`` is given) by the rotation above.
-    ``fields``: what the manifest records besides the files (manifest.py)."""
+    ``fields``: what the manifest records besides the files (manifest.py). ``save(folder)``, if
+    given, writes the model's files instead of config.json + model.safetensors (a LoRA
+    fine-tune: its adapter, manifest.ADAPTER_FILES)."""
     from minillm.io.checkpoints import save_hf_checkpoint
     from minillm.io.safetensors import save_safetensors
     final, tmp, old = (out / (name + s) for s in SUFFIXES)
@@ -74,7 +77,10 @@ def write_checkpoint(model, out: Path, name: str, fields: dict, opt=None, settin
         raise FileExistsError(f"{foreign[0]} was not written by minillm, which will not move or "
                               f"delete it: move it out of {foreign[0].parent} first")
     remove_written(tmp)                          # a leftover of an earlier crash: ours to redo
-    save_hf_checkpoint(tmp, model.config, model.params)
+    if save is None:
+        save_hf_checkpoint(tmp, model.config, model.params)
+    else:
+        save(tmp)
     if opt is not None:
         save_safetensors(tmp / OPTIMIZER, opt.state_arrays(),
                          metadata={"step": str(opt.t), "settings": json.dumps(asdict(settings))})
@@ -88,12 +94,15 @@ def write_checkpoint(model, out: Path, name: str, fields: dict, opt=None, settin
     return final
 
 
-def find_checkpoint(out: Path, name: str = "checkpoint") -> tuple[Path, dict]:
+def find_checkpoint(out: Path, name: str = "checkpoint", required: tuple[str, ...] | None = None
+                    ) -> tuple[Path, dict]:
     """The newest checkpoint among out/name, .tmp and .old that verifies -> (folder, manifest).
 
     Raises ValueError when there is none, listing what was found and why it was refused.
+    ``required``: the files it must list (default: a model's, + the optimiser's for checkpoint/).
     """
-    required = CHECKPOINT_FILES if name == "checkpoint" else MODEL_FILES
+    if required is None:
+        required = CHECKPOINT_FILES if name == "checkpoint" else MODEL_FILES
     found, problems = [], []
     for folder in (out / (name + s) for s in SUFFIXES):
         if os.path.lexists(folder):

@@ -37,7 +37,7 @@ import math
 
 import numpy as np
 
-from minillm.engine.ops import linear
+from minillm.train.frozen import input_grad, is_trained, project, weight_grads
 from minillm.model.attention import merge_heads, scaled_dot_product, split_heads
 from minillm.model.rope import apply_rope
 from minillm.train.grad_rope import rope_backward
@@ -63,14 +63,14 @@ def attention_forward(x: np.ndarray, p, config, mask: np.ndarray, rope=None
     sees whole sequences); ``rope`` is (cos, sin) [B, 1, T, D/2] or None, ``mask`` [B or 1, T, T]
     (causal, and may hide padding). The tests check the two give the same logits.
     """
-    q = split_heads(linear(x, p.wq, p.bq), config.n_heads)      # [B, T, C] @ [C, H·D] -> [B, H, T, D]
-    k = split_heads(linear(x, p.wk, p.bk), config.n_kv_heads)   # [B, T, C] @ [C, KV·D] -> [B, KV, T, D]
-    v = split_heads(linear(x, p.wv, p.bv), config.n_kv_heads)   # [B, KV, T, D]
+    q = split_heads(project(x, p.wq, p.bq), config.n_heads)      # [B, T, C] @ [C, H·D] -> [B, H, T, D]
+    k = split_heads(project(x, p.wk, p.bk), config.n_kv_heads)   # [B, T, C] @ [C, KV·D] -> [B, KV, T, D]
+    v = split_heads(project(x, p.wv, p.bv), config.n_kv_heads)   # [B, KV, T, D]
     if rope is not None:
         q, k = apply_rope(q, *rope), apply_rope(k, *rope)       # [B, H, T, D], [B, KV, T, D]
     o, weights = scaled_dot_product(q, k, v, mask)              # [B, H, T, D], [B, H, T, T]
     merged = merge_heads(o)                                     # [B, T, H·D]
-    y = linear(merged, p.wo, p.bo)                              # [B, T, H·D] @ [H·D, C] -> [B, T, C]
+    y = project(merged, p.wo, p.bo)                              # [B, T, H·D] @ [H·D, C] -> [B, T, C]
     return y, (x, q, k, v, weights, merged, rope)
 
 
@@ -83,10 +83,10 @@ def attention_backward(dy: np.ndarray, cache: tuple, p, config) -> tuple[np.ndar
     G = H // KV                                      # query heads per KV head
     scale = 1.0 / math.sqrt(q.shape[-1])             # a Python float
     dy2 = dy.reshape(-1, C)                          # [N, C]
-    grads = {"wo": merged.reshape(-1, merged.shape[-1]).T @ dy2}   # [H·D, N] @ [N, C] -> [H·D, C]
-    if p.bo is not None:
+    grads = weight_grads("wo", merged.reshape(-1, merged.shape[-1]), dy2, p.wo)   # [H·D, C]
+    if p.bo is not None and is_trained(p.wo):
         grads["bo"] = dy2.sum(axis=0)                # [C]
-    do = split_heads((dy2 @ p.wo.T).reshape(B, T, -1), H)   # [N, C] @ [C, H·D] -> [B, H, T, D]
+    do = split_heads(input_grad(dy2, p.wo).reshape(B, T, -1), H)   # [N, C] @ [C, H·D] -> [B, H, T, D]
     k_h = np.repeat(k, G, axis=1)                    # [B, KV, T, D] -> [B, H, T, D]: head h's keys
     v_h = np.repeat(v, G, axis=1)                    # [B, H, T, D]: head h's values (h // G)
     dweights = do @ v_h.transpose(0, 1, 3, 2)        # [B, H, T, D] @ [B, H, D, T] -> [B, H, T, T]
@@ -101,8 +101,9 @@ def attention_backward(dy: np.ndarray, cache: tuple, p, config) -> tuple[np.ndar
     dx = np.zeros_like(x2)                           # [N, C]
     for name, d in (("q", dq), ("k", dk), ("v", dv)):
         d2 = merge_heads(d).reshape(B * T, -1)       # [B, heads, T, D] -> [N, heads·D]
-        grads["w" + name] = x2.T @ d2                # [C, N] @ [N, heads·D] -> [C, heads·D]
-        if getattr(p, "b" + name) is not None:
+        w = getattr(p, "w" + name)                   # [C, heads·D] (or Frozen: train/frozen.py)
+        grads |= weight_grads("w" + name, x2, d2, w)  # [C, N] @ [N, heads·D] -> [C, heads·D]
+        if getattr(p, "b" + name) is not None and is_trained(w):
             grads["b" + name] = d2.sum(axis=0)       # [heads·D]
-        dx += d2 @ getattr(p, "w" + name).T          # [N, heads·D] @ [heads·D, C] -> [N, C]
+        dx += input_grad(d2, w)                      # [N, heads·D] @ [heads·D, C] -> [N, C]
     return dx.reshape(B, T, C), grads

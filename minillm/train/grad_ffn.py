@@ -32,7 +32,8 @@ import math
 
 import numpy as np
 
-from minillm.engine.ops import gelu_tanh_fast, linear, silu_fast
+from minillm.engine.ops import gelu_tanh_fast, silu_fast
+from minillm.train.frozen import input_grad, is_trained, project, weight_grads
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)   # a Python float: keeps float32 arrays float32
 
@@ -63,9 +64,9 @@ def gelu_tanh_backward(dg: np.ndarray, h: np.ndarray) -> np.ndarray:
 
 def gelu_mlp_forward(x: np.ndarray, p) -> tuple[np.ndarray, tuple]:
     """x [B, T, C] -> y [B, T, C] and the cache (x, h, g). Same arithmetic as ``gelu_mlp``."""
-    h = linear(x, p.w_up, p.b_up)            # [B, T, C] @ [C, F] -> [B, T, F]
+    h = project(x, p.w_up, p.b_up)            # [B, T, C] @ [C, F] -> [B, T, F]
     g = gelu_tanh_fast(h)                    # [B, T, F]
-    y = linear(g, p.w_down, p.b_down)        # [B, T, F] @ [F, C] -> [B, T, C]
+    y = project(g, p.w_down, p.b_down)        # [B, T, F] @ [F, C] -> [B, T, C]
     return y, (x, h, g)
 
 
@@ -74,13 +75,14 @@ def gelu_mlp_backward(dy: np.ndarray, cache: tuple, p) -> tuple[np.ndarray, dict
     x, h, g = cache
     C, F = p.w_up.shape
     dy2 = dy.reshape(-1, C)                                  # [N, C]
-    grads = {"w_down": g.reshape(-1, F).T @ dy2}             # [F, N] @ [N, C] -> [F, C]
-    dh = gelu_tanh_backward(dy2 @ p.w_down.T, h.reshape(-1, F))   # [N, C] @ [C, F] -> [N, F]
-    grads["w_up"] = x.reshape(-1, C).T @ dh                  # [C, N] @ [N, F] -> [C, F]
-    if p.b_up is not None:                                   # (a config without MLP biases)
+    grads = weight_grads("w_down", g.reshape(-1, F), dy2, p.w_down)   # [F, N] @ [N, C] -> [F, C]
+    dh = gelu_tanh_backward(input_grad(dy2, p.w_down), h.reshape(-1, F))   # [N, C] @ [C, F] -> [N, F]
+    grads |= weight_grads("w_up", x.reshape(-1, C), dh, p.w_up)        # [C, N] @ [N, F] -> [C, F]
+    if p.b_up is not None and is_trained(p.w_up):            # (a config without MLP biases)
         grads["b_up"] = dh.sum(axis=0)                       # [F]
+    if p.b_down is not None and is_trained(p.w_down):
         grads["b_down"] = dy2.sum(axis=0)                    # [C]
-    dx = (dh @ p.w_up.T).reshape(dy.shape)                   # [N, F] @ [F, C] -> [B, T, C]
+    dx = input_grad(dh, p.w_up).reshape(dy.shape)            # [N, F] @ [F, C] -> [B, T, C]
     return dx, grads
 
 
@@ -97,11 +99,11 @@ def silu_backward(dsilu: np.ndarray, a: np.ndarray) -> np.ndarray:
 
 def swiglu_forward(x: np.ndarray, p) -> tuple[np.ndarray, tuple]:
     """x [B, T, C] -> y [B, T, C] and the cache (x, a, u, h). Same arithmetic as ``swiglu``."""
-    a = linear(x, p.w_gate)                  # [B, T, C] @ [C, F] -> [B, T, F]  the gate's input
-    u = linear(x, p.w_up)                    # [B, T, C] @ [C, F] -> [B, T, F]
+    a = project(x, p.w_gate)                  # [B, T, C] @ [C, F] -> [B, T, F]  the gate's input
+    u = project(x, p.w_up)                    # [B, T, C] @ [C, F] -> [B, T, F]
     h = silu_fast(a)                         # [B, T, F]  SiLU(a) …
     h *= u                                   # [B, T, F]  … ⊙ u (in place: h is fresh)
-    y = linear(h, p.w_down)                  # [B, T, F] @ [F, C] -> [B, T, C]
+    y = project(h, p.w_down)                  # [B, T, F] @ [F, C] -> [B, T, C]
     return y, (x, a, u, h)
 
 
@@ -111,14 +113,14 @@ def swiglu_backward(dy: np.ndarray, cache: tuple, p) -> tuple[np.ndarray, dict]:
     C, F = p.w_up.shape
     dy2 = dy.reshape(-1, C)                                  # [N, C]
     a2, u2 = a.reshape(-1, F), u.reshape(-1, F)              # [N, F] each
-    grads = {"w_down": h.reshape(-1, F).T @ dy2}             # [F, N] @ [N, C] -> [F, C]
-    dh = dy2 @ p.w_down.T                                    # [N, C] @ [C, F] -> [N, F]
+    grads = weight_grads("w_down", h.reshape(-1, F), dy2, p.w_down)   # [F, N] @ [N, C] -> [F, C]
+    dh = input_grad(dy2, p.w_down)                           # [N, C] @ [C, F] -> [N, F]
     du = dh * silu_fast(a2)                                  # [N, F]  ∂L/∂u = dh ⊙ SiLU(a)
     da = silu_backward(dh * u2, a2)                          # [N, F]  ∂L/∂a = dh ⊙ u ⊙ SiLU'(a)
     x2 = x.reshape(-1, C)                                    # [N, C]
-    grads["w_gate"] = x2.T @ da                              # [C, N] @ [N, F] -> [C, F]
-    grads["w_up"] = x2.T @ du                                # [C, N] @ [N, F] -> [C, F]
-    dx = da @ p.w_gate.T + du @ p.w_up.T                     # [N, F] @ [F, C] -> [N, C]
+    grads |= weight_grads("w_gate", x2, da, p.w_gate)       # [C, N] @ [N, F] -> [C, F]
+    grads |= weight_grads("w_up", x2, du, p.w_up)           # [C, N] @ [N, F] -> [C, F]
+    dx = input_grad(da, p.w_gate) + input_grad(du, p.w_up)   # [N, F] @ [F, C] -> [N, C]
     return dx.reshape(dy.shape), grads
 
 

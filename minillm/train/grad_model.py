@@ -4,6 +4,8 @@
     hₗ = hₗ₋₁ + Attn(Norm₁(hₗ₋₁)) ;  hₗ ← hₗ + FFN(Norm₂(hₗ))  residual blocks
     logits = Norm_f(h_L) · head                            head = wteᵀ (tied) or lm_head (untied)
     loss = −1/N Σ log softmax(logits)[target]               all N = B·T positions at once
+    loss = −Σ mₙ log pₙ / Σ mₙ                              with a loss mask m [B, T] (0/1):
+                                                            the mean over the counted rows only
 
 The backward walks the same list in reverse. Three rules cover everything:
 - a residual ``y = x + f(x)`` passes dy straight through *and* adds f's backward: dx = dy + df;
@@ -53,6 +55,9 @@ def check_trainable(config) -> None:
              if getattr(config, k) not in allowed}
     if wrong:
         raise ValueError(f"training has no backward for {wrong}: it supports {TRAINABLE}")
+    later = [name for name in ("post_norms", "qk_norm_whole", "nope_layers") if getattr(config, name)]
+    if later:                  # (OLMo 2's and SmolLM3's forward; Phi-3's fused files train as Llama)
+        raise ValueError(f"training has no backward for {later} yet")
 
 
 def block_forward(x: np.ndarray, bp, config, mask: np.ndarray, rope=None) -> tuple[np.ndarray, tuple]:
@@ -65,19 +70,23 @@ def block_forward(x: np.ndarray, bp, config, mask: np.ndarray, rope=None) -> tup
     return x1 + f, (x, attn_cache, x1, ffn_cache)                       # [B, T, C]
 
 
-def block_backward(dy: np.ndarray, cache: tuple, bp, config, grads: dict, prefix: str) -> np.ndarray:
-    """dy [B, T, C] -> dx [B, T, C]; writes the block's gradients into grads[prefix + name]."""
+def block_backward(dy: np.ndarray, cache: tuple, bp, config, grads: dict, prefix: str,
+                   frozen: bool = False) -> np.ndarray:
+    """dy [B, T, C] -> dx [B, T, C]; writes the block's gradients into grads[prefix + name]
+    (``frozen``: not the norms'; the projections' follow their ``Frozen`` marks, train/frozen.py)."""
     x, attn_cache, x1, ffn_cache = cache
     kind, eps = config.norm, config.norm_eps
     dnorm2, g = ffn_backward(dy, ffn_cache, bp.ffn, config.ffn)         # [B, T, C]
     grads.update({f"{prefix}ffn.{k}": v for k, v in g.items()})
     dx1, g = norm_backward(dnorm2, x1, bp.norm2, kind, eps)             # [B, T, C]
-    grads.update({f"{prefix}norm2.{k}": v for k, v in g.items()})
+    if not frozen:
+        grads.update({f"{prefix}norm2.{k}": v for k, v in g.items()})
     dx1 += dy                                                           # the residual path
     dnorm1, g = attention_backward(dx1, attn_cache, bp.attn, config)   # [B, T, C]
     grads.update({f"{prefix}attn.{k}": v for k, v in g.items()})
     dx, g = norm_backward(dnorm1, x, bp.norm1, kind, eps)               # [B, T, C]
-    grads.update({f"{prefix}norm1.{k}": v for k, v in g.items()})
+    if not frozen:
+        grads.update({f"{prefix}norm1.{k}": v for k, v in g.items()})
     dx += dx1                                                           # the residual path
     return dx
 
@@ -97,23 +106,39 @@ def cross_entropy_with_grad(logits: np.ndarray, targets: np.ndarray) -> tuple[fl
     return loss, dlogits
 
 
-def loss_and_grads(params, config, ids: np.ndarray, targets: np.ndarray) -> tuple[float, dict]:
+def loss_and_grads(params, config, ids: np.ndarray, targets: np.ndarray,
+                   loss_mask: np.ndarray | None = None, segments: np.ndarray | None = None,
+                   frozen: bool = False) -> tuple[float, dict]:
     """ids, targets [B, T] int -> (mean next-token loss, {flat name: gradient}) — one forward,
     one backward. ``targets[b, t]`` is the token that should follow ``ids[b, :t+1]``.
+
+    ``loss_mask`` [B, T] (0/1 or bool): which targets count; the mean is over those only, and
+    only their rows go through the head (an uncounted position's logits would get a zero
+    gradient: not computing them is the same arithmetic, and spares the [N, V] products).
+    Right padding (any pad id, mask 0) changes nothing: under the causal mask no real position
+    sees a later pad, and a pad's zero loss gradient reaches no weight (tested: a padded batch
+    gives exactly the gradients of its rows taken one by one, weighted by their token counts).
+    ``segments`` [B, T] (non-decreasing ints): several sequences packed in one row; attention
+    stays inside each segment (block-diagonal causal mask) and positions restart at 0, so a
+    packed row computes what its pieces would, each alone (``packed_attention``).
+    ``frozen``: params marked by ``lora.adapters.frozen_params``; only the adapters' gradients.
 
     Example: ``loss, grads = loss_and_grads(model.params, model.config, w[:, :-1], w[:, 1:])``;
     ``grads`` has the keys (and shapes) of ``model.params.named()``.
     """
     check_trainable(config)
-    _check_batch(ids, targets, config)
-    logits, cache = forward_with_cache(params, config, ids)             # [B, T, V]
-    B, T, V = logits.shape
-    loss, dlogits = cross_entropy_with_grad(logits.reshape(-1, V), targets.reshape(-1))
-    return loss, backward(dlogits, cache, params, config)
+    _check_batch(ids, targets, config, loss_mask, segments)
+    rows = None if loss_mask is None else np.flatnonzero(loss_mask.reshape(-1))   # [R] counted
+    logits, cache = forward_with_cache(params, config, ids, segments, rows)   # [B, T, V] or [R, V]
+    y = targets.reshape(-1) if rows is None else targets.reshape(-1)[rows]    # [N] or [R]
+    loss, dlogits = cross_entropy_with_grad(logits.reshape(-1, logits.shape[-1]), y)
+    return loss, backward(dlogits, cache, params, config, frozen)
 
 
-def _check_batch(ids: np.ndarray, targets: np.ndarray, config) -> None:
-    """ValueError unless ids and targets are [B, T] integer arrays of ids in [0, V), T <= n_ctx.
+def _check_batch(ids: np.ndarray, targets: np.ndarray, config, loss_mask=None, segments=None
+                 ) -> None:
+    """ValueError unless ids and targets are [B, T] integer arrays of ids in [0, V), T <= n_ctx,
+    the loss mask [B, T] of 0/1 counting at least one target, the segments [B, T] non-decreasing.
     subtle: NumPy indexing would read a negative id as a row from the end of wte, silently."""
     for name, a in (("ids", ids), ("targets", targets)):
         if not isinstance(a, np.ndarray) or a.ndim != 2 or not np.issubdtype(a.dtype, np.integer):
@@ -125,13 +150,40 @@ def _check_batch(ids: np.ndarray, targets: np.ndarray, config) -> None:
     if ids.shape != targets.shape or not 1 <= ids.shape[1] <= config.n_ctx:
         raise ValueError(f"ids and targets must share one shape [B, T] with 1 <= T <= n_ctx = "
                          f"{config.n_ctx}, got {ids.shape} and {targets.shape}")
+    if loss_mask is not None and (not isinstance(loss_mask, np.ndarray) or loss_mask.shape != ids.shape
+                                  or not np.isin(loss_mask, (0, 1)).all() or not loss_mask.any()):
+        raise ValueError(f"loss_mask must be a [B, T] = {ids.shape} array of 0/1 counting at least "
+                         f"one target, got {getattr(loss_mask, 'shape', type(loss_mask).__name__)}")
+    if segments is not None and (not isinstance(segments, np.ndarray) or segments.shape != ids.shape
+                                 or not np.issubdtype(segments.dtype, np.integer)
+                                 or (np.diff(segments, axis=1) < 0).any()):
+        raise ValueError(f"segments must be a [B, T] = {ids.shape} integer array, non-decreasing "
+                         f"along each row (one packed sequence after the other)")
 
 
-def forward_with_cache(params, config, ids: np.ndarray) -> tuple[np.ndarray, tuple]:
-    """ids [B, T] -> logits [B, T, V] (the same as ``GPT(config, params)(ids)``) and the cache."""
+def packed_attention(segments: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """segments [B, T] -> (mask [B, T, T] bool, positions [B, T]): query t sees key s iff s ≤ t
+    and both are in one segment; a position counts from its segment's start.
+
+    Example: segments [[0, 0, 1]] -> positions [[0, 1, 0]]; token 2 sees only itself.
+    """
+    B, T = segments.shape
+    same = segments[:, :, None] == segments[:, None, :]                 # [B, T, T]
+    t = np.arange(T)
+    starts = np.where(np.diff(segments, axis=1, prepend=segments[:, :1] - 1) != 0, t, 0)   # [B, T]
+    starts = np.maximum.accumulate(starts, axis=1)                      # [B, T]  its segment's start
+    return same & causal_mask(T, T)[None], t - starts                   # [B, T, T], [B, T]
+
+
+def forward_with_cache(params, config, ids: np.ndarray, segments: np.ndarray | None = None,
+                       rows: np.ndarray | None = None) -> tuple[np.ndarray, tuple]:
+    """ids [B, T] -> logits [B, T, V] (the same as ``GPT(config, params)(ids)``) and the cache.
+    ``rows`` [R] (indices into the B·T positions, flattened): the logits of those only, [R, V]."""
     B, T = ids.shape
     mask = causal_mask(T, T)[None]                                      # [1, T, T]
     positions = np.broadcast_to(np.arange(T), (B, T))                   # [B, T]
+    if segments is not None:                                            # packed rows
+        mask, positions = packed_attention(segments)                    # [B, T, T], [B, T]
     x = embed(params.wte, ids, params.wpe, positions)                   # [B, T, C]
     rope = None
     if config.position == "rope":                                       # the angles of 0 … T−1
@@ -143,16 +195,25 @@ def forward_with_cache(params, config, ids: np.ndarray) -> tuple[np.ndarray, tup
         caches.append(c)
     xf = norm_fast(x, params.norm_f, config.norm, config.norm_eps)      # [B, T, C]
     head = params.wte.T if params.lm_head is None else params.lm_head   # [C, V]
-    return linear(xf, head), (ids, caches, x, xf)                       # [B, T, V]
+    out = xf if rows is None else xf.reshape(-1, xf.shape[-1])[rows]    # [B, T, C] or [R, C]
+    return linear(out, head), (ids, caches, x, xf, positions, rows)     # [B, T, V] or [R, V]
 
 
-def backward(dlogits: np.ndarray, cache: tuple, params, config) -> dict:
-    """dlogits [N, V] -> {flat name: gradient}, walking the model from the head to the embedding."""
-    ids, caches, x, xf = cache
+def backward(dlogits: np.ndarray, cache: tuple, params, config, frozen: bool = False) -> dict:
+    """dlogits [N, V] (or [R, V]: the rows the forward kept) -> {flat name: gradient}, walking
+    the model from the head to the embedding.
+
+    ``frozen``: the base model is frozen (LoRA): no gradient for the embedding, the head and the
+    norms (the head's and embedding's [V, C] products are skipped; the norms' [C] sums, which their
+    backward yields beside the input's gradient, are dropped); the block projections give what
+    their ``Frozen`` marks say (train/frozen.py: the adapters' gradients only)."""
+    ids, caches, x, xf, positions, rows = cache
     B, T, C = x.shape
     grads: dict[str, np.ndarray] = {}
-    xf2 = xf.reshape(-1, C)                                             # [N, C]
-    if params.lm_head is None:                                          # tied: logits = xf wteᵀ
+    xf2 = xf.reshape(-1, C) if rows is None else xf.reshape(-1, C)[rows]   # [N, C] or [R, C]
+    if frozen:                                                          # only the input's gradient
+        dxf = dlogits @ (params.wte if params.lm_head is None else params.lm_head.T)   # [N, C]
+    elif params.lm_head is None:                                        # tied: logits = xf wteᵀ
         dwte = (xf2.T @ dlogits).T                                      # ([C, N] @ [N, V])ᵀ -> [V, C]
         # (computed as the head [C, V] and seen transposed: the layout the engine's arena gives wte)
         dxf = dlogits @ params.wte                                      # [N, V] @ [V, C] -> [N, C]
@@ -160,14 +221,20 @@ def backward(dlogits: np.ndarray, cache: tuple, params, config) -> dict:
         dwte = np.zeros_like(params.wte)                                # [V, C]
         grads["lm_head"] = xf2.T @ dlogits                              # [C, N] @ [N, V] -> [C, V]
         dxf = dlogits @ params.lm_head.T                                # [N, V] @ [V, C] -> [N, C]
+    if rows is not None:                                                # the other rows: zero
+        dxf, kept = np.zeros((B * T, C), dxf.dtype), dxf                # [N, C]
+        dxf[rows] = kept                                                # [R, C] into [N, C]
     dx, g = norm_backward(dxf.reshape(B, T, C), x, params.norm_f, config.norm, config.norm_eps)
-    grads.update({f"norm_f.{k}": v for k, v in g.items()})              # [C] each
+    if not frozen:
+        grads.update({f"norm_f.{k}": v for k, v in g.items()})          # [C] each
     for i in reversed(range(len(params.blocks))):
-        dx = block_backward(dx, caches[i], params.blocks[i], config, grads, f"blocks.{i}.")
+        dx = block_backward(dx, caches[i], params.blocks[i], config, grads, f"blocks.{i}.", frozen)
+    if frozen:
+        return grads
     np.add.at(dwte, ids.reshape(-1), dx.reshape(-1, C))                 # scatter rows: [N, C] -> [V, C]
     grads["wte"] = dwte
     if params.wpe is not None:                                          # learned positions (GPT-2)
         wpe = np.zeros_like(params.wpe)                                 # [n_ctx, C]
-        wpe[:T] = dx.sum(axis=0)                                        # [B, T, C] -> [T, C]
+        np.add.at(wpe, positions.reshape(-1), dx.reshape(-1, C))        # [N, C] -> rows of [n_ctx, C]
         grads["wpe"] = wpe
     return grads

@@ -29,7 +29,9 @@ MANIFEST = "manifest.json"
 OPTIMIZER = "optimizer.safetensors"
 MODEL_FILES = ("config.json", "model.safetensors")            # best/: a model
 CHECKPOINT_FILES = (*MODEL_FILES, OPTIMIZER)                   # checkpoint/: + AdamW's state
-WRITTEN = (*CHECKPOINT_FILES, MANIFEST)                        # the only names minillm deletes
+ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")   # a LoRA fine-tune's model
+KNOWN = (*CHECKPOINT_FILES, *ADAPTER_FILES)                    # what a manifest may list
+WRITTEN = (*KNOWN, MANIFEST)                                   # the only names minillm deletes
 MAX_MANIFEST_BYTES = 1 << 20
 _FIELDS = {"step": int, "log_records": int, "log_sha256": str, "data_sha256": str, "files": dict}
 
@@ -44,7 +46,7 @@ def self_digest(manifest: dict) -> str:
 def write_manifest(folder: Path, fields: dict) -> dict:
     """Digest every checkpoint file in ``folder``, then write the manifest (last, atomically)."""
     files = {name: {"bytes": (folder / name).stat().st_size, "sha256": sha256_file(folder / name)}
-             for name in CHECKPOINT_FILES if (folder / name).is_file()}
+             for name in KNOWN if (folder / name).is_file()}
     manifest = {**fields, "files": files}
     manifest["manifest_sha256"] = self_digest(manifest)
     atomic_write_text(folder / MANIFEST, json.dumps(manifest, indent=1) + "\n")
@@ -80,10 +82,10 @@ def read_manifest(folder: Path, required: tuple[str, ...] = MODEL_FILES) -> dict
 def _check_files(folder: Path, files: dict, required: tuple[str, ...]) -> None:
     """Every required file is listed, nothing else is, and each matches its size and sha256."""
     path = folder / MANIFEST
-    unknown = sorted(set(files) - set(CHECKPOINT_FILES))
+    unknown = sorted(set(files) - set(KNOWN))
     if unknown:
         raise ValueError(f"{path} lists {unknown[0]!r}, not a file of a checkpoint "
-                         f"({', '.join(CHECKPOINT_FILES)})")
+                         f"({', '.join(KNOWN)})")
     missing = [name for name in required if name not in files]
     if missing:
         raise ValueError(f"{path} does not list {missing[0]}: a manifest must list every file "

@@ -326,8 +326,8 @@ def test_chat_encodes_the_conversation_once_per_turn_not_four_times(model, tok, 
         monkeypatch.undo()
         turn, calls[:] = list(calls), []
         monkeypatch.setattr(tok, "encode_ordinary", counted)
-        chatml_ids(tok, before)                                            # the prompt
-        chatml_ids(tok, chat.conversation(), add_generation_prompt=False)  # history + reply
+        chat.format.ids(tok, before)                                            # the prompt
+        chat.format.ids(tok, chat.conversation(), add_generation_prompt=False)  # history + reply
         monkeypatch.undo()
         assert turn == calls, (len(turn), len(calls))
         calls.clear()

@@ -220,6 +220,7 @@ def test_resume_reads_each_header_once_and_the_weights_into_the_model(tmp_path, 
     and built a second full set of weights (load_hf_checkpoint) to copy into the model."""
     import collections
     import minillm.io.checkpoints as checkpoints
+    import minillm.io.shards as shards
     import minillm.io.safetensors as st
     from minillm.train.optim import AdamW
     from minillm.train.resume import data_digest, resume
@@ -230,7 +231,7 @@ def test_resume_reads_each_header_once_and_the_weights_into_the_model(tmp_path, 
             read[size] += 1                      # (the two files' sizes differ)
             return real(f, size)
         return read_header
-    for module in (st, checkpoints):
+    for module in (st, shards):                  # (checkpoints reads the weights through shards)
         monkeypatch.setattr(module, "read_header", counted(module.read_header))
     monkeypatch.setattr(checkpoints, "empty_params", None)     # no second set of weights
     model = tiny(seed=3)

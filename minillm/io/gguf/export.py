@@ -41,6 +41,7 @@ import numpy as np
 from minillm.config import ModelConfig
 from minillm.io.gguf import gpt2_names
 from minillm.io.gguf.carry import checked
+from minillm.io.gguf.families import family_arch, family_metadata, fuse_phi3
 from minillm.io.gguf.model import gguf_names
 from minillm.io.gguf.qk_rows import PERMUTED_QK, permute_qk
 from minillm.io.gguf.rope_freqs import freq_divisors
@@ -59,8 +60,9 @@ def gguf_arch(config: ModelConfig) -> str:
         return "gpt2"
     if (config.norm, config.ffn, config.position) == ("rmsnorm", "swiglu", "rope") \
             and not config.mlp_bias:
-        arch = "qwen3" if config.qk_norm else "qwen2" if config.attn_bias else "llama"
-        if config.qk_norm and config.attn_bias:
+        arch = family_arch(config) or ("qwen3" if config.qk_norm else "qwen2" if config.attn_bias
+                                       else "llama")      # (Phi-3, OLMo 2, SmolLM3: families.py)
+        if config.qk_norm and config.attn_bias and arch == "qwen3":
             raise ValueError("llama.cpp's qwen3 has no Q, K, V biases: a config with qk_norm and "
                              "attn_bias cannot be exported")
         if config.n_experts:
@@ -105,6 +107,7 @@ def arch_metadata(config: ModelConfig, arch: str) -> dict:
     if c.head_dim is not None:                     # heads apart from C / H, as the converter says
         meta.update({f"{a}.attention.key_length": (UINT32, c.d_head),
                      f"{a}.attention.value_length": (UINT32, c.d_head)})
+    meta.update({key: (UINT32, value) for key, value in family_metadata(c, a).items()})
     if c.n_experts:                                # a mixture of experts (model/moe.py)
         meta.update({f"{a}.expert_count": (UINT32, c.n_experts),
                      f"{a}.expert_used_count": (UINT32, c.n_experts_used)})
@@ -129,6 +132,8 @@ def gguf_tensors(config: ModelConfig, named: dict[str, np.ndarray], arch: str) -
         out[gguf] = a
     if config.rope_scaling is not None:
         out["rope_freqs.weight"] = freq_divisors(config)              # [D/2] Llama 3's scaling
+    if arch == "phi3":
+        return fuse_phi3(out, config)                                 # attn_qkv, ffn_up [2F, C]
     return gpt2_names.fuse_qkv(out, config) if arch == "gpt2" else out
 
 

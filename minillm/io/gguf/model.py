@@ -58,6 +58,8 @@ import numpy as np
 from minillm.config import ModelConfig
 from minillm.io.gguf import gpt2_names
 from minillm.io.gguf.dequant import DEQUANTIZERS, dequantize, dequantize_into
+from minillm.io.gguf.families import (FAMILIES, OLMO2_NORMS, context_limit, family_switches,
+                                      is_split, split_phi3)
 from minillm.io.gguf.read import GGUF, read_gguf
 from minillm.io.gguf.values import metadata_number
 from minillm.io.gguf.qk_rows import PERMUTED_QK, unpermute_qk
@@ -65,8 +67,7 @@ from minillm.io.gguf.rope_freqs import llama3_scaling, read_divisors
 from minillm.io.sizes import check_sizes
 from minillm.model.params import GPTParams, empty_params
 
-# general.architecture values this loader understands
-ARCHS = ("llama", "qwen2", "qwen3", "gpt2", "qwen3moe")
+ARCHS = ("llama", "qwen2", "qwen3", "gpt2", "qwen3moe") + FAMILIES   # general.architecture values read here
 
 # minillm block name -> (GGUF name, transpose?). GGUF shapes come back as NumPy [out, in].
 _BLOCK = {"norm1.weight": ("attn_norm.weight", False), "norm2.weight": ("ffn_norm.weight", False),
@@ -88,6 +89,8 @@ def gguf_names(config: ModelConfig) -> dict[str, tuple[str, bool]]:
     """minillm name -> (GGUF tensor name, transpose?) for every tensor this config uses (GPT-2's
     table, with Q, K, V unfused, is in ``gpt2_names.py``)."""
     top, per_block = (gpt2_names.TOP, gpt2_names.BLOCK) if config.arch == "gpt2" else (_TOP, _BLOCK)
+    if config.post_norms:                                   # OLMo 2 (gguf/families.py)
+        per_block = {**per_block, **OLMO2_NORMS}
     per_block = {**per_block, **_EXPERTS} if config.n_experts else per_block   # (stacked experts)
     table = {k: v for k, v in top.items() if k != "lm_head" or not config.tie_embeddings}
     absent = (() if config.attn_bias else ("bq", "bk", "bv")) + \
@@ -145,7 +148,8 @@ def gguf_config(meta: dict, tensors: dict, tied: bool | None = None,
         rope_freqs = llama3_scaling(rope_freqs, d_head, theta,
                                     meta.get(f"{arch}.rope.scaling.original_context_length"))
     return ModelConfig(
-        vocab_size=tensors["token_embd.weight"].shape[0], n_ctx=key("context_length"),
+        vocab_size=tensors["token_embd.weight"].shape[0],
+        n_ctx=context_limit(meta, arch, key("context_length")),
         d_model=d_model, n_heads=n_heads, n_layers=key("block_count"),
         d_ff=key("expert_feed_forward_length") if arch == "qwen3moe" else key("feed_forward_length"),
         n_kv_heads=key("attention.head_count_kv", n_heads),
@@ -154,7 +158,8 @@ def gguf_config(meta: dict, tensors: dict, tied: bool | None = None,
         norm_eps=metadata_number(meta, f"{arch}.attention.layer_norm_rms_epsilon"), arch="llama",
         attn_bias="blk.0.attn_q.bias" in tensors, mlp_bias=False,
         rope_theta=theta, rope_scaling=rope_freqs, head_dim=head_dim,
-        qk_norm=arch in ("qwen3", "qwen3moe"), tie_embeddings="output.weight" not in tensors,
+        **{"qk_norm": arch in ("qwen3", "qwen3moe"), **family_switches(meta, arch, key("block_count"))},
+        tie_embeddings="output.weight" not in tensors,
         bos_id=meta.get("tokenizer.ggml.bos_token_id"), eos_id=meta.get("tokenizer.ggml.eos_token_id"),
         **experts)
 
@@ -188,6 +193,9 @@ def gguf_weights(g: GGUF, config: ModelConfig, params: GPTParams) -> GPTParams:
     available, get = set(g.tensors), g.tensor
     if g.metadata.get("general.architecture") == "gpt2":
         available, get = gpt2_names.split_qkv(g, config)            # attn_qkv -> attn_q, _k, _v
+    phi3 = g.metadata.get("general.architecture") == "phi3"
+    if phi3:                                                        # attn_qkv, ffn_up [2F, C] split
+        available, get = split_phi3(g, config)
     missing = [(gguf, name) for name, (gguf, _) in table.items() if gguf not in available]
     if missing:
         raise ValueError(f"GGUF file is missing tensor {missing[0][0]!r} (minillm's {missing[0][1]})")
@@ -200,7 +208,7 @@ def gguf_weights(g: GGUF, config: ModelConfig, params: GPTParams) -> GPTParams:
             gguf, transpose = table[name]
             kind = name.rsplit(".", 1)[-1]
             unpermute = permuted and kind in ("wq", "bq", "wk", "bk")
-            if gguf not in g.tensors:                               # GPT-2: a third of attn_qkv
+            if gguf not in g.tensors or (phi3 and is_split(gguf)):   # a part of a fused tensor
                 a = get(gguf)                                       # [C, C] or [C] float32
                 out[...] = a.T if transpose else a                  # [out, in] -> [in, out]
                 continue

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-PERMUTED_QK = ("llama",)            # archs whose converter permutes Q/K rows for adjacent-pair RoPE
+PERMUTED_QK = ("llama", "smollm3")  # archs whose converter permutes Q/K rows for adjacent-pair RoPE
 
 
 def permute_qk(w: np.ndarray, n_heads: int) -> np.ndarray:

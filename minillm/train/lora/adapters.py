@@ -19,10 +19,12 @@ W' by s · dA B, so dL = ⟨G, s · dA B⟩ = ⟨s · G Bᵀ, dA⟩, and likewis
     ∂L/∂A = s · G Bᵀ     [in, out] @ [out, r] -> [in, r]
     ∂L/∂B = s · Aᵀ G     [r, in] @ [in, out] -> [r, out]
 
-``lora_loss_and_grads`` is this, the definition: one forward and backward through W', then the
-two products. The base arrays are never written (W' is a new array per adapted matrix, made for
-the step); a faster form would multiply (x A) B in the forward and skip the frozen weights'
-gradients.
+``lora_loss_and_grads_merged`` is this, the definition: one forward and backward through W',
+then the two products. ``lora_loss_and_grads`` is the form used for training, tested equal: it
+never builds W' (the forward computes x W + s · (x A) B, train/frozen.py) and computes no gradient
+of a frozen weight — not G [in, out], not the head's or the embedding's [V, C]: the input's
+gradient flows through each frozen W, and the adapters' come from [N, r] products. The base
+arrays are read, never written or copied.
 
 Names follow ``params.named()``: adapting ``blocks.0.attn.wq`` trains ``blocks.0.attn.wq.lora_A``
 and ``….lora_B``. Example: ``lora = init_lora(model.params, rank=8, rng=np.random.default_rng(0))``;
@@ -36,6 +38,7 @@ from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
+from minillm.train.frozen import Frozen
 from minillm.train.grad_model import loss_and_grads
 
 # the projections adapted by default: every matrix of attention and of the FFN
@@ -92,23 +95,61 @@ def init_lora(params, rank: int, rng: np.random.Generator, alpha: float | None =
     return lora
 
 
-def merged_params(params, lora: LoRA):
-    """The model with W' = W + s · A B in place of each adapted W: a new GPTParams whose adapted
-    matrices are new arrays and every other entry *is* the base's array (nothing else copied;
-    the base is not modified). Also how the adapters are merged for export."""
+def adapted_named(params, lora: LoRA) -> dict[str, np.ndarray]:
+    """``params.named()``, after checking that every adapter names one of its matrices."""
     named = params.named()
     missing = sorted(set(lora.adapters) - set(named))
     if missing:
         raise ValueError(f"the adapters name matrices this model does not have: {missing[:3]}")
+    return named
+
+
+def merged_params(params, lora: LoRA):
+    """The model with W' = W + s · A B in place of each adapted W: a new GPTParams whose adapted
+    matrices are new arrays and every other entry *is* the base's array (nothing else copied;
+    the base is not modified). Also how the adapters are merged for export."""
+    named = adapted_named(params, lora)
     return _rebuild(params, {name: named[name] + lora.scale * (A @ B)     # [in, r] @ [r, out]
                              for name, (A, B) in lora.adapters.items()})
 
 
-def lora_loss_and_grads(params, config, lora: LoRA, ids: np.ndarray, targets: np.ndarray
+def merge_in_place(params, lora: LoRA) -> None:
+    """W += s · A B for every adapted matrix, written into the model's own arrays (what loading
+    an adapter for chat does: an engine model's weights live in its arena, and are written in
+    place there). After it, ``params`` is the merged model; the adapter is no longer needed."""
+    named = adapted_named(params, lora)
+    for name, (A, B) in lora.adapters.items():
+        named[name] += lora.scale * (A @ B)                             # [in, r] @ [r, out]
+
+
+def frozen_params(params, lora: LoRA):
+    """The model with every block matrix marked ``Frozen`` (train/frozen.py), the adapted ones
+    carrying their (A, B, s): a new params tree around the very same base arrays (no copy)."""
+    named = adapted_named(params, lora)
+    marks = {name: Frozen(w) for name, w in named.items()
+             if name.startswith("blocks.") and w.ndim == 2}
+    marks |= {name: Frozen(named[name], A, B, lora.scale) for name, (A, B) in lora.adapters.items()}
+    return _rebuild(params, marks)
+
+
+def lora_loss_and_grads(params, config, lora: LoRA, ids: np.ndarray, targets: np.ndarray,
+                        loss_mask: np.ndarray | None = None, segments: np.ndarray | None = None
                         ) -> tuple[float, dict]:
     """ids, targets [B, T] -> (mean next-token loss of the adapted model, {"….lora_A": ∂L/∂A,
-    "….lora_B": ∂L/∂B}) with the keys of ``lora.named()``."""
-    loss, grads = loss_and_grads(merged_params(params, lora), config, ids, targets)
+    "….lora_B": ∂L/∂B}) with the keys of ``lora.named()``; the base weights frozen and never
+    rebuilt (x W + s · (x A) B). Equal to ``lora_loss_and_grads_merged`` (tested). ``loss_mask``
+    and ``segments``: as in ``loss_and_grads``."""
+    return loss_and_grads(frozen_params(params, lora), config, ids, targets, loss_mask, segments,
+                          frozen=True)
+
+
+def lora_loss_and_grads_merged(params, config, lora: LoRA, ids: np.ndarray, targets: np.ndarray,
+                               loss_mask: np.ndarray | None = None,
+                               segments: np.ndarray | None = None) -> tuple[float, dict]:
+    """The definition: ``lora_loss_and_grads`` through the merged W' = W + s · A B, then
+    ∂L/∂A = s · G Bᵀ and ∂L/∂B = s · Aᵀ G from the full G = ∂L/∂W'."""
+    loss, grads = loss_and_grads(merged_params(params, lora), config, ids, targets, loss_mask,
+                                 segments)
     s = lora.scale
     out = {}
     for name, (A, B) in lora.adapters.items():

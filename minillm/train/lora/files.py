@@ -106,3 +106,24 @@ def load_adapter(folder: str | Path, config) -> LoRA:
         lora.adapters[name] = (np.ascontiguousarray(ab["A"].T, np.float32),    # [r, in] -> [in, r]
                                np.ascontiguousarray(ab["B"].T, np.float32))    # [out, r] -> [r, out]
     return lora
+
+
+def is_adapter_folder(folder: Path) -> bool:
+    """An adapter alone (adapter_config.json, no config.json): what ``load_adapted_model`` reads."""
+    return (folder / CONFIG).is_file() and not (folder / "config.json").exists()
+
+
+def adapter_base(folder: str | Path) -> str | Path:
+    """The base model an adapter folder names (``base_model_name_or_path``): a downloaded
+    model's name as it is, a path (a relative one from the adapter's folder) that must exist."""
+    from minillm.io.download import MODELS
+    folder = Path(folder)
+    base = json.loads((folder / CONFIG).read_text(encoding="utf-8")).get("base_model_name_or_path")
+    if not isinstance(base, str) or not base:
+        raise ValueError(f"{folder / CONFIG} names no base model (base_model_name_or_path): "
+                         f"load the base model and apply the adapter with load_adapter")
+    if base in MODELS:
+        return base
+    if not (folder / base).exists():                     # (an absolute path stays itself)
+        raise FileNotFoundError(f"{folder / CONFIG}: its base model {base} is not there")
+    return folder / base

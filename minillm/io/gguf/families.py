@@ -1,0 +1,142 @@
+"""Phi-3, OLMo 2 and SmolLM3 in GGUF, both directions, as llama.cpp's converter writes them
+(``convert_hf_to_gguf.py``: Phi3MiniModel, Olmo2Model, SmolLM3Model) and ``src/llama-model.cpp``
+loads them:
+
+    phi3     Llama's names, but Q, K, V as ONE ``attn_qkv`` [H·D + 2·KV·D, C] (rows [Q; K; V])
+             and gate, up as ONE ``ffn_up`` [2F, C] (rows [gate; up]: llama.cpp's SwiGLU takes
+             the first half through SiLU); rotate-half RoPE (rows not permuted); the converter's
+             ``phi3.rope.scaling.original_context_length`` and ``phi3.attention.sliding_window``
+             (0: none). llama.cpp needs H·D = C (``attn_output`` [C, C]).
+    olmo2    ``post_attention_norm`` / ``post_ffw_norm`` (minillm's norm1 / norm2, after the
+             sub-layers; no attn_norm / ffn_norm), ``attn_q_norm`` [H·D] and ``attn_k_norm``
+             [KV·D]; rotate-half RoPE; ``output.weight`` always (llama.cpp requires it, so a tied
+             OLMo 2 is not written).
+    smollm3  Llama's names, Q/K rows permuted as for ``llama``. The layers without RoPE are not
+             in the file: llama.cpp fixes them to every 4th ((il + 1) % 4 == 0, transformers'
+             default no_rope_layer_interval), so only that pattern is written, and read back.
+
+``gguf/model.py`` (reading) and ``gguf/export.py`` (writing) call these for the three names.
+Example: a 4-layer SmolLM3 file reads as ``nope_layers = (3,)``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minillm.config import ModelConfig
+
+FAMILIES = ("phi3", "olmo2", "smollm3")
+NOPE_STEP = 4                    # llama.cpp's smollm3: hparams.n_no_rope_layer_step = 4
+OLMO2_NORMS = {"norm1.weight": ("post_attention_norm.weight", False),
+               "norm2.weight": ("post_ffw_norm.weight", False)}
+
+
+def smollm3_nope_layers(n_layers: int) -> tuple[int, ...]:
+    """The layers llama.cpp's smollm3 runs without RoPE: 3, 7, 11, … (below ``n_layers``)."""
+    return tuple(i for i in range(n_layers) if (i + 1) % NOPE_STEP == 0)
+
+
+def family_arch(config: ModelConfig) -> str | None:
+    """"phi3", "olmo2" or "smollm3" for a config of one of them (None: none), or a ValueError
+    when llama.cpp's architecture cannot run it exactly."""
+    arch = "phi3" if config.fused_projections else "olmo2" if config.post_norms \
+        else "smollm3" if config.nope_layers else None
+    if arch is None:
+        return None
+    problems = [why for why, bad in (
+        ("Q, K, V biases", config.attn_bias),
+        ("RoPE scaling", config.rope_scaling is not None),
+        ("a head width other than C / H", config.head_dim is not None and arch != "smollm3"),
+        ("q/k norms", config.qk_norm and arch != "olmo2"),
+        ("per-head q/k norms", arch == "olmo2" and not config.qk_norm_whole),
+        ("tied embeddings (llama.cpp's olmo2 needs output.weight)",
+         arch == "olmo2" and config.tie_embeddings),
+        ("layers without RoPE other than every 4th", arch == "smollm3" and
+         config.nope_layers != smollm3_nope_layers(config.n_layers)),
+        ("layers without RoPE", arch != "smollm3" and bool(config.nope_layers)),
+        ("norms after the sub-layers", arch == "phi3" and config.post_norms)) if bad]
+    if problems:
+        raise ValueError(f"llama.cpp's {arch} does not run {problems[0]}: this config cannot be "
+                         f"exported")
+    return arch
+
+
+def family_metadata(config: ModelConfig, arch: str) -> dict:
+    """The keys the converter adds for ``arch`` beyond the Llama ones: {key: value} (uint32)."""
+    if arch != "phi3":
+        return {}
+    return {"phi3.rope.scaling.original_context_length": config.n_ctx,
+            "phi3.attention.sliding_window": 0}
+
+
+def family_switches(meta: dict, arch: str, n_layers: int) -> dict:
+    """ModelConfig's switches for a file of ``arch`` (one of FAMILIES or another)."""
+    if arch == "phi3":
+        return {"fused_projections": True}
+    if arch == "olmo2":
+        if meta.get("olmo2.attention.sliding_window"):
+            raise ValueError("olmo2.attention.sliding_window (OLMo 3's) is not supported")
+        return {"post_norms": True, "qk_norm": True, "qk_norm_whole": True}
+    if arch == "smollm3":
+        return {"nope_layers": smollm3_nope_layers(n_layers)}
+    return {}
+
+
+def context_limit(meta: dict, arch: str, n_ctx: int) -> int:
+    """The context a file of ``arch`` is read with: Phi-3-mini's files carry its sliding window
+    (``phi3.attention.sliding_window`` 2047), which transformers applies and llama.cpp ignores;
+    the two agree while no query looks further back than the window, so, as for Mistral's
+    config.json (io/config_hf.py), the window caps the context."""
+    window = meta.get("phi3.attention.sliding_window", 0) if arch == "phi3" else 0
+    if type(window) is not int or window < 0:
+        raise ValueError(f"phi3.attention.sliding_window must be an int >= 0, got {window!r}")
+    return min(n_ctx, window) if window else n_ctx
+
+
+def fuse_phi3(tensors: dict[str, np.ndarray], config: ModelConfig) -> dict[str, np.ndarray]:
+    """Writing: ``blk.i.attn_{q,k,v}.weight`` -> ``attn_qkv`` ([Q; K; V] rows), ``ffn_gate`` and
+    ``ffn_up`` -> ``ffn_up`` ([gate; up] rows); every other tensor as it is, in order."""
+    out = {}
+    for name, a in tensors.items():
+        block, _, part = name.rpartition(".")[0].rpartition(".")
+        if part in ("attn_q", "attn_k", "attn_v", "ffn_gate", "ffn_up"):
+            if part == "attn_q":
+                out[f"{block}.attn_qkv.weight"] = np.concatenate(
+                    [tensors[f"{block}.attn_{x}.weight"] for x in "qkv"], axis=0)  # [H·D + 2·KV·D, C]
+            if part == "ffn_gate":
+                out[f"{block}.ffn_up.weight"] = np.concatenate(
+                    [tensors[f"{block}.ffn_gate.weight"], tensors[f"{block}.ffn_up.weight"]])  # [2F, C]
+            continue
+        out[name] = a
+    return out
+
+
+def split_phi3(g, config: ModelConfig):
+    """Reading: -> (tensor names, get(name) -> float32 array), every ``attn_qkv`` seen as
+    ``attn_q``, ``attn_k``, ``attn_v`` and every ``ffn_up`` [2F, C] as ``ffn_gate``, ``ffn_up``."""
+    HD, KD, F = config.n_heads * config.d_head, config.n_kv_heads * config.d_head, config.d_ff
+    rows = {"attn_q": ("attn_qkv", 0, HD), "attn_k": ("attn_qkv", HD, HD + KD),
+            "attn_v": ("attn_qkv", HD + KD, HD + 2 * KD),
+            "ffn_gate": ("ffn_up", 0, F), "ffn_up": ("ffn_up", F, 2 * F)}
+    names = set(g.tensors)
+    for i in range(config.n_layers):
+        for fused, want in (("attn_qkv", HD + 2 * KD), ("ffn_up", 2 * F)):
+            name = f"blk.{i}.{fused}.weight"
+            if name not in g.tensors:
+                continue                                   # (named as missing by the reader)
+            if tuple(g.tensors[name].shape) != (want, config.d_model):
+                raise ValueError(f"tensor {name!r} has shape {g.tensors[name].shape}; the config "
+                                 f"needs {(want, config.d_model)}")
+            names.discard(name)
+            names |= {f"blk.{i}.{part}.weight" for part, (f, _, _) in rows.items() if f == fused}
+
+    def get(name: str) -> np.ndarray:
+        block, _, part = name.rpartition(".")[0].rpartition(".")
+        fused, r0, r1 = rows[part]
+        return g.tensor(f"{block}.{fused}.weight")[r0:r1]          # [r1 − r0, C] rows of the fused
+
+    return names, get
+
+
+def is_split(name: str) -> bool:
+    """Whether a Phi-3 reader's name is a part of a fused tensor (read through ``split_phi3``)."""
+    return name.rsplit(".", 2)[-2] in ("attn_q", "attn_k", "attn_v", "ffn_gate", "ffn_up")

@@ -1,0 +1,197 @@
+"""Supervised fine-tuning on conversations: LoRA (default) or full, with exact resume.
+
+    examples = [render(tokenizer, c, fmt) for c in conversations]     # ids + counted (mask.py)
+    for step in start … steps − 1:
+        rows = batch_indices(n, batch, seed, step)                     # batches.py: (seed, step)
+        x, y, m = pad_rows(examples[rows])                             # [B, T] each
+        loss, grads = lora_loss_and_grads(params, config, lora, x, y, m)   # or loss_and_grads
+        clip_grad_norm(grads, grad_clip); opt.step(grads, lr_at(step))
+        every checkpoint_every steps: OUT/checkpoint/ (resume.py: the adapter or the model,
+        AdamW's state, the manifest; the rotation of train/checkpoint.py)
+
+The loss is the mean over the assistant's tokens of the batch (mask.py): −Σ m log p / Σ m.
+``evaluate_conversations`` scores held-out conversations the same way (loss and the share of
+counted tokens the model ranks first), without training.
+
+Example::
+
+    result = finetune(model, tokenizer, read_conversations("chat.jsonl"), rank=8, steps=100)
+    result.lora      # the adapters (save_adapter(folder, result.lora, model.config))
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from minillm.functional import log_softmax
+from minillm.train.grad_model import check_trainable, forward_with_cache, loss_and_grads
+from minillm.train.lora.adapters import LoRA, frozen_params, init_lora, lora_loss_and_grads
+from minillm.train.lora.files import peft_names
+from minillm.train.loop import TrainingDiverged
+from minillm.train.optim import AdamW, clip_grad_norm, lr_at
+from minillm.train.sft.batches import (batch_indices, check_lengths, pack_rows, pad_rows,
+                                       steps_per_epoch)
+from minillm.train.sft.mask import render
+from minillm.train.sft.resume import Run
+
+
+@dataclass
+class FinetuneSettings:
+    """What fixes a fine-tuning run besides the model and the data (saved with each checkpoint)."""
+    rank: int = 8
+    alpha: float | None = None          # None: 2 · rank (s = 2)
+    targets: list | None = None         # None: every projection (lora/adapters.py)
+    full: bool = False                  # True: every weight is trained, no adapters
+    steps: int | None = None            # None: epochs × ⌈conversations / batch⌉
+    epochs: int = 1
+    batch: int = 4
+    lr: float = 1e-3
+    min_lr: float | None = None         # None: lr / 10
+    warmup: int = 0
+    weight_decay: float = 0.0
+    grad_clip: float = 1.0
+    seed: int = 0
+    max_tokens: int | None = None       # None: the model's context
+    pack: bool = False
+    checkpoint_every: int = 50
+
+    def __post_init__(self):
+        for name in ("rank", "epochs", "batch", "checkpoint_every"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if self.steps is not None and (isinstance(self.steps, bool) or not isinstance(self.steps, int)
+                                       or self.steps <= 0):
+            raise ValueError(f"steps must be a positive integer or None, got {self.steps!r}")
+        if isinstance(self.warmup, bool) or not isinstance(self.warmup, int) or self.warmup < 0:
+            raise ValueError(f"warmup must be an integer >= 0, got {self.warmup!r}")
+        min_lr = self.lr / 10 if self.min_lr is None else self.min_lr
+        if not (isinstance(self.lr, (int, float)) and 0 < min_lr <= self.lr < math.inf):
+            raise ValueError(f"need 0 < min_lr ≤ lr, both finite, got lr={self.lr!r}, "
+                             f"min_lr={self.min_lr!r}")
+        if not 0 < self.grad_clip < math.inf or not 0 <= self.weight_decay < math.inf:
+            raise ValueError(f"grad_clip must be > 0 and weight_decay >= 0, both finite, got "
+                             f"{self.grad_clip!r}, {self.weight_decay!r}")
+        if self.targets is not None:
+            self.targets = list(self.targets)
+
+
+@dataclass
+class FinetuneResult:
+    """lora: the trained adapters (None for full fine-tuning, where ``model`` itself changed);
+    losses: the training loss of every step run; eval: ``evaluate_conversations`` of the held-out
+    conversations after the last step (None without them)."""
+    model: object
+    lora: LoRA | None
+    settings: FinetuneSettings
+    losses: list = field(default_factory=list)
+    eval: dict | None = None
+
+
+def render_all(tokenizer, conversations, fmt, limit: int, what: str) -> list:
+    examples = [render(tokenizer, c, fmt) for c in conversations]
+    check_lengths(examples, limit, what)
+    return examples
+
+
+def finetune(model, tokenizer, conversations, *, rank: int = 8, alpha=None, targets=None,
+             full: bool = False, steps: int | None = None, epochs: int = 1, lr: float = 1e-3,
+             batch_size: int = 4, seed: int = 0, max_tokens: int | None = None,
+             eval_conversations=None, chat_format=None, on_step=None, out=None,
+             resume: bool = False, base_model: str | None = None, **more) -> FinetuneResult:
+    """Fine-tune ``model`` (plain arrays: ``load_model(path, fast=False)``) on ``conversations``
+    (lists of {"role", "content"}: data.py). LoRA of ``rank`` on ``targets`` by default; ``full``
+    trains every weight in place. ``on_step(record)`` after every step (step, loss, lr,
+    tokens_per_s, eta_s); ``out``: checkpoints in out/checkpoint (resume.py), ``resume``
+    continues the run there exactly. ``more``: the other ``FinetuneSettings`` fields."""
+    check_trainable(model.config)
+    if resume and out is None:
+        raise ValueError("resume=True needs out=, the folder of the run to continue")
+    s = FinetuneSettings(rank=rank, alpha=alpha, targets=targets, full=full, steps=steps,
+                         epochs=epochs, batch=batch_size, lr=lr, seed=seed, max_tokens=max_tokens,
+                         **more)
+    config = model.config
+    limit = config.n_ctx if s.max_tokens is None else s.max_tokens
+    if not 2 <= limit <= config.n_ctx:
+        raise ValueError(f"max_tokens must be in [2, n_ctx = {config.n_ctx}], got {limit}")
+    examples = render_all(tokenizer, conversations, chat_format, limit, "conversation")
+    held_out = None if not eval_conversations else \
+        render_all(tokenizer, eval_conversations, chat_format, limit, "held-out conversation")
+    total = s.steps or s.epochs * steps_per_epoch(len(examples), s.batch)
+    lora = None if s.full else init_lora(model.params, s.rank, np.random.default_rng(s.seed),
+                                         s.alpha, s.targets)
+    opt = AdamW(model.params.named() if s.full else lora.named(), weight_decay=s.weight_decay)
+    if lora is not None and out is not None:
+        peft_names(config)              # checkpoints hold PEFT's layout: a ValueError now, not later
+    run = Run(out, model, lora, opt, s, examples, held_out, base_model) if out is not None else None
+    start = run.resume() if (run and resume) else 0
+    if run and not resume:
+        run.start()
+    min_lr = s.lr / 10 if s.min_lr is None else s.min_lr
+    result = FinetuneResult(model, lora, s)
+    t0 = t_last = time.perf_counter()
+    for step in range(start, total):
+        chosen = [examples[i] for i in batch_indices(len(examples), s.batch, s.seed, step)]
+        x, y, m, segments = make_batch(chosen, s, limit)                # [B, T] each
+        with np.errstate(over="ignore", invalid="ignore"):     # a diverging run: checked below
+            if s.full:
+                loss, grads = loss_and_grads(model.params, config, x, y, m, segments)
+            else:
+                loss, grads = lora_loss_and_grads(model.params, config, lora, x, y, m, segments)
+            norm = clip_grad_norm(grads, s.grad_clip)
+        if not (math.isfinite(loss) and math.isfinite(norm)):
+            raise TrainingDiverged(f"fine-tuning diverged at step {step + 1}: loss {loss}, "
+                                   f"gradient norm {norm}; try a lower lr (it was {s.lr:g})")
+        rate = lr_at(step, s.lr, min_lr, s.warmup, total)
+        opt.step(grads, rate)
+        result.losses.append(loss)
+        now, done = time.perf_counter(), step + 1
+        tokens = sum(len(ids) - 1 for ids, _ in chosen)                 # the batch's real positions
+        record = {"step": done, "steps": total, "loss": loss, "lr": rate, "grad_norm": norm,
+                  "tokens": tokens, "counted": int(m.sum()),
+                  "tokens_per_s": tokens / max(now - t_last, 1e-9), "elapsed_s": now - t0,
+                  "eta_s": (now - t0) / (done - start) * (total - done)}
+        t_last = now
+        if run:
+            run.log(record)
+            if done % s.checkpoint_every == 0 or done == total:
+                run.checkpoint(done)
+        if on_step is not None:
+            on_step(record)
+    if held_out:
+        result.eval = evaluate_examples(model, held_out, lora, s.batch)
+    return result
+
+
+def make_batch(examples, s: FinetuneSettings, limit: int):
+    """Padded rows (segments None) or, with ``s.pack``, packed rows of ``limit − 1`` positions."""
+    if s.pack:
+        return pack_rows(examples, limit - 1)
+    return (*pad_rows(examples), None)
+
+
+def evaluate_conversations(model, tokenizer, conversations, lora: LoRA | None = None,
+                           chat_format=None, batch_size: int = 8) -> dict:
+    """Score held-out conversations on their assistant tokens (those training counts):
+    {"loss": mean −log p, "accuracy": the share the model ranks first, "tokens": how many}."""
+    examples = render_all(tokenizer, conversations, chat_format, model.config.n_ctx,
+                          "held-out conversation")
+    return evaluate_examples(model, examples, lora, batch_size)
+
+
+def evaluate_examples(model, examples, lora: LoRA | None, batch_size: int) -> dict:
+    params = model.params if lora is None else frozen_params(model.params, lora)
+    nll, right, count = 0.0, 0, 0
+    for i in range(0, len(examples), batch_size):
+        x, y, m = pad_rows(examples[i:i + batch_size])                  # [B, T] each
+        rows = np.flatnonzero(m.reshape(-1))                            # [R] the counted positions
+        logits, _ = forward_with_cache(params, model.config, x, rows=rows)   # [R, V]
+        target = y.reshape(-1)[rows]                                    # [R]
+        logp = log_softmax(logits)                                      # [R, V]
+        nll -= float(logp[np.arange(len(rows)), target].astype(np.float64).sum())
+        right += int((logits.argmax(-1) == target).sum())
+        count += len(rows)
+    return {"loss": nll / count, "accuracy": right / count, "tokens": count}

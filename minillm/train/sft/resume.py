@@ -1,0 +1,112 @@
+"""A fine-tuning run's folder: its log, its checkpoints and an exact resume — train's machinery.
+
+The checkpoint is train's (train/checkpoint.py: written beside the old one, swapped by renames,
+``kill -9``-safe; train/manifest.py: every file digested, verified before it is trusted), holding
+the trained part only:
+
+    LoRA   OUT/checkpoint/adapter_config.json + adapter_model.safetensors   (PEFT's layout)
+    full   OUT/checkpoint/config.json + model.safetensors                   (the whole model)
+    both   + optimizer.safetensors (AdamW's m, v; t and the settings) + manifest.json
+
+``resume`` checks, before loading anything, what train's resume checks: the settings, the step,
+the data (sha256 of the rendered conversations), the log (train_log.jsonl) and the optimiser
+state's names and shapes; then loads the adapters (or weights) and AdamW's state in place, so
+the resumed run computes exactly the numbers of an uninterrupted one (the batches depend only on
+(seed, step): batches.py).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+
+from minillm.io.checkpoints import load_weights
+from minillm.io.config_hf import read_config
+from minillm.io.safetensors import read_safetensors
+from minillm.train.checkpoint import find_checkpoint, write_checkpoint
+from minillm.train.lora.files import load_adapter, save_adapter
+from minillm.train.manifest import ADAPTER_FILES, CHECKPOINT_FILES, OPTIMIZER
+from minillm.train.resume import _optimizer_metadata
+from minillm.train.trainlog import LOG_NAME, append_record, check_log, log_digest, truncate_log
+
+
+def examples_digest(*groups) -> str:
+    """sha256 of the rendered conversations (ids and counted flags, in order)."""
+    digest = hashlib.sha256()
+    for examples in groups:
+        digest.update(f"group {len(examples or [])}".encode("ascii"))
+        for ids, counted in examples or []:
+            digest.update(np.ascontiguousarray(ids, np.int64).tobytes())
+            digest.update(np.ascontiguousarray(counted, np.uint8).tobytes())
+    return digest.hexdigest()
+
+
+class Run:
+    """out: the folder; the model, the adapters (None: full fine-tuning) and AdamW being trained."""
+
+    def __init__(self, out, model, lora, opt, settings, examples, held_out, base_model=None):
+        self.out, self.model, self.lora, self.opt, self.settings = Path(out), model, lora, opt, settings
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.base_model = base_model
+        self.data_sha256 = examples_digest(examples, held_out)
+        self.records = 0
+        self.files = (*ADAPTER_FILES, OPTIMIZER) if lora is not None else CHECKPOINT_FILES
+
+    def start(self) -> None:
+        """A new run: an empty log."""
+        truncate_log(self.out / LOG_NAME, 0)
+
+    def log(self, record: dict) -> None:
+        append_record(self.out / LOG_NAME, record)
+        self.records += 1
+
+    def checkpoint(self, step: int) -> Path:
+        fields = {"step": step, "log_records": self.records, "data_sha256": self.data_sha256,
+                  "log_sha256": log_digest(self.out / LOG_NAME, self.records)}
+        save = None if self.lora is None else \
+            (lambda folder: save_adapter(folder, self.lora, self.model.config, self.base_model))
+        return write_checkpoint(self.model, self.out, "checkpoint", fields, opt=self.opt,
+                                settings=self.settings, save=save)
+
+    def resume(self) -> int:
+        """Load the newest verified checkpoint; -> the step to continue from."""
+        path, manifest = find_checkpoint(self.out, required=self.files)
+        step = manifest["step"]
+        opt_path = path / OPTIMIZER
+        header, state = read_safetensors(opt_path, mmap=True)
+        meta = _optimizer_metadata(opt_path, header.get("__metadata__", {}))
+        if meta["settings"] != json.loads(json.dumps(asdict(self.settings))):
+            raise ValueError(f"{opt_path} was written with other settings "
+                             f"({json.dumps(meta['settings'])}); resume with the same ones or "
+                             f"start in an empty directory")
+        if meta["step"] != step:
+            raise ValueError(f"{opt_path}: the optimiser is at step {meta['step']}, the manifest "
+                             f"says {step}")
+        if manifest["data_sha256"] != self.data_sha256:
+            raise ValueError(f"{path} was fine-tuned on other conversations (their sha256 differs):"
+                             f" resume with the same --data and --eval, or start a new run")
+        check_log(self.out / LOG_NAME, manifest["log_records"], step, manifest["log_sha256"])
+        want = {f"{mv}.{k}": p.shape for k, p in self.opt.params.items() for mv in "mv"}
+        got = {k: a.shape for k, a in state.items()}
+        if got != want or any(header[k]["dtype"] != "F32" for k in want):
+            raise ValueError(f"{opt_path}: the optimiser state does not match what is trained "
+                             f"(differing: {sorted(set(got.items()) ^ set(want.items()))[:3]})")
+        if self.lora is None:
+            if read_config(path) != self.model.config:
+                raise ValueError(f"{path} holds a model of another shape")
+            load_weights(path / "model.safetensors", self.model.config, self.model.params)
+        else:
+            stored = load_adapter(path, self.model.config)
+            if (stored.rank, stored.alpha) != (self.lora.rank, self.lora.alpha) \
+                    or set(stored.adapters) != set(self.lora.adapters):
+                raise ValueError(f"{path} holds other adapters (rank {stored.rank}, "
+                                 f"{len(stored.adapters)} matrices)")
+            for name, (A, B) in self.lora.adapters.items():
+                A[...], B[...] = stored.adapters[name]
+        self.opt.load_state_arrays(state, step)
+        self.records = manifest["log_records"]
+        truncate_log(self.out / LOG_NAME, self.records)
+        return step
