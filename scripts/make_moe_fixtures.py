@@ -26,22 +26,19 @@ tokens, stored in the fixture's generation.json under "llama_cpp".
 import json
 import math
 import sys
-import tempfile
 from pathlib import Path
 
-import numpy as np
 import torch
 import transformers
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from make_family_fixtures import check_minillm_writes_what_hf_reads  # noqa: E402
+from make_family_fixtures import check_llama_cpp, check_minillm_writes_what_hf_reads  # noqa: E402
 from make_gpt2_fixtures import FIXTURES, SEED, write_fixture  # noqa: E402
 
 SHAPE = dict(vocab_size=64, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
              num_key_value_heads=2, head_dim=8, max_position_embeddings=128, rms_norm_eps=1e-6,
              bos_token_id=None, eos_token_id=None, num_experts_per_tok=2)
 MIN_ROUTER_GAP = 1e-4          # in router logits
-LLAMA_CPP_BOUND = 1e-3          # max |Δ logits| ≤ this × max |logit| (F32 file)
 
 
 def randomize_moe_(model, embed_std, head_std=None, gain_std=0.3, router_std=0.3):
@@ -116,43 +113,11 @@ def make(name, seed, description, build, model_class):
                            f"change the seed")
     print(f"  smallest router gap (k-th vs (k+1)-th router logit): {gaps.smallest:.2g}")
     check_minillm_writes_what_hf_reads(name, model_class)
-    figures = {"router_smallest_gap": gaps.smallest, **llama_cpp_check(name)}
+    check_llama_cpp(name)                   # llama.cpp on minillm's F32 GGUF: generation.json
     meta_path = FIXTURES / name / "generation.json"
     meta = json.loads(meta_path.read_text())
-    meta["router_smallest_gap"] = figures.pop("router_smallest_gap")
-    meta["llama_cpp"] = figures
+    meta["router_smallest_gap"] = gaps.smallest
     meta_path.write_text(json.dumps(meta, indent=2) + "\n")
-
-
-def llama_cpp_check(name):
-    """minillm's F32 GGUF export of the fixture, loaded by llama.cpp: logits and greedy tokens."""
-    from check_gguf_export import byte_tokenizer
-    from llama_cpp_ref import LlamaCpp
-    from minillm import GPT
-    from minillm.decoding.generate import generate
-    from minillm.loading import load_model
-    model = GPT.from_pretrained(FIXTURES / name)
-    prompt = list(range(1, 60, 3))
-    with tempfile.TemporaryDirectory() as d:
-        path = model.save_gguf(Path(d) / "m.gguf", byte_tokenizer(model.config.vocab_size))
-        back, _ = load_model(path)
-        with LlamaCpp(path, n_ctx=len(prompt) + 32) as ref:
-            theirs_logits = ref.logits(prompt)                          # [T, V]
-            theirs, margins = ref.greedy(prompt, 16)
-    diff = float(np.abs(theirs_logits - back(np.array(prompt))).max())
-    scale = float(np.abs(theirs_logits).max())
-    ours = [s.id for s in generate(back, prompt, 16, temperature=0, stop_at_eos=False)
-            if s.id is not None]
-    figures = {"cyllama": "0.2.18", "file": "F32 GGUF written by minillm's save_gguf",
-               "prompt": prompt, "max_abs_diff_logits": diff, "max_abs_logit": scale,
-               "relative": diff / scale, "bound_relative": LLAMA_CPP_BOUND,
-               "greedy_16_equal": ours == theirs, "greedy_16": ours,
-               "smallest_greedy_margin": float(min(margins))}
-    print(f"  llama.cpp on minillm's GGUF: max|Δ logits| {diff:.2e} ({diff / scale:.1e} of "
-          f"max|logit| {scale:.2f}; bound {LLAMA_CPP_BOUND:g}), greedy 16 equal: {ours == theirs}")
-    if diff > LLAMA_CPP_BOUND * scale or ours != theirs:
-        raise RuntimeError(f"{name}: llama.cpp disagrees with minillm on its GGUF export")
-    return figures
 
 
 def main(names=("qwen3_moe_tiny", "mixtral_tiny")):
