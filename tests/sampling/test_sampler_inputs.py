@@ -1,0 +1,50 @@
+"""What a Sampler takes: its own copy of the settings it is given, and a prompt_len within the history."""
+import numpy as np
+import pytest
+
+from minillm.sampling import Sampler
+
+
+def test_a_sampler_keeps_its_own_copy_of_logit_bias():
+    """Changing the dict it was built from afterwards changes nothing (a Sampler is frozen)."""
+    bias = {1: -np.inf}
+    sampler = Sampler(logit_bias=bias)
+    bias[1], bias[2] = 0.0, -np.inf
+    assert sampler.logit_bias == {1: -np.inf}
+    out = sampler.process(np.zeros(4, np.float32))
+    np.testing.assert_array_equal(out, [0.0, -np.inf, 0.0, 0.0])
+
+
+@pytest.mark.parametrize("prompt_len", [-1, 4, 1.0, np.float32(1), [1, -1], [-1, 1], [0, 3],
+                                        [2, 1.5]])
+def test_prompt_len_is_an_integer_in_0_to_the_history_length_for_every_row(prompt_len):
+    """One int for every row or one per row, each in [0, len(history)]: a negative one (even in
+    a single row) would count generated tokens as prompt from the end."""
+    sampler = Sampler(repetition_penalty=1.5, frequency_penalty=0.5)
+    z = np.zeros((2, 5), np.float32)
+    history = [np.array([1, 2, 3]), np.array([3, 4])]
+    with pytest.raises(ValueError, match="prompt_len"):
+        sampler.process(z, history, prompt_len)
+    if np.ndim(prompt_len) == 0:
+        with pytest.raises(ValueError, match="prompt_len"):
+            sampler.process(z[0], history[0], prompt_len)
+
+
+def test_prompt_len_at_each_end_of_the_history_is_allowed():
+    sampler = Sampler(repetition_penalty=1.5, frequency_penalty=0.5)
+    z, history = np.zeros((2, 5), np.float32), [np.array([1, 2, 3]), np.array([3, 4])]
+    for prompt_len in (0, 2, [3, 2], [0, 0], np.array([3, 0], np.int32)):
+        out = sampler.process(z, history, prompt_len)
+        assert out.shape == (2, 5) and np.isfinite(out).all()
+
+
+def test_prompt_len_defaults_to_0_the_whole_history_is_generated():
+    """process, probs and sample without prompt_len count every history token as generated (the
+    frequency and presence penalties, which skip the prompt by default, see all of them)."""
+    sampler = Sampler(temperature=1.0, frequency_penalty=2.0, presence_penalty=1.0)
+    z, history = np.zeros(5, np.float32), np.array([1, 1, 2])
+    np.testing.assert_array_equal(sampler.process(z, history), sampler.process(z, history, 0))
+    np.testing.assert_array_equal(sampler.process(z, history), [0.0, -5.0, -3.0, 0.0, 0.0])
+    np.testing.assert_array_equal(sampler.probs(z, history), sampler.probs(z, history, 0))
+    draws = [sampler.sample(z, np.random.default_rng(s), history) for s in range(20)]
+    assert draws == [sampler.sample(z, np.random.default_rng(s), history, 0) for s in range(20)]
