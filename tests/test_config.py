@@ -29,13 +29,13 @@ def test_the_defaults_are_gpt2s_with_a_4c_ffn_and_llamas_follow_arch():
 
 
 def test_every_size_is_allowed_up_to_the_uint32_maximum_and_refused_beyond():
-    """2³² − 1 (GGUF's uint32) is the largest size; one more is refused, naming the size."""
-    assert MAX_SIZE == 2**32 - 1
-    largest = ModelConfig(**{name: MAX_SIZE for name in SIZES})    # C = H = KV: d_head 1
-    assert (largest.d_model, largest.d_head) == (MAX_SIZE, 1)
+    """2³² − 1 (GGUF's uint32) is the largest size; 2³² is refused, naming the size."""
+    largest = ModelConfig(**{name: 2**32 - 1 for name in SIZES})   # C = H = KV: d_head 1
+    assert (largest.d_model, largest.d_head, MAX_SIZE) == (2**32 - 1, 1, 2**32 - 1)
     for name in SIZES:
-        with pytest.raises(ValueError, match=f"{name} .* out of range"):
-            ModelConfig(**{**{n: MAX_SIZE for n in SIZES}, name: MAX_SIZE + 1})
+        message = f"{name} .* out of range: allowed \\[1, 4,294,967,295\\]"
+        with pytest.raises(ValueError, match=message):
+            ModelConfig(**{**{n: 2**32 - 1 for n in SIZES}, name: 2**32})
 
 
 def test_qwen3s_switches_need_rmsnorm_and_rope():
@@ -86,3 +86,10 @@ def test_an_odd_head_width_is_refused_only_with_rope():
         ModelConfig(vocab_size=10, n_ctx=8, d_model=6, n_heads=2, n_layers=1, arch="llama")
     with pytest.raises(ValueError, match=r"d_head \(3\) must be even"):
         ModelConfig(vocab_size=10, n_ctx=8, d_model=6, n_heads=2, n_layers=1, position="rope")
+
+
+def test_head_dim_is_a_positive_integer_or_none():
+    for bad in (8.0, "8", True, 0, -8, 2**32):
+        with pytest.raises(ValueError, match="head_dim must be an integer"):
+            ModelConfig(**SMALL, arch="llama", head_dim=bad)
+    assert ModelConfig(**SMALL, arch="llama", head_dim=8).d_head == 8

@@ -48,3 +48,12 @@ def test_prompt_len_defaults_to_0_the_whole_history_is_generated():
     np.testing.assert_array_equal(sampler.probs(z, history), sampler.probs(z, history, 0))
     draws = [sampler.sample(z, np.random.default_rng(s), history) for s in range(20)]
     assert draws == [sampler.sample(z, np.random.default_rng(s), history, 0) for s in range(20)]
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_logit_bias_values_are_finite_or_minus_inf_every_one(bad):
+    """One NaN or +inf among good values is refused; -inf (a ban) and finite values are fine."""
+    for bias in ({1: bad}, {0: 0.5, 1: bad, 2: -np.inf}, {0: -1.0, 3: bad}):
+        with pytest.raises(ValueError, match="logit_bias values must be finite or -inf"):
+            Sampler(logit_bias=bias)
+    assert Sampler(logit_bias={0: 0.5, 2: -np.inf}).logit_bias == {0: 0.5, 2: -np.inf}

@@ -45,3 +45,13 @@ def test_a_byte_without_a_token_is_an_error_unless_there_is_an_unknown_token(fas
         Tokenizer(encoder, {}, fast=fast).encode("a\x04b")
     with_unk = Tokenizer(encoder | {b"<unk>": 256}, {}, unk_id=256, fast=fast)
     assert with_unk.encode("a\x04b") == [97, 256, 98]
+
+
+def test_encode_bytes_is_refused_by_a_tokenizer_that_normalises_text():
+    """Bytes are not text: a normaliser (text -> text) has nothing to act on, so no silent skip."""
+    encoder = {bytes([b]): b for b in range(256)}
+    assert Tokenizer(encoder, {}).encode_bytes(b"Ab") == [65, 98]
+    lower = Tokenizer(encoder, {}, normalizer=str.lower)
+    assert lower.encode("Ab") == [97, 98]
+    with pytest.raises(ValueError, match="encode_bytes is not defined for a tokenizer that normalises"):
+        lower.encode_bytes(b"Ab")
