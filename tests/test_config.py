@@ -93,3 +93,10 @@ def test_head_dim_is_a_positive_integer_or_none():
         with pytest.raises(ValueError, match="head_dim must be an integer"):
             ModelConfig(**SMALL, arch="llama", head_dim=bad)
     assert ModelConfig(**SMALL, arch="llama", head_dim=8).d_head == 8
+
+
+@pytest.mark.parametrize("name", SIZES)
+def test_every_size_is_a_positive_python_integer(name):
+    for bad in (True, 0, -1, 8.0, "8", np.int64(8)):
+        with pytest.raises(ValueError, match=f"{name} must be a positive integer"):
+            ModelConfig(**{**SMALL, "d_ff": 16, "n_kv_heads": 2, name: bad})

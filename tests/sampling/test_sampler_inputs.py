@@ -57,3 +57,10 @@ def test_logit_bias_values_are_finite_or_minus_inf_every_one(bad):
         with pytest.raises(ValueError, match="logit_bias values must be finite or -inf"):
             Sampler(logit_bias=bias)
     assert Sampler(logit_bias={0: 0.5, 2: -np.inf}).logit_bias == {0: 0.5, 2: -np.inf}
+
+
+@pytest.mark.parametrize("name", ["frequency_penalty", "presence_penalty"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, "0.5", None, True])
+def test_frequency_and_presence_penalties_are_finite_numbers(name, bad):
+    with pytest.raises((ValueError, TypeError), match=name):
+        Sampler(**{name: bad})
