@@ -64,3 +64,14 @@ def test_logit_bias_values_are_finite_or_minus_inf_every_one(bad):
 def test_frequency_and_presence_penalties_are_finite_numbers(name, bad):
     with pytest.raises((ValueError, TypeError), match=name):
         Sampler(**{name: bad})
+
+
+@pytest.mark.parametrize("settings", [dict(), dict(top_k=3), dict(temperature=0),
+                                      dict(temperature=0, top_k=3),
+                                      dict(top_p=0.5, min_p=0.1)])
+def test_sample_gives_a_python_int_for_one_row_and_int64_ids_for_a_batch(settings):
+    sampler, z = Sampler(**settings), np.random.default_rng(0).normal(size=(3, 10)).astype(np.float32)
+    one = sampler.sample(z[0], np.random.default_rng(1))
+    assert type(one) is int and 0 <= one < 10
+    many = sampler.sample(z, np.random.default_rng(1))
+    assert type(many) is np.ndarray and many.dtype == np.int64 and many.shape == (3,)
