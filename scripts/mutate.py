@@ -52,7 +52,8 @@ EQUIVALENT_FILE = REPO / "scripts" / "mutants_equivalent.txt"
 # order and stops at the first failure). A file missing here gets the folder that mirrors it.
 TOKENIZER = ["tests/tokenizer/test_bpe.py", "tests/tokenizer/test_special.py",
              "tests/tokenizer/test_roundtrip.py", "tests/tokenizer/test_regressions.py"]
-FILTERS = ["tests/sampling/test_filters.py", "tests/sampling/test_pipeline.py"]
+FILTERS = ["tests/sampling/test_filters.py", "tests/sampling/test_pipeline.py",
+           "tests/sampling/test_top_p_edge.py"]
 DECODING = ["tests/decoding/test_generate.py", "tests/decoding/test_generate_simple.py",
             "tests/decoding/test_steps.py", "tests/decoding/test_beam.py"]
 TESTS = {
@@ -63,6 +64,7 @@ TESTS = {
                              "tests/tokenizer/test_user_defined.py"],
     "tokenizer/tokenizer.py": [*TOKENIZER, "tests/tokenizer/test_tokenizer_inputs.py",
                                "tests/tokenizer/test_user_defined.py",
+                               "tests/tokenizer/test_fast_equals_reading.py",
                                "tests/tokenizer/formats/hf/test_tokenizer_json.py"],
     "functional.py": ["tests/test_functional.py", "tests/model/test_model_properties.py",
                       "tests/sampling/test_temperature.py"],
@@ -70,6 +72,7 @@ TESTS = {
     "model/init.py": ["tests/model/test_params.py", "tests/model/test_init_values.py",
                       "tests/model"],
     "model/gpt.py": ["tests/model", "tests/test_kv_cache.py"],
+    "model/block.py": ["tests/model"],                             # the folder, test_block_cache too
     "kv_cache.py": ["tests/test_kv_cache.py", "tests/test_kv_cache_sizes.py",
                     "tests/decoding/test_beam.py", "tests/decoding/test_generate.py",
                     "tests/decoding/test_parity_generation.py"],

@@ -60,3 +60,22 @@ def test_never_with_a_negative_length_penalty_estimates_at_the_current_length():
     pool_full = beam_search(model, [2, 3], early_stopping="pool_full", **kw)
     assert [h.ids for h in pool_full] == [[0], [2, 0]]              # stops as the pool fills
     np.testing.assert_allclose([h.score for h in pool_full], [-1.2, -5.02], rtol=1e-5)
+
+
+def test_with_several_stop_ids_enough_candidates_are_kept_for_beams_to_run_on():
+    """HF keeps the top max(2, 1 + n_stop) · B candidates (``beams_to_keep``): with stop ids
+    0 … 3 and B = 2, the best four candidates of step 1 all stop ("0" and "1" enter the pool, "2"
+    and "3" rank too low to); the fifth, "4", runs on and "4 0" (-3.01 / 2) beats "1" (-2.0).
+    With only 2·B candidates no beam would be left and the answer would be "0", "1"."""
+    def probs(**logp):
+        p = np.array([np.exp(logp.get(f"t{i}", -np.inf)) for i in range(6)])
+        p[p == 0] = (1 - p.sum()) / (p == 0).sum()
+        return p
+
+    table = {(0, 3): probs(t0=-0.6, t1=-2.0, t2=-2.05, t3=-2.1, t4=-3.0),
+             (1, 4): probs(t0=-0.01), (1, 5): probs(t0=-3.0)}
+    model = Scripted(table, prompt_len=2, vocab_size=6)
+    got = beam_search(model, [2, 3], beam_size=2, max_new_tokens=10, stop_ids=[0, 1, 2, 3],
+                      length_penalty=1.0, early_stopping="never", num_return_sequences=2)
+    assert [h.ids for h in got] == [[0], [4, 0]]
+    np.testing.assert_allclose([h.score for h in got], [-0.6, -3.01 / 2], rtol=1e-5)
