@@ -8,7 +8,8 @@ the history of the beam it continues (``KVCache.reorder``).
 
 This is Hugging Face transformers' beam search (``generate(num_beams=B, do_sample=False)``,
 ``GenerationMixin._beam_search`` in 5.x), rule for rule:
-1. candidates: the top 2·B of (beam score + log p(token)) over all beams × vocabulary;
+1. candidates: the top K·B of (beam score + log p(token)) over all beams × vocabulary, K =
+   max(2, 1 + the number of stop ids): even if the best ones all stop, B others can run on;
 2. a candidate of rank < B that ends in a stop id (or reaches ``max_new_tokens``) is offered to
    the pool of finished hypotheses with the score
        score = Σ log p / generated_length ** length_penalty
@@ -29,7 +30,7 @@ prompt length changed which answer won); fairseq divides by the generated length
 Google's NMT (Wu et al. 2016) uses ((5 + |Y|) / 6) ** α. length_penalty = 1 averages the log-probs,
 0 ranks by the plain sum (favouring short answers), > 1 favours longer ones.
 Differences from HF, by design: the first step expands the one live beam only, where HF adds
-B − 1 dummy beams scored −1e9 (identical whenever vocab_size ≥ 2·B); ties go to the lower index;
+B − 1 dummy beams scored −1e9 (identical whenever vocab_size ≥ K·B); ties go to the lower index;
 finished hypotheses are returned at their own length instead of padded with pad_token_id.
 """
 from __future__ import annotations
@@ -93,7 +94,7 @@ def beam_search(model, prompt_ids, beam_size: int = 4, max_new_tokens: int = 20,
         gen_len = t + 1
         total = sums[:live, None] + log_softmax(logits[:live])    # [live, V] candidate Σ log p
         flat = total.ravel()                                       # [live · V]
-        n_cand = min(2 * nb, flat.size)                            # 2B candidates (all live · V if fewer)
+        n_cand = min(max(2, 1 + len(stops)) * nb, flat.size)      # K·B candidates (all live · V if fewer)
         top = np.argpartition(-flat, n_cand - 1)[:n_cand]          # [n_cand] the best, unordered
         top = top[np.lexsort((top, -flat[top]))]                   # [n_cand] best first, ties: lower index
         beam, token, score = top // V, top % V, flat[top]          # [n_cand] each

@@ -1,0 +1,81 @@
+"""Beam search's rules at their edges: how many answers it may return, and HF's stopping estimate
+for early_stopping="never" with a negative length penalty, on a scripted model."""
+import numpy as np
+import pytest
+
+from minillm.config import ModelConfig
+from minillm.decoding.beam import beam_search
+from tests.model.strategies import random_model
+
+
+def test_the_default_four_beams_return_up_to_four_answers_and_never_zero():
+    """num_return_sequences is in [1, beam_size]: 1 … 4 with the default 4 beams."""
+    model = random_model(ModelConfig(vocab_size=12, n_ctx=16, d_model=8, n_heads=2, n_layers=1), 4)
+    four = beam_search(model, [1, 2], max_new_tokens=3, num_return_sequences=4)
+    assert four == beam_search(model, [1, 2], beam_size=4, max_new_tokens=3, num_return_sequences=4)
+    assert len(four) == 4
+    for bad in (5, 0):
+        with pytest.raises(ValueError, match=r"num_return_sequences must be in \[1, beam_size=4\]"):
+            beam_search(model, [1, 2], max_new_tokens=3, num_return_sequences=bad)
+    with pytest.raises(ValueError, match="num_return_sequences"):
+        beam_search(model, [1, 2], beam_size=2, max_new_tokens=3, num_return_sequences=0)
+
+
+class Scripted:
+    """Looks like a GPT to beam_search: the next-token probabilities depend on the step (how many
+    new tokens so far) and the last token, from ``table``; uniform where it says nothing."""
+
+    def __init__(self, table, prompt_len, vocab_size=4):
+        self.table, self.P = table, prompt_len
+        self.config = ModelConfig(vocab_size=vocab_size, n_ctx=16, d_model=2, n_heads=1, n_layers=1)
+
+    def __call__(self, ids, cache=None, last_only=False, **_):
+        cache.advance(ids.shape[1])
+        step, V = cache.length - self.P, self.config.vocab_size
+        logits = np.full((ids.shape[0], 1, V), np.log(1 / V), dtype=np.float32)    # [B, 1, V]
+        for b, last in enumerate(ids[:, -1]):
+            if (step, int(last)) in self.table:
+                logits[b, 0] = np.log(np.array(self.table[step, int(last)], np.float64))
+        return logits
+
+
+def test_never_with_a_negative_length_penalty_estimates_at_the_current_length():
+    """length_penalty -1 (score = Σ log p · length). After step 2 the pool holds "0" (-1.2) and
+    "2 0" (-2.51 · 2); the running "1 1" (Σ -0.55) estimated at the current length, -0.55 · 2,
+    may still win, so the search goes on, and "1 1 0" (-0.75 · 3) replaces "2 0". (Estimated at
+    max_new_tokens, -0.55 · 10, it would stop: that is HF's "never" only for length_penalty > 0.)"""
+    def probs(**logp):                     # the given log-probs, the rest spread over the others
+        p = np.array([np.exp(logp.get(f"t{i}", -np.inf)) for i in range(4)])
+        p[p == 0] = (1 - p.sum()) / (p == 0).sum()
+        return p
+
+    table = {(0, 3): probs(t0=-1.2, t1=-0.5, t2=-2.5), (1, 1): probs(t0=-4.0, t1=-0.05, t2=-3.5),
+             (1, 2): probs(t0=-0.01), (2, 1): probs(t0=-0.2)}
+    model = Scripted(table, prompt_len=2)
+    kw = dict(beam_size=2, max_new_tokens=10, stop_ids=0, length_penalty=-1.0, num_return_sequences=2)
+    for early_stopping in ("never", "heuristic"):
+        got = beam_search(model, [2, 3], early_stopping=early_stopping, **kw)
+        assert [h.ids for h in got] == [[0], [1, 1, 0]]
+        np.testing.assert_allclose([h.score for h in got], [-1.2, -2.25], rtol=1e-5)
+    pool_full = beam_search(model, [2, 3], early_stopping="pool_full", **kw)
+    assert [h.ids for h in pool_full] == [[0], [2, 0]]              # stops as the pool fills
+    np.testing.assert_allclose([h.score for h in pool_full], [-1.2, -5.02], rtol=1e-5)
+
+
+def test_with_several_stop_ids_enough_candidates_are_kept_for_beams_to_run_on():
+    """HF keeps the top max(2, 1 + n_stop) · B candidates (``beams_to_keep``): with stop ids
+    0 … 3 and B = 2, the best four candidates of step 1 all stop ("0" and "1" enter the pool, "2"
+    and "3" rank too low to); the fifth, "4", runs on and "4 0" (-3.01 / 2) beats "1" (-2.0).
+    With only 2·B candidates no beam would be left and the answer would be "0", "1"."""
+    def probs(**logp):
+        p = np.array([np.exp(logp.get(f"t{i}", -np.inf)) for i in range(6)])
+        p[p == 0] = (1 - p.sum()) / (p == 0).sum()
+        return p
+
+    table = {(0, 3): probs(t0=-0.6, t1=-2.0, t2=-2.05, t3=-2.1, t4=-3.0),
+             (1, 4): probs(t0=-0.01), (1, 5): probs(t0=-3.0)}
+    model = Scripted(table, prompt_len=2, vocab_size=6)
+    got = beam_search(model, [2, 3], beam_size=2, max_new_tokens=10, stop_ids=[0, 1, 2, 3],
+                      length_penalty=1.0, early_stopping="never", num_return_sequences=2)
+    assert [h.ids for h in got] == [[0], [4, 0]]
+    np.testing.assert_allclose([h.score for h in got], [-0.6, -3.01 / 2], rtol=1e-5)

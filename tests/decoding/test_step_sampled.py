@@ -1,0 +1,25 @@
+"""With top_n, each Step also reports the draw's distribution: its top ids' probabilities and the
+chosen id's, after temperature and the filters (0.0 for an id they removed); without, None."""
+import numpy as np
+import pytest
+
+from minillm.config import ModelConfig
+from minillm.decoding.generate import generate
+from minillm.sampling import Sampler
+from tests.model.strategies import random_model
+
+
+def test_steps_report_the_probabilities_the_draw_used_when_top_n_is_asked():
+    config = ModelConfig(vocab_size=20, n_ctx=16, d_model=8, n_heads=2, n_layers=1)
+    model, prompt = random_model(config, 1), [3, 1, 4]
+    sampler = Sampler(temperature=0.7, top_k=4)
+    steps = list(generate(model, prompt, 6, sampler=sampler, seed=0, top_n=6, stop_at_eos=False))
+    ids = prompt + [s.id for s in steps]
+    for n, s in enumerate(steps):
+        probs = sampler.probs(model(np.array(ids[:len(prompt) + n]))[-1])          # [V]
+        assert s.sampled == pytest.approx(float(probs[s.id]), abs=1e-6) and s.sampled > 0
+        assert s.top_sampled == pytest.approx([float(probs[i]) for i, _ in s.top], abs=1e-6)
+        assert sum(p == 0.0 for p in s.top_sampled) == 2             # top-4 removed 2 of the 6
+    plain = list(generate(model, prompt, 6, sampler=sampler, seed=0, stop_at_eos=False))
+    assert [s.id for s in plain] == ids[len(prompt):]
+    assert all(s.top_sampled is None and s.sampled is None for s in plain)
