@@ -35,6 +35,7 @@ STATED = {
     "06_sampling": {},
     "13_formulas": {"0.044715": "the constant of GELU's tanh approximation"},
     "14_build_it": {"135": "the model's name, SmolLM2-135M", "257": "an example id (the second merge)"},
+    "16_model_families": {"3.1": "a model's name, Llama 3.1", "3.2": "a model's name, Llama 3.2"},
 }
 NAMES = sorted(path.stem for path in SOURCES.glob("[0-9][0-9]_*.py"))
 
