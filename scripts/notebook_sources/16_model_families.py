@@ -237,7 +237,7 @@ ax.loglog(wavelength, new_wavelength, "o-", ms=3, label="Llama 3 scaled")
 ax.loglog(wavelength, wavelength, "k:", label="unchanged")
 for bound in (ORIGINAL_CONTEXT / 4, ORIGINAL_CONTEXT):
     ax.axvline(bound, color="grey", lw=0.8)
-ax.set_xlabel("wavelength λ_i = 2π/θ_i (positions)")
+ax.set_xlabel("wavelength λᵢ = 2π/θᵢ (positions)")
 ax.set_ylabel("scaled wavelength")
 ax.legend()
 ax.set_title("RoPE scaling: fast pairs kept, slow ones stretched")
