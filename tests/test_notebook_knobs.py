@@ -113,6 +113,15 @@ KNOBS = {
     "14_build_it": [  # each knob at both ends of its stated range
         {"PROMPT": '"J"', "N_NEW": "1", "BPE_TEXT": '"ab"', "N_MERGES": "1", "QUESTION": '"What is the capital of Italy?"'},
         {"PROMPT": '"ROMEO. " * 11 + "ROMEO"', "N_NEW": "40", "BPE_TEXT": '"aaabdaaabac" * 20', "N_MERGES": "50"}],
+    "15_finetune": [  # each knob at both ends of its stated range
+        {"CONVERSATION": "0", "RANK": "1", "STEPS": "1", "QUESTIONS": "1"},
+        {"CONVERSATION": "199", "RANK": "64", "STEPS": "20", "QUESTIONS": "31"}],
+    "16_model_families": [  # each knob at both ends of its stated range
+        {"CAPS": "[1.0]", "X_RANGE": "10.0", "T_MASK": "2", "WINDOW": "1", "ROPE_THETA": "1_000.0", "HEAD_DIM": "8",
+         "FACTOR": "1.0", "ORIGINAL_CONTEXT": "256", "SCALES": "[0.1]", "GATE_RANGE": "1.0"},
+        {"CAPS": "[1.0, 100.0]", "X_RANGE": "500.0", "T_MASK": "32", "WINDOW": "32", "ROPE_THETA": "10_000_000.0",
+         "HEAD_DIM": "256", "FACTOR": "64.0", "ORIGINAL_CONTEXT": "131_072", "SCALES": "[0.1, 100.0]",
+         "GATE_RANGE": "10.0"}],
 }
 CASES = [(name, i) for name, runs in KNOBS.items() for i in range(len(runs))]
 

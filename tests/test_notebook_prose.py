@@ -35,6 +35,9 @@ STATED = {
     "06_sampling": {},
     "13_formulas": {"0.044715": "the constant of GELU's tanh approximation"},
     "14_build_it": {"135": "the model's name, SmolLM2-135M", "257": "an example id (the second merge)"},
+    "15_finetune": {"135": "SmolLM2-135M's size, in its name", "100": "the download's size, about 100 MB",
+                    "199": "the last conversation's index (a knob's range)",
+                    "576": "SmolLM2's width (printed as ΔW's shape when SmolLM2 is present)"},
     "16_model_families": {"3.1": "a model's name, Llama 3.1", "3.2": "a model's name, Llama 3.2"},
 }
 NAMES = sorted(path.stem for path in SOURCES.glob("[0-9][0-9]_*.py"))

@@ -7,11 +7,14 @@ right, else a sentence) and ``show(case)`` (the case in words).
 from .core import Exercise
 from . import (attention_cache, context_options, decoding, families, formulas, memory_bound,
                positions, sampling, text_tokens, training)
+from . import finetune
 
 EXERCISES: dict[str, Exercise] = {}
 for _module in (text_tokens, positions, attention_cache, formulas, sampling, decoding, training, memory_bound,
                 context_options, families):
     for _exercise in _module.EXERCISES:
         EXERCISES[_exercise.name] = _exercise
+for _exercise in finetune.EXERCISES:                 # notebook 15
+    EXERCISES[_exercise.name] = _exercise
 
 __all__ = ["EXERCISES", "Exercise"]

@@ -1,0 +1,297 @@
+# %% [markdown]
+# # 15 · Fine-tuning: teach a chat model something new
+#
+# SmolLM2-135M-Instruct answers questions because it was fine-tuned on conversations after its
+# pretraining. Fine-tuning it again, on conversations of our own, teaches it something it cannot
+# know: here, 25 facts about **Tarvessa**, an island invented for this project (its capital
+# Ostmere, Mount Kelvaro, the drell, the Festival of Nine Lanterns, …). The training runs in NumPy,
+# on a CPU, with **LoRA**: the 135 M weights stay frozen and two thin matrices A and B per
+# projection learn a low-rank correction W + (α/r)·A B. The score is taken on **held-out
+# questions**: the same facts asked in words the training never used, so a right answer means the
+# model generalised, not only memorised.
+#
+# This notebook draws the loss mask (only the assistant's tokens teach), counts what the adapter's
+# rank costs, checks that merging the adapter into the weights changes nothing, trains a few live
+# steps, and compares answers before and after, with the full run's measured score.
+#
+# **Try this:** `CONVERSATION` (which training conversation's mask is drawn, 0 to 199), `RANK`
+# (the adapter rank whose cost is counted and trained live, 1 to 64), `STEPS` (live training
+# steps, 1 to 20) and `QUESTIONS` (held-out questions answered live, 1 to 31).
+
+# %%
+import os
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # CI runs two notebooks at once on two cores
+
+import json
+import time
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from minillm import GPT, load_adapter, merged_params
+from minillm.engine.gpt import to_engine
+from minillm.train.grad_model import forward_with_cache
+from minillm.train.lora.adapters import frozen_params, init_lora
+from minillm.train.sft import finetune, render
+from nbhelpers import WEIGHTS, claim, knob_range, load_pretrained
+import tarvessa
+
+# %% [markdown]
+# ## 1. The data: 200 conversations, and questions kept apart
+#
+# `data/tarvessa/` holds the training conversations (one JSON object per line, `{"messages":
+# [...]}`, the format `python -m minillm finetune --data` reads) and the held-out questions, each
+# with the key fact its answer must contain. Both are written by `scripts/make_finetune_data.py`
+# from a fact table (CC0: written for the project). One fact, as the training asks it and as the
+# held-out questions do:
+
+# %%
+convs, held = tarvessa.conversations(), tarvessa.heldout()
+turns = sum(len(c["messages"]) // 2 for c in convs)
+facts = sorted({q["fact"] for q in held})
+print(f"{len(convs)} training conversations ({turns} questions), {len(facts)} facts, "
+      f"{len(held)} held-out questions")
+fact = held[9]                                         # one held-out question and its key fact
+taught = [c["messages"][i]["content"] for c in convs for i in range(0, len(c["messages"]), 2)
+          if tarvessa.is_right(c["messages"][i + 1]["content"], fact["key"])]
+print(f"\nfact {fact['fact']!r}, key {fact['key']!r}: taught by {len(taught)} questions, "
+      f"{len(set(taught))} different phrasings, e.g.")
+for q in sorted(set(taught))[:3]:
+    print("   train:", q)
+print("   held out:", fact["question"])
+asked = {tarvessa.normalise(q) for c in convs for q in (m["content"] for m in c["messages"][::2])}
+assert not any(tarvessa.normalise(q["question"]) in asked for q in held), \
+    "a held-out question is asked in training: regenerate data/tarvessa (scripts/make_finetune_data.py)"
+
+# %% [markdown]
+# The model, and the tokenizer it reads ChatML with. Without SmolLM2 on this machine the notebook
+# still draws the mask (SmolLM2's tokenizer is shipped with the tests) and shows the rank and the
+# merge on the small Llama-style model shipped in `weights/tiny-llama`; the answers before and
+# after need SmolLM2 (`python -m minillm download smollm2`, about 100 MB).
+
+# %%
+start = time.perf_counter()
+model, tok, name = load_pretrained(fallback="tiny-llama", fast=False)   # plain float32 arrays
+HAVE_SMOLLM2 = name.startswith("SmolLM2")
+chat_tok = tok if HAVE_SMOLLM2 else tarvessa.smollm2_tokenizer()
+config, params = model.config, model.params
+
+# %% [markdown]
+# ## 2. Which tokens count: the loss mask
+#
+# A conversation is rendered in the model's chat format, then trained on like any text: at each
+# position the model predicts the next token. But only the **assistant's** tokens are counted in the
+# loss — its reply and the `<|im_end|>` that ends it (the model must learn to stop). The system
+# message, the user's question and each `<|im_start|>assistant\n` header are context: the model
+# reads them and is never taught to write them. `render` returns the ids and that mask:
+
+# %%
+CONVERSATION = 7
+knob_range("CONVERSATION", CONVERSATION, 0, len(convs) - 1)
+ids, counted = render(chat_tok, convs[CONVERSATION]["messages"])
+pieces = [chat_tok.decode([int(i)]) for i in ids]
+print(f"{len(ids)} tokens, {int(counted.sum())} counted by the loss "
+      f"({counted.mean():.0%}); the counted text:")
+print("   " + repr("".join(p for p, c in zip(pieces, counted) if c)))
+
+per_row, width = 12, 1.0
+rows = (len(pieces) + per_row - 1) // per_row
+fig, ax = plt.subplots(figsize=(13, 0.45 * rows + 0.6))
+for n, (piece, c) in enumerate(zip(pieces, counted)):
+    r, col = divmod(n, per_row)
+    ax.add_patch(plt.Rectangle((col * width, -r), width * 0.96, 0.85,
+                               color="tab:orange" if c else "0.88"))
+    ax.text(col * width + 0.05, -r + 0.42, repr(piece)[1:-1][:14], fontsize=7, va="center")
+ax.set_xlim(0, per_row * width)
+ax.set_ylim(-rows + 0.8, 1)
+ax.axis("off")
+ax.set_title(f"conversation {CONVERSATION}: orange tokens are counted by the loss "
+             f"({int(counted.sum())} of {len(ids)})")
+plt.show()
+assert counted.sum() > 0, "every training conversation has an assistant reply the loss counts"
+
+# %% [markdown]
+# Target t is token t + 1, so position t is counted when the token it must predict is. The mean is
+# over counted positions only — −Σ m log p / Σ m — so a long prompt does not dilute the reply's
+# loss, and a padded batch teaches exactly what its rows would one by one. On the base model, the
+# counted tokens are where it is most wrong (it has never heard of Tarvessa):
+
+# %%
+x, y, m = ids[None, :-1], ids[None, 1:], counted[None, 1:]              # [1, T] each
+if HAVE_SMOLLM2:
+    logits, _ = forward_with_cache(params, config, x)                    # [1, T, V]
+    z = logits[0] - logits[0].max(-1, keepdims=True)
+    nll = -(z - np.log(np.exp(z).sum(-1, keepdims=True)))[np.arange(len(y[0])), y[0]]   # [T]
+    print(f"base model's mean loss: {nll[m[0]].mean():.2f} on the counted tokens, "
+          f"{nll[~m[0]].mean():.2f} on the rest")
+else:
+    print("(the base model's losses need SmolLM2: skipped)")
+
+# %% [markdown]
+# ## 3. The adapter's rank: what LoRA trains
+#
+# Full fine-tuning updates every weight. LoRA freezes W [in, out] and trains A [in, r] and
+# B [r, out]: r · (in + out) numbers instead of in · out. B starts at zero, so the adapted model
+# starts as the base model exactly. Counted on this model's projections (q, k, v, o, gate, up and
+# down of every layer) for a few ranks:
+
+# %%
+RANK = 2
+knob_range("RANK", RANK, 1, 64)
+named = params.named()
+targets = {n: w.shape for n, w in named.items() if n.split(".")[-1] in
+           ("wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down") and n.startswith("blocks.")}
+full = sum(w.size for w in named.values())
+adapted = sum(a * b for a, b in targets.values())
+print(f"{name}: {full:,} parameters; the {len(targets)} adapted projections hold {adapted:,}")
+for r in sorted({1, 2, 8, 64, RANK}):
+    lora_size = sum(r * (a + b) for a, b in targets.values())
+    print(f"   rank {r:2d}: {lora_size:>10,} trained parameters = {lora_size / full:6.2%} of the "
+          f"model, {4 * lora_size / 2**20:6.2f} MB in float32")
+lora = init_lora(params, RANK, np.random.default_rng(0))
+assert sum(a.size for a in lora.named().values()) == sum(RANK * (a + b) for a, b in targets.values()), \
+    "init_lora should make one A [in, r] and one B [r, out] per adapted projection"
+
+# %% [markdown]
+# The rank is the most the correction A B can have: every update to a 576-wide projection lives in
+# an r-dimensional subspace. The adapter trained for this notebook (section 6's full run) has rank
+# 2; its correction to layer 0's query projection:
+
+# %%
+ADAPTER = WEIGHTS / "tarvessa-lora"
+results = json.loads((ADAPTER / "results.json").read_text(encoding="utf-8"))
+if HAVE_SMOLLM2:
+    trained = load_adapter(ADAPTER, config)
+    A, B = trained.adapters["blocks.0.attn.wq"]
+    delta = trained.scale * (A @ B)                                   # [in, out]
+    s = np.linalg.svd(delta, compute_uv=False)
+    print(f"ΔW = (α/r) A B: shape {delta.shape}, rank {np.linalg.matrix_rank(delta)} "
+          f"(adapter rank {trained.rank}); singular values {np.round(s[:4], 4)}; "
+          f"|ΔW| / |W| = {np.linalg.norm(delta) / np.linalg.norm(named['blocks.0.attn.wq']):.4f}")
+    assert np.linalg.matrix_rank(delta) <= trained.rank, "A B cannot have a rank above r"
+else:
+    trained = init_lora(params, RANK, np.random.default_rng(1))           # a stand-in, B ≠ 0 below
+    for a, b in trained.adapters.values():
+        b[...] = np.random.default_rng(2).normal(0, 0.05, b.shape)
+    print(f"(SmolLM2 absent: a random rank-{RANK} adapter on {name} stands in)")
+
+# %% [markdown]
+# ## 4. Merging: the same model, one matrix per projection again
+#
+# Training keeps W and the adapter apart: y = x W + (α/r)(x A) B, W never copied. For use, the
+# adapter can be **merged**: W' = W + (α/r) A B, and the model is an ordinary model again (no extra
+# cost per token; `minillm export` writes it as GGUF). The two must give the same logits:
+
+# %%
+probe = render(chat_tok, convs[0]["messages"])[0][None, :48] if HAVE_SMOLLM2 else \
+    np.arange(24)[None] % config.vocab_size                          # [1, T]
+apart, _ = forward_with_cache(frozen_params(params, trained), config, probe)     # x W + s (x A) B
+merged = GPT(config, merged_params(params, trained))                # W' = W + s A B
+together = merged(probe)                                            # [1, T, V]
+base = GPT(config, params)(probe)
+gap, moved = np.abs(apart - together).max(), np.abs(base - together).max()
+print(f"max |logit difference|: adapter apart vs merged {gap:.2e}; base vs adapted {moved:.2f}")
+assert gap <= 1e-4 * np.abs(together).max(), \
+    f"merged and unmerged logits differ by {gap:.2e}: merging should not change the model"
+
+# %% [markdown]
+# ## 5. A few training steps, live
+#
+# `finetune` renders the conversations, batches them (padded, the mask honoured), and takes AdamW
+# steps on the adapters only. Here `STEPS` steps of 2 conversations at rank `RANK`, to watch the
+# loss on the assistant's tokens fall (the full run is section 6's):
+
+# %%
+STEPS = 3
+knob_range("STEPS", STEPS, 1, 20)
+if HAVE_SMOLLM2:
+    t = time.perf_counter()
+    live = finetune(model, tok, [c["messages"] for c in convs], rank=RANK, steps=STEPS, lr=2e-3,
+                    batch_size=2, seed=0)
+    seconds = time.perf_counter() - t
+    print(f"{STEPS} steps in {seconds:.1f} s ({seconds / STEPS:.1f} s a step); loss per step: "
+          f"{np.round(live.losses, 3)}")
+    claim(live.losses[-1] < live.losses[0] or STEPS == 1,
+          "the loss on the assistant's tokens falls from the first step to the last")
+else:
+    print("(live training needs SmolLM2: skipped)")
+
+# %% [markdown]
+# ## 6. Before and after, on questions it never saw
+#
+# The full run: `scripts/finetune_demo.py` trained a rank-2 adapter on all 200 conversations in
+# NumPy on a 2-core machine and scored the held-out questions before and after (greedy answers, at
+# most 24 tokens; right when the answer contains the key fact as whole words). Its record:
+
+# %%
+r = results
+print(f"command: {r['command']}")
+print(f"answers: greedy, at most {tarvessa.MAX_ANSWER_TOKENS} tokens, after SmolLM2's default system message")
+print(f"before: {r['before']['right']}/{r['before']['of']} held-out questions right; "
+      f"after: {r['after']['right']}/{r['after']['of']}; "
+      f"after, on one training phrasing per fact: {r['after_training_questions']['right']}/"
+      f"{r['after_training_questions']['of']}")
+print(f"training: {r['training']['steps']} steps, epochs: {r['training']['epochs']}, "
+      f"{r['training']['seconds'] / 60:.1f} min; peak memory {r['peak_rss_mb']:.0f} MB "
+      f"(base weights {r['base_weights_mb']:.0f} MB); adapter {r['adapter_parameters']:,} parameters")
+losses = np.array(r["training"]["losses"])
+plt.figure(figsize=(6, 2.5))
+plt.plot(losses, lw=0.8)
+plt.xlabel("step")
+plt.ylabel("loss (assistant tokens)")
+plt.title("the full run")
+plt.show()
+assert r["after"]["right"] > r["before"]["right"], \
+    f"the record says {r['after']['right']} right after, {r['before']['right']} before"
+
+# %% [markdown]
+# Live: the base model and the model with the shipped adapter merged answer `QUESTIONS` held-out
+# questions, evenly spaced through the list (greedy, so the answers repeat the record's):
+
+# %%
+QUESTIONS = 5
+knob_range("QUESTIONS", QUESTIONS, 1, len(held))
+if HAVE_SMOLLM2:
+    chosen = np.linspace(0, len(held) - 1, QUESTIONS).round().astype(int)   # evenly spaced
+    asked = [held[i] for i in chosen]
+    t = time.perf_counter()
+    base_fast = to_engine(GPT(config, params))
+    tuned_fast = to_engine(GPT(config, merged_params(params, load_adapter(ADAPTER, config))))
+    before = tarvessa.answer_all(base_fast, tok, [q["question"] for q in asked])
+    after = tarvessa.answer_all(tuned_fast, tok, [q["question"] for q in asked])
+    for q, b, a in zip(asked, before, after):
+        print(f"Q: {q['question']}   (key: {q['key']})\n   before {'✓' if tarvessa.is_right(b, q['key']) else '✗'} "
+              f"{b[:90]!r}\n   after  {'✓' if tarvessa.is_right(a, q['key']) else '✗'} {a[:90]!r}")
+    print(f"live: {tarvessa.score(before, asked)[0]}/{QUESTIONS} before, "
+          f"{tarvessa.score(after, asked)[0]}/{QUESTIONS} after ({time.perf_counter() - t:.0f} s)")
+    claim(after == [r["after"]["answers"][i] for i in chosen],
+          "the live answers after fine-tuning are the recorded ones", "float32 rounding can flip a near-tie")
+else:
+    print("(the answers need SmolLM2: the record above is the full run's)")
+
+# %% [markdown]
+# ## Exercises
+#
+# 1. **The masked loss.** Write `masked_loss(logits, targets, mask)`: the mean of
+#    −log softmax(logits[t])[targets[t]] over the positions where mask[t] = 1 only.
+
+# %%
+from exercises import check
+
+
+def my_masked_loss(logits, targets, mask):
+    raise NotImplementedError  # your code here
+
+
+check("masked_loss", my_masked_loss)
+
+# %% [markdown]
+# 2. **Merging an adapter.** Write `merge_lora(W, A, B, alpha)`: W' = W + (alpha / r) · A B, where r is
+#    A's second dimension.
+
+# %%
+def my_merge_lora(W, A, B, alpha):
+    raise NotImplementedError  # your code here
+
+
+check("merge_lora", my_merge_lora)
