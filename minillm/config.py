@@ -13,6 +13,7 @@ RMS-normalised before RoPE), whose heads may also be wider or narrower than C / 
 The last four: Phi-3's fused files, OLMo 2's norms after the sub-layers, SmolLM3's layers without RoPE.
 Mistral and Gemma 2 / 3 add a sliding window, Gemma its norms after each sub-layer, GeGLU, √C and
 soft-capping: the fields after ``rope_scaling`` (``model/variants.py`` checks and explains them).
+``n_experts`` > 0 makes each FFN a mixture of experts (Mixtral, Qwen3-MoE: ``model/moe.py``).
 
 A checkpoint directory carries its config as Hugging Face's ``config.json`` (read and written by
 ``minillm/io/config_hf.py``: ``read_config``, ``write_config``), so it is self-describing.
@@ -81,6 +82,9 @@ class ModelConfig:
     query_pre_attn_scalar: float | None = None  # scores · s^−½ instead of D^−½ (Gemma)
     attn_softcap: float | None = None   # scores -> cap · tanh(scores / cap) (Gemma 2)
     final_softcap: float | None = None  # logits -> cap · tanh(logits / cap) (Gemma 2)
+    n_experts: int = 0              # E > 0: each FFN is E SwiGLU experts and a router (model/moe.py)
+    n_experts_used: int = 0         # k, the experts each token is sent to (1 <= k <= E)
+    norm_topk_prob: bool = False    # the k routing weights rescaled to sum to 1 (Mixtral: always)
 
     def __post_init__(self) -> None:
         if self.arch not in _CHOICES["arch"]:
@@ -125,7 +129,13 @@ class ModelConfig:
             if self.position != "rope":
                 raise ValueError("rope_scaling needs position='rope'")
             self.rope_scaling = check_rope_scaling(self.rope_scaling)
-        for name in ("attn_bias", "mlp_bias", "tie_embeddings", "qk_norm"):
+        if (self.n_experts or self.n_experts_used) and not (type(self.n_experts) is type(
+                self.n_experts_used) is int and 0 < self.n_experts_used <= self.n_experts <= MAX_SIZE
+                and self.ffn == "swiglu"):
+            raise ValueError(f"a mixture of experts needs ints 1 <= n_experts_used <= n_experts and "
+                             f"ffn='swiglu', got {self.n_experts_used!r}, {self.n_experts!r}, "
+                             f"{self.ffn!r}")
+        for name in ("attn_bias", "mlp_bias", "tie_embeddings", "qk_norm", "norm_topk_prob"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
         for name in ("bos_id", "eos_id"):

@@ -10,9 +10,9 @@ holds what the formulas lean on without being formulas: each package's input che
 formula file reads as the math), the sampler pipeline's extras (penalties, logit bias) and
 generation's settings; those import only the afternoon and each other too. The few ways out are
 named SEAMS, each one import inside the one file that needs it: the tokenizer's speed-ups
-(``FastEncoder``) and file methods, the model's file methods (``ModelFiles``), and speculative
-decoding (``generate(..., draft=...)``). The tokenizer's own part of the afternoon has its tighter
-rule in tests/tokenizer/test_reading_path.py.
+(``FastEncoder``) and file methods, the model's file methods (``ModelFiles``), the mixture of
+experts (``model/moe.py``) and speculative decoding (``generate(..., draft=...)``). The
+tokenizer's own part of the afternoon has its tighter rule in tests/tokenizer/test_reading_path.py.
 """
 import ast
 import re
@@ -49,6 +49,7 @@ SEAMS = {"tokenizer/tokenizer.py": {"minillm.tokenizer.fast.FastEncoder",
                           "minillm.model.variants.is_sliding", "minillm.model.variants.sliding_inputs",
                           "minillm.model.variants.softcap"},
          "config.py": {"minillm.model.variants.check_variants"},
+         "model/block.py": {"minillm.model.moe.moe"},
          "decoding/generate.py": {"minillm.decoding.speculative.speculative_steps"}}
 # Definition first, faster forms after: (file, functions in the order they must be defined).
 DEFINITION_FIRST = [
@@ -57,6 +58,7 @@ DEFINITION_FIRST = [
     ("model/attention.py", ("attend_per_head", "scaled_dot_product", "attention")),
     ("model/norm.py", ("layer_norm", "rms_norm", "norm")),
     ("model/ffn.py", ("gelu_tanh", "silu", "gelu_mlp", "swiglu")),
+    ("model/moe.py", ("route", "moe_loop", "moe")),
 ]
 
 

@@ -106,8 +106,8 @@ def empty_arena(config: ModelConfig, layout: str = "rows") -> Arena:
             joined[prefix] = whole
         elif name == "wte" and config.tie_embeddings and not by_rows:   # stored as the head reads it
             views[name] = flat.reshape(shape[::-1]).T          # [C, V] -> transposed view [V, C]
-        elif by_rows and name.rpartition(".")[2] in PRODUCTS:  # stored Wᵀ [N, C], seen [C, N]
-            views[name] = flat.reshape(shape[::-1]).T
+        elif by_rows and name.rpartition(".")[2] in PRODUCTS:  # stored Wᵀ [N, C], seen [C, N] (experts: each)
+            views[name] = flat.reshape(*shape[:-2], shape[-1], shape[-2]).swapaxes(-1, -2)
         else:
             views[name] = flat.reshape(shape)                  # [n] -> the tensor's shape (a view)
         start += n
@@ -129,7 +129,7 @@ def _side_by_side_group(name: str, shapes: dict) -> tuple[str, list[str]] | None
     whose members this config all has (GPT-2 has no w_gate: its w_up stands alone), else None."""
     prefix, _, leaf = name.rpartition(".")
     group = SIDE_BY_SIDE.get(prefix.rpartition(".")[2]) if prefix.startswith("blocks.") else None
-    if group is None or leaf not in group[0]:
+    if group is None or leaf not in group[0] or len(shapes[name]) != 2:   # (experts: apart)
         return None
     members = [f"{prefix}.{m}" for m in group[0]]
     return (prefix, members) if all(m in shapes for m in members) else None

@@ -13,6 +13,7 @@ import numpy as np
 from minillm.engine.ops import (gelu_tanh_fast, linear, norm_fast, rms_norm_fast, silu_fast,
                                 split_columns)
 from minillm.model.attention import merge_heads, scaled_dot_product, split_heads
+from minillm.model.moe import moe
 from minillm.model.rope import apply_rope
 from minillm.model.variants import is_sliding, window_start
 
@@ -122,7 +123,10 @@ def block(x: np.ndarray, p, joined, config, mask: np.ndarray, rope=None, cache=N
         a = norm_fast(a, p.post_attn_norm, config.norm, config.norm_eps)
     x = x + a                                                           # [B, T, C]
     h = norm_fast(x, p.norm2, config.norm, config.norm_eps)             # [B, T, C]
-    f = ffn(h, p.ffn, joined.gate_up, config.ffn)                       # [B, T, C]
+    if config.n_experts:                                                # tokens grouped by expert
+        f = moe(h, p.ffn, config, ffn=lambda rows, q: ffn(rows, q, None, "swiglu"))
+    else:
+        f = ffn(h, p.ffn, joined.gate_up, config.ffn)                   # [B, T, C]
     if p.post_ffn_norm is not None:                                     # Gemma
         f = norm_fast(f, p.post_ffn_norm, config.norm, config.norm_eps)
     return x + f, weights

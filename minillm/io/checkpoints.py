@@ -21,7 +21,8 @@ from minillm.config import ModelConfig
 from minillm.io.atomic import write_new_text
 from minillm.io.commit import atomic_files, reading
 from minillm.io.config_hf import json_text, read_config
-from minillm.io.hf_names import GAIN_SHIFT, GPT2_BUFFERS, LM_HEAD, hf_sources, named_to_hf, shifted_gains
+from minillm.io.hf_names import (GAIN_SHIFT, GPT2_BUFFERS, LM_HEAD, expert_views, hf_sources,
+                               named_to_hf, shifted_gains)
 from minillm.io.bounded import probe
 from minillm.io.safetensors import DTYPES, bf16_to_float32, write_safetensors
 from minillm.io.shards import weight_entries, weight_shapes, weights_file
@@ -58,7 +59,7 @@ def load_weights(file: str | Path, config: ModelConfig, params: GPTParams) -> GP
         if config.arch == "gpt2":   # the optional prefix of GPT2LMHeadModel; the causal-mask buffers go
             entries = {k.removeprefix("transformer."): e for k, e in entries.items()
                        if not k.endswith(GPT2_BUFFERS)}
-        for name, out in params.named().items():
+        for name, out in expert_views(params.named()).items():    # (experts: one at a time)
             hf, transpose, cols = sources[name]
             if hf not in entries:
                 raise ValueError(f"checkpoint is missing tensor {hf!r} (minillm's {name})")

@@ -15,6 +15,9 @@ family uses, the JSON types they must have, and the variants minillm refuses.
                    sliding_window, layer_types (or Gemma 3's sliding_window_pattern),
                    attn_logit_softcapping, final_logit_softcapping, rope_local_base_freq
                    (Gemma 3; or rope_parameters per layer type), hidden_activation
+    Mixtral        … model_type "mixtral": num_local_experts, num_experts_per_tok (model/moe.py)
+    Qwen3-MoE      … model_type "qwen3_moe": Qwen3's, num_experts, num_experts_per_tok,
+                   moe_intermediate_size, norm_topk_prob (every layer's FFN a mixture of experts)
 
 A file written by minillm also carries a ``"minillm"`` object, every ModelConfig field, so it reads
 back exactly. ``read_config(path)`` / ``write_config(config, path)`` read and write the file;
@@ -61,13 +64,18 @@ def from_hf_dict(d: dict) -> ModelConfig:
                    bos_id=d.get("bos_token_id"), eos_ids=as_ids(d.get("eos_token_id")))
     if model_type in ("gemma2", "gemma3_text"):
         return _gemma(d, model_type)
-    if model_type in ("llama", "qwen2", "mistral", "qwen3") + tuple(_LATER):
+    if model_type == "olmoe":
+        raise ValueError("model_type 'olmoe' (OLMoE) is not supported: minillm's mixtures of "
+                         "experts are qwen3_moe and mixtral")
+    if model_type in ("llama", "qwen2", "mistral", "qwen3", "mixtral", "qwen3_moe") + tuple(_LATER):
+        experts = _experts(d, model_type)           # {} for a dense model
         missing = [k for k in ("vocab_size", "hidden_size", "num_attention_heads",
-                               "num_hidden_layers", "intermediate_size") if k not in d]
+                               "num_hidden_layers", "intermediate_size") if k not in d
+                   and not (k == "intermediate_size" and "d_ff" in experts)]
         if missing:
             raise ValueError(f"a {model_type} config.json needs {missing}, which are missing")
         _reject(d, hidden_act=("silu",), use_sliding_window=(False,))
-        qwen2, qwen3 = model_type == "qwen2", model_type == "qwen3"
+        qwen2, qwen3 = model_type == "qwen2", model_type in ("qwen3", "qwen3_moe")
         if (qwen3 or model_type in _LATER) and d.get("attention_bias"):   # (o_proj's too)
             raise ValueError(f"a {model_type} config.json with attention_bias=true is not supported")
         if any(kind != "full_attention" for kind in d.get("layer_types") or ()):
@@ -83,16 +91,17 @@ def from_hf_dict(d: dict) -> ModelConfig:
         later = _later_switches(d, model_type)            # Phi-3, OLMo 2, SmolLM3
         return cls(**later, vocab_size=d["vocab_size"], n_ctx=n_ctx, sliding_window=window,
                    d_model=d["hidden_size"], n_heads=d["num_attention_heads"],
-                   n_layers=d["num_hidden_layers"], d_ff=d["intermediate_size"],
+                   n_layers=d["num_hidden_layers"],
+                   d_ff=experts.pop("d_ff", d.get("intermediate_size")),
                    n_kv_heads=d.get("num_key_value_heads") or d["num_attention_heads"],
                    norm_eps=d.get("rms_norm_eps", 1e-6), arch="llama",
                    attn_bias=bool(d.get("attention_bias", qwen2)), mlp_bias=bool(d.get("mlp_bias", False)),
                    rope_theta=theta, rope_scaling=scaling, head_dim=d.get("head_dim"),
                    qk_norm=qwen3 or model_type == "olmo2",
                    tie_embeddings=d.get("tie_word_embeddings", model_type == "smollm3"),
-                   bos_id=d.get("bos_token_id"), eos_ids=as_ids(d.get("eos_token_id")))
+                   bos_id=d.get("bos_token_id"), eos_ids=as_ids(d.get("eos_token_id")), **experts)
     raise ValueError(f"unsupported model_type {model_type!r}: minillm reads gpt2, llama, qwen2, "
-                     f"qwen3, mistral, phi3, olmo2, smollm3, gemma2, gemma3_text")
+                     f"qwen3, mistral, phi3, olmo2, smollm3, mixtral, qwen3_moe, gemma2, gemma3_text")
 
 
 GEMMA_LAYER_TYPES = {"sliding_attention": "sliding", "full_attention": "full"}
@@ -138,6 +147,38 @@ def _gemma(d: dict, model_type: str) -> ModelConfig:
         layer_types=tuple(GEMMA_LAYER_TYPES[t] for t in types), rope_local_theta=local_theta,
         sandwich_norms=True, embed_scale=True,
         query_pre_attn_scalar=d.get("query_pre_attn_scalar", 256), **soft)
+
+
+def _experts(d: dict, model_type: str) -> dict:
+    """A mixture of experts' ModelConfig fields from config.json ({} for a dense family):
+    ``num_experts`` (or ``num_local_experts``: Mixtral's name, which transformers 5 writes for
+    both), ``num_experts_per_tok``; Mixtral's router always renormalises the k weights;
+    Qwen3-MoE's ``moe_intermediate_size`` (the experts' F) and ``norm_topk_prob``. Qwen3-MoE
+    layers with a dense FFN (``decoder_sparse_step`` > 1, ``mlp_only_layers``) are refused."""
+    if model_type not in ("mixtral", "qwen3_moe"):
+        return {}
+    mixtral = model_type == "mixtral"
+    if "num_experts" not in d and "num_local_experts" in d:   # (either name, in transformers 5)
+        d = {**d, "num_experts": d["num_local_experts"]}
+    names = ("num_experts", "num_experts_per_tok") + (() if mixtral else ("moe_intermediate_size",))
+    for key in names + ("decoder_sparse_step",):
+        if key in d and (type(d[key]) is not int or d[key] <= 0):
+            raise ValueError(f"config.json: {key} must be an integer > 0, got {reprlib.repr(d[key])}")
+    if d.get("norm_topk_prob") is not None and not isinstance(d["norm_topk_prob"], bool):
+        raise ValueError(f"config.json: norm_topk_prob must be true or false, got "
+                         f"{reprlib.repr(d['norm_topk_prob'])}")
+    missing = [k for k in names if k not in d]
+    if missing:
+        raise ValueError(f"a {model_type} config.json needs {missing}, which are missing")
+    if mixtral and d.get("sliding_window"):
+        raise ValueError("a mixtral config.json with a sliding_window is not supported")
+    if d.get("decoder_sparse_step", 1) != 1 or d.get("mlp_only_layers"):
+        raise ValueError(f"config.json decoder_sparse_step {d.get('decoder_sparse_step')!r}, "
+                         f"mlp_only_layers {d.get('mlp_only_layers')!r}: minillm supports a mixture "
+                         f"of experts on every layer only (decoder_sparse_step 1, no mlp_only_layers)")
+    return {"n_experts": d[names[0]], "n_experts_used": d["num_experts_per_tok"],
+            "norm_topk_prob": True if mixtral else d.get("norm_topk_prob", False),
+            **({} if mixtral else {"d_ff": d["moe_intermediate_size"]})}
 
 
 _LATER = {"phi3": 10000.0, "olmo2": 10000.0, "smollm3": 2000000.0}   # (their default theta)
@@ -219,6 +260,8 @@ def to_hf_dict(config: ModelConfig) -> dict:
                      use_sliding_window=False)
         if config.sliding_window is not None:   # Mistral: every layer's window
             d["sliding_window"] = config.sliding_window
+        if config.n_experts:                    # Qwen3-MoE (q/k norms) or Mixtral
+            d.update(_experts_hf(config))
     eos = list(config.eos_ids) if len(config.eos_ids) > 1 else config.eos_id    # HF: an int or a list
     d.update({"bos_token_id": config.bos_id, "eos_token_id": eos,
               "minillm": dataclasses.asdict(config)})
@@ -265,6 +308,19 @@ def _gemma_dict(c: ModelConfig) -> dict:
 def _int_if_whole(x):
     """12.0 -> 12 (transformers' Gemma configs take an int), 12.5 stays."""
     return int(x) if x == int(x) else x
+
+
+def _experts_hf(config: ModelConfig) -> dict:
+    """config.json's keys for a mixture of experts: Qwen3-MoE when it has q/k norms, else
+    Mixtral (``hf_names.named_to_hf`` refuses what neither can hold)."""
+    if config.qk_norm:
+        return {"model_type": "qwen3_moe", "architectures": ["Qwen3MoeForCausalLM"],
+                "num_experts": config.n_experts, "num_experts_per_tok": config.n_experts_used,
+                "moe_intermediate_size": config.d_ff, "norm_topk_prob": config.norm_topk_prob,
+                "decoder_sparse_step": 1, "mlp_only_layers": []}
+    return {"model_type": "mixtral", "architectures": ["MixtralForCausalLM"],
+            "num_local_experts": config.n_experts, "num_experts_per_tok": config.n_experts_used,
+            "sliding_window": None}
 
 
 def read_config(path: str | Path) -> ModelConfig:

@@ -27,6 +27,12 @@ Gemma 2 / 3 (``Gemma2ForCausalLM``, ``Gemma3ForCausalLM``): Llama's names (Gemma
     (post_ffn_norm). Gemma's RMSNorm multiplies by 1 + w: minillm keeps the gain 1 + w (as
     llama.cpp's converter stores it), so these are the one place a value changes on the way:
     + 1 when read, − 1 when written (``GAIN_SHIFT``, ``shifted_gains``).
+Qwen3-MoE (``Qwen3MoeForCausalLM``): Qwen3's, the FFN as model.layers.{i}.mlp.gate.weight [E, C]
+    (the router) and mlp.experts.{e}.{gate,up,down}_proj.weight, one file tensor per expert
+Mixtral (``MixtralForCausalLM``): Llama's attention, model.layers.{i}.block_sparse_moe.gate.weight
+    and block_sparse_moe.experts.{e}.w1 (gate) / w3 (up) / w2 (down).weight
+minillm stacks the experts ([E, C, F]: ``model/moe.py``); here expert e of ``blocks.0.ffn.w_up`` is
+``blocks.0.ffn.w_up.{e}`` (``expert_views``).
 """
 from __future__ import annotations
 
@@ -62,6 +68,10 @@ _GEMMA_BLOCK = {**_LLAMA_BLOCK,
                 "norm2.weight": ("model.layers.{i}.pre_feedforward_layernorm.weight", False),
                 "post_ffn_norm.weight": ("model.layers.{i}.post_feedforward_layernorm.weight", False)}
 GAIN_SHIFT = 1.0        # Gemma: HF stores w, the norm multiplies by 1 + w
+_EXPERTS = {"qwen3_moe": ("model.layers.{i}.mlp.", {"w_gate": "gate_proj", "w_up": "up_proj",
+                                                      "w_down": "down_proj"}),
+            "mixtral": ("model.layers.{i}.block_sparse_moe.", {"w_gate": "w1", "w_up": "w3",
+                                                              "w_down": "w2"})}
 LM_HEAD = ("lm_head.weight", True)          # [V, C] in both formats; minillm keeps [C, V]
 GPT2_BUFFERS = (".attn.bias", ".attn.masked_bias")   # older GPT-2 files' causal masks: not weights
 
@@ -78,7 +88,25 @@ def hf_table(config: ModelConfig) -> dict[str, tuple[str, bool]]:
     for i in range(config.n_layers if config.post_norms else 0):    # OLMo 2: norms after
         for norm, hf in (("norm1", "post_attention_layernorm"), ("norm2", "post_feedforward_layernorm")):
             table[f"blocks.{i}.{norm}.weight"] = (f"model.layers.{i}.{hf}.weight", False)
+    if config.n_experts:
+        prefix, names = _EXPERTS["qwen3_moe" if config.qk_norm else "mixtral"]
+        for i in range(config.n_layers):
+            p = prefix.format(i=i)
+            table[f"blocks.{i}.ffn.router"] = (p + "gate.weight", True)     # [E, C] -> [C, E]
+            for w, hf in names.items():
+                del table[f"blocks.{i}.ffn.{w}"]
+                table.update({f"blocks.{i}.ffn.{w}.{e}": (f"{p}experts.{e}.{hf}.weight", True)
+                              for e in range(config.n_experts)})
     return table
+
+
+def expert_views(named: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``named`` with each stack of experts [E, …] split into its E views: ``blocks.0.ffn.w_up``
+    [E, C, F] -> ``blocks.0.ffn.w_up.0`` … [C, F] (what a Hugging Face file stores apart)."""
+    out = {}
+    for name, a in named.items():
+        out.update({f"{name}.{e}": a[e] for e in range(len(a))} if a.ndim == 3 else {name: a})
+    return out
 
 
 def _fused_rows(config: ModelConfig, i: int) -> dict[str, tuple[str, slice]]:
@@ -125,6 +153,14 @@ def named_to_hf(named: dict[str, np.ndarray], config: ModelConfig) -> dict[str, 
     """minillm flat names -> HF state dict (what ``checkpoints.load_weights`` reads back). A config whose
     parameters HF's names cannot all carry (a Llama with LayerNorm biases or learned positions,
     a GPT-2 without Q, K, V biases) is a ValueError: the file would not load."""
+    named = expert_views(named)
+    if config.n_experts and not (config.norm_topk_prob or config.qk_norm):
+        raise ValueError("Hugging Face's mixtral always renormalises the routing weights: a "
+                         "config with n_experts, norm_topk_prob=False and no qk_norm cannot be "
+                         "saved as one (Qwen3-MoE's, with q/k norms, can)")
+    if config.n_experts and config.attn_bias:
+        raise ValueError("Hugging Face's mixtral and qwen3_moe have no Q, K, V biases: this "
+                         "config cannot be saved as one")
     unnamed = sorted(set(named) - set(hf_sources(config)))
     if unnamed:
         raise ValueError(f"Hugging Face's {config.arch} checkpoints have no name for {unnamed[:3]}"

@@ -9,6 +9,7 @@ holds, so the config must add up to exactly that:
                     + L · ( 2 norms + C·HD + 2·C·KD + HD·C [Q KV V O] + (attention biases)
                             + (2·D: q and k norms, Qwen3)
                             + C·F + F·C [+ C·F gate] + (MLP biases) + (2 more norms, Gemma) )
+                            (experts: E × the FFN + C·E)
 
 with HD = H·D (query width) and KD = KV·D (key/value width). Example: GPT-2 small counts
 124,439,808, the number of values in its model.safetensors (the fused c_attn included).
@@ -30,6 +31,8 @@ def parameter_count(c: ModelConfig) -> int:
     if c.qk_norm_whole:                 # OLMo 2's q and k norms span every head: H·D + KV·D
         attn += HD + KD - 2 * c.d_head
     ffn = C * F * (2 if c.ffn == "gelu_mlp" else 3) + (F + C if c.mlp_bias else 0)
+    if c.n_experts:                                     # E experts and the router [C, E]
+        ffn = c.n_experts * ffn + C * c.n_experts
     top = V * C + norm + (c.n_ctx * C if c.position == "learned" else 0) \
         + (0 if c.tie_embeddings else C * V)
     return top + c.n_layers * ((4 if c.sandwich_norms else 2) * norm + attn + ffn)   # (Gemma: 4)

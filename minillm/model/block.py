@@ -2,7 +2,7 @@
 sub-layer's output instead, ``config.post_norms``: x = x + Norm₁(Attention(x)), …):
 
     x = x + Attention(Norm₁(x))      positions exchange information (only with the past)
-    x = x + FFN(Norm₂(x))            each position is transformed on its own
+    x = x + FFN(Norm₂(x))            each position is transformed on its own (or: MoE, k of E FFNs)
 
 The additions are the residual stream: each sub-layer reads the stream and writes a correction
 into it, so a deep stack starts out close to the identity and gradients flow straight through.
@@ -14,6 +14,7 @@ import numpy as np
 
 from minillm.model.attention import attention
 from minillm.model.ffn import ffn
+from minillm.model.moe import moe        # (a mixture of experts: model/moe.py, beyond the afternoon)
 from minillm.model.norm import norm
 
 
@@ -32,7 +33,8 @@ def block(x: np.ndarray, p, config, mask: np.ndarray, rope=None, cache=None, lay
     if p.post_attn_norm is not None:                                    # Gemma: Norm(Attention(…))
         a = norm(a, p.post_attn_norm, config.norm, config.norm_eps)     # [B, T, C]
     x = x + a                                                           # [B, T, C]
-    f = ffn(norm(x, p.norm2, config.norm, config.norm_eps), p.ffn, config.ffn)   # [B, T, C]
+    h = norm(x, p.norm2, config.norm, config.norm_eps)                  # [B, T, C]
+    f = moe(h, p.ffn, config) if config.n_experts else ffn(h, p.ffn, config.ffn)  # [B, T, C]
     if p.post_ffn_norm is not None:                                     # Gemma: Norm(FFN(…))
         f = norm(f, p.post_ffn_norm, config.norm, config.norm_eps)      # [B, T, C]
     return x + f, weights

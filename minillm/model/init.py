@@ -33,6 +33,8 @@ def init_params(config: ModelConfig, rng: np.random.Generator, std: float = 0.02
 
     def normal(w, s=std):                            # float32 draws, ~1 MB of rows at a time, in
         rows = max(1, (1 << 18) // w.shape[-1])      # row order: the draws of one whole-matrix call
+        if w.ndim == 3:                              # (a stack of experts: one matrix at a time)
+            return [normal(m, s) for m in w]
         for r in range(0, w.shape[0], rows):
             w[r:r + rows] = rng.standard_normal((min(rows, w.shape[0] - r), w.shape[1]),
                                                 dtype=np.float32) * np.float32(s)
@@ -55,6 +57,8 @@ def init_params(config: ModelConfig, rng: np.random.Generator, std: float = 0.02
         normal(b.ffn.w_down, resid_std)
         if b.ffn.w_gate is not None:
             normal(b.ffn.w_gate)
+        if b.ffn.router is not None:
+            normal(b.ffn.router)
     normal(params.wte)
     if params.wpe is not None:
         normal(params.wpe, 0.01)

@@ -52,6 +52,7 @@ class FFNParams:
     w_gate: np.ndarray | None = None     # [C, F] (SwiGLU only)
     b_up: np.ndarray | None = None       # [F]
     b_down: np.ndarray | None = None     # [C]
+    router: np.ndarray | None = None     # [C, E] experts' router (then w_up [E, C, F], …: model/moe.py)
 
 
 @dataclass
@@ -124,11 +125,14 @@ def param_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
             q, k = ((HD,), (KD,)) if c.qk_norm_whole else ((c.d_head,), (c.d_head,))
             shapes |= {f"{b}.attn.q_norm": q, f"{b}.attn.k_norm": k}
         shapes |= norm(f"{b}.norm2")
-        shapes |= {f"{b}.ffn.w_up": (C, F), f"{b}.ffn.w_down": (F, C)}
+        E = (c.n_experts,) if c.n_experts else ()         # experts stacked: [E, C, F], …
+        shapes |= {f"{b}.ffn.w_up": (*E, C, F), f"{b}.ffn.w_down": (*E, F, C)}
         if c.ffn in ("swiglu", "geglu"):
-            shapes[f"{b}.ffn.w_gate"] = (C, F)
+            shapes[f"{b}.ffn.w_gate"] = (*E, C, F)
         if c.mlp_bias:
             shapes |= {f"{b}.ffn.b_up": (F,), f"{b}.ffn.b_down": (C,)}
+        if c.n_experts:
+            shapes[f"{b}.ffn.router"] = (C, c.n_experts)
         if c.sandwich_norms:
             shapes |= {f"{b}.post_attn_norm.weight": (C,), f"{b}.post_ffn_norm.weight": (C,)}
     shapes |= norm("norm_f")

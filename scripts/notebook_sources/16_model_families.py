@@ -4,7 +4,8 @@
 # The models people download today are GPT-2's decoder with a handful of changes: RMSNorm and
 # SwiGLU (Llama), RoPE with stretched slow frequencies (Llama 3.1 / 3.2), a norm on each head's q
 # and k (Qwen3), a sliding window (Mistral, Gemma), soft-capped scores and logits (Gemma 2), norms
-# after the sub-layers (OLMo 2, Gemma), layers without RoPE (SmolLM3). minillm turns each on with
+# after the sub-layers (OLMo 2, Gemma), layers without RoPE (SmolLM3), a mixture of experts in place
+# of the FFN (Qwen3-MoE, Mixtral). minillm turns each on with
 # one field of `ModelConfig`. Here: which fields each family turns on, read from the tiny
 # `config.json` of each family in the test fixtures by minillm's own reader, and where in `model/`
 # each field acts, found by searching the code (so the table follows the code when it moves);
@@ -13,7 +14,8 @@
 # **Try this:** each knob has a stated range, checked before its section runs: `CAPS` (soft caps,
 # each 1–100) and `X_RANGE` (10–500); `T_MASK` (2–32) and `WINDOW` (1–32); `ROPE_THETA`
 # (1,000–10,000,000), `HEAD_DIM` (8–256, even), `FACTOR` (1–64) and `ORIGINAL_CONTEXT`
-# (256–131,072); `SCALES` (activation sizes, each 0.1–100); `GATE_RANGE` (1–10).
+# (256–131,072); `SCALES` (activation sizes, each 0.1–100); `GATE_RANGE` (1–10); `TEXT` (1–64
+# characters), `EXPERTS` (2–16) and `TOP_K` (1–`EXPERTS`).
 
 # %%
 import ast
@@ -32,6 +34,8 @@ from minillm.io.config_hf import read_config
 from minillm.io.safetensors import load_safetensors
 from minillm.model.attention import causal_mask
 from minillm.model.ffn import gelu_tanh, silu
+from minillm.model.init import init_params
+from minillm.model.moe import moe, moe_loop, route
 from minillm.model.norm import rms_norm
 from minillm.model.rope import llama3_frequencies, rope_frequencies
 from minillm.model.variants import softcap, window_mask
@@ -42,10 +46,11 @@ FIXTURES = REPO / "tests" / "fixtures"             # present in a clone of the r
 FAMILIES = {"GPT-2": "gpt2_tiny", "Llama 2": "llama_tiny", "Llama 3.x": "llama3_tiny",
             "Qwen2": "qwen2_tiny", "Qwen3": "qwen3_tiny", "Mistral": "mistral_window_tiny",
             "Gemma 2": "gemma2_tiny", "Gemma 3": "gemma3_tiny", "Phi-3": "phi3_tiny",
-            "OLMo 2": "olmo2_tiny", "SmolLM3": "smollm3_tiny"}
+            "OLMo 2": "olmo2_tiny", "SmolLM3": "smollm3_tiny", "Qwen3-MoE": "qwen3_moe_tiny",
+            "Mixtral": "mixtral_tiny"}
 found = {name: FIXTURES / d for name, d in FAMILIES.items() if (FIXTURES / d / "config.json").is_file()}
 if len(found) < len(FAMILIES):
-    print(f"skipping sections 1 and 8 for {sorted(set(FAMILIES) - set(found))}: their fixtures are not in "
+    print(f"skipping sections 1 and 9 for {sorted(set(FAMILIES) - set(found))}: their fixtures are not in "
           f"{FIXTURES} (they come with a clone of the repository, not with an installed package)")
 rng = np.random.default_rng(0)
 
@@ -311,7 +316,48 @@ claim(float(gelu_tanh(np.float32(2))) > float(silu(np.float32(2))),
       "at g = 2 GELU passes more than SiLU: the sharper gate")
 
 # %% [markdown]
-# ## 8. Each tiny model against transformers
+# ## 8. A mixture of experts: the router's choice for each token
+#
+# Qwen3-MoE and Mixtral replace each FFN by `EXPERTS` SwiGLU FFNs and a router, a [C, E] matrix:
+# softmax(x W_router) scores the experts for each token, the `TOP_K` best run, and their outputs are
+# added with the router's weights (renormalised to sum to 1 when the config says `norm_topk_prob`).
+# The layer holds E FFNs but each token pays for k. Here a tiny random MoE layer (minillm's
+# `init_params`, with a random router of unit scale) routes the characters of `TEXT`, one token a
+# byte; the gathered form (`moe`, what the model runs) is checked against the definition
+# (`moe_loop`, every expert on every token).
+
+# %%
+TEXT, EXPERTS, TOP_K = "the sea is blue", 4, 2
+knob("TEXT", TEXT, lambda t: isinstance(t, str) and 1 <= len(t) <= 64, "a string of 1 to 64 characters")
+knob("EXPERTS", EXPERTS, lambda e: type(e) is int and 2 <= e <= 16, "a whole number from 2 to 16")
+knob("TOP_K", TOP_K, lambda k: type(k) is int and 1 <= k <= EXPERTS, "a whole number from 1 to EXPERTS")
+moe_config = ModelConfig(vocab_size=256, n_ctx=64, d_model=16, n_heads=2, n_layers=1, d_ff=8, arch="llama",
+                         n_experts=EXPERTS, n_experts_used=TOP_K, norm_topk_prob=True)
+layer = init_params(moe_config, np.random.default_rng(0)).blocks[0].ffn          # router [C, E], experts [E, …]
+layer.router = rng.standard_normal(layer.router.shape).astype(np.float32)       # [C, E] a sharper random router
+ids = np.frombuffer(TEXT.encode("utf-8"), np.uint8).astype(np.int64)[:64]       # [N] one id a byte
+x = rms_norm(rng.standard_normal((256, 16)).astype(np.float32)[ids], np.ones(16, np.float32), 1e-6)  # [N, C]
+experts, weights = route(x, layer.router, TOP_K, True)                          # [N, k] each
+chosen = np.zeros((len(ids), EXPERTS), np.float32)                              # [N, E] 0 where not chosen
+np.put_along_axis(chosen, experts, weights, axis=-1)
+labels = [repr(chr(i))[1:-1] if i < 128 else f"x{i:02x}" for i in ids]
+fig, ax = plt.subplots(figsize=(max(5, 0.45 * len(ids)), 2.8))
+ax.imshow(chosen.T, cmap="Greens", vmin=0, vmax=1, aspect="auto")
+ax.set_xticks(range(len(ids)), labels)
+ax.set_yticks(range(EXPERTS), [f"expert {e}" for e in range(EXPERTS)])
+ax.set_title(f"the router's weights: {TOP_K} of {EXPERTS} experts per token")
+plt.tight_layout()
+plt.show()
+for label, e, w in list(zip(labels, experts, weights))[:6]:
+    print(f"{label!r:6} -> experts {e.tolist()} with weights {[round(float(v), 3) for v in w]}")
+print("tokens per expert:", np.bincount(experts.ravel(), minlength=EXPERTS).tolist(),
+      f"— {len(ids) * TOP_K} expert runs instead of {len(ids) * EXPERTS} for a dense layer of all {EXPERTS}")
+assert np.allclose(chosen.sum(-1), 1, atol=1e-5), "renormalised routing weights must sum to 1 per token"
+gap = float(np.abs(moe(x[None], layer, moe_config) - moe_loop(x[None], layer, moe_config)).max())
+claim(gap <= 1e-5, f"the gathered form equals the definition on every token (max |Δ| {gap:.1e})")
+
+# %% [markdown]
+# ## 9. Each tiny model against transformers
 #
 # Every fixture folder holds a randomly initialised transformers model of its family (every
 # feature above on, prompts longer than the window) and the logits transformers computed for two

@@ -10,7 +10,9 @@ What is written, and why each choice is the one llama.cpp's own converter makes:
                            divisors, ``gguf/rope_freqs.py``), "qwen2" (a Llama with Q/K/V biases:
                            llama.cpp runs it with rotate-half RoPE, so its Q/K rows are NOT
                            permuted) or "qwen3" (q/k norms ``attn_q_norm`` / ``attn_k_norm``; not
-                           permuted either)
+                           permuted either); a mixture of experts: "qwen3moe" (with q/k norms)
+                           or "llama" with ``expert_count`` (Mixtral), experts stacked as
+                           ``ffn_{gate,up,down}_exps`` and the router ``ffn_gate_inp``
     {arch}.*               the shapes: context_length, embedding_length, block_count, ...
     tokenizer.ggml.*       the vocabulary, merges and pre-tokeniser name (``gguf/vocab.py``)
     the rest               carried from the source: ``model.gguf_metadata`` (``general.name``,
@@ -71,6 +73,8 @@ def gguf_arch(config: ModelConfig) -> str:
         if config.qk_norm and config.attn_bias and arch == "qwen3":
             raise ValueError("llama.cpp's qwen3 has no Q, K, V biases: a config with qk_norm and "
                              "attn_bias cannot be exported")
+        if config.n_experts:
+            arch = _experts_arch(config)
         if config.sliding_window is not None and arch != "llama":
             raise ValueError(f"llama.cpp's {arch} has no sliding window: this config cannot be "
                              f"exported")
@@ -82,6 +86,18 @@ def gguf_arch(config: ModelConfig) -> str:
                      f"position={config.position}, attn_bias={config.attn_bias}, mlp_bias="
                      f"{config.mlp_bias}, n_kv_heads={config.n_kv_heads}: GGUF export takes GPT-2 "
                      f"(layernorm, gelu_mlp, learned, all biases) or Llama (rmsnorm, swiglu, rope)")
+
+
+def _experts_arch(config: ModelConfig) -> str:
+    """The llama.cpp architecture of a mixture of experts: qwen3moe (q/k norms) or llama
+    (Mixtral). Both renormalise the k routing weights and have no Q, K, V biases."""
+    if not config.norm_topk_prob:
+        raise ValueError("llama.cpp's llama and qwen3moe renormalise the routing weights: a "
+                         "config with norm_topk_prob=False cannot be exported")
+    if config.attn_bias:
+        raise ValueError("llama.cpp's llama and qwen3moe experts models have no Q, K, V biases: "
+                         "this config cannot be exported")
+    return "qwen3moe" if config.qk_norm else "llama"
 
 
 def arch_metadata(config: ModelConfig, arch: str) -> dict:
@@ -104,6 +120,11 @@ def arch_metadata(config: ModelConfig, arch: str) -> dict:
                      f"{a}.attention.value_length": (UINT32, c.d_head)})
     meta.update({key: (UINT32, value) for key, value in family_metadata(c, a).items()})
     meta |= window_metadata(c, a)                  # a window, Gemma's keys (gemma.py)
+    if c.n_experts:                                # a mixture of experts (model/moe.py)
+        meta.update({f"{a}.expert_count": (UINT32, c.n_experts),
+                     f"{a}.expert_used_count": (UINT32, c.n_experts_used)})
+        if arch == "qwen3moe":
+            meta[f"{a}.expert_feed_forward_length"] = (UINT32, c.d_ff)
     if c.rope_scaling is not None:                 # the divisors are a tensor (gguf_tensors); L
         meta[f"{a}.rope.scaling.original_context_length"] = (        # for the reader (rope_freqs.py)
             UINT32, c.rope_scaling["original_max_position_embeddings"])
@@ -116,7 +137,7 @@ def gguf_tensors(config: ModelConfig, named: dict[str, np.ndarray], arch: str) -
     out = {}
     for name, (gguf, transpose) in gguf_names(config).items():
         a = np.asarray(named[name], dtype=np.float32)                 # (an arena view: no copy)
-        a = a.T if transpose else a                                  # [in, out] -> [out, in]
+        a = a.swapaxes(-1, -2) if transpose else a                   # [(E,) in, out] -> [(E,) out, in]
         kind = name.rsplit(".", 1)[-1]
         if arch in PERMUTED_QK and kind in ("wq", "bq", "wk", "bk"):
             a = permute_qk(a, config.n_heads if kind[-1] == "q" else config.n_kv_heads)

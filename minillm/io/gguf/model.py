@@ -10,6 +10,9 @@ GGUF keeps the config in ``{arch}.*`` metadata keys and the tokenizer in ``token
     attn_norm / ffn_norm       -> norm1 / norm2     attn_q / attn_k / attn_v / attn_output -> wq…wo (ᵀ)
     ffn_gate / ffn_up / ffn_down -> w_gate / w_up / w_down (ᵀ)   attn_{q,k,v}.bias -> bq, bk, bv
     attn_q_norm / attn_k_norm  -> q_norm / k_norm (``qwen3``)    rope_freqs -> rope_scaling (Llama 3)
+    ffn_gate_inp [E, C] -> router (ᵀ)   ffn_{gate,up,down}_exps [E, F, C] … -> w_gate … [E, C, F]
+    (a mixture of experts: ``llama`` with ``expert_count`` (Mixtral), ``qwen3moe``; llama.cpp
+    renormalises the k routing weights of both, so they load with norm_topk_prob=True)
 
 ``gpt2`` files (fused ``attn_qkv``, learned ``position_embd``, LayerNorm biases) are read through
 ``gpt2_names.py``; ``gguf/export.py`` writes all three architectures.
@@ -65,7 +68,7 @@ from minillm.io.gguf.rope_freqs import llama3_scaling, read_divisors
 from minillm.io.sizes import check_sizes
 from minillm.model.params import GPTParams, empty_params
 
-ARCHS = ("llama", "qwen2", "qwen3", "gpt2", *GEMMA) + FAMILIES   # general.architecture values read here
+ARCHS = ("llama", "qwen2", "qwen3", "gpt2", "qwen3moe", *GEMMA) + FAMILIES   # general.architecture values read here
 
 # minillm block name -> (GGUF name, transpose?). GGUF shapes come back as NumPy [out, in].
 _BLOCK = {"norm1.weight": ("attn_norm.weight", False), "norm2.weight": ("ffn_norm.weight", False),
@@ -76,6 +79,8 @@ _BLOCK = {"norm1.weight": ("attn_norm.weight", False), "norm2.weight": ("ffn_nor
           "attn.q_norm": ("attn_q_norm.weight", False), "attn.k_norm": ("attn_k_norm.weight", False),
           "ffn.w_gate": ("ffn_gate.weight", True), "ffn.w_up": ("ffn_up.weight", True),
           "ffn.w_down": ("ffn_down.weight", True), **POST_NORMS}    # (post norms: Gemma, gemma.py)
+_EXPERTS = {"ffn.router": ("ffn_gate_inp.weight", True), "ffn.w_gate": ("ffn_gate_exps.weight", True),
+            "ffn.w_up": ("ffn_up_exps.weight", True), "ffn.w_down": ("ffn_down_exps.weight", True)}
 NOT_WEIGHTS = ("rope_freqs.weight",)   # Llama 3's RoPE scaling: read into the config (rope_freqs.py)
 _TOP = {"wte": ("token_embd.weight", False), "norm_f.weight": ("output_norm.weight", False),
         "lm_head": ("output.weight", True)}
@@ -87,6 +92,7 @@ def gguf_names(config: ModelConfig) -> dict[str, tuple[str, bool]]:
     top, per_block = (gpt2_names.TOP, gpt2_names.BLOCK) if config.arch == "gpt2" else (_TOP, _BLOCK)
     if config.post_norms:                                   # OLMo 2 (gguf/families.py)
         per_block = {**per_block, **OLMO2_NORMS}
+    per_block = {**per_block, **_EXPERTS} if config.n_experts else per_block   # (stacked experts)
     table = {k: v for k, v in top.items() if k != "lm_head" or not config.tie_embeddings}
     absent = (() if config.attn_bias else ("bq", "bk", "bv")) + \
              (() if config.qk_norm else ("q_norm", "k_norm"))
@@ -125,6 +131,7 @@ def gguf_config(meta: dict, tensors: dict, tied: bool | None = None,
     if "rope_freqs.weight" in tensors and arch != "llama":
         raise ValueError(f"rope_freqs.weight in a {arch} file is not supported (llama.cpp reads "
                          f"it in llama files only)")
+    experts = _experts(meta, arch)
     d_model, n_heads = key("embedding_length"), key("attention.head_count")
     if not (type(d_model) is int and type(n_heads) is int and 0 < n_heads <= d_model):
         raise ValueError(f"{arch}.embedding_length ({d_model!r}) and .attention.head_count "
@@ -147,7 +154,8 @@ def gguf_config(meta: dict, tensors: dict, tied: bool | None = None,
         vocab_size=tensors["token_embd.weight"].shape[0],
         n_ctx=context_limit(meta, arch, key("context_length")),
         d_model=d_model, n_heads=n_heads, n_layers=n_layers,
-        d_ff=key("feed_forward_length"), n_kv_heads=key("attention.head_count_kv", n_heads),
+        d_ff=key("expert_feed_forward_length") if arch == "qwen3moe" else key("feed_forward_length"),
+        n_kv_heads=key("attention.head_count_kv", n_heads),
         # subtle: eps is stored as float32 (SmolLM2: 9.99999975e-06 where HF's config says 1e-5);
         # the two are the same number once they meet float32 activations.
         norm_eps=metadata_number(meta, f"{arch}.attention.layer_norm_rms_epsilon"), arch="llama",
@@ -155,7 +163,27 @@ def gguf_config(meta: dict, tensors: dict, tied: bool | None = None,
         rope_theta=theta, rope_scaling=rope_freqs, head_dim=head_dim,
         tie_embeddings="output.weight" not in tensors,
         bos_id=meta.get("tokenizer.ggml.bos_token_id"), eos_id=meta.get("tokenizer.ggml.eos_token_id"),
-        **{"qk_norm": arch == "qwen3", **family_switches(meta, arch, n_layers), **window})
+        **{"qk_norm": arch in ("qwen3", "qwen3moe"), **family_switches(meta, arch, n_layers),
+           **window, **experts})
+
+
+def _experts(meta: dict, arch: str) -> dict:
+    """A mixture of experts' ModelConfig fields ({} for a dense file): ``{arch}.expert_count``
+    and ``.expert_used_count``; llama.cpp's llama and qwen3moe always renormalise the k weights.
+    Shared experts (Qwen2-MoE's, DeepSeek's) are refused by name."""
+    count, used = meta.get(f"{arch}.expert_count", 0), meta.get(f"{arch}.expert_used_count", 0)
+    if meta.get(f"{arch}.expert_shared_count", 0):
+        raise ValueError(f"{arch}.expert_shared_count: shared experts are not supported")
+    if arch == "qwen3moe" and not count:
+        raise ValueError("a qwen3moe file needs qwen3moe.expert_count > 0")
+    if not count:
+        return {}
+    if type(count) is not int or type(used) is not int or not 0 < used <= count:
+        raise ValueError(f"{arch}.expert_count ({count!r}) and .expert_used_count ({used!r}) "
+                         f"must be ints with 0 < expert_used_count <= expert_count")
+    if arch not in ("llama", "qwen3moe"):
+        raise ValueError(f"experts in a {arch} file are not supported (llama and qwen3moe are)")
+    return {"n_experts": count, "n_experts_used": used, "norm_topk_prob": True}
 
 
 def gguf_weights(g: GGUF, config: ModelConfig, params: GPTParams) -> GPTParams:
@@ -188,7 +216,8 @@ def gguf_weights(g: GGUF, config: ModelConfig, params: GPTParams) -> GPTParams:
                 out[...] = a.T if transpose else a                  # [out, in] -> [in, out]
                 continue
             info = g.tensors[gguf]
-            if (info.shape[::-1] if transpose else info.shape) != out.shape:
+            stored = (*info.shape[:-2], *info.shape[:-3:-1]) if transpose else info.shape
+            if stored != out.shape:             # (transposed: the last two axes, each expert's)
                 raise ValueError(f"tensor {gguf!r} has shape {info.shape}; the config needs "
                                  f"{out.shape} for {name}{' (transposed)' if transpose else ''}")
             if info.ggml_type not in DEQUANTIZERS:
@@ -202,7 +231,7 @@ def gguf_weights(g: GGUF, config: ModelConfig, params: GPTParams) -> GPTParams:
             a = dequantize(raw, info.ggml_type, info.shape)         # [out, in] or [out] float32
             if unpermute:
                 a = unpermute_qk(a, config.n_heads if kind[-1] == "q" else config.n_kv_heads)
-            out[...] = a.T if transpose else a                      # [out, in] -> [in, out]
+            out[...] = a.swapaxes(-1, -2) if transpose else a       # [(E,) out, in] -> [(E,) in, out]
     return params
 
 
