@@ -15,6 +15,7 @@ from minillm.model.attention import causal_mask, scaled_dot_product
 from minillm.model.embedding import embed
 from minillm.model.norm import layer_norm, rms_norm
 from minillm.model.rope import apply_rope, rope_angles
+from minillm.model.variants import softcap, window_mask
 from minillm.sampling import allow_only, apply_temperature, min_p, top_k, top_p
 from minillm.decoding.speculative import verify
 from minillm.tokenizer.bpe import NO_MERGE, merge_reference
@@ -76,6 +77,8 @@ LIBRARY = {
     "decode_bytes": lambda config, n: 4 * parameter_count(config) + KVCache(config, capacity=n).nbytes(),
     "accept_drafts": lambda drafts, logits: verify(
         lambda i: softmax(logits[i]), np.asarray(drafts, dtype=np.int64), None, None, greedy=True),
+    "softcap": softcap,
+    "sliding_window_mask": lambda T, W: causal_mask(T, T) & window_mask(T, T, W),
 }
 
 

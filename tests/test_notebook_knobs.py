@@ -116,6 +116,13 @@ KNOBS = {
     "15_finetune": [  # each knob at both ends of its stated range
         {"CONVERSATION": "0", "RANK": "1", "STEPS": "1", "QUESTIONS": "1"},
         {"CONVERSATION": "199", "RANK": "64", "STEPS": "20", "QUESTIONS": "31"}],
+    "16_model_families": [  # each knob at both ends of its stated range
+        {"CAPS": "[1.0]", "X_RANGE": "10.0", "T_MASK": "2", "WINDOW": "1", "ROPE_THETA": "1_000.0", "HEAD_DIM": "8",
+         "FACTOR": "1.0", "ORIGINAL_CONTEXT": "256", "SCALES": "[0.1]", "GATE_RANGE": "1.0",
+         "TEXT": '"a"', "EXPERTS": "2", "TOP_K": "1"},
+        {"CAPS": "[1.0, 100.0]", "X_RANGE": "500.0", "T_MASK": "32", "WINDOW": "32", "ROPE_THETA": "10_000_000.0",
+         "HEAD_DIM": "256", "FACTOR": "64.0", "ORIGINAL_CONTEXT": "131_072", "SCALES": "[0.1, 100.0]",
+         "GATE_RANGE": "10.0", "TEXT": '"海水会吸收较多红光，" + "x" * 34', "EXPERTS": "16", "TOP_K": "16"}],
 }
 CASES = [(name, i) for name, runs in KNOBS.items() for i in range(len(runs))]
 

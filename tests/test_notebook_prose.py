@@ -38,6 +38,7 @@ STATED = {
     "15_finetune": {"135": "SmolLM2-135M's size, in its name", "100": "the download's size, about 100 MB",
                     "199": "the last conversation's index (a knob's range)",
                     "576": "SmolLM2's width (printed as ΔW's shape when SmolLM2 is present)"},
+    "16_model_families": {"3.1": "a model's name, Llama 3.1", "3.2": "a model's name, Llama 3.2"},
 }
 NAMES = sorted(path.stem for path in SOURCES.glob("[0-9][0-9]_*.py"))
 

@@ -5,13 +5,13 @@ mistakes, a hypothesis ``strategy`` for random cases, ``judge(fn, case)`` (None 
 right, else a sentence) and ``show(case)`` (the case in words).
 """
 from .core import Exercise
-from . import (attention_cache, context_options, decoding, formulas, memory_bound, positions,
-               sampling, text_tokens, training)
+from . import (attention_cache, context_options, decoding, families, formulas, memory_bound,
+               positions, sampling, text_tokens, training)
 from . import finetune
 
 EXERCISES: dict[str, Exercise] = {}
 for _module in (text_tokens, positions, attention_cache, formulas, sampling, decoding, training, memory_bound,
-                context_options):
+                context_options, families):
     for _exercise in _module.EXERCISES:
         EXERCISES[_exercise.name] = _exercise
 for _exercise in finetune.EXERCISES:                 # notebook 15

@@ -4,14 +4,14 @@
 that every right one passes ``check`` and every wrong one fails with a message that names the
 input and carries exactly the hint it names (or none). Grouped like notebooks/exercise_checks/.
 """
-from . import (attention_cache, context_options, decoding, formulas, memory_bound, positions,
-               sampling, text_tokens, training)
+from . import (attention_cache, context_options, decoding, families, formulas, memory_bound,
+               positions, sampling, text_tokens, training)
 from . import finetune
 from .common import Attempt
 
 VARIANTS: dict[str, tuple[list[Attempt], list[Attempt]]] = {}
 for _module in (text_tokens, positions, attention_cache, formulas, sampling, decoding, training, memory_bound,
-                context_options):
+                context_options, families):
     VARIANTS.update(_module.VARIANTS)
 VARIANTS.update(finetune.VARIANTS)                    # notebook 15
 
