@@ -100,3 +100,29 @@ def test_every_size_is_a_positive_python_integer(name):
     for bad in (True, 0, -1, 8.0, "8", np.int64(8)):
         with pytest.raises(ValueError, match=f"{name} must be a positive integer"):
             ModelConfig(**{**SMALL, "d_ff": 16, "n_kv_heads": 2, name: bad})
+
+
+def test_swiglu_with_mlp_biases_is_refused():
+    """No published Llama-family checkpoint has FFN biases with SwiGLU: refused, not half-built."""
+    assert ModelConfig(**SMALL, arch="llama", mlp_bias=False).ffn == "swiglu"
+    with pytest.raises(ValueError, match="mlp_bias=True with a SwiGLU FFN"):
+        ModelConfig(**SMALL, arch="llama", mlp_bias=True)
+
+
+def test_bos_id_is_a_token_of_the_vocabulary():
+    assert ModelConfig(**SMALL, bos_id=SMALL["vocab_size"] - 1).bos_id == SMALL["vocab_size"] - 1
+    with pytest.raises(ValueError, match="bos_id .* is not a token id"):
+        ModelConfig(**SMALL, bos_id=SMALL["vocab_size"])
+
+
+LLAMA3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+          "original_max_position_embeddings": 8192}
+
+
+@pytest.mark.parametrize("bad", ["8", None, [8.0], True, float("nan"), float("inf"), 0, -1.0])
+def test_rope_scaling_parameters_are_finite_numbers_above_0(bad):
+    """A string, a list, a bool or a non-finite number is a ValueError naming the parameter, not
+    a TypeError from the arithmetic that would follow."""
+    for name in ("factor", "low_freq_factor", "high_freq_factor"):
+        with pytest.raises(ValueError, match=f"rope_scaling {name} must be a finite number > 0"):
+            ModelConfig(**SMALL, arch="llama", rope_scaling={**LLAMA3, name: bad})
