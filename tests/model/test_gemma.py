@@ -20,7 +20,7 @@ import json
 import numpy as np
 import pytest
 
-from minillm import GPT, KVCache
+from minillm import GPT
 from minillm.decoding.beam import beam_search
 from minillm.decoding.generate import generate
 from minillm.engine import EngineGPT
@@ -31,6 +31,7 @@ from minillm.loading import load_model, model_class
 from minillm.model.variants import softcap
 from minillm.tokenizer import Tokenizer
 from tests.conftest import FIXTURES
+from tests.model.family_parity import assert_logits_match_with_and_without_the_cache
 
 NAMES = ["gemma2_tiny", "gemma3_tiny", "mistral_window_tiny"]
 CASES = [pytest.param((name, fast), id=f"{name}-{'engine' if fast else 'model'}")
@@ -46,14 +47,8 @@ def byte_tokenizer(n: int) -> Tokenizer:
 
 @pytest.mark.parametrize("case", CASES)
 def test_logits_match_transformers_with_and_without_the_cache(case):
-    model, e = MODELS[case], EXPECTED[case[0]]
-    ids, want = e["ids"], e["logits"]                                  # [2, 24], [2, 24, V]
-    bound = 1e-4 * float(np.abs(want).max())
-    assert np.abs(model(ids) - want).max() <= bound
-    cache = KVCache(model.config, batch_size=2, capacity=ids.shape[1])
-    steps = [model(ids[:, :7], cache=cache)]                           # then 17 steps past W
-    steps += [model(ids[:, t:t + 1], cache=cache) for t in range(7, ids.shape[1])]
-    assert np.abs(np.concatenate(steps, axis=1) - want).max() <= bound
+    model, expected = MODELS[case], EXPECTED[case[0]]
+    assert_logits_match_with_and_without_the_cache(model, expected, prefill=7)   # then 17 steps past W
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -31,6 +31,7 @@ from minillm.model.attention import attention, causal_mask
 from minillm.model.block import block
 from minillm.model.norm import rms_norm
 from tests.conftest import FIXTURES
+from tests.model.family_parity import assert_logits_match_with_and_without_the_cache
 from tests.model.strategies import random_model
 
 FAMILIES = ["phi3_tiny", "olmo2_tiny", "smollm3_tiny"]
@@ -46,13 +47,7 @@ SHAPE = {"vocab_size": 64, "hidden_size": 32, "num_attention_heads": 4, "num_key
 @pytest.mark.parametrize("case", CASES)
 def test_logits_match_transformers_with_and_without_the_cache(case):
     model, expected = MODELS[case], EXPECTED[case[0]]
-    ids, want = expected["ids"], expected["logits"]                     # [2, 24], [2, 24, V]
-    bound = 1e-4 * float(np.abs(want).max())
-    assert np.abs(model(ids) - want).max() <= bound
-    cache = KVCache(model.config, batch_size=2, capacity=ids.shape[1])
-    steps = [model(ids[:, :17], cache=cache)]                           # a prefill of 17
-    steps += [model(ids[:, t:t + 1], cache=cache) for t in range(17, ids.shape[1])]
-    assert np.abs(np.concatenate(steps, axis=1) - want).max() <= bound
+    assert_logits_match_with_and_without_the_cache(model, expected, prefill=17)
 
 
 @pytest.mark.parametrize("case", CASES)

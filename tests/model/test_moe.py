@@ -18,7 +18,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minillm import KVCache
 from minillm.config import ModelConfig
 from minillm.decoding.batch import generate_batch
 from minillm.decoding.beam import beam_search
@@ -30,6 +29,7 @@ from minillm.model.ffn import swiglu
 from minillm.model.moe import expert, moe, moe_loop, route
 from minillm.train.grad_model import check_trainable
 from tests.conftest import FIXTURES
+from tests.model.family_parity import assert_logits_match_with_and_without_the_cache
 from tests.model.strategies import random_model
 
 NAMES = ["qwen3_moe_tiny", "mixtral_tiny"]
@@ -43,14 +43,8 @@ EXPECTED = {name: load_safetensors(FIXTURES / name / "expected.safetensors") for
 # ---- parity with transformers -----------------------------------------------------------------
 @pytest.mark.parametrize("case", CASES)
 def test_logits_match_transformers_with_and_without_the_cache(case):
-    model, e = MODELS[case], EXPECTED[case[0]]
-    ids, want = e["ids"], e["logits"]                                   # [2, 24], [2, 24, V]
-    bound = 1e-4 * float(np.abs(want).max())
-    assert np.abs(model(ids) - want).max() <= bound
-    cache = KVCache(model.config, batch_size=2, capacity=ids.shape[1])
-    steps = [model(ids[:, :17], cache=cache)]
-    steps += [model(ids[:, t:t + 1], cache=cache) for t in range(17, ids.shape[1])]
-    assert np.abs(np.concatenate(steps, axis=1) - want).max() <= bound
+    model, expected = MODELS[case], EXPECTED[case[0]]
+    assert_logits_match_with_and_without_the_cache(model, expected, prefill=17)
 
 
 @pytest.mark.parametrize("case", CASES)
