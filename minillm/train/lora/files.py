@@ -115,15 +115,16 @@ def is_adapter_folder(folder: Path) -> bool:
 
 def adapter_base(folder: str | Path) -> str | Path:
     """The base model an adapter folder names (``base_model_name_or_path``): a downloaded
-    model's name as it is, a path (a relative one from the adapter's folder) that must exist."""
-    from minillm.io.download import MODELS
+    model's name as it is (or its Hugging Face repo id: ``HF_REPOS``), a path (a relative one from
+    the adapter's folder) that must exist."""
+    from minillm.io.download import HF_REPOS, MODELS
     folder = Path(folder)
     base = json.loads((folder / CONFIG).read_text(encoding="utf-8")).get("base_model_name_or_path")
     if not isinstance(base, str) or not base:
         raise ValueError(f"{folder / CONFIG} names no base model (base_model_name_or_path): "
                          f"load the base model and apply the adapter with load_adapter")
-    if base in MODELS:
-        return base
+    if HF_REPOS.get(base, base) in MODELS:
+        return HF_REPOS.get(base, base)
     if not (folder / base).exists():                     # (an absolute path stays itself)
         raise FileNotFoundError(f"{folder / CONFIG}: its base model {base} is not there")
     return folder / base
