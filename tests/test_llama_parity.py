@@ -15,13 +15,13 @@ from hypothesis import strategies as st
 from minillm.loading import model_class
 from minillm import KVCache
 from minillm.decoding.batch import generate_batch
-from minillm.decoding.beam import beam_search
 from minillm.functional import log_softmax
 from minillm.decoding.generate import generate
 from minillm.io.safetensors import load_safetensors
 from minillm.loading import load_model
 from minillm.decoding.options import score_options
 from tests.conftest import FIXTURES
+from tests.model.family_parity import assert_beam4_matches
 
 NAMES = ["llama_tiny", "llama_untied", "qwen2_tiny", "llama3_tiny", "qwen3_tiny"]
 # every check on the model of plain arrays (fast=False: model/ code only) and the engine's (default)
@@ -55,11 +55,7 @@ def test_generate_greedy_matches_hf_greedy_ids(case):
 @pytest.mark.parametrize("case", CASES)
 def test_beam_search_matches_hf_beam4_within_1e_4(case):
     name, fast = case
-    e = EXPECTED[name]
-    prompt = e["greedy_prompt"][0]
-    beams = beam_search(MODELS[case], prompt, beam_size=4, max_new_tokens=8, num_return_sequences=4)
-    assert [b.ids for b in beams] == e["beam4_sequences"][:, len(prompt):].tolist()
-    np.testing.assert_allclose([b.score for b in beams], e["beam4_scores"], atol=1e-4)
+    assert_beam4_matches(MODELS[case], EXPECTED[name])
 
 
 @pytest.mark.parametrize("case", CASES)

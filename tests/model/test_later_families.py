@@ -21,7 +21,6 @@ from hypothesis import given, strategies as st
 
 from minillm import GPT, KVCache
 from minillm.config import ModelConfig
-from minillm.decoding.beam import beam_search
 from minillm.decoding.generate import generate
 from minillm.engine.gpt import to_engine
 from minillm.io.config_hf import from_hf_dict, to_hf_dict
@@ -31,7 +30,8 @@ from minillm.model.attention import attention, causal_mask
 from minillm.model.block import block
 from minillm.model.norm import rms_norm
 from tests.conftest import FIXTURES
-from tests.model.family_parity import assert_logits_match_with_and_without_the_cache
+from tests.model.family_parity import (assert_beam4_matches,
+                                     assert_logits_match_with_and_without_the_cache)
 from tests.model.strategies import random_model
 
 FAMILIES = ["phi3_tiny", "olmo2_tiny", "smollm3_tiny"]
@@ -65,11 +65,7 @@ def test_greedy_tokens_equal_transformers(case):
 
 @pytest.mark.parametrize("case", CASES)
 def test_beam_search_equals_transformers_beam4(case):
-    e = EXPECTED[case[0]]
-    prompt = e["greedy_prompt"][0]
-    beams = beam_search(MODELS[case], prompt, beam_size=4, max_new_tokens=8, num_return_sequences=4)
-    assert [b.ids for b in beams] == e["beam4_sequences"][:, len(prompt):].tolist()
-    np.testing.assert_allclose([b.score for b in beams], e["beam4_scores"], atol=1e-4)
+    assert_beam4_matches(MODELS[case], EXPECTED[case[0]])
 
 
 @pytest.mark.parametrize("name", FAMILIES)

@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 
 from minillm.config import ModelConfig
 from minillm.decoding.batch import generate_batch
-from minillm.decoding.beam import beam_search
 from minillm.decoding.generate import generate
 from minillm.functional import softmax
 from minillm.io.safetensors import load_safetensors
@@ -29,7 +28,8 @@ from minillm.model.ffn import swiglu
 from minillm.model.moe import expert, moe, moe_loop, route
 from minillm.train.grad_model import check_trainable
 from tests.conftest import FIXTURES
-from tests.model.family_parity import assert_logits_match_with_and_without_the_cache
+from tests.model.family_parity import (assert_beam4_matches,
+                                     assert_logits_match_with_and_without_the_cache)
 from tests.model.strategies import random_model
 
 NAMES = ["qwen3_moe_tiny", "mixtral_tiny"]
@@ -58,9 +58,7 @@ def test_greedy_and_beam_tokens_match_transformers(case):
     model, e = MODELS[case], EXPECTED[case[0]]
     prompt, want = e["greedy_prompt"][0], e["greedy_ids"][0]
     assert [s.id for s in generate(model, prompt, len(want), temperature=0)] == want.tolist()
-    beams = beam_search(model, prompt, beam_size=4, max_new_tokens=8, num_return_sequences=4)
-    assert [b.ids for b in beams] == e["beam4_sequences"][:, len(prompt):].tolist()
-    np.testing.assert_allclose([b.score for b in beams], e["beam4_scores"], atol=1e-4)
+    assert_beam4_matches(model, e)
 
 
 def test_the_fixtures_switch_every_feature_on():
