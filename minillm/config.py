@@ -16,7 +16,7 @@ soft-capping: the fields after ``rope_scaling`` (``model/variants.py`` checks an
 ``n_experts`` > 0 makes each FFN a mixture of experts (Mixtral, Qwen3-MoE: ``model/moe.py``).
 
 A checkpoint directory carries its config as Hugging Face's ``config.json`` (read and written by
-``minillm/io/config_hf.py``: ``read_config``, ``write_config``), so it is self-describing.
+``minillm/io/hf/config.py``: ``read_config``, ``write_config``), so it is self-describing.
 """
 from __future__ import annotations
 

@@ -104,7 +104,7 @@ def model_context(name: str) -> int:
         from minillm.io.gguf.model import gguf_config
         g = read_gguf(str(path))
         return gguf_config(g.metadata, g.tensors).n_ctx
-    from minillm.io.config_hf import read_config
+    from minillm.io.hf.config import read_config
     from minillm.train.lora.files import adapter_base, is_adapter_folder
     config = path / "config.json"
     if is_adapter_folder(path):                     # a LoRA adapter: its base model's context

@@ -1,5 +1,5 @@
 """A Hugging Face checkpoint directory: ``config.json`` + ``model.safetensors``, read and written
-(a sharded one, ``model.safetensors.index.json`` + its shards, is read too: ``shards.py``).
+(a sharded one, ``model.safetensors.index.json`` + its shards, is read too: ``hf/shards.py``).
 
 Loading reads the file one tensor (in slices of rows) at a time straight into its place in the
 model's parameters (plain arrays, or the engine's arena: ``minillm/engine/arena.py``), renamed,
@@ -20,12 +20,12 @@ import numpy as np
 from minillm.config import ModelConfig
 from minillm.io.atomic import write_new_text
 from minillm.io.commit import atomic_files, reading
-from minillm.io.config_hf import json_text, read_config
+from minillm.io.hf.config import json_text, read_config
+from minillm.io.hf.shards import weight_entries, weight_shapes, weights_file
 from minillm.io.hf_names import (GAIN_SHIFT, GPT2_BUFFERS, LM_HEAD, expert_views, hf_sources,
                                named_to_hf, shifted_gains)
 from minillm.io.bounded import probe
 from minillm.io.safetensors import DTYPES, bf16_to_float32, write_safetensors
-from minillm.io.shards import weight_entries, weight_shapes, weights_file
 from minillm.io.sizes import check_sizes
 from minillm.model.params import GPTParams, empty_params
 
@@ -52,7 +52,7 @@ def load_weights(file: str | Path, config: ModelConfig, params: GPTParams) -> GP
     """Read ``model.safetensors`` into ``params`` (written through ``w[...] = …``: plain arrays
     or an engine arena's views), one tensor at a time, renamed, split and transposed on the way.
     Missing or unexpected tensors raise ValueError. ``file`` may also be a sharded checkpoint's
-    ``model.safetensors.index.json`` (its shards checked against it: ``shards.py``)."""
+    ``model.safetensors.index.json`` (its shards checked against it: ``hf/shards.py``)."""
     sources = hf_sources(config)
     with ExitStack() as stack:                      # every shard open until the last is read
         entries = weight_entries(file, stack)       # name -> (file, data start, entry)

@@ -18,7 +18,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from minillm.io.checkpoints import load_weights, read_checkpoint_config, save_hf_checkpoint
-from minillm.io.shards import weights_file
+from minillm.io.hf.shards import weights_file
 from minillm.io.commit import reading
 from minillm.io.gguf.export import save_gguf
 from minillm.model.params import empty_params

@@ -30,7 +30,7 @@ import numpy as np
 
 import minillm
 from minillm import GPT, ModelConfig
-from minillm.io.config_hf import read_config
+from minillm.io.hf.config import read_config
 from minillm.io.safetensors import load_safetensors
 from minillm.model.attention import causal_mask
 from minillm.model.ffn import gelu_tanh, silu

@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 
-from minillm.io.config_hf import from_hf_dict, to_hf_dict
+from minillm.io.hf.config import from_hf_dict, to_hf_dict
 from minillm import ModelConfig, beam_search, generate, generate_batch, serve
 from minillm import GPT
 from tests.conftest import FIXTURES

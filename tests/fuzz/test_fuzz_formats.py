@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minillm.io.config_hf import from_hf_dict
+from minillm.io.hf.config import from_hf_dict
 from minillm.tokenizer.formats.hf.read import read_hf_json
 from tests.fuzz.corpus import FORMATS, _hf_json
 from tests.fuzz.profile import CASES_PER_FORMAT

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minillm.io.config_hf import to_hf_dict
+from minillm.io.hf.config import to_hf_dict
 from minillm import GPT, ModelConfig, Tokenizer, load_model
 from minillm.io import download as dl
 from minillm.decoding.beam import beam_search

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from minillm.io.config_hf import read_config, to_hf_dict
+from minillm.io.hf.config import read_config, to_hf_dict
 from minillm import Tokenizer, load_model
 from minillm.io.bounded import read_bounded
 from tests.train.test_loop import tiny

@@ -6,7 +6,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from minillm.io.config_hf import read_config
+from minillm.io.hf.config import read_config
 from minillm import GPT
 from minillm.config import ModelConfig
 from minillm.io.checkpoints import load_hf_checkpoint

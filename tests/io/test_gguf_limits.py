@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minillm.io.config_hf import from_hf_dict
+from minillm.io.hf.config import from_hf_dict
 from minillm import GPT, ModelConfig
 from minillm.io.gguf.read import read_gguf
 from minillm.io.gguf.write import (ARRAY, BOOL, FLOAT32, INT32, STRING, UINT8, UINT32, UINT64,

@@ -11,7 +11,7 @@ import pytest
 
 from minillm import GPT
 from minillm.config import ModelConfig
-from minillm.io.config_hf import from_hf_dict, to_hf_dict
+from minillm.io.hf.config import from_hf_dict, to_hf_dict
 from minillm.io.gguf import export
 from minillm.io.gguf.model import gguf_config
 from minillm.io.gguf.read import read_gguf

@@ -1,4 +1,4 @@
-"""Sharded checkpoints: ``model.safetensors.index.json`` + shards (io/shards.py).
+"""Sharded checkpoints: ``model.safetensors.index.json`` + shards (io/hf/shards.py).
 
 The shards are made here from a fixture's ``model.safetensors`` in transformers' layout (names
 ``model-0000i-of-0000n.safetensors``, the index's ``weight_map`` naming each tensor's shard):
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from minillm.io.safetensors import load_safetensors, save_safetensors
-from minillm.io.shards import INDEX, read_index, weight_shapes
+from minillm.io.hf.shards import INDEX, read_index, weight_shapes
 from minillm.loading import load_model, model_class
 from tests.conftest import FIXTURES
 

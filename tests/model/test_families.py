@@ -21,7 +21,7 @@ from hypothesis import given, strategies as st
 
 from minillm import KVCache
 from minillm.config import ModelConfig
-from minillm.io.config_hf import from_hf_dict, to_hf_dict
+from minillm.io.hf.config import from_hf_dict, to_hf_dict
 from minillm.io.safetensors import load_safetensors
 from minillm.loading import model_class
 from minillm.model.attention import attention, causal_mask

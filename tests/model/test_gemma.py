@@ -23,7 +23,7 @@ import pytest
 from minillm import GPT
 from minillm.decoding.generate import generate
 from minillm.engine import EngineGPT
-from minillm.io.config_hf import from_hf_dict, to_hf_dict
+from minillm.io.hf.config import from_hf_dict, to_hf_dict
 from minillm.io.gguf.read import read_gguf
 from minillm.io.safetensors import load_safetensors, read_safetensors_shapes
 from minillm.loading import load_model, model_class

@@ -23,7 +23,7 @@ from minillm import GPT, KVCache
 from minillm.config import ModelConfig
 from minillm.decoding.generate import generate
 from minillm.engine.gpt import to_engine
-from minillm.io.config_hf import from_hf_dict, to_hf_dict
+from minillm.io.hf.config import from_hf_dict, to_hf_dict
 from minillm.io.safetensors import load_safetensors
 from minillm.loading import model_class
 from minillm.model.attention import attention, causal_mask

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from minillm.io.config_hf import read_config, write_config
+from minillm.io.hf.config import read_config, write_config
 from minillm.config import ModelConfig
 from minillm.functional import log_softmax
 from minillm import GPT

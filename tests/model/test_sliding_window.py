@@ -11,7 +11,7 @@ from minillm.config import ModelConfig
 from minillm.decoding.batch import generate_batch
 from minillm.decoding.generate import generate
 from minillm.engine import layers as engine_layers
-from minillm.io.config_hf import from_hf_dict
+from minillm.io.hf.config import from_hf_dict
 from minillm.model.attention import causal_mask
 from minillm.model.variants import window_mask, window_start
 from tests.model.strategies import random_model

@@ -220,7 +220,7 @@ def test_resume_reads_each_header_once_and_the_weights_into_the_model(tmp_path, 
     and built a second full set of weights (load_hf_checkpoint) to copy into the model."""
     import collections
     import minillm.io.checkpoints as checkpoints
-    import minillm.io.shards as shards
+    import minillm.io.hf.shards as shards
     import minillm.io.safetensors as st
     from minillm.train.optim import AdamW
     from minillm.train.resume import data_digest, resume

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from minillm.io.checkpoints import load_weights
-from minillm.io.config_hf import read_config
+from minillm.io.hf.config import read_config
 from minillm.io.safetensors import read_safetensors
 from minillm.train.checkpoint import find_checkpoint, write_checkpoint
 from minillm.train.lora.files import load_adapter, save_adapter
