@@ -1,5 +1,6 @@
 """A Hugging Face checkpoint directory: ``config.json`` + ``model.safetensors``, read and written
-(a sharded one, ``model.safetensors.index.json`` + its shards, is read too: ``hf/shards.py``).
+(a sharded one, ``model.safetensors.index.json`` + its shards, too: ``hf/shards.py`` reads it,
+``hf/shard_write.py`` splits the weights).
 
 Loading reads the file one tensor (in slices of rows) at a time straight into its place in the
 model's parameters (plain arrays, or the engine's arena: ``minillm/engine/arena.py``), renamed,
@@ -21,7 +22,8 @@ from minillm.config import ModelConfig
 from minillm.io.atomic import write_new_text
 from minillm.io.commit import atomic_files, reading
 from minillm.io.hf.config import json_text, read_config
-from minillm.io.hf.shards import weight_entries, weight_shapes, weights_file
+from minillm.io.hf.shard_write import index_text, plan_shards, shard_limit
+from minillm.io.hf.shards import INDEX, shard_names, weight_entries, weight_shapes, weights_file
 from minillm.io.hf_names import (GAIN_SHIFT, GPT2_BUFFERS, LM_HEAD, expert_views, hf_sources,
                                named_to_hf, shifted_gains)
 from minillm.io.bounded import probe
@@ -139,11 +141,22 @@ def check_checkpoint_sizes(path: Path, config: ModelConfig) -> None:
         raise ValueError(f"{weights} is missing tensor {missing[0]!r}")
 
 
-def save_hf_checkpoint(path: str | Path, config: ModelConfig, params: GPTParams) -> None:
-    """Write ``config.json`` + ``model.safetensors`` into the directory ``path`` (created), both
-    at once: a crash leaves the previous pair or the new one (``commit.py``)."""
+def save_hf_checkpoint(path: str | Path, config: ModelConfig, params: GPTParams,
+                       max_shard_size: int | str | None = None) -> None:
+    """Write ``config.json`` + ``model.safetensors`` into the directory ``path`` (created), all
+    at once: a crash leaves the previous files or the new ones (``commit.py``). With
+    ``max_shard_size`` (bytes, or "500MB", "2GB": ``hf/shard_write.py``) weights over the limit
+    are split into shards + ``model.safetensors.index.json``, as transformers splits them; the
+    weights files of an earlier save that this one does not replace are removed in the commit."""
     tensors = named_to_hf(params.named(), config)     # first: a config HF cannot name writes nothing
-    with atomic_files(path, ("model.safetensors", "config.json")) as tmp:
-        write_safetensors(tmp["model.safetensors"], tensors,     # plainly: the commit fsyncs
-                          metadata={"format": "pt", "written_by": "minillm"})
+    shards = [list(tensors)] if max_shard_size is None else \
+        plan_shards({k: a.nbytes for k, a in tensors.items()}, shard_limit(max_shard_size))
+    files = dict(zip(shard_names(len(shards)), shards))          # {file: its tensors' names}
+    names = (*files, "config.json") + ((INDEX,) if len(files) > 1 else ())
+    with atomic_files(path, names) as tmp:
+        for file, shard in files.items():                         # plainly: the commit fsyncs
+            write_safetensors(tmp[file], {k: tensors[k] for k in shard},
+                              metadata={"format": "pt", "written_by": "minillm"})
+        if len(files) > 1:
+            write_new_text(tmp[INDEX], index_text(tensors, files))
         write_new_text(tmp["config.json"], json_text(config))

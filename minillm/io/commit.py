@@ -7,7 +7,7 @@ A save (``atomic_files``)::
        the caller creates and writes it plainly, O_EXCL: ``open_new``, ``write_safetensors``)
     2. take DIR's lock, exclusive (folder_lock.py), waiting for the loads in progress
     3. write the commit record DIR/.minillm-commit-<12 hex>.json       <- the commit point
-    4. rename each temporary file to its name; fsync DIR
+    4. rename each temporary file to its name; delete a model's stale weights files; fsync DIR
     5. delete the record; release the lock
 
 A load (``reading``) holds DIR's lock, shared, while it reads both files. Why this is enough:
@@ -32,6 +32,12 @@ is replayed (all or nothing), and replayed only if it was written by minillm, in
 a pair minillm commits, and its files are still the ones it wrote; another name than
 ``.minillm-commit-<12 hex>.json`` is not a record and is left alone.
 
+A model's save names its weights files (``config.json`` + ``model.safetensors``, or + the
+index and shards 1 … n of n: hf/shards.py); the weights files of an earlier save it does not
+replace (``model.safetensors`` under a sharded save, an index and shards under a one-file save,
+shards 4 and 5 of an earlier 5 under a save of 3) are stale: the record lists them and step 4
+deletes them, so the folder never holds two checkpoints (which a load refuses).
+
 Temporary files a killed save left (steps 1-2) are removed by the next save of those names, and
 only names minillm's writer creates (``.NAME.tmp-`` + 12 hex digits, atomic.py): never a user's
 ``.config.json.backup.tmp``.
@@ -45,12 +51,14 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 from pathlib import Path
 
 from minillm.io.atomic import (RECORD, TEMP, atomic_write_text, fsync_dir, refuse_link,
                                remove_temps, temp_name)
 from minillm.io.commit_record import committed_pair, is_file, record_text, vouched
 from minillm.io.folder_lock import WAIT_SECONDS, locked
+from minillm.io.hf.shards import is_model_save, is_weights_name
 
 _RECORD_NAME = re.compile(rf"{re.escape(RECORD)}[0-9a-f]{{12}}\.json")
 
@@ -67,11 +75,12 @@ def atomic_files(folder: str | Path, names: tuple[str, ...]):
                          f"('adapter_model.safetensors', 'adapter_config.json') or a "
                          f"tokenizer's ('<name>.json', 'tokenizer_config.json')")
     folder.mkdir(parents=True, exist_ok=True)
-    for name in names:
+    model = is_model_save(names)
+    for name in (*names, *(_weights_in(folder) if model else ())):
         refuse_link(folder / name)
     with locked(folder, exclusive=True):       # (finishing a dead saver's commit, cleaning up)
         _finish(folder)
-        remove_temps(folder, names)
+        remove_temps(folder, (*names, *(_weights_in(folder, temps=True) if model else ())))
         remove_temps(folder, _uncommitted_records(folder))     # a kill while writing a record
     tmp = {name: folder / temp_name(name) for name in names}
     record = folder / f"{RECORD}{os.urandom(6).hex()}.json"
@@ -79,8 +88,9 @@ def atomic_files(folder: str | Path, names: tuple[str, ...]):
         yield tmp
         pairs = [[path.name, name, *_written(folder / name, path)] for name, path in tmp.items()]
         with locked(folder, exclusive=True):   # steps 2-5
-            atomic_write_text(record, record_text(folder, pairs))
-            _replay(folder, record, pairs)
+            stale = sorted(set(_weights_in(folder)) - set(names)) if model else []
+            atomic_write_text(record, record_text(folder, pairs, stale))
+            _replay(folder, record, pairs, stale)
     except BaseException:
         if not record.exists():                # (once it is written, its commit is finished
             for path in tmp.values():          #  by the next load or save, never undone)
@@ -111,13 +121,14 @@ def _finish(folder: Path) -> None:
     except (FileNotFoundError, NotADirectoryError):
         return
     checked = [(folder / name, vouched(folder, folder / name)) for name in entries]
-    for record, pairs in checked:                # (every record checked before any is replayed)
-        if pairs is not None:
-            _replay(folder, record, pairs)
+    for record, found in checked:                # (every record checked before any is replayed)
+        if found is not None:
+            _replay(folder, record, *found)
 
 
-def _replay(folder: Path, record: Path, pairs: list) -> None:
-    """Steps 4 and 5: rename each temporary file still there, then delete the record."""
+def _replay(folder: Path, record: Path, pairs: list, stale: list = ()) -> None:
+    """Steps 4 and 5: rename each temporary file still there, delete the stale weights files
+    (regular files only: a link is never followed nor removed), then delete the record."""
     for tmp, name, ino, size in pairs:
         if is_file(folder / tmp, ino, size):
             try:
@@ -128,6 +139,16 @@ def _replay(folder: Path, record: Path, pairs: list) -> None:
                 raise ValueError(f"{folder}: a save was interrupted before its files were in "
                                  f"place, and finishing it failed ({exc.strerror}): make the "
                                  f"folder writable and load it again") from None
+    for name in stale:
+        if _regular(folder / name):
+            try:
+                os.unlink(folder / name)
+            except FileNotFoundError:          # (another reader removed it)
+                pass
+            except OSError as exc:
+                raise ValueError(f"{folder}: a save was interrupted before the stale {name} "
+                                 f"was removed, and removing it failed ({exc.strerror}): make "
+                                 f"the folder writable and load it again") from None
     fsync_dir(folder)
     try:
         record.unlink()
@@ -155,3 +176,22 @@ def _uncommitted_records(folder: Path) -> list[str]:
     """The names of commit records whose write a kill interrupted (their temp files remain)."""
     return sorted({e.name[1:e.name.index(TEMP)] for e in os.scandir(folder)
                    if e.name.startswith("." + RECORD) and TEMP in e.name})
+
+
+def _regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _weights_in(folder: Path, temps: bool = False) -> list[str]:
+    """The model weights files (hf/shards.py's names) in ``folder``; with ``temps``, the names
+    that temporary files in it (``.NAME.tmp-<12 hex>``, a killed save's) are of."""
+    try:
+        entries = [e.name for e in os.scandir(folder)]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    if temps:
+        entries = [e[1:e.index(TEMP)] for e in entries if e.startswith(".") and TEMP in e]
+    return sorted({e for e in entries if is_weights_name(e)})

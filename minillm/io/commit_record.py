@@ -7,7 +7,10 @@ format; the sha256 matches (a torn or hand-edited record is not); the folder is 
 written in (a record copied with its folder, or shipped inside a downloaded one, names another);
 its names are exactly a pair minillm commits (``committed_pair``), with the temporary names
 minillm's writer gives them; and each file is still its temporary file or already renamed,
-recognised by inode and size. Otherwise a ValueError names the record.
+recognised by inode and size. Otherwise a ValueError names the record. A model's save may also
+list the stale weights files it removes ("remove": a sharded save removes ``model.safetensors``
+and the shards of an earlier save with more of them; a one-file save the index and shards): only
+names of a model's weights files (``shards.is_weights_name``), none of them one it writes.
 """
 from __future__ import annotations
 
@@ -19,22 +22,26 @@ from pathlib import Path
 
 from minillm.io.atomic import is_temp_of
 from minillm.io.bounded import read_bounded
+from minillm.io.hf.shards import is_model_save, is_weights_name
 
 FORMAT = "minillm-commit/2"
-RECORD_LIMIT = 1 << 16             # bytes: a record names two files
+RECORD_LIMIT = 1 << 22             # bytes: a record names two files (a sharded model: its shards)
 
 
-def record_text(folder: Path, pairs: list) -> str:
-    """The record of ``pairs`` ([temporary name, name, inode, size]) written in ``folder``."""
+def record_text(folder: Path, pairs: list, remove: list | None = None) -> str:
+    """The record of ``pairs`` ([temporary name, name, inode, size]) written in ``folder``
+    (and of the stale weights files ``remove`` the commit deletes, if any)."""
     body = {"format": FORMAT, "folder": _identity(folder), "pairs": pairs}
+    if remove:
+        body["remove"] = list(remove)
     return json.dumps({"body": body, "sha256": _digest(body)}) + "\n"
 
 
 def committed_pair(names) -> bool:
     """Whether ``names`` is one of the pairs minillm commits together."""
     names = list(names)
-    if sorted(names) in (["config.json", "model.safetensors"],                       # a model
-                         ["adapter_config.json", "adapter_model.safetensors"]):      # LoRA (PEFT)
+    if is_model_save(names) or \
+            sorted(names) == ["adapter_config.json", "adapter_model.safetensors"]:   # LoRA (PEFT)
         return True
     other = [n for n in names if n != "tokenizer_config.json"]
     return len(names) == 2 and len(other) == 1 and other[0].endswith(".json") and \
@@ -42,9 +49,9 @@ def committed_pair(names) -> bool:
         "/" not in other[0] and os.sep not in other[0]
 
 
-def vouched(folder: Path, record: Path) -> list | None:
-    """The [temporary name, name, inode, size] pairs of ``record``, or a ValueError; None when
-    it is gone (another reader finished it meanwhile)."""
+def vouched(folder: Path, record: Path) -> tuple[list, list] | None:
+    """(the [temporary name, name, inode, size] pairs of ``record``, the names it removes), or a
+    ValueError; None when it is gone (another reader finished it meanwhile)."""
     def refused(why):
         return ValueError(f"{record} is not a commit record minillm wrote for this folder "
                           f"({why}): remove it (and check the files of {folder})")
@@ -77,7 +84,12 @@ def vouched(folder: Path, record: Path) -> list | None:
             raise refused(f"{tmp!r} is not a temporary name minillm gives {name!r}")
         if not (is_file(folder / tmp, ino, size) or is_file(folder / name, ino, size)):
             raise refused(f"{name} is neither the new file it names nor its temporary file")
-    return pairs
+    remove, names = body.get("remove", []), [name for _, name, _, _ in pairs]
+    if not isinstance(remove, list) or not all(isinstance(n, str) and is_weights_name(n)
+                                               and n not in names for n in remove) \
+            or (remove and not is_model_save(names)):
+        raise refused("its \"remove\" is not a list of a model's stale weights files")
+    return pairs, remove
 
 
 def _identity(folder: Path) -> list[int]:

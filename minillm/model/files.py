@@ -48,9 +48,11 @@ class ModelFiles:
             load_weights(weights_file(path), config, model.params)   # (or the shards' index)
         return model
 
-    def save_pretrained(self, path: str | Path) -> None:
-        """Write ``config.json`` + ``model.safetensors`` in Hugging Face's layout and names."""
-        save_hf_checkpoint(path, self.config, self.params)
+    def save_pretrained(self, path: str | Path, max_shard_size: int | str | None = None) -> None:
+        """Write ``config.json`` + ``model.safetensors`` in Hugging Face's layout and names; with
+        ``max_shard_size`` (bytes, or "500MB", "2GB"), weights over it as shards + their index
+        ``model.safetensors.index.json``, split as transformers splits them."""
+        save_hf_checkpoint(path, self.config, self.params, max_shard_size)
 
     def save_gguf(self, path: str | Path, tokenizer, dtype: str = "f32") -> Path:
         """Write one GGUF file (weights + ``tokenizer``) that llama.cpp and transformers load;

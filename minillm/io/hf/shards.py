@@ -19,12 +19,13 @@ in two, is refused); a shard name is a plain file name in the folder (never a pa
 ``weight_entries(folder, stack)`` gives every tensor's (open file, data start, header entry)
 whichever layout the folder has; ``checkpoints.load_weights`` reads them one tensor at a time.
 A folder with both ``model.safetensors`` and an index is refused: which one is current is not
-for a reader to guess.
+for a reader to guess. Writing one: ``shard_write.py`` (its names, ``shard_names``, are here).
 """
 from __future__ import annotations
 
 import json
 import os
+import re
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -33,6 +34,26 @@ from minillm.io.safetensors_header import check_entries, no_duplicate_keys, read
 
 SINGLE, INDEX = "model.safetensors", "model.safetensors.index.json"
 MAX_INDEX_BYTES = 1 << 24      # real indexes are 10-500 KB (one line per tensor)
+SHARD_NAME = re.compile(r"model-\d{5}-of-\d{5}\.safetensors")     # transformers' shard names
+
+
+def shard_names(n: int) -> list[str]:
+    """transformers' names for ``n`` shards: ``model-00001-of-0000n.safetensors`` … (one
+    shard is not a sharded checkpoint: ``model.safetensors``)."""
+    return [SINGLE] if n == 1 else [f"model-{i:05d}-of-{n:05d}.safetensors" for i in range(1, n + 1)]
+
+
+def is_weights_name(name: str) -> bool:
+    """Whether ``name`` is one of a model's weights files: the single file, the index, a shard."""
+    return name in (SINGLE, INDEX) or SHARD_NAME.fullmatch(name) is not None
+
+
+def is_model_save(names) -> bool:
+    """Whether ``names`` are the files of one model save: config.json + model.safetensors, or
+    config.json + the index + shards 1 … n of n (n >= 2)."""
+    weights = sorted(set(names) - {"config.json", INDEX})
+    return len(set(names)) == len(names) and "config.json" in names and \
+        (INDEX in names) == (len(weights) > 1) and weights == shard_names(max(len(weights), 1))
 
 
 def weights_file(folder: str | Path) -> Path | None:
