@@ -7,7 +7,8 @@ with ``--arch llama``, a Llama-style one: RMSNorm, RoPE, SwiGLU, ``--kv-heads`` 
 
 Writes into OUT: tokenizer.json + tokenizer_config.json (Hugging Face's format; + a .vocab dump),
 config.json + model.safetensors (loadable by
-``minillm generate --model OUT``), train_log.jsonl, val_sample.txt (the first ~40 KB of the
+``minillm generate --model OUT``; with ``--max-shard-size 500MB``, weights over that size as
+shards + model.safetensors.index.json, as transformers splits them), train_log.jsonl, val_sample.txt (the first ~40 KB of the
 held-out text) and eval.json (final losses in nats per token and bits per character).
 While training, OUT/checkpoint/ holds the latest checkpoint (every ``--checkpoint-every`` steps);
 ``--resume`` continues from it (with the same arguments) once its manifest verifies, and refuses
@@ -69,6 +70,20 @@ def add_arguments(p) -> None:
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint")
     p.add_argument("--overwrite", action="store_true",
                    help="train into a non-empty OUT, replacing the files minillm writes there")
+    p.add_argument("--max-shard-size", type=shard_size, default=None, metavar="SIZE",
+                   help="split the final model's weights into shards of at most SIZE bytes "
+                        "(an integer, or a number with KB, MB, GB or TB: 500MB, 2GB) with "
+                        "model.safetensors.index.json, as transformers does (default: one file)")
+
+
+def shard_size(text: str) -> int:
+    """``--max-shard-size``'s type: bytes, from "1000000", "500MB" or "2GB" (hf/shard_write.py)."""
+    import argparse
+    from minillm.io.hf.shard_write import shard_limit
+    try:
+        return shard_limit(int(text) if text.strip().isdigit() else text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def run(args) -> int:
@@ -134,7 +149,7 @@ def run(args) -> int:
     atomic_write_text(out / "val_sample.txt", sample)
 
     train(model, train_ids, val_ids, out, settings, resume=found, progress=say)
-    model.save_pretrained(out)
+    model.save_pretrained(out, max_shard_size=args.max_shard_size)
 
     report = {"val_sample": evaluate_text(model, tok, sample),
               "val_split": evaluate_text(model, tok, val_text, max_windows=256),
