@@ -4,5 +4,6 @@
 every family shares); ``families.py``: each family's own keys (Gemma 2 / 3, mixtures of experts,
 Phi-3, OLMo 2, SmolLM3); ``checks.py``: config.json's values checked before use (JSON types,
 variants refused by name, RoPE settings). ``shards.py``: a checkpoint split over several
-safetensors files and its ``model.safetensors.index.json``, read and checked.
+safetensors files and its ``model.safetensors.index.json``, read and checked; ``shard_write.py``:
+the split and the index as transformers writes them (``save_pretrained(max_shard_size=…)``).
 """
