@@ -8,8 +8,8 @@ with ``--arch llama``, a Llama-style one: RMSNorm, RoPE, SwiGLU, ``--kv-heads`` 
 Writes into OUT: tokenizer.json + tokenizer_config.json (Hugging Face's format; + a .vocab dump),
 config.json + model.safetensors (loadable by
 ``minillm generate --model OUT``; with ``--max-shard-size 500MB``, weights over that size as
-shards + model.safetensors.index.json, as transformers splits them), train_log.jsonl, val_sample.txt (the first ~40 KB of the
-held-out text) and eval.json (final losses in nats per token and bits per character).
+shards + model.safetensors.index.json, as transformers splits them), train_log.jsonl,
+val_sample.txt (the first ~40 KB of the held-out text) and eval.json (final losses in nats per token and bits per character).
 While training, OUT/checkpoint/ holds the latest checkpoint (every ``--checkpoint-every`` steps);
 ``--resume`` continues from it (with the same arguments) once its manifest verifies, and refuses
 before writing anything when none does; it is removed once the run has finished. OUT/best/ holds the model

@@ -23,7 +23,7 @@ from minillm.io.atomic import write_new_text
 from minillm.io.commit import atomic_files, reading
 from minillm.io.hf.config import json_text, read_config
 from minillm.io.hf.shard_write import index_text, plan_shards, shard_limit
-from minillm.io.hf.shards import INDEX, shard_names, weight_entries, weight_shapes, weights_file
+from minillm.io.hf.shards import INDEX, MAX_SHARDS, shard_names, weight_entries, weight_shapes, weights_file
 from minillm.io.hf_names import (GAIN_SHIFT, GPT2_BUFFERS, LM_HEAD, expert_views, hf_sources,
                                named_to_hf, shifted_gains)
 from minillm.io.bounded import probe
@@ -151,6 +151,9 @@ def save_hf_checkpoint(path: str | Path, config: ModelConfig, params: GPTParams,
     tensors = named_to_hf(params.named(), config)     # first: a config HF cannot name writes nothing
     shards = [list(tensors)] if max_shard_size is None else \
         plan_shards({k: a.nbytes for k, a in tensors.items()}, shard_limit(max_shard_size))
+    if len(shards) > MAX_SHARDS:
+        raise ValueError(f"max_shard_size {max_shard_size!r} splits this model into {len(shards):,} "
+                         f"shards; transformers' names (model-00001-of-0000n) count {MAX_SHARDS:,}")
     files = dict(zip(shard_names(len(shards)), shards))          # {file: its tensors' names}
     names = (*files, "config.json") + ((INDEX,) if len(files) > 1 else ())
     with atomic_files(path, names) as tmp:

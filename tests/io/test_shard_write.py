@@ -197,3 +197,11 @@ def test_the_cli_flag_reads_bytes_and_units():
     with pytest.raises(argparse.ArgumentTypeError, match="a unit KB, MB, GB or TB"):
         shard_size("lots")
     assert shard_limit("1.5GB") == 1_500_000_000
+
+
+def test_more_shards_than_five_digits_name_are_refused(tmp_path, monkeypatch):
+    from minillm.io import checkpoints
+    monkeypatch.setattr(checkpoints, "MAX_SHARDS", 3)          # (99,999 in fact)
+    with pytest.raises(ValueError, match="splits this model into .* shards; transformers' names"):
+        small(0).save_pretrained(tmp_path / "out", max_shard_size=1)
+    assert not (tmp_path / "out").exists()

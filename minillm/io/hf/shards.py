@@ -35,6 +35,7 @@ from minillm.io.safetensors_header import check_entries, no_duplicate_keys, read
 SINGLE, INDEX = "model.safetensors", "model.safetensors.index.json"
 MAX_INDEX_BYTES = 1 << 24      # real indexes are 10-500 KB (one line per tensor)
 SHARD_NAME = re.compile(r"model-\d{5}-of-\d{5}\.safetensors")     # transformers' shard names
+MAX_SHARDS = 99_999                                                   # (five digits)
 
 
 def shard_names(n: int) -> list[str]:
