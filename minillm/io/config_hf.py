@@ -18,6 +18,9 @@ family uses, the JSON types they must have, and the variants minillm refuses.
     Mixtral        … model_type "mixtral": num_local_experts, num_experts_per_tok (model/moe.py)
     Qwen3-MoE      … model_type "qwen3_moe": Qwen3's, num_experts, num_experts_per_tok,
                    moe_intermediate_size, norm_topk_prob (every layer's FFN a mixture of experts)
+    OLMoE          … model_type "olmoe": Llama's pre-norms, OLMo 2's q/k norms over the whole
+                   width, num_experts, num_experts_per_tok, norm_topk_prob (default false), the
+                   experts' F as intermediate_size; clip_qkv refused
 
 A file written by minillm also carries a ``"minillm"`` object, every ModelConfig field, so it reads
 back exactly. ``read_config(path)`` / ``write_config(config, path)`` read and write the file;
@@ -64,10 +67,9 @@ def from_hf_dict(d: dict) -> ModelConfig:
                    bos_id=d.get("bos_token_id"), eos_ids=as_ids(d.get("eos_token_id")))
     if model_type in ("gemma2", "gemma3_text"):
         return _gemma(d, model_type)
-    if model_type == "olmoe":
-        raise ValueError("model_type 'olmoe' (OLMoE) is not supported: minillm's mixtures of "
-                         "experts are qwen3_moe and mixtral")
-    if model_type in ("llama", "qwen2", "mistral", "qwen3", "mixtral", "qwen3_moe") + tuple(_LATER):
+    if model_type == "olmoe":               # (transformers' OlmoeConfig defaults, not Llama's)
+        d = {"rms_norm_eps": 1e-5, "max_position_embeddings": 4096, "norm_topk_prob": False, **d}
+    if model_type in ("llama", "qwen2", "mistral", "qwen3", "mixtral", "qwen3_moe", "olmoe") + tuple(_LATER):
         experts = _experts(d, model_type)           # {} for a dense model
         missing = [k for k in ("vocab_size", "hidden_size", "num_attention_heads",
                                "num_hidden_layers", "intermediate_size") if k not in d
@@ -97,11 +99,12 @@ def from_hf_dict(d: dict) -> ModelConfig:
                    norm_eps=d.get("rms_norm_eps", 1e-6), arch="llama",
                    attn_bias=bool(d.get("attention_bias", qwen2)), mlp_bias=bool(d.get("mlp_bias", False)),
                    rope_theta=theta, rope_scaling=scaling, head_dim=d.get("head_dim"),
-                   qk_norm=qwen3 or model_type == "olmo2",
+                   qk_norm=qwen3 or model_type in ("olmo2", "olmoe"),
                    tie_embeddings=d.get("tie_word_embeddings", model_type == "smollm3"),
                    bos_id=d.get("bos_token_id"), eos_ids=as_ids(d.get("eos_token_id")), **experts)
     raise ValueError(f"unsupported model_type {model_type!r}: minillm reads gpt2, llama, qwen2, "
-                     f"qwen3, mistral, phi3, olmo2, smollm3, mixtral, qwen3_moe, gemma2, gemma3_text")
+                     f"qwen3, mistral, phi3, olmo2, smollm3, mixtral, qwen3_moe, olmoe, gemma2, "
+                     f"gemma3_text")
 
 
 GEMMA_LAYER_TYPES = {"sliding_attention": "sliding", "full_attention": "full"}
@@ -155,12 +158,13 @@ def _experts(d: dict, model_type: str) -> dict:
     both), ``num_experts_per_tok``; Mixtral's router always renormalises the k weights;
     Qwen3-MoE's ``moe_intermediate_size`` (the experts' F) and ``norm_topk_prob``. Qwen3-MoE
     layers with a dense FFN (``decoder_sparse_step`` > 1, ``mlp_only_layers``) are refused."""
-    if model_type not in ("mixtral", "qwen3_moe"):
+    if model_type not in ("mixtral", "qwen3_moe", "olmoe"):
         return {}
     mixtral = model_type == "mixtral"
     if "num_experts" not in d and "num_local_experts" in d:   # (either name, in transformers 5)
         d = {**d, "num_experts": d["num_local_experts"]}
-    names = ("num_experts", "num_experts_per_tok") + (() if mixtral else ("moe_intermediate_size",))
+    names = ("num_experts", "num_experts_per_tok") + \
+        (() if model_type in ("mixtral", "olmoe") else ("moe_intermediate_size",))   # (OLMoE: F)
     for key in names + ("decoder_sparse_step",):
         if key in d and (type(d[key]) is not int or d[key] <= 0):
             raise ValueError(f"config.json: {key} must be an integer > 0, got {reprlib.repr(d[key])}")
@@ -178,10 +182,10 @@ def _experts(d: dict, model_type: str) -> dict:
                          f"of experts on every layer only (decoder_sparse_step 1, no mlp_only_layers)")
     return {"n_experts": d[names[0]], "n_experts_used": d["num_experts_per_tok"],
             "norm_topk_prob": True if mixtral else d.get("norm_topk_prob", False),
-            **({} if mixtral else {"d_ff": d["moe_intermediate_size"]})}
+            **({"d_ff": d["moe_intermediate_size"]} if "moe_intermediate_size" in names else {})}
 
 
-_LATER = {"phi3": 10000.0, "olmo2": 10000.0, "smollm3": 2000000.0}   # (their default theta)
+_LATER = {"phi3": 10000.0, "olmo2": 10000.0, "smollm3": 2000000.0, "olmoe": 10000.0}   # (default theta)
 
 
 def _later_switches(d: dict, model_type: str) -> dict:
@@ -194,6 +198,15 @@ def _later_switches(d: dict, model_type: str) -> dict:
         return {"fused_projections": True}
     if model_type == "olmo2":
         return {"post_norms": True, "qk_norm_whole": True}
+    if model_type == "olmoe":            # pre-norms as Llama's; q/k norms as OLMo 2's
+        if d.get("clip_qkv") is not None:
+            raise ValueError(f"config.json clip_qkv {d['clip_qkv']!r} (OLMoE's q, k, v clipped "
+                             f"to ±clip_qkv) is not supported: minillm reads clip_qkv null only")
+        if (d.get("head_dim") or d["hidden_size"] // d["num_attention_heads"]) * \
+                d["num_attention_heads"] != d["hidden_size"]:
+            raise ValueError("an olmoe config.json with head_dim · num_attention_heads != "
+                             "hidden_size is not supported (its q_norm is hidden_size wide)")
+        return {"qk_norm_whole": True}
     if model_type != "smollm3":
         return {}
     n, uses_rope = d["num_hidden_layers"], d.get("no_rope_layers")
@@ -270,6 +283,8 @@ def to_hf_dict(config: ModelConfig) -> dict:
 
 def hf_family(config: ModelConfig) -> tuple[str, str]:
     """(model_type, architecture) of a Llama-family config as transformers names it."""
+    if config.n_experts and config.qk_norm_whole and not config.post_norms:
+        return _olmoe_family(config)
     families = [name for name, on in (("phi3", config.fused_projections), ("olmo2", config.post_norms),
                                       ("smollm3", bool(config.nope_layers)),
                                       ("qwen3", config.qk_norm and not config.post_norms),
@@ -280,6 +295,16 @@ def hf_family(config: ModelConfig) -> tuple[str, str]:
     name = families[0] if families else "llama"
     return name, {"phi3": "Phi3", "olmo2": "Olmo2", "smollm3": "SmolLM3", "qwen3": "Qwen3",
                   "mistral": "Mistral", "llama": "Llama"}[name] + "ForCausalLM"
+
+
+def _olmoe_family(config: ModelConfig) -> tuple[str, str]:
+    """OLMoE's names, or a ValueError for what its config.json cannot say (its q_norm is
+    hidden_size wide: H·D = C)."""
+    if config.d_head * config.n_heads != config.d_model or config.sliding_window is not None \
+            or config.fused_projections or config.nope_layers:
+        raise ValueError("Hugging Face's olmoe has H·D = C, no sliding window, no fused "
+                         "projections and RoPE on every layer: this config cannot be saved as one")
+    return "olmoe", "OlmoeForCausalLM"
 
 
 def _gemma_dict(c: ModelConfig) -> dict:
@@ -313,6 +338,10 @@ def _int_if_whole(x):
 def _experts_hf(config: ModelConfig) -> dict:
     """config.json's keys for a mixture of experts: Qwen3-MoE when it has q/k norms, else
     Mixtral (``hf_names.named_to_hf`` refuses what neither can hold)."""
+    if config.qk_norm_whole:                    # OLMoE: the experts' F is intermediate_size
+        return {"model_type": "olmoe", "architectures": ["OlmoeForCausalLM"],
+                "num_experts": config.n_experts, "num_experts_per_tok": config.n_experts_used,
+                "norm_topk_prob": config.norm_topk_prob, "clip_qkv": None}
     if config.qk_norm:
         return {"model_type": "qwen3_moe", "architectures": ["Qwen3MoeForCausalLM"],
                 "num_experts": config.n_experts, "num_experts_per_tok": config.n_experts_used,
