@@ -20,7 +20,7 @@ from minillm.loading import load_model
 from minillm.tokenizer import Tokenizer
 from tests.conftest import FIXTURES
 
-NAMES = ["qwen3_moe_tiny", "mixtral_tiny"]
+NAMES = ["qwen3_moe_tiny", "mixtral_tiny", "olmoe_tiny"]     # (OLMoE's own: test_olmoe_files.py)
 QWEN3_MOE = {"model_type": "qwen3_moe", "vocab_size": 64, "hidden_size": 32,
              "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8,
              "num_hidden_layers": 2, "intermediate_size": 48, "moe_intermediate_size": 8,

@@ -1,6 +1,6 @@
 """OLMoE in files: Hugging Face folders (``OlmoeForCausalLM``: Llama's names, q_norm / k_norm over
 the whole width, the experts as ``mlp.experts.{e}.{gate,up,down}_proj`` and the router
-``mlp.gate``) and GGUF (llama.cpp's ``olmoe``: ``attn_q_norm`` / ``attn_k_norm``, stacked
+``mlp.gate``; written back under the file's names: tests/io/test_moe_files.py) and GGUF (llama.cpp's ``olmoe``: ``attn_q_norm`` / ``attn_k_norm``, stacked
 ``ffn_{gate,up,down}_exps``, ``ffn_gate_inp``, ``olmoe.expert_count``), read and written back.
 
 llama.cpp's olmoe never renormalises the routing weights and loads ``attn_k_norm`` as C wide (no
@@ -53,19 +53,6 @@ def test_an_olmoe_config_reads_as_pre_norms_whole_width_q_k_norms_and_unrenormal
     assert c.qk_norm and c.qk_norm_whole and not c.post_norms and not c.tie_embeddings
     assert (c.norm_eps, c.n_ctx, c.rope_theta) == (1e-5, 4096, 1e4)      # OlmoeConfig's defaults
     assert from_hf_dict({**OLMOE, "norm_topk_prob": True}).norm_topk_prob is True
-
-
-def test_save_pretrained_writes_the_files_tensors_under_their_names(tmp_path):
-    model = GPT.from_pretrained(FIXTURES / NAME)
-    model.save_pretrained(tmp_path)
-    theirs, ours = (load_safetensors(d / "model.safetensors") for d in (FIXTURES / NAME, tmp_path))
-    assert ours.keys() == theirs.keys()
-    assert all(np.array_equal(ours[k], theirs[k]) for k in theirs)
-    written = json.loads((tmp_path / "config.json").read_text())
-    assert (written["model_type"], written["architectures"]) == ("olmoe", ["OlmoeForCausalLM"])
-    del written["minillm"]                                  # read back from the HF keys alone
-    assert from_hf_dict(written) == model.config
-    assert the_same_numbers(GPT.from_pretrained(tmp_path), model)
 
 
 def test_norm_topk_prob_is_written_as_the_config_says():
