@@ -69,7 +69,7 @@ def from_hf_dict(d: dict) -> ModelConfig:
         return _gemma(d, model_type)
     if model_type == "olmoe":               # (transformers' OlmoeConfig defaults, not Llama's)
         d = {"rms_norm_eps": 1e-5, "max_position_embeddings": 4096, "norm_topk_prob": False, **d}
-    if model_type in ("llama", "qwen2", "mistral", "qwen3", "mixtral", "qwen3_moe", "olmoe") + tuple(_LATER):
+    if model_type in ("llama", "qwen2", "mistral", "qwen3", "mixtral", "qwen3_moe") + tuple(_LATER):
         experts = _experts(d, model_type)           # {} for a dense model
         missing = [k for k in ("vocab_size", "hidden_size", "num_attention_heads",
                                "num_hidden_layers", "intermediate_size") if k not in d

@@ -1,7 +1,8 @@
 """OLMoE in files: Hugging Face folders (``OlmoeForCausalLM``: Llama's names, q_norm / k_norm over
 the whole width, the experts as ``mlp.experts.{e}.{gate,up,down}_proj`` and the router
-``mlp.gate``; written back under the file's names: tests/io/test_moe_files.py) and GGUF (llama.cpp's ``olmoe``: ``attn_q_norm`` / ``attn_k_norm``, stacked
-``ffn_{gate,up,down}_exps``, ``ffn_gate_inp``, ``olmoe.expert_count``), read and written back.
+``mlp.gate``; written back under the file's names: tests/io/test_moe_files.py) and GGUF
+(llama.cpp's ``olmoe``: ``attn_q_norm`` / ``attn_k_norm``, stacked ``ffn_{gate,up,down}_exps``,
+``ffn_gate_inp``, ``olmoe.expert_count``), read and written back.
 
 llama.cpp's olmoe never renormalises the routing weights and loads ``attn_k_norm`` as C wide (no
 grouped-query attention): minillm writes only what it runs. Its run of minillm's export is
