@@ -19,6 +19,9 @@ subtle: llama.cpp's olmoe loads ``attn_k_norm`` as C wide, so it runs no grouped
 heads (same seed and recipe, not stored): transformers -> minillm (logits within 1e-4 · max|logit|,
 recorded) -> minillm's F32 GGUF -> llama.cpp.
 
+norm_topk_prob true is honoured too: the same weights under a config.json saying true, read by
+minillm, against transformers' logits on the fixture's ids (recorded under "norm_topk_prob_true").
+
     PYTHONPATH=$PWD .venv-dev/bin/python scripts/make_olmoe_fixtures.py
 """
 import json
@@ -47,6 +50,30 @@ SHAPE = dict(vocab_size=64, hidden_size=32, num_hidden_layers=2, num_attention_h
 def build_olmoe(norm_topk_prob=False, **change):
     cfg = transformers.OlmoeConfig(norm_topk_prob=norm_topk_prob, **{**SHAPE, **change})
     return transformers.OlmoeForCausalLM(cfg).eval()
+
+
+@torch.no_grad()
+def check_renormalised(model):
+    """The fixture's weights with norm_topk_prob true: minillm reading that folder against
+    transformers (the routing decisions are the fixture's: renormalising changes no choice)."""
+    import numpy as np
+    from minillm.loading import load_model
+    from safetensors.torch import load_file
+    other = build_olmoe(norm_topk_prob=True)
+    other.load_state_dict(model.state_dict())
+    ids = load_file(FIXTURES / NAME / "expected.safetensors")["ids"]
+    want = other(ids).logits.numpy()                                  # [B, T, V]
+    with tempfile.TemporaryDirectory() as tmp:
+        other.save_pretrained(tmp)
+        ours = load_model(tmp, fast=False)[0]
+        if not ours.config.norm_topk_prob:
+            raise RuntimeError("minillm read norm_topk_prob true as false")
+        diff = float(np.abs(ours(ids.numpy()) - want).max())
+    scale = float(np.abs(want).max())
+    if diff > 1e-4 * scale:
+        raise RuntimeError(f"norm_topk_prob true: minillm differs from transformers by {diff}")
+    print(f"  norm_topk_prob true: max |Δlogits| {diff:.2e} (max|logit| {scale:.2f})")
+    return {"max_abs_diff_logits": diff, "max_abs_logit": scale}
 
 
 @torch.no_grad()
@@ -104,6 +131,7 @@ def main():
     meta_path = FIXTURES / NAME / "generation.json"
     meta = json.loads(meta_path.read_text())
     meta["router_smallest_gap"] = gaps.smallest
+    meta["norm_topk_prob_true"] = check_renormalised(model)
     meta["llama_cpp"] = check_llama_cpp_on_the_mha_sibling()
     meta_path.write_text(json.dumps(meta, indent=2) + "\n")
 
