@@ -29,6 +29,8 @@ Gemma 2 / 3 (``Gemma2ForCausalLM``, ``Gemma3ForCausalLM``): Llama's names (Gemma
     + 1 when read, − 1 when written (``GAIN_SHIFT``, ``shifted_gains``).
 Qwen3-MoE (``Qwen3MoeForCausalLM``): Qwen3's, the FFN as model.layers.{i}.mlp.gate.weight [E, C]
     (the router) and mlp.experts.{e}.{gate,up,down}_proj.weight, one file tensor per expert
+OLMoE (``OlmoeForCausalLM``): Llama's pre-norms, OLMo 2's q_norm [H·D] / k_norm [KV·D], the
+    FFN named as Qwen3-MoE's (mlp.gate.weight, mlp.experts.{e}.{gate,up,down}_proj.weight)
 Mixtral (``MixtralForCausalLM``): Llama's attention, model.layers.{i}.block_sparse_moe.gate.weight
     and block_sparse_moe.experts.{e}.w1 (gate) / w3 (up) / w2 (down).weight
 minillm stacks the experts ([E, C, F]: ``model/moe.py``); here expert e of ``blocks.0.ffn.w_up`` is
@@ -89,7 +91,7 @@ def hf_table(config: ModelConfig) -> dict[str, tuple[str, bool]]:
         for norm, hf in (("norm1", "post_attention_layernorm"), ("norm2", "post_feedforward_layernorm")):
             table[f"blocks.{i}.{norm}.weight"] = (f"model.layers.{i}.{hf}.weight", False)
     if config.n_experts:
-        prefix, names = _EXPERTS["qwen3_moe" if config.qk_norm else "mixtral"]
+        prefix, names = _EXPERTS["qwen3_moe" if config.qk_norm else "mixtral"]   # (OLMoE: qwen3_moe's)
         for i in range(config.n_layers):
             p = prefix.format(i=i)
             table[f"blocks.{i}.ffn.router"] = (p + "gate.weight", True)     # [E, C] -> [C, E]

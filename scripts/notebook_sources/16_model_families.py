@@ -5,7 +5,7 @@
 # SwiGLU (Llama), RoPE with stretched slow frequencies (Llama 3.1 / 3.2), a norm on each head's q
 # and k (Qwen3), a sliding window (Mistral, Gemma), soft-capped scores and logits (Gemma 2), norms
 # after the sub-layers (OLMo 2, Gemma), layers without RoPE (SmolLM3), a mixture of experts in place
-# of the FFN (Qwen3-MoE, Mixtral). minillm turns each on with
+# of the FFN (Qwen3-MoE, Mixtral, OLMoE). minillm turns each on with
 # one field of `ModelConfig`. Here: which fields each family turns on, read from the tiny
 # `config.json` of each family in the test fixtures by minillm's own reader, and where in `model/`
 # each field acts, found by searching the code (so the table follows the code when it moves);
@@ -47,7 +47,7 @@ FAMILIES = {"GPT-2": "gpt2_tiny", "Llama 2": "llama_tiny", "Llama 3.x": "llama3_
             "Qwen2": "qwen2_tiny", "Qwen3": "qwen3_tiny", "Mistral": "mistral_window_tiny",
             "Gemma 2": "gemma2_tiny", "Gemma 3": "gemma3_tiny", "Phi-3": "phi3_tiny",
             "OLMo 2": "olmo2_tiny", "SmolLM3": "smollm3_tiny", "Qwen3-MoE": "qwen3_moe_tiny",
-            "Mixtral": "mixtral_tiny"}
+            "Mixtral": "mixtral_tiny", "OLMoE": "olmoe_tiny"}
 found = {name: FIXTURES / d for name, d in FAMILIES.items() if (FIXTURES / d / "config.json").is_file()}
 if len(found) < len(FAMILIES):
     print(f"skipping sections 1 and 9 for {sorted(set(FAMILIES) - set(found))}: their fixtures are not in "
@@ -318,9 +318,10 @@ claim(float(gelu_tanh(np.float32(2))) > float(silu(np.float32(2))),
 # %% [markdown]
 # ## 8. A mixture of experts: the router's choice for each token
 #
-# Qwen3-MoE and Mixtral replace each FFN by `EXPERTS` SwiGLU FFNs and a router, a [C, E] matrix:
-# softmax(x W_router) scores the experts for each token, the `TOP_K` best run, and their outputs are
-# added with the router's weights (renormalised to sum to 1 when the config says `norm_topk_prob`).
+# Qwen3-MoE, Mixtral and OLMoE replace each FFN by `EXPERTS` SwiGLU FFNs and a router, a [C, E]
+# matrix: softmax(x W_router) scores the experts for each token, the `TOP_K` best run, and their
+# outputs are added with the router's weights (renormalised to sum to 1 when the config says
+# `norm_topk_prob`: Mixtral always, OLMoE's releases not).
 # The layer holds E FFNs but each token pays for k. Here a tiny random MoE layer (minillm's
 # `init_params`, with a random router of unit scale) routes the characters of `TEXT`, one token a
 # byte; the gathered form (`moe`, what the model runs) is checked against the definition

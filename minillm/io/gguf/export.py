@@ -11,7 +11,8 @@ What is written, and why each choice is the one llama.cpp's own converter makes:
                            llama.cpp runs it with rotate-half RoPE, so its Q/K rows are NOT
                            permuted) or "qwen3" (q/k norms ``attn_q_norm`` / ``attn_k_norm``; not
                            permuted either); a mixture of experts: "qwen3moe" (with q/k norms)
-                           or "llama" with ``expert_count`` (Mixtral), experts stacked as
+                           or "llama" with ``expert_count`` (Mixtral) or "olmoe" (whole-width q/k
+                           norms, never renormalised), experts stacked as
                            ``ffn_{gate,up,down}_exps`` and the router ``ffn_gate_inp``
     {arch}.*               the shapes: context_length, embedding_length, block_count, ...
     tokenizer.ggml.*       the vocabulary, merges and pre-tokeniser name (``gguf/vocab.py``)
@@ -73,7 +74,7 @@ def gguf_arch(config: ModelConfig) -> str:
         if config.qk_norm and config.attn_bias and arch == "qwen3":
             raise ValueError("llama.cpp's qwen3 has no Q, K, V biases: a config with qk_norm and "
                              "attn_bias cannot be exported")
-        if config.n_experts:
+        if config.n_experts and arch != "olmoe":       # (OLMoE's checks: families.py)
             arch = _experts_arch(config)
         if config.sliding_window is not None and arch != "llama":
             raise ValueError(f"llama.cpp's {arch} has no sliding window: this config cannot be "

@@ -1,6 +1,6 @@
-"""Phi-3, OLMo 2 and SmolLM3 in GGUF, both directions, as llama.cpp's converter writes them
-(``convert_hf_to_gguf.py``: Phi3MiniModel, Olmo2Model, SmolLM3Model) and ``src/llama-model.cpp``
-loads them:
+"""Phi-3, OLMo 2, SmolLM3 and OLMoE in GGUF, both directions, as llama.cpp's converter writes
+them (``convert_hf_to_gguf.py``: Phi3MiniModel, Olmo2Model, SmolLM3Model, OlmoeModel) and
+``src/llama-model.cpp`` loads them:
 
     phi3     Llama's names, but Q, K, V as ONE ``attn_qkv`` [H·D + 2·KV·D, C] (rows [Q; K; V])
              and gate, up as ONE ``ffn_up`` [2F, C] (rows [gate; up]: llama.cpp's SwiGLU takes
@@ -14,8 +14,16 @@ loads them:
     smollm3  Llama's names, Q/K rows permuted as for ``llama``. The layers without RoPE are not
              in the file: llama.cpp fixes them to every 4th ((il + 1) % 4 == 0, transformers'
              default no_rope_layer_interval), so only that pattern is written, and read back.
+    olmoe    Llama's names (attn_norm, ffn_norm: pre-norms), ``attn_q_norm`` [H·D] and
+             ``attn_k_norm`` [KV·D] as olmo2's, the experts as qwen3moe's (``ffn_gate_inp``,
+             ``ffn_{gate,up,down}_exps``; ``expert_count``, ``expert_used_count``, the experts'
+             F as ``feed_forward_length``); rotate-half RoPE; ``output.weight`` always; no
+             grouped-query attention (llama.cpp loads ``attn_k_norm`` [C] only). subtle:
+             llama.cpp's olmoe graph never renormalises the k routing weights (transformers
+             does when config.json says norm_topk_prob; OLMoE's releases say false): a file reads
+             as norm_topk_prob=False, and a config with True is not written.
 
-``gguf/model.py`` (reading) and ``gguf/export.py`` (writing) call these for the three names.
+``gguf/model.py`` (reading) and ``gguf/export.py`` (writing) call these for the four names.
 Example: a 4-layer SmolLM3 file reads as ``nope_layers = (3,)``.
 """
 from __future__ import annotations
@@ -24,7 +32,7 @@ import numpy as np
 
 from minillm.config import ModelConfig
 
-FAMILIES = ("phi3", "olmo2", "smollm3")
+FAMILIES = ("phi3", "olmo2", "smollm3", "olmoe")
 NOPE_STEP = 4                    # llama.cpp's smollm3: hparams.n_no_rope_layer_step = 4
 OLMO2_NORMS = {"norm1.weight": ("post_attention_norm.weight", False),
                "norm2.weight": ("post_ffw_norm.weight", False)}
@@ -36,20 +44,24 @@ def smollm3_nope_layers(n_layers: int) -> tuple[int, ...]:
 
 
 def family_arch(config: ModelConfig) -> str | None:
-    """"phi3", "olmo2" or "smollm3" for a config of one of them (None: none), or a ValueError
-    when llama.cpp's architecture cannot run it exactly."""
+    """"phi3", "olmo2", "smollm3" or "olmoe" for a config of one of them (None: none), or a
+    ValueError when llama.cpp's architecture cannot run it exactly."""
     arch = "phi3" if config.fused_projections else "olmo2" if config.post_norms \
-        else "smollm3" if config.nope_layers else None
+        else "smollm3" if config.nope_layers else "olmoe" if config.n_experts and \
+        config.qk_norm_whole else None
     if arch is None:
         return None
     problems = [why for why, bad in (
         ("Q, K, V biases", config.attn_bias),
         ("RoPE scaling", config.rope_scaling is not None),
         ("a head width other than C / H", config.head_dim is not None and arch != "smollm3"),
-        ("q/k norms", config.qk_norm and arch != "olmo2"),
+        ("q/k norms", config.qk_norm and arch not in ("olmo2", "olmoe")),
         ("per-head q/k norms", arch == "olmo2" and not config.qk_norm_whole),
-        ("tied embeddings (llama.cpp's olmo2 needs output.weight)",
-         arch == "olmo2" and config.tie_embeddings),
+        (f"tied embeddings (llama.cpp's {arch} needs output.weight)",
+         arch in ("olmo2", "olmoe") and config.tie_embeddings),
+        ("renormalised routing weights (norm_topk_prob)", arch == "olmoe" and config.norm_topk_prob),
+        ("grouped-query attention (its attn_k_norm is C wide: KV·D = C)",
+         arch == "olmoe" and config.n_kv_heads != config.n_heads),
         ("layers without RoPE other than every 4th", arch == "smollm3" and
          config.nope_layers != smollm3_nope_layers(config.n_layers)),
         ("layers without RoPE", arch != "smollm3" and bool(config.nope_layers)),
@@ -78,6 +90,8 @@ def family_switches(meta: dict, arch: str, n_layers: int) -> dict:
         return {"post_norms": True, "qk_norm": True, "qk_norm_whole": True}
     if arch == "smollm3":
         return {"nope_layers": smollm3_nope_layers(n_layers)}
+    if arch == "olmoe":
+        return {"qk_norm": True, "qk_norm_whole": True}
     return {}
 
 

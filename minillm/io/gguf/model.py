@@ -12,7 +12,8 @@ GGUF keeps the config in ``{arch}.*`` metadata keys and the tokenizer in ``token
     attn_q_norm / attn_k_norm  -> q_norm / k_norm (``qwen3``)    rope_freqs -> rope_scaling (Llama 3)
     ffn_gate_inp [E, C] -> router (ᵀ)   ffn_{gate,up,down}_exps [E, F, C] … -> w_gate … [E, C, F]
     (a mixture of experts: ``llama`` with ``expert_count`` (Mixtral), ``qwen3moe``; llama.cpp
-    renormalises the k routing weights of both, so they load with norm_topk_prob=True)
+    renormalises the k routing weights of both, so they load with norm_topk_prob=True; and
+    ``olmoe``, which it never renormalises: norm_topk_prob=False, ``gguf/families.py``)
 
 ``gpt2`` files (fused ``attn_qkv``, learned ``position_embd``, LayerNorm biases) are read through
 ``gpt2_names.py``; ``gguf/export.py`` writes all three architectures.
@@ -169,21 +170,23 @@ def gguf_config(meta: dict, tensors: dict, tied: bool | None = None,
 
 def _experts(meta: dict, arch: str) -> dict:
     """A mixture of experts' ModelConfig fields ({} for a dense file): ``{arch}.expert_count``
-    and ``.expert_used_count``; llama.cpp's llama and qwen3moe always renormalise the k weights.
+    and ``.expert_used_count``; llama.cpp's llama and qwen3moe always renormalise the k weights,
+    its olmoe never.
     Shared experts (Qwen2-MoE's, DeepSeek's) are refused by name."""
     count, used = meta.get(f"{arch}.expert_count", 0), meta.get(f"{arch}.expert_used_count", 0)
     if meta.get(f"{arch}.expert_shared_count", 0):
         raise ValueError(f"{arch}.expert_shared_count: shared experts are not supported")
-    if arch == "qwen3moe" and not count:
-        raise ValueError("a qwen3moe file needs qwen3moe.expert_count > 0")
+    if arch in ("qwen3moe", "olmoe") and not count:
+        raise ValueError(f"a {arch} file needs {arch}.expert_count > 0")
     if not count:
         return {}
     if type(count) is not int or type(used) is not int or not 0 < used <= count:
         raise ValueError(f"{arch}.expert_count ({count!r}) and .expert_used_count ({used!r}) "
                          f"must be ints with 0 < expert_used_count <= expert_count")
-    if arch not in ("llama", "qwen3moe"):
-        raise ValueError(f"experts in a {arch} file are not supported (llama and qwen3moe are)")
-    return {"n_experts": count, "n_experts_used": used, "norm_topk_prob": True}
+    if arch not in ("llama", "qwen3moe", "olmoe"):
+        raise ValueError(f"experts in a {arch} file are not supported (llama, qwen3moe and "
+                         f"olmoe are)")
+    return {"n_experts": count, "n_experts_used": used, "norm_topk_prob": arch != "olmoe"}
 
 
 def gguf_weights(g: GGUF, config: ModelConfig, params: GPTParams) -> GPTParams:

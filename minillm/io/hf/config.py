@@ -18,6 +18,9 @@ family uses, the JSON types they must have, and the variants minillm refuses.
     Mixtral        … model_type "mixtral": num_local_experts, num_experts_per_tok (model/moe.py)
     Qwen3-MoE      … model_type "qwen3_moe": Qwen3's, num_experts, num_experts_per_tok,
                    moe_intermediate_size, norm_topk_prob (every layer's FFN a mixture of experts)
+    OLMoE          … model_type "olmoe": Llama's pre-norms, OLMo 2's q/k norms over the whole
+                   width, num_experts, num_experts_per_tok, norm_topk_prob (default false), the
+                   experts' F as intermediate_size; clip_qkv refused
 
 A file written by minillm also carries a ``"minillm"`` object, every ModelConfig field, so it reads
 back exactly. ``read_config(path)`` / ``write_config(config, path)`` read and write the file;
@@ -36,7 +39,7 @@ from pathlib import Path
 from minillm.config import ModelConfig, as_ids
 from minillm.io.hf.checks import _check_json_types, _reject, _rope
 from minillm.io.hf.families import (_LATER, _experts, _experts_hf, _gemma, _gemma_dict,
-                                    _later_switches)
+                                    _later_switches, _olmoe_family)
 
 MAX_CONFIG_BYTES = 1 << 20   # real config.json files are 1-10 KB
 
@@ -65,9 +68,8 @@ def from_hf_dict(d: dict) -> ModelConfig:
                    bos_id=d.get("bos_token_id"), eos_ids=as_ids(d.get("eos_token_id")))
     if model_type in ("gemma2", "gemma3_text"):
         return _gemma(d, model_type)
-    if model_type == "olmoe":
-        raise ValueError("model_type 'olmoe' (OLMoE) is not supported: minillm's mixtures of "
-                         "experts are qwen3_moe and mixtral")
+    if model_type == "olmoe":               # (transformers' OlmoeConfig defaults, not Llama's)
+        d = {"rms_norm_eps": 1e-5, "max_position_embeddings": 4096, "norm_topk_prob": False, **d}
     if model_type in ("llama", "qwen2", "mistral", "qwen3", "mixtral", "qwen3_moe") + tuple(_LATER):
         experts = _experts(d, model_type)           # {} for a dense model
         missing = [k for k in ("vocab_size", "hidden_size", "num_attention_heads",
@@ -98,11 +100,12 @@ def from_hf_dict(d: dict) -> ModelConfig:
                    norm_eps=d.get("rms_norm_eps", 1e-6), arch="llama",
                    attn_bias=bool(d.get("attention_bias", qwen2)), mlp_bias=bool(d.get("mlp_bias", False)),
                    rope_theta=theta, rope_scaling=scaling, head_dim=d.get("head_dim"),
-                   qk_norm=qwen3 or model_type == "olmo2",
+                   qk_norm=qwen3 or model_type in ("olmo2", "olmoe"),
                    tie_embeddings=d.get("tie_word_embeddings", model_type == "smollm3"),
                    bos_id=d.get("bos_token_id"), eos_ids=as_ids(d.get("eos_token_id")), **experts)
     raise ValueError(f"unsupported model_type {model_type!r}: minillm reads gpt2, llama, qwen2, "
-                     f"qwen3, mistral, phi3, olmo2, smollm3, mixtral, qwen3_moe, gemma2, gemma3_text")
+                     f"qwen3, mistral, phi3, olmo2, smollm3, mixtral, qwen3_moe, olmoe, gemma2, "
+                     f"gemma3_text")
 
 def to_hf_dict(config: ModelConfig) -> dict:
     """A ``config.json`` dict that Hugging Face can read, plus minillm's own exact copy."""
@@ -142,6 +145,8 @@ def to_hf_dict(config: ModelConfig) -> dict:
 
 def hf_family(config: ModelConfig) -> tuple[str, str]:
     """(model_type, architecture) of a Llama-family config as transformers names it."""
+    if config.n_experts and config.qk_norm_whole and not config.post_norms:
+        return _olmoe_family(config)
     families = [name for name, on in (("phi3", config.fused_projections), ("olmo2", config.post_norms),
                                       ("smollm3", bool(config.nope_layers)),
                                       ("qwen3", config.qk_norm and not config.post_norms),
@@ -152,6 +157,7 @@ def hf_family(config: ModelConfig) -> tuple[str, str]:
     name = families[0] if families else "llama"
     return name, {"phi3": "Phi3", "olmo2": "Olmo2", "smollm3": "SmolLM3", "qwen3": "Qwen3",
                   "mistral": "Mistral", "llama": "Llama"}[name] + "ForCausalLM"
+
 
 def read_config(path: str | Path) -> ModelConfig:
     """Read ``config.json`` (a file, or the directory that holds it). As in transformers, the

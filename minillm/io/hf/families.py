@@ -1,5 +1,5 @@
 """Each model family's own part of ``config.json`` (``config.py`` reads and writes the rest):
-Gemma 2 / 3's keys, a mixture of experts' (Mixtral, Qwen3-MoE), the switches of Phi-3, OLMo 2
+Gemma 2 / 3's keys, a mixture of experts' (Mixtral, Qwen3-MoE, OLMoE), the switches of Phi-3, OLMo 2
 and SmolLM3, each read into ModelConfig fields and written back."""
 from __future__ import annotations
 
@@ -60,12 +60,13 @@ def _experts(d: dict, model_type: str) -> dict:
     both), ``num_experts_per_tok``; Mixtral's router always renormalises the k weights;
     Qwen3-MoE's ``moe_intermediate_size`` (the experts' F) and ``norm_topk_prob``. Qwen3-MoE
     layers with a dense FFN (``decoder_sparse_step`` > 1, ``mlp_only_layers``) are refused."""
-    if model_type not in ("mixtral", "qwen3_moe"):
+    if model_type not in ("mixtral", "qwen3_moe", "olmoe"):
         return {}
     mixtral = model_type == "mixtral"
     if "num_experts" not in d and "num_local_experts" in d:   # (either name, in transformers 5)
         d = {**d, "num_experts": d["num_local_experts"]}
-    names = ("num_experts", "num_experts_per_tok") + (() if mixtral else ("moe_intermediate_size",))
+    names = ("num_experts", "num_experts_per_tok") + \
+        (() if model_type in ("mixtral", "olmoe") else ("moe_intermediate_size",))   # (OLMoE: F)
     for key in names + ("decoder_sparse_step",):
         if key in d and (type(d[key]) is not int or d[key] <= 0):
             raise ValueError(f"config.json: {key} must be an integer > 0, got {reprlib.repr(d[key])}")
@@ -83,10 +84,10 @@ def _experts(d: dict, model_type: str) -> dict:
                          f"of experts on every layer only (decoder_sparse_step 1, no mlp_only_layers)")
     return {"n_experts": d[names[0]], "n_experts_used": d["num_experts_per_tok"],
             "norm_topk_prob": True if mixtral else d.get("norm_topk_prob", False),
-            **({} if mixtral else {"d_ff": d["moe_intermediate_size"]})}
+            **({"d_ff": d["moe_intermediate_size"]} if "moe_intermediate_size" in names else {})}
 
 
-_LATER = {"phi3": 10000.0, "olmo2": 10000.0, "smollm3": 2000000.0}   # (their default theta)
+_LATER = {"phi3": 10000.0, "olmo2": 10000.0, "smollm3": 2000000.0, "olmoe": 10000.0}   # (default theta)
 
 
 def _later_switches(d: dict, model_type: str) -> dict:
@@ -99,6 +100,15 @@ def _later_switches(d: dict, model_type: str) -> dict:
         return {"fused_projections": True}
     if model_type == "olmo2":
         return {"post_norms": True, "qk_norm_whole": True}
+    if model_type == "olmoe":            # pre-norms as Llama's; q/k norms as OLMo 2's
+        if d.get("clip_qkv") is not None:
+            raise ValueError(f"config.json clip_qkv {d['clip_qkv']!r} (OLMoE's q, k, v clipped "
+                             f"to ±clip_qkv) is not supported: minillm reads clip_qkv null only")
+        if (d.get("head_dim") or d["hidden_size"] // d["num_attention_heads"]) * \
+                d["num_attention_heads"] != d["hidden_size"]:
+            raise ValueError("an olmoe config.json with head_dim · num_attention_heads != "
+                             "hidden_size is not supported (its q_norm is hidden_size wide)")
+        return {"qk_norm_whole": True}
     if model_type != "smollm3":
         return {}
     n, uses_rope = d["num_hidden_layers"], d.get("no_rope_layers")
@@ -114,6 +124,16 @@ def _later_switches(d: dict, model_type: str) -> dict:
         raise ValueError(f"config.json: no_rope_layers must be a list of {n} or more 0/1 flags "
                          f"(1: the layer uses RoPE), got {reprlib.repr(uses_rope)}")
     return {"nope_layers": tuple(i for i in range(n) if uses_rope[i] == 0)}
+
+
+def _olmoe_family(config: ModelConfig) -> tuple[str, str]:
+    """OLMoE's names, or a ValueError for what its config.json cannot say (its q_norm is
+    hidden_size wide: H·D = C)."""
+    if config.d_head * config.n_heads != config.d_model or config.sliding_window is not None \
+            or config.fused_projections or config.nope_layers:
+        raise ValueError("Hugging Face's olmoe has H·D = C, no sliding window, no fused "
+                         "projections and RoPE on every layer: this config cannot be saved as one")
+    return "olmoe", "OlmoeForCausalLM"
 
 
 def _gemma_dict(c: ModelConfig) -> dict:
@@ -147,6 +167,10 @@ def _int_if_whole(x):
 def _experts_hf(config: ModelConfig) -> dict:
     """config.json's keys for a mixture of experts: Qwen3-MoE when it has q/k norms, else
     Mixtral (``hf_names.named_to_hf`` refuses what neither can hold)."""
+    if config.qk_norm_whole:                    # OLMoE: the experts' F is intermediate_size
+        return {"model_type": "olmoe", "architectures": ["OlmoeForCausalLM"],
+                "num_experts": config.n_experts, "num_experts_per_tok": config.n_experts_used,
+                "norm_topk_prob": config.norm_topk_prob, "clip_qkv": None}
     if config.qk_norm:
         return {"model_type": "qwen3_moe", "architectures": ["Qwen3MoeForCausalLM"],
                 "num_experts": config.n_experts, "num_experts_per_tok": config.n_experts_used,
