@@ -99,14 +99,14 @@ class LlamaSide:
         """-> (seconds of the n one-token passes, the n greedy tokens, their top-2 margins)."""
         ctx = self.ref.context(self.exact)
         self._eval(ctx, prompt, 0)
-        tokens, margins, seconds = [], [], 0.0
+        tokens, margins, self.steps = [], [], []          # steps: seconds of each one-token pass
         for i in range(n):
             token, margin = self._next(ctx)
             tokens.append(token)
             margins.append(margin)
-            seconds += self._eval(ctx, [token], len(prompt) + i)
+            self.steps.append(self._eval(ctx, [token], len(prompt) + i))
         del ctx
-        return seconds, tokens, margins
+        return sum(self.steps), tokens, margins
 
     def prompt(self, ids) -> float:
         ctx = self.ref.context(self.exact)
@@ -133,12 +133,12 @@ class MinillmSide:
     def decode(self, prompt, n: int) -> tuple[float, list[int]]:
         cache = KVCache(self.model.config, 1, capacity=len(prompt) + n)
         _, logits = self._eval(prompt, cache)
-        tokens, seconds = [], 0.0
+        tokens, self.steps = [], []                       # steps: seconds of each one-token pass
         for _ in range(n):
             tokens.append(int(logits.argmax()))
             dt, logits = self._eval([tokens[-1]], cache)
-            seconds += dt
-        return seconds, tokens
+            self.steps.append(dt)
+        return sum(self.steps), tokens
 
     def prompt(self, ids) -> float:
         return self._eval(ids, KVCache(self.model.config, 1, capacity=len(ids)))[0]
