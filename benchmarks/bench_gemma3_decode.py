@@ -12,6 +12,8 @@ rounds that alternate which engine goes first; printed: the median of the rounds
 their ratio, each round's median step in ms, the BLAS, the ``OPENBLAS_*`` settings and the load
 average, and the bound (``decode_bound.py``: the step's weight products alone, and the streaming
 rate, measured in the same run). ``--window W`` makes the window shorter than the decode.
+``--also-rows`` adds a third side: minillm with its arena in the "rows" layout (every matrix by
+output row, the loaders' layout before "by_width"), for a before / after in one run.
 
 The window's flat cost (``--flat``, on by default; ``--no-flat`` skips it): minillm's step time
 at positions W/2, W, 2W, 4W and 8W (a cache filled with random keys and values to that length,
@@ -96,6 +98,8 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=512)
     parser.add_argument("--flat", action=argparse.BooleanOptionalAction, default=True,
                         help="step time at W/2 ... 8W, with and without the window")
+    parser.add_argument("--also-rows", action="store_true",
+                        help='also time minillm with its arena in the "rows" layout')
     args = parser.parse_args()
     from threadpoolctl import threadpool_limits
     print(f"BLAS: {blas_info()}; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
@@ -119,17 +123,19 @@ def main() -> None:
         mine = MinillmSide(path)
         for line in bound_lines(mine.model):
             print("  " + line)
-        for side in (llama, mine):                    # warm up
+        sides = {"llama.cpp": llama, "minillm": mine}
+        if args.also_rows:
+            sides["minillm rows"] = MinillmSide(path, "rows")
+        for side in sides.values():                   # warm up
             side.decode(prompt, 4)
-        rates, greedy = {"llama.cpp": [], "minillm": []}, {}
+        rates, greedy = {tag: [] for tag in sides}, {}
         for k in range(args.rounds):
-            sides = [("llama.cpp", llama), ("minillm", mine)][::1 if k % 2 == 0 else -1]
-            for tag, side in sides:
+            for tag, side in list(sides.items())[::1 if k % 2 == 0 else -1]:
                 seconds, *greedy[tag] = side.decode(prompt, args.tokens)
                 rates[tag].append(args.tokens / seconds)
-            print(f"  round {k + 1}: median step llama.cpp {statistics.median(llama.steps) * 1e3:.1f} "
-                  f"ms, minillm {statistics.median(mine.steps) * 1e3:.1f} ms (load average "
-                  f"{os.getloadavg()[0]:.2f})", flush=True)
+            print(f"  round {k + 1}: median step ms " + ", ".join(
+                f"{tag} {statistics.median(side.steps) * 1e3:.1f}" for tag, side in sides.items())
+                + f" (load average {os.getloadavg()[0]:.2f})", flush=True)
         llama.close()
         if args.flat:
             flat_past_window(mine.model, args.window)
@@ -138,6 +144,10 @@ def main() -> None:
           f"minillm / llama.cpp = {m / l:.2f}")
     print(f"  rounds: llama.cpp {[round(r, 1) for r in rates['llama.cpp']]}, "
           f"minillm {[round(r, 1) for r in rates['minillm']]}")
+    if args.also_rows:
+        r = statistics.median(rates["minillm rows"])
+        print(f"  minillm rows layout {r:.1f} tokens/s: rows / llama.cpp = {r / l:.2f}; "
+              f"by_width / rows = {m / r:.2f}")
     print(f"  {agreement(greedy['minillm'][0], *greedy['llama.cpp'])}")
 
 

@@ -121,8 +121,12 @@ class LlamaSide:
 class MinillmSide:
     """minillm's engine (``load_model``), a preallocated KV cache, greedy."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, layout: str | None = None):
         self.model, _ = load_model(path)
+        if layout is not None:                 # the same weights copied into another arena layout
+            from minillm.engine import EngineGPT, to_arena
+            c = self.model.config
+            self.model = EngineGPT(c, to_arena(self.model.params, c, layout))
 
     def _eval(self, ids, cache) -> tuple[float, np.ndarray]:
         x = np.array(ids)[None]                                            # [1, T]
