@@ -17,7 +17,7 @@ output row, the loaders' layout before "by_width"), for a before / after in one 
 
 The window's flat cost (``--flat``, on by default; ``--no-flat`` skips it): minillm's step time
 at positions W/2, W, 2W, 4W and 8W (a cache filled with random keys and values to that length,
-the median of 5 steps each), for the file's model and for the same weights with the window as
+the median of 7 steps each, alternating), for the file's model and for the same weights with the window as
 long as the context (every layer attending to every key): past W the windowed step stays flat
 on its 15 sliding layers, while the full one grows.
 
@@ -43,6 +43,8 @@ import time  # noqa: E402
 from dataclasses import replace  # noqa: E402
 
 from bench_decode import blas_info  # noqa: E402
+import bench_decode  # noqa: E402
+import bench_llamacpp  # noqa: E402
 from bench_llamacpp import LlamaSide, MinillmSide, agreement, llama_build  # noqa: E402
 from decode_bound import bound_lines  # noqa: E402
 
@@ -61,33 +63,41 @@ def gemma3_config(window: int) -> ModelConfig:
                        rope_theta=1e6, rope_local_theta=10000.0, norm_eps=1e-6)
 
 
-def step_ms_at(model, position: int, steps: int = 5) -> float:
-    """Median ms of one-token steps at ``position``: a cache of random keys and values filled to
-    that length (what a step costs does not depend on their values), rolled back after each."""
-    cache = KVCache(model.config, 1, capacity=position + 1)
+def cache_at(config, position: int) -> KVCache:
+    """A cache filled with random keys and values to ``position`` (what a step costs does not
+    depend on their values)."""
+    cache = KVCache(config, 1, capacity=position + 1)
     rng = np.random.default_rng(0)
     for kv in (cache.k, cache.v):                                   # [L, 1, KV, N, D]
         kv[...] = rng.standard_normal(kv.shape, dtype=np.float32)
     cache.advance(position)
-    times = []
+    return cache
+
+
+def step_ms_at(models, position: int, steps: int) -> list[float]:
+    """Median ms of one-token steps at ``position`` for each of ``models``, their steps
+    alternating (so both see the same machine), each cache rolled back after its step."""
+    caches = [cache_at(m.config, position) for m in models]
+    times = [[] for _ in models]
     for _ in range(steps + 1):                                      # (the first: warm-up)
-        t = time.perf_counter()
-        model(np.array([[5]]), cache=cache, last_only=True)
-        times.append(time.perf_counter() - t)
-        cache.rollback(position)
-    return statistics.median(times[1:]) * 1e3
+        for model, cache, ts in zip(models, caches, times):
+            t = bench_llamacpp.CLOCK[0]()
+            model(np.array([[5]]), cache=cache, last_only=True)
+            ts.append(bench_llamacpp.CLOCK[0]() - t)
+            cache.rollback(position)
+    return [statistics.median(ts[1:]) * 1e3 for ts in times]
 
 
-def flat_past_window(model, window: int) -> None:
+def flat_past_window(model, window: int, steps: int = 7) -> None:
     """Print minillm's step ms at W/2 … 8W, windowed and with the window as long as the context."""
     c = model.config
     full = EngineGPT(replace(c, sliding_window=c.n_ctx), model.arena)   # the same weights, no copy
-    print(f"\nstep ms at position (minillm, median of 5 steps; load average "
-          f"{os.getloadavg()[0]:.2f}):")
+    print(f"\nstep ms at position (minillm, median of {steps} steps, the two alternating; load "
+          f"average {os.getloadavg()[0]:.2f}):")
     print("| position | window W = %d | no window | windowed / no window |" % window)
     print("|---|---|---|---|")
     for pos in (window // 2, window, 2 * window, 4 * window, 8 * window):
-        w, f = step_ms_at(model, pos), step_ms_at(full, pos)
+        w, f = step_ms_at((model, full), pos, steps)
         print(f"| {pos} | {w:.1f} | {f:.1f} | {w / f:.2f} |", flush=True)
 
 
@@ -98,11 +108,16 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=512)
     parser.add_argument("--flat", action=argparse.BooleanOptionalAction, default=True,
                         help="step time at W/2 ... 8W, with and without the window")
+    parser.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                        help="time the passes by wall clock or by this process's CPU time")
     parser.add_argument("--also-rows", action="store_true",
                         help='also time minillm with its arena in the "rows" layout')
     args = parser.parse_args()
     from threadpoolctl import threadpool_limits
-    print(f"BLAS: {blas_info()}; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    if args.clock == "cpu":
+        bench_llamacpp.CLOCK[0] = bench_decode.clock = time.process_time
+    print(f"BLAS: {blas_info()}; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; "
+          f"clock: {args.clock}")
     print("env: " + (" ".join(f"{k}={v}" for k, v in os.environ.items()
                               if k.startswith(("OPENBLAS", "OMP_", "MKL_"))) or "(none set)"))
     config = gemma3_config(args.window)

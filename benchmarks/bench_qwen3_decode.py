@@ -37,6 +37,8 @@ from pathlib import Path  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "scripts"), str(ROOT / "benchmarks")]
 from bench_decode import blas_info  # noqa: E402
+import bench_decode  # noqa: E402
+import bench_llamacpp  # noqa: E402
 from bench_llamacpp import LlamaSide, MinillmSide, agreement, llama_build  # noqa: E402
 from decode_bound import bound_lines  # noqa: E402
 
@@ -56,14 +58,19 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="2 layers, 16 tokens, 2 rounds")
+    parser.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                        help="time the passes by wall clock or by this process's CPU time")
     parser.add_argument("--also-rows", action="store_true",
                         help='also time minillm with its arena in the "rows" layout')
     args = parser.parse_args()
     if args.quick:
         args.layers, args.tokens, args.rounds = 2, 16, 2
     from threadpoolctl import threadpool_limits
+    if args.clock == "cpu":
+        bench_llamacpp.CLOCK[0] = bench_decode.clock = time.process_time
     threadpool_limits(1)                                # whatever the environment said
-    print(f"BLAS: {blas_info()}; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    print(f"BLAS: {blas_info()}; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; "
+          f"clock: {args.clock}")
     print("env: " + (" ".join(f"{k}={v}" for k, v in os.environ.items()
                               if k.startswith(("OPENBLAS", "OMP_", "MKL_"))) or "(none set)"))
     print(f"{llama_build()}; n_threads=1; flash attention off, F32 KV cache")

@@ -10,15 +10,14 @@ Two figures, both measured in the run that prints them:
 - the streaming rate: ``bench_decode.bandwidth`` (the best of four read-only kernels over 512 MB
   arrays), and the step time it implies for these bytes.
 
-Used by bench_qwen3_decode.py and bench_gemma3_decode.py.
+Used by bench_qwen3_decode.py and bench_gemma3_decode.py; timed by their clock (``--clock``).
 """
 from __future__ import annotations
-
-import time
 
 import numpy as np
 
 from bench_decode import bandwidth
+from bench_llamacpp import CLOCK
 
 
 def step_matrices(model) -> list[np.ndarray]:
@@ -44,10 +43,10 @@ def products_seconds(model, repeats: int) -> tuple[float, int]:
     rows = {m.shape[0]: rng.standard_normal((1, m.shape[0]), dtype=np.float32) for m in mats}
     best = float("inf")
     for _ in range(repeats):
-        t = time.perf_counter()
+        t = CLOCK[0]()
         for m in mats:
             rows[m.shape[0]] @ m                               # [1, C] @ [C, N] -> [1, N]
-        best = min(best, time.perf_counter() - t)
+        best = min(best, CLOCK[0]() - t)
     return best, sum(m.size * m.itemsize for m in mats)
 
 
