@@ -242,7 +242,7 @@ def main() -> None:
                                   if k.startswith(("OPENBLAS", "OMP_", "MKL_"))) or "(none set)"))
         arena = empty_arena(CONFIG, "rows")
         init_params(CONFIG, np.random.default_rng(0), params=arena.params)
-        model = EngineGPT(CONFIG, arena)                    # what load_model returns
+        model = EngineGPT(CONFIG, arena)                    # (load_model now fills "by_width")
         report("GPT-2-124M shape (random weights, rows layout)", model, args)
         if not args.skip_smollm2 and SMOLLM2.exists():
             from minillm.loading import load_gguf_model

@@ -284,9 +284,9 @@ def main() -> None:
     print("env: " + (" ".join(f"{k}={v}" for k, v in os.environ.items()
                               if k.startswith(("OPENBLAS", "OMP_", "MKL_"))) or "(no OPENBLAS_*/OMP_* set)"))
     t = time.perf_counter()
-    arena = empty_arena(CONFIG, "rows")                   # drawn straight into the loaders' layout
+    arena = empty_arena(CONFIG, "rows")                   # the loaders' layout before "by_width"
     init_params(CONFIG, np.random.default_rng(0), params=arena.params)
-    model = EngineGPT(CONFIG, arena)                    # what load_model returns
+    model = EngineGPT(CONFIG, arena)                    # (load_model now fills "by_width": arena.py)
     print(f"model: GPT-2 124M shape, {model.num_parameters():,} parameters (random init "
           f"{time.perf_counter() - t:.1f} s); weights read per token "
           f"{weight_bytes_per_token(model) / 1e6:.0f} MB")

@@ -69,6 +69,12 @@ def make_file(name: str, workdir: Path) -> Path:
     return path
 
 
+# The clock both sides' passes are timed with: wall (default) or, with ``--clock cpu`` in the
+# decode benchmarks, the process's CPU time (on an oversubscribed machine the wall clock counts
+# the time spent waiting for a core; one thread each, so CPU time is the pass's own work).
+CLOCK = [time.perf_counter]
+
+
 class LlamaSide:
     """llama.cpp through the wheel (``scripts/llama_cpp_ref.py`` holds its workarounds)."""
 
@@ -83,9 +89,9 @@ class LlamaSide:
         batch = cy.LlamaBatch(n_tokens=len(ids), embd=0, n_seq_max=1)
         for k, t in enumerate(ids):
             batch.add(int(t), start + k, [0], k == len(ids) - 1)
-        t = time.perf_counter()
+        t = CLOCK[0]()
         ctx.decode(batch)
-        return time.perf_counter() - t
+        return CLOCK[0]() - t
 
     def _next(self, ctx) -> tuple[int, float]:
         """The argmax of the last logits, and its top-2 margin (outside the clock)."""
@@ -99,14 +105,14 @@ class LlamaSide:
         """-> (seconds of the n one-token passes, the n greedy tokens, their top-2 margins)."""
         ctx = self.ref.context(self.exact)
         self._eval(ctx, prompt, 0)
-        tokens, margins, seconds = [], [], 0.0
+        tokens, margins, self.steps = [], [], []          # steps: seconds of each one-token pass
         for i in range(n):
             token, margin = self._next(ctx)
             tokens.append(token)
             margins.append(margin)
-            seconds += self._eval(ctx, [token], len(prompt) + i)
+            self.steps.append(self._eval(ctx, [token], len(prompt) + i))
         del ctx
-        return seconds, tokens, margins
+        return sum(self.steps), tokens, margins
 
     def prompt(self, ids) -> float:
         ctx = self.ref.context(self.exact)
@@ -121,24 +127,28 @@ class LlamaSide:
 class MinillmSide:
     """minillm's engine (``load_model``), a preallocated KV cache, greedy."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, layout: str | None = None):
         self.model, _ = load_model(path)
+        if layout is not None:                 # the same weights copied into another arena layout
+            from minillm.engine import EngineGPT, to_arena
+            c = self.model.config
+            self.model = EngineGPT(c, to_arena(self.model.params, c, layout))
 
     def _eval(self, ids, cache) -> tuple[float, np.ndarray]:
         x = np.array(ids)[None]                                            # [1, T]
-        t = time.perf_counter()
+        t = CLOCK[0]()
         logits = self.model(x, cache=cache, last_only=True)                # [1, 1, V]
-        return time.perf_counter() - t, logits[0, -1]
+        return CLOCK[0]() - t, logits[0, -1]
 
     def decode(self, prompt, n: int) -> tuple[float, list[int]]:
         cache = KVCache(self.model.config, 1, capacity=len(prompt) + n)
         _, logits = self._eval(prompt, cache)
-        tokens, seconds = [], 0.0
+        tokens, self.steps = [], []                       # steps: seconds of each one-token pass
         for _ in range(n):
             tokens.append(int(logits.argmax()))
             dt, logits = self._eval([tokens[-1]], cache)
-            seconds += dt
-        return seconds, tokens
+            self.steps.append(dt)
+        return sum(self.steps), tokens
 
     def prompt(self, ids) -> float:
         return self._eval(ids, KVCache(self.model.config, 1, capacity=len(ids)))[0]

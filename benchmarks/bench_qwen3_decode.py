@@ -15,7 +15,11 @@ then ``--tokens`` greedy tokens one forward pass each; tokens/s over those passe
 argmax and the wheel's copy of llama.cpp's logits outside the clock). Rounds alternate which
 engine goes first; the figures are the median of the rounds (and the best), the ratio minillm /
 llama.cpp of the medians. llama.cpp runs without flash attention and with an F32 KV cache (exact
-float32 attention, as minillm). The greedy tokens of the two are compared.
+float32 attention, as minillm). The greedy tokens of the two are compared. Also printed: the
+``OPENBLAS_*`` settings, the load average each round, each round's median step in ms, and the
+bound (``decode_bound.py``: the step's weight products alone and the streaming rate, measured in
+the same run). ``--also-rows`` adds minillm with its arena in the "rows" layout (the loaders'
+before "by_width") as a third side, for a before / after in one run.
 """
 from __future__ import annotations
 
@@ -33,7 +37,10 @@ from pathlib import Path  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "scripts"), str(ROOT / "benchmarks")]
 from bench_decode import blas_info  # noqa: E402
+import bench_decode  # noqa: E402
+import bench_llamacpp  # noqa: E402
 from bench_llamacpp import LlamaSide, MinillmSide, agreement, llama_build  # noqa: E402
+from decode_bound import bound_lines  # noqa: E402
 
 from minillm import GPT, ModelConfig, Tokenizer  # noqa: E402
 
@@ -51,12 +58,21 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="2 layers, 16 tokens, 2 rounds")
+    parser.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                        help="time the passes by wall clock or by this process's CPU time")
+    parser.add_argument("--also-rows", action="store_true",
+                        help='also time minillm with its arena in the "rows" layout')
     args = parser.parse_args()
     if args.quick:
         args.layers, args.tokens, args.rounds = 2, 16, 2
     from threadpoolctl import threadpool_limits
+    if args.clock == "cpu":
+        bench_llamacpp.CLOCK[0] = bench_decode.clock = time.process_time
     threadpool_limits(1)                                # whatever the environment said
-    print(f"BLAS: {blas_info()}; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    print(f"BLAS: {blas_info()}; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; "
+          f"clock: {args.clock}")
+    print("env: " + (" ".join(f"{k}={v}" for k, v in os.environ.items()
+                              if k.startswith(("OPENBLAS", "OMP_", "MKL_"))) or "(none set)"))
     print(f"{llama_build()}; n_threads=1; flash attention off, F32 KV cache")
     tok = Tokenizer.load("gpt2")
     config = qwen3_config(args.layers, tok.vocab_size)
@@ -69,16 +85,23 @@ def main() -> None:
               f"{time.perf_counter() - t:.1f} s")
         llama = LlamaSide(path, n_ctx=16 + args.tokens, exact=True)
         mine = MinillmSide(path)
-        for side in (llama, mine):                                          # warm up
+        for line in bound_lines(mine.model):
+            print(line)
+        sides = {"l": llama, "m": mine}
+        if args.also_rows:
+            sides["r"] = MinillmSide(path, "rows")
+        for side in sides.values():                                         # warm up
             side.decode(prompt, 4)
-        rates, greedy = {"l": [], "m": []}, {}
+        rates, greedy = {tag: [] for tag in sides}, {}
         for k in range(args.rounds):
-            sides = [("l", llama), ("m", mine)][::1 if k % 2 == 0 else -1]  # who goes first
-            for tag, side in sides:
+            for tag, side in list(sides.items())[::1 if k % 2 == 0 else -1]:  # who goes first
                 seconds, *greedy[tag] = side.decode(prompt, args.tokens)
                 rates[tag].append(args.tokens / seconds)
-            print(f"  round {k + 1}: llama.cpp {rates['l'][-1]:.2f}, minillm {rates['m'][-1]:.2f} "
-                  f"tokens/s (load average {os.getloadavg()[0]:.2f})", flush=True)
+            rows = f", minillm rows {rates['r'][-1]:.2f}" if args.also_rows else ""
+            steps = ", ".join(f"{statistics.median(s.steps) * 1e3:.1f}" for s in sides.values())
+            print(f"  round {k + 1}: llama.cpp {rates['l'][-1]:.2f}, minillm {rates['m'][-1]:.2f}"
+                  f"{rows} tokens/s; median step ms {steps} (load average "
+                  f"{os.getloadavg()[0]:.2f})", flush=True)
         llama.close()
     check = agreement(greedy["m"][0], *greedy["l"])
     l_med, m_med = statistics.median(rates["l"]), statistics.median(rates["m"])
@@ -88,6 +111,10 @@ def main() -> None:
     print("|---|---|---|---|")
     print(f"| qwen3-shaped f32, {args.layers} layers | {l_med:.2f} ({max(rates['l']):.2f}) | "
           f"{m_med:.2f} ({max(rates['m']):.2f}) | {m_med / l_med:.2f}x |")
+    if args.also_rows:
+        r_med = statistics.median(rates["r"])
+        print(f"minillm rows layout: {r_med:.2f} tokens/s median, rows / llama.cpp = "
+              f"{r_med / l_med:.2f}x; by_width / rows = {m_med / r_med:.2f}x")
 
 
 if __name__ == "__main__":

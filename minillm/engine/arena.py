@@ -28,13 +28,24 @@ An ``Arena`` is ``params`` (a ``GPTParams`` whose every entry is a view into the
   and the lookup ``wte[ids]`` reads contiguous rows. The "decode" layout stores the head [C, V]
   and hands out ``params.wte`` as the transposed view (the lookup then gathers C strided values).
 
-Two layouts: "rows" (the loaders'): every matrix a product reads — the joined ones, wo, w_down
+Three layouts. "rows": every matrix a product reads — the joined ones, wo, w_down
 and the head — is stored by output row, Wᵀ [N, C] (torch's nn.Linear order), and handed out
 as the [C, N] view ``W = Wᵀ.T`` (an ndarray), so that one row streams it in one matrix-vector
 product and 2 to 32 rows (a batch, or the positions speculative decoding verifies) read it in
 32-row tiles without packing it first (``rows.py``); the tied wte [V, C] is then already the
 head's order. "decode": the same joins with [C, N] matrices and the tied head stored [C, V]
 (the benchmarks time it beside "rows": the same one row, ~3x slower for 8 rows).
+"by_width" (what ``EngineGPT.empty``, and so the loaders, and ``to_engine`` use): each matrix
+stored the way ONE row's product streams it best — by output row (as "rows") when it is
+narrower than its input (N < C: w_down, and wo when H·D > C), as [C, N] (as "decode") otherwise
+(the joined Q|K|V and gate|up, the head — the tied wte then seen transposed). Why: a one-row
+product over Wᵀ [N, C] is N dot products of length C, and OpenBLAS's kernels for that run
+slower the shorter C is (its Haswell kernels, measured: 15-17 GB/s at C = 576-768, 20 at
+1024, 23 at 2048, per CPU second), while the product over [C, N] streams rows of N at one rate
+(24-26) whatever C is; on OpenBLAS's SkylakeX kernels the two were within a few per cent.
+Rows of 2 to 32 then take the general product for the [C, N] matrices (``rows.py``): on the
+Haswell kernels that ran faster than the tiles of Wᵀ at every row count measured (2-32); on the
+SkylakeX kernels the tiles ran 8 rows ~3x faster than [C, N] (benchmarks/README.md, "Widths").
 
 subtle: the joined matrices share the parameters' numbers, so writing into wq in place
 (``wq[...] = new``) changes ``qkv``; REPLACING ``params.blocks[i].attn.wq`` by another array would
@@ -74,17 +85,16 @@ class Arena:
 SIDE_BY_SIDE = {"attn": (("wq", "wk", "wv"), "qkv"), "ffn": (("w_gate", "w_up"), "gate_up")}
 
 
-LAYOUTS = ("rows", "decode")
+LAYOUTS = ("rows", "decode", "by_width")
 # The matrices a product multiplies by (``x @ W``): the ones the "rows" layout stores as Wᵀ.
 PRODUCTS = ("wq", "wk", "wv", "wo", "w_up", "w_gate", "w_down", "lm_head")
 
 
-def empty_arena(config: ModelConfig, layout: str = "rows") -> Arena:
+def empty_arena(config: ModelConfig, layout: str = "by_width") -> Arena:
     """Parameters whose every tensor is a view into one new, uninitialised float32 block
-    (layout "rows" or "decode", as above)."""
+    (layout "by_width", "rows" or "decode", as below)."""
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-    by_rows = layout == "rows"
     shapes = param_shapes(config)
     block = np.empty(sum(math.prod(s) for s in shapes.values()), dtype=np.float32)   # [N] all weights
     views, joined, start = {}, {}, 0
@@ -98,20 +108,36 @@ def empty_arena(config: ModelConfig, layout: str = "rows") -> Arena:
             prefix, members = group
             width = sum(shapes[m][1] for m in members)
             whole = block[start:start + shape[0] * width]      # [C·ΣN]
-            whole = whole.reshape(width, shape[0]).T if by_rows else whole.reshape(shape[0], width)
+            if stored_by_rows(layout, (shape[0], width)):
+                whole = whole.reshape(width, shape[0]).T       # stored [ΣN, C], seen [C, ΣN]
+            else:
+                whole = whole.reshape(shape[0], width)         # stored [C, ΣN]
             n, col = whole.size, 0
             for m in members:
                 views[m] = whole[:, col:col + shapes[m][1]]    # [C, N_m] columns (a view)
                 col += shapes[m][1]
             joined[prefix] = whole
-        elif name == "wte" and config.tie_embeddings and not by_rows:   # stored as the head reads it
+        elif (name == "wte" and config.tie_embeddings
+              and not stored_by_rows(layout, shape[::-1])):    # stored as the head reads it
             views[name] = flat.reshape(shape[::-1]).T          # [C, V] -> transposed view [V, C]
-        elif by_rows and name.rpartition(".")[2] in PRODUCTS:  # stored Wᵀ [N, C], seen [C, N] (experts: each)
+        elif (name.rpartition(".")[2] in PRODUCTS
+              and stored_by_rows(layout, shape)):              # stored Wᵀ [N, C], seen [C, N] (experts: each)
             views[name] = flat.reshape(*shape[:-2], shape[-1], shape[-2]).swapaxes(-1, -2)
         else:
             views[name] = flat.reshape(shape)                  # [n] -> the tensor's shape (a view)
         start += n
     return _params_with_joined(views, joined, config)
+
+
+def stored_by_rows(layout: str, shape: tuple[int, ...]) -> bool:
+    """Is a product matrix of ``shape`` [..., C, N] stored by output row (Wᵀ [N, C]) in
+    ``layout``? "rows": always; "decode": never; "by_width": when N < C (above).
+
+    Example: stored_by_rows("by_width", (2048, 640)) -> True (a w_down);
+    stored_by_rows("by_width", (640, 4096)) -> False (a gate|up)."""
+    if layout == "by_width":
+        return shape[-1] < shape[-2]
+    return layout == "rows"
 
 
 def _params_with_joined(views: dict, joined: dict, config: ModelConfig) -> Arena:
@@ -136,7 +162,7 @@ def _side_by_side_group(name: str, shapes: dict) -> tuple[str, list[str]] | None
 
 
 def to_arena(params: GPTParams | dict[str, np.ndarray], config: ModelConfig,
-             layout: str = "rows") -> Arena:
+             layout: str = "by_width") -> Arena:
     """Float32 copies of ``params`` (a GPTParams or its ``named()`` dict) in one new arena
     (``layout`` as for ``empty_arena``). Wrong names or shapes raise ValueError. Editing the
     originals afterwards changes nothing."""

@@ -103,9 +103,9 @@ def _leaves(params: GPTParams) -> list[tuple[object, str, object]]:
             if name not in ("blocks", "norm_f") and getattr(h, name) is not None]
 
 
-def to_engine(model: GPT, layout: str = "rows") -> EngineGPT:
-    """An ``EngineGPT`` with float32 copies of ``model``'s weights in a new arena ("rows", the
-    loaders' layout, or "decode")."""
+def to_engine(model: GPT, layout: str = "by_width") -> EngineGPT:
+    """An ``EngineGPT`` with float32 copies of ``model``'s weights in a new arena ("by_width",
+    the loaders' layout, "rows" or "decode": ``arena.py``)."""
     return EngineGPT(model.config, to_arena(model.params, model.config, layout))
 
 
