@@ -102,7 +102,7 @@ print(f"one stream's bound: {bandwidth / (4 * matrix_params):.1f} tokens/s for G
 
 # %%
 cfg = ModelConfig(vocab_size=8192, n_ctx=64, d_model=512, n_heads=8, n_layers=8)
-mem_model = to_engine(GPT(cfg, seed=0), layout="rows")      # as loaded (the engine's default)
+mem_model = to_engine(GPT(cfg, seed=0), layout="rows")      # each matrix by output row (appendix)
 P_mem = mem_model.num_parameters()
 print(f"{P_mem / 1e6:.0f} M parameters = {4 * P_mem / 1e6:.0f} MB float32")
 
@@ -252,11 +252,13 @@ print(repr(tok.decode(fast)))
 # products (each reading W), so the engine's `linear` (`minillm/engine/ops.py`) flattens it to
 # `x [B·T, C] @ W`: one product, one read. For a few rows, OpenBLAS's matrix product first copies
 # ("packs") W into blocks, and for so few rows the copy costs more than the arithmetic. The
-# loaders' "rows" layout (`minillm/engine/rows.py`), used above, stores each matrix as
+# "rows" layout (`minillm/engine/rows.py`), used above, stores each matrix as
 # Wᵀ [N, C], one row per output, so 32 outputs are 32 contiguous rows: each such tile is small
 # enough for OpenBLAS's small-matrix kernel, which reads it where it lies, and one row still
 # takes one matrix-vector product. The "decode" layout (W stored [C, N], one product) is timed
 # beside it, the same way as section 2. Ratios, not promises: the output is this machine today.
+# (The loaders' default, "by_width", mixes the two: a matrix narrower than its input by output
+# row, every other one [C, N]; which wins depends on the BLAS kernels, see benchmarks/README.md.)
 
 # %%
 by_columns = to_engine(mem_model, layout="decode")           # same weights, stored [C, N]
