@@ -84,3 +84,33 @@ def test_rendering_a_prefix_is_a_prefix_of_the_rendering(name, messages):
     for k in range(1, len(messages)):
         assert fmt.render(messages, False).startswith(fmt.render(messages[:k], False))
     assert fmt.render(messages, True).startswith(fmt.render(messages, False))
+
+
+# ---- a chat with a model whose file carries one of these templates ------------------------------
+TEXT = ("system user assistant\nWhat is the capital of France? Paris is the capital.\n") * 20
+SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>"]
+
+
+@pytest.fixture(scope="module")
+def model_and_tokenizer():
+    from minillm import GPT, ModelConfig
+    from minillm.tokenizer.tokenizer import Tokenizer
+    tok = Tokenizer.train(TEXT, vocab_size=300, special_tokens=SPECIALS)
+    config = ModelConfig(arch="llama", vocab_size=tok.vocab_size, n_ctx=1024, d_model=32,
+                         n_heads=4, n_kv_heads=2, n_layers=2, d_ff=64, rope_theta=10000.0)
+    return GPT(config, seed=0), tok
+
+
+@pytest.mark.parametrize("name, stop", [("olmo2", ["<|endoftext|>"]),
+                                        ("smollm3-unsloth", ["<|im_end|>"])])
+def test_a_chat_talks_in_the_format_its_template_names(model_and_tokenizer, name, stop):
+    from minillm.chat.conversation import Chat
+    model, tok = model_and_tokenizer
+    tok.gguf_metadata = {"tokenizer.chat_template": (STRING, DATA[name]["template"])}
+    chat = Chat(model, tok, system="Be brief.", max_new_tokens=3, temperature=0)
+    assert chat.format.name == name and "recognised from the model's chat template" in \
+        chat.format_note
+    assert chat.stop_ids == tuple(sorted(tok.special_tokens[s] for s in stop))
+    reply = chat.ask("What is the capital of France?")
+    assert chat.prompt_ids() == get_format(name).ids(tok, chat.conversation())
+    assert chat.conversation()[-1] == {"role": "assistant", "content": reply}
