@@ -21,8 +21,8 @@ Where the templates come from (offline copies; the source of each is stored in i
   --gpt2 DIR        GPT-2's encoder.json and vocab.bpe
   --sdist DIR       ``vendor/llama.cpp`` of the PyPI sdist ``llama-cpp-python==0.3.36`` (a newer
                     llama.cpp: ``models/templates/HuggingFaceTB-SmolLM3-3B.jinja``)
-  --olmo2 FILE      OLMo 2 Instruct's template: ``chat_template`` of allenai/OLMo-2-1124-13B-Instruct's
-                    tokenizer_config.json, as text
+  --olmo2 FILE      OLMo 2 Instruct's template: ``chat_template`` of the tokenizer_config.json of
+                    allenai/OLMo-2-1124-13B-Instruct, as text
   --smollm3 FILE    SmolLM3's template as Hugging Face ships it (HuggingFaceTB/SmolLM3-3B): it calls
                     ``strftime_now``, which renders here as a fixed day (SMOLLM3_DAY)
 
@@ -49,10 +49,10 @@ OUT = REPO / "tests" / "fixtures" / "chat_templates"
 LLAMA_CPP = "ggml-org/llama.cpp (fork ye-NX/llama.cpp @ 1eeb523c3e0c7ffbd59469f5463dcbdecba3535e)"
 TRL = "huggingface/trl @ f2cd57710ae345ea6428ae95363267fcf38a3dc8"
 LLAMA_CPP_SDIST = "llama.cpp as vendored in the PyPI sdist llama-cpp-python==0.3.36"
-OLMO2_COPY = ("github.com/mauer4/Attention-From-Scratch @ 7b2eb9540b3955e12c8645aa55cb131d38223f01: "
-              "weights/allenai/OLMo-2-1124-13B-Instruct/tokenizer_config.json")
-SMOLLM3_COPY = ("the raw-string ``smollm3`` template of a Swift Jinja test suite, ChatTemplates.swift "
-                "'Created by Anthony DePasquale', unindented")
+OLMO2_COPY = ("github.com/mauer4/Attention-From-Scratch @ 7b2eb9540b3955e12c8645aa55cb131d38223f01:"
+              " weights/allenai/OLMo-2-1124-13B-Instruct/tokenizer_config.json")
+SMOLLM3_COPY = ("the raw-string ``smollm3`` template of a Swift Jinja test suite, "
+                "ChatTemplates.swift 'Created by Anthony DePasquale', unindented")
 
 LLAMA3 = ["<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>", "<|end_header_id|>",
           "<|eot_id|>", "<|eom_id|>"]
