@@ -23,7 +23,9 @@ of its fixture (same order) -> the ids, or "refused"; and the part of the vocabu
 renderings can touch (as scripts/make_llamacpp_vocab_fixtures.py reduces one: same ids, scores,
 merges in order), so the test needs no 1-8 MB vocabulary file. Not for olmo2: cl100k_base ships
 with minillm (weights/tokenizers). Before writing, minillm's tokenizer from the reduced
-vocabulary is checked to give the same ids as from the whole one, for every case.
+vocabulary is checked to give the same ids as from the whole one, for every case, and llama.cpp
+(cyllama 0.2.18, build b9190) to give transformers' ids for every rendered text of a GGUF
+vocabulary (``parse_special``, no BOS added): two references, one answer.
 
     python scripts/make_chat_real_tokenizer_fixtures.py \\
         --models llama_cpp_python-0.3.36/vendor/llama.cpp/models \\
@@ -99,6 +101,19 @@ def minillm_tokenizer(name: str, meta):
     return tokenizer_from_gguf_metadata(meta)
 
 
+def llama_cpp_ids(meta: dict, texts: list[str]) -> list[list[int]]:
+    """llama.cpp's ids for each text, special tokens parsed, nothing added."""
+    from cyllama.llama import llama_cpp as cy
+    from make_llamacpp_vocab_fixtures import model_file
+    cy.disable_logging()
+    with tempfile.TemporaryDirectory() as d:
+        model = cy.LlamaModel(str(model_file(meta, Path(d) / "m.gguf")), cy.LlamaModelParams())
+        vocab = model.get_vocab()      # subtle: a vocabulary must not outlive its model
+        ids = [list(vocab.tokenize(t, add_special=False, parse_special=True)) for t in texts]
+        del vocab, model
+    return ids
+
+
 def with_options(name, options):
     return get_format(name).with_options(**options) if options else get_format(name)
 
@@ -132,7 +147,7 @@ def main():
                                                    "AutoTokenizer.from_pretrained(gguf_file)"),
                   "versions": {p: importlib.metadata.version(p)
                                for p in ("transformers", "tokenizers", "jinja2", "gguf")}}
-        texts, equal, total = [], 0, 0
+        texts, equal, total, rendered, expected = [], 0, 0, [], []
         for fmt in formats:
             data = json.loads((TEMPLATES / f"{fmt}.json").read_text(encoding="utf-8"))
             hf.bos_token, hf.eos_token = data["bos_token"] or None, data["eos_token"]
@@ -144,12 +159,17 @@ def main():
                 kw = dict(chat_template=data["template"], tokenize=True, return_dict=False,
                           add_generation_prompt=case["add_generation_prompt"], **case["options"])
                 ids.append(list(hf.apply_chat_template(case["messages"], **kw)))
+                rendered.append(case["text"])
+                expected.append(ids[-1])
                 ours = with_options(fmt, case["options"]).ids(tok, case["messages"],
                                                               case["add_generation_prompt"])
                 equal, total = equal + (ours == ids[-1]), total + 1
             record["formats"][fmt] = ids
             texts += text_runs(data, tok.special_tokens)
         if meta is not None:
+            assert llama_cpp_ids(meta, rendered) == expected, name
+            record["llama_cpp"] = (f"llama.cpp b9190 (cyllama 0.2.18) gives the same ids for all "
+                                   f"{len(rendered)} rendered texts")
             record["vocab_reduced"] = reduced(meta, texts)
             stored = json.loads(json.dumps(record["vocab_reduced"]))      # (ids as str keys)
             small = tokenizer_from_gguf_metadata(metadata(stored))
