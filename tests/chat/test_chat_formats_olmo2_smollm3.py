@@ -33,7 +33,7 @@ def test_a_chat_dates_smollm3_today_and_says_so(monkeypatch):
     fmt, note = choose_format(tok)
     assert fmt.name == "smollm3" and fmt.options["date_string"] == "07 March 2031"
     assert note.endswith("recognised from the model's chat template; dated 07 March 2031 "
-                         "(today), as its template")
+                         "(today), as SmolLM3's template does")
     fixed = get_format("smollm3").with_options(date_string="01 May 2030")
     assert choose_format(tok, fixed)[0].options["date_string"] == "01 May 2030"   # kept as given
     assert choose_format(tok, "smollm3-unsloth")[1] == ("chat format smollm3-unsloth (SmolLM3 "

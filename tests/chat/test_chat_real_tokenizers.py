@@ -14,11 +14,11 @@ Reference: tests/fixtures/chat_templates/real/<vocab>.json.gz
 
 llama.cpp (b9190) gives the same ids as transformers for every rendered text of the GGUF
 vocabularies (checked by the script). The GGUF vocabularies are stored reduced to what these
-conversations touch (same ids, scores and merges); cl100k_base ships with minillm. Not checked with a real tokenizer (none offline): gemma2
-and gemma3 (llama.cpp ships Gemma 4's vocabulary, which has no <start_of_turn>), mistral and
-mistral-tekken (llama.cpp's llama-spm is Llama 2's, without Mistral's [INST] control tokens),
-qwen3 (Qwen2's vocabulary lacks <think>), smollm3 and smollm3-unsloth (no SmolLM3 vocabulary).
-Exact equality of ids.
+conversations touch (same ids, scores and merges); cl100k_base ships with minillm. Not checked with
+a real tokenizer (none offline): gemma2 and gemma3 (llama.cpp ships Gemma 4's vocabulary, which has
+no <start_of_turn>), mistral and mistral-tekken (llama.cpp's llama-spm is Llama 2's, without
+Mistral's [INST] control tokens), qwen3 (Qwen2's vocabulary lacks <think>), smollm3 and
+smollm3-unsloth (no SmolLM3 vocabulary). Exact equality of ids.
 """
 import functools
 import gzip

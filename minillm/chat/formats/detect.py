@@ -110,4 +110,5 @@ def dated(fmt, note: str):
     if fmt.name != "smollm3" or fmt.options["date_string"] is not None:
         return fmt, note
     today = time.strftime("%d %B %Y")
-    return fmt.with_options(date_string=today), f"{note}; dated {today} (today), as its template"
+    return fmt.with_options(date_string=today), f"{note}; dated {today} (today), as SmolLM3's " \
+                                                "template does"

@@ -56,10 +56,8 @@ THINK_SYSTEM = [  # (the <think> and </think> it mentions are the markers, as th
 EMPTY_THINK = [THINK, "\n\n", UNTHINK, "\n"]
 
 
-def system_block(system: str | None, think: bool, date_string: str | None) -> list[str]:
+def system_block(custom: str | None, think: bool, date_string: str | None) -> list[str]:
     """The block up to the custom instructions' end (``date_string`` None: no date line)."""
-    custom = None if system is None else \
-        system.replace("/no_think", "").replace("/think", "").rstrip()
     date = "" if date_string is None else f"Today Date: {date_string}\n"
     head = (f"system\n## Metadata\n\nKnowledge Cutoff Date: June 2025\n{date}Reasoning Mode: "
             f"{'/think' if think else '/no_think'}\n\n## Custom Instructions\n\n")
@@ -81,11 +79,13 @@ def smollm3(messages, add_generation_prompt, enable_thinking: bool = True,
         think = False
     elif system is not None and "/think" in system:
         think = True
-    if original and system is not None and "/system_override" in system:
-        custom = system.replace("/no_think", "").replace("/think", "").rstrip()
+    # the system message without its switches: the "custom instructions"
+    custom = None if system is None else \
+        system.replace("/no_think", "").replace("/think", "").rstrip()
+    if original and custom is not None and "/system_override" in system:
         out = [START, "system\n" + custom.replace("/system_override", "").rstrip(), END, "\n"]
     else:
-        out = system_block(system, think, date_string if original else None)
+        out = system_block(custom, think, date_string if original else None)
         out += [] if original else [END, "\n"]       # the original leaves it open (no tools)
     for m in messages:
         if m["role"] == "user":
