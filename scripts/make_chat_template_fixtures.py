@@ -19,9 +19,16 @@ Where the templates come from (offline copies; the source of each is stored in i
                     templates", stored to recognise models)
   --gguf FILE       SmolLM2-135M-Instruct's GGUF (its ``tokenizer.chat_template``)
   --gpt2 DIR        GPT-2's encoder.json and vocab.bpe
+  --sdist DIR       ``vendor/llama.cpp`` of the PyPI sdist ``llama-cpp-python==0.3.36`` (a newer
+                    llama.cpp: ``models/templates/HuggingFaceTB-SmolLM3-3B.jinja``)
+  --olmo2 FILE      OLMo 2 Instruct's template: ``chat_template`` of the tokenizer_config.json of
+                    allenai/OLMo-2-1124-13B-Instruct, as text
+  --smollm3 FILE    SmolLM3's template as Hugging Face ships it (HuggingFaceTB/SmolLM3-3B): it calls
+                    ``strftime_now``, which renders here as a fixed day (SMOLLM3_DAY)
 
     python scripts/make_chat_template_fixtures.py --llama-cpp ../llama.cpp --trl ../trl \\
-        --gguf ../shared/data/models/SmolLM2-135M-Instruct.Q4_1.gguf --gpt2 ../shared/data/tokenizers/gpt2
+        --gguf ../shared/data/models/SmolLM2-135M-Instruct.Q4_1.gguf --gpt2 ../shared/data/tokenizers/gpt2 \\
+        --sdist llama_cpp_python-0.3.36/vendor/llama.cpp --olmo2 olmo2.jinja --smollm3 smollm3.jinja
 
 Stored: one JSON per format, ``{format, sources, template, detect_also, bos_token, eos_token,
 special_tokens, cases: [{name, messages, add_generation_prompt, options, text, ids} or {...,
@@ -29,16 +36,23 @@ refused}]}``.
 """
 import argparse
 import ast
+import datetime
 import importlib.metadata
 import json
 from pathlib import Path
 
+import transformers.utils.chat_template_utils as chat_template_utils
 from transformers import GPT2TokenizerFast
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "tests" / "fixtures" / "chat_templates"
 LLAMA_CPP = "ggml-org/llama.cpp (fork ye-NX/llama.cpp @ 1eeb523c3e0c7ffbd59469f5463dcbdecba3535e)"
 TRL = "huggingface/trl @ f2cd57710ae345ea6428ae95363267fcf38a3dc8"
+LLAMA_CPP_SDIST = "llama.cpp as vendored in the PyPI sdist llama-cpp-python==0.3.36"
+OLMO2_COPY = ("github.com/mauer4/Attention-From-Scratch @ 7b2eb9540b3955e12c8645aa55cb131d38223f01:"
+              " weights/allenai/OLMo-2-1124-13B-Instruct/tokenizer_config.json")
+SMOLLM3_COPY = ("the raw-string ``smollm3`` template of a Swift Jinja test suite, "
+                "ChatTemplates.swift 'Created by Anthony DePasquale', unindented")
 
 LLAMA3 = ["<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>", "<|end_header_id|>",
           "<|eot_id|>", "<|eom_id|>"]
@@ -46,6 +60,8 @@ GEMMA = ["<bos>", "<eos>", "<start_of_turn>", "<end_of_turn>"]
 PHI3 = ["<s>", "</s>", "<|system|>", "<|user|>", "<|assistant|>", "<|end|>"]
 MISTRAL = ["<s>", "</s>", "[INST]", "[/INST]"]
 CHATML = ["<|im_start|>", "<|im_end|>"]
+SMOLLM3_DAY = datetime.datetime(2026, 12, 3)       # strftime_now's "today" for SmolLM3's template
+SMOLLM3_DATE = {"date_string": SMOLLM3_DAY.strftime("%d %B %Y")}
 
 # format: (template source (kind, path or test name), detect_also, specials, bos, eos, options)
 FAMILIES = {
@@ -71,7 +87,16 @@ FAMILIES = {
                 MISTRAL, "<s>", "</s>", {}),
     "mistral-tekken": (("llama.cpp", "mistralai-Mistral-Nemo-Instruct-2407.jinja"), [],
                        MISTRAL, "<s>", "</s>", {}),
+    "olmo2": (("olmo2", "allenai/OLMo-2-1124-13B-Instruct"), [], ["<|endoftext|>"],
+              "<|endoftext|>", "<|endoftext|>", {}),
+    "smollm3": (("smollm3", "HuggingFaceTB/SmolLM3-3B"), [], CHATML + ["<think>", "</think>"], "",
+                "<|im_end|>", {}),
+    "smollm3-unsloth": (("sdist", "HuggingFaceTB-SmolLM3-3B.jinja"), [],
+                        CHATML + ["<think>", "</think>"], "", "<|im_end|>", {}),
 }
+# formats whose cases are rendered with these option sets only (else: {} and the family's options)
+VARIANTS = {"smollm3": [SMOLLM3_DATE, {**SMOLLM3_DATE, "enable_thinking": False}],
+            "smollm3-unsloth": [{}, {"enable_thinking": False}]}
 
 
 def m(role, content):
@@ -108,6 +133,14 @@ THINK = [
     ("think_empty", [U1, m("assistant", "<think>\n\n</think>\n\nDone")], False),
     ("tool_response_user", [U1, A1, m("user", "<tool_response>\n42\n</tool_response>")], True),
 ]
+SMOLLM3 = [      # the reasoning-mode switches in the system message, and the override
+    ("system_no_think", [m("system", "Be brief. /no_think  "), U1, A1, U2], True),
+    ("system_think", [m("system", "/think\nBe thorough."), U1], True),
+    ("system_only_no_think", [m("system", "/no_think"), U1], True),
+    ("system_both", [m("system", "a /think b /no_think"), U1, A1], False),
+    ("system_override", [m("system", "Only this. /system_override /no_think "), U1, A1, U2], True),
+    ("reply_leading_newlines", [U1, m("assistant", "\n\nHi there\n"), U2], True),
+]   # (no empty conversation: transformers refuses every one, whatever the template)
 
 
 def template_text(source, args) -> str:
@@ -116,6 +149,10 @@ def template_text(source, args) -> str:
         return (Path(args.llama_cpp) / "models" / "templates" / where).read_text()
     if kind == "trl":
         return (Path(args.trl) / "trl" / "chat_templates" / where).read_text()
+    if kind == "sdist":
+        return (Path(args.sdist) / "models" / "templates" / where).read_text()
+    if kind in ("olmo2", "smollm3"):
+        return Path(getattr(args, kind)).read_text()
     if kind == "test":                       # a C++ string literal in test-chat-template.cpp
         src = (Path(args.llama_cpp) / "tests" / "test-chat-template.cpp").read_text()
         start = src.index('/* .template_str= */', src.index(f'/* .name= */ "{where}'))
@@ -131,7 +168,11 @@ def source_name(source) -> str:
             "trl": f"{TRL}: trl/chat_templates/{where}",
             "test": f"{LLAMA_CPP}: tests/test-chat-template.cpp, test case {where!r}",
             "gguf": "SmolLM2-135M-Instruct.Q4_1.gguf (HuggingFaceTB/SmolLM2-135M-Instruct): "
-                    "tokenizer.chat_template"}[kind]
+                    "tokenizer.chat_template",
+            "sdist": f"{LLAMA_CPP_SDIST}: models/templates/{where} (its header: \"Edits made by "
+                     "Unsloth to make it work for most inference engines\")",
+            "olmo2": f"{where}: tokenizer_config.json chat_template (a copy at {OLMO2_COPY})",
+            "smollm3": f"{where}: chat_template.jinja (a verbatim copy: {SMOLLM3_COPY})"}[kind]
 
 
 def tokenizer_for(specials, bos, eos, gpt2: Path):
@@ -162,18 +203,26 @@ def compact_json(data: dict) -> str:
 
 def main():
     ap = argparse.ArgumentParser()
-    for flag in ("--llama-cpp", "--trl", "--gguf", "--gpt2"):
+    for flag in ("--llama-cpp", "--trl", "--gguf", "--gpt2", "--sdist", "--olmo2", "--smollm3"):
         ap.add_argument(flag, required=True)
+    ap.add_argument("--only", nargs="*", default=None, help="these formats only")
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
+    # SmolLM3's template always asks for today's date: a fixed day, the one its fixture names
+    chat_template_utils.datetime = type("FixedDay", (datetime.datetime,),
+                                        {"now": classmethod(lambda cls, tz=None: SMOLLM3_DAY)})
     for name, (source, also, specials, bos, eos, options) in FAMILIES.items():
+        if args.only is not None and name not in args.only:
+            continue
         template = template_text(source, args)
         tok = tokenizer_for(specials, bos, eos, Path(args.gpt2))
         cases = []
-        extra = THINK if name == "qwen3" else []
+        extra = THINK if name == "qwen3" else SMOLLM3 if name.startswith("smollm3") else []
         for case, messages, gen in CASES + extra:
             # subtle: Llama 3.2's template dates its preamble with today's date unless given one
-            for opts in [options] if name == "llama3.2" else [{}] + ([options] if options else []):
+            variants = VARIANTS.get(name) or ([options] if name == "llama3.2" else
+                                              [{}] + ([options] if options else []))
+            for opts in variants:
                 label = case + "".join(f"+{k}={v}" for k, v in opts.items())
                 cases.append({"name": label, "messages": messages, "add_generation_prompt": gen,
                               "options": opts, **render(tok, template, messages, gen, opts)})

@@ -14,9 +14,10 @@ gets the list of commands. ``/candidates K`` shows, for each token of the follow
 most likely tokens before and after the sampling settings (``/candidates 0``: off);
 ``--reference`` runs the readable model (minillm/model/'s code) instead of the engine.
 
-The chat format (ChatML, Llama 3 headers, Gemma turns, Phi-3 tags, Mistral [INST]: minillm/chat/
-formats/) is recognised from the model's chat template; one line on stderr says which (or that
-none was recognised and ChatML is used); ``--chat-format NAME`` chooses it.
+The chat format (ChatML, Llama 3 headers, Gemma turns, Phi-3 tags, Mistral [INST], OLMo 2's
+Tülu tags, SmolLM3's metadata block: minillm/chat/formats/) is recognised from the model's chat
+template; one line on stderr says which (or that none was recognised and ChatML is used);
+``--chat-format NAME`` chooses it.
 """
 from __future__ import annotations
 

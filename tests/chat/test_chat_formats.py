@@ -174,8 +174,9 @@ def test_ids_equal_tokenising_the_rendered_text_when_content_spells_no_marker(na
     """Hugging Face's ids: the rendered string tokenised with its specials on."""
     if name.startswith(("gemma2", "mistral")):
         messages = [m for m in messages if m["role"] != "system"]
-    fmt, tok = with_options(name, {"date_string": "1 Jan 2025"} if name == "llama3.2" else {}), \
-        TOKENIZERS[name]
+    dated = {"llama3.2": {"date_string": "1 Jan 2025"},
+             "smollm3": {"date_string": "01 January 2025"}}
+    fmt, tok = with_options(name, dated.get(name, {})), TOKENIZERS[name]
     for prompt in (True, False):
         assert fmt.ids(tok, messages, prompt) == tok.encode(fmt.render(messages, prompt),
                                                             allowed_special="all")

@@ -9,6 +9,8 @@ dependencies), and tests/chat/test_chat_formats.py checks every one against tran
     gemma2, gemma3                      turns   <start_of_turn>user\\nHi<end_of_turn>\\n  gemma.py
     phi3, phi3.5                        tags    <|user|>\\nHi<|end|>\\n                   phi3.py
     mistral, mistral-tekken             [INST] Hi[/INST]                                 mistral.py
+    olmo2                               Tülu    <|user|>\\nHi\\n<|assistant|>\\n          olmo2.py
+    smollm3, smollm3-unsloth            ChatML after a metadata block, /think /no_think  smollm3.py
 
 Which one a model uses: detect.py reads its chat template. Example::
 
@@ -17,10 +19,11 @@ Which one a model uses: detect.py reads its chat template. Example::
     # '<bos><start_of_turn>user\\nBe brief.\\n\\nHi<end_of_turn>\\n<start_of_turn>model\\n'
     fmt.ids(tokenizer, messages)      # the markers as special ids, all text as text
 """
-from minillm.chat.formats import chatml, gemma, llama3, mistral, phi3
+from minillm.chat.formats import chatml, gemma, llama3, mistral, olmo2, phi3, smollm3
 from minillm.chat.formats.base import ChatFormat, Marker
 
-FORMATS: dict[str, ChatFormat] = {f.name: f for module in (chatml, llama3, gemma, phi3, mistral)
+FORMATS: dict[str, ChatFormat] = {f.name: f for module in (chatml, llama3, gemma, phi3, mistral,
+                                                            olmo2, smollm3)
                                   for f in module.FORMATS}
 
 

@@ -13,16 +13,21 @@ MARKERS, never by equality with a known string:
                             Phi-3 mini template, which drops system messages, is read as phi3:
                             the same prompt when there is none and the conversation
                             ends with a user turn)
+    <|user|> + content + \\n  olmo2 (the Tülu format of OLMo 2 Instruct: no <|end|>, a user turn
+                            ends with a newline)
     [INST]                  mistral-tekken with no space after [INST], mistral with one; the
                             v1 (' [INST] ') and v7 ([SYSTEM_PROMPT]) templates are not recognised
-    <|im_start|>            qwen3 with its thinking rules; qwen2.5 and smollm2 by their default
-                            system messages; chatml if it inserts no default system message
-                            and has no thinking, else not recognised (a default minillm does
-                            not know would be left out)
+    <|im_start|>            smollm3 by its metadata block ("Reasoning Mode"; smollm3-unsloth
+                            without the date line); qwen3 with its thinking rules; qwen2.5 and
+                            smollm2 by their default system messages; chatml if it inserts
+                            no default system message and has no thinking, else not
+                            recognised (a default minillm does not know would be left out)
 
 Example: ``detect_format(tok.gguf_metadata["tokenizer.chat_template"][1])`` -> "smollm2".
 """
 from __future__ import annotations
+
+import time
 
 import regex
 
@@ -45,6 +50,9 @@ def detect_format(template: str) -> str | None:
     if has("<|user|>") and has("<|end|>"):
         empty_system = regex.search(r"""==\s*['"]system['"]\s+and\s+message\[""", template)
         return "phi3.5" if empty_system else "phi3"
+    if regex.search(r"""<\|user\|>\\n['"]\s*\+\s*message\[['"]content['"]\]\s*\+\s*['"]\\n""",
+                    template):
+        return "olmo2"
     if has("[INST]"):
         if has("[SYSTEM_PROMPT]") or regex.search(r"""['"] \[INST\]""", template):
             return None                                  # v7, or v1's leading space
@@ -58,6 +66,8 @@ def detect_format(template: str) -> str | None:
 
 def _chatml_variant(template: str) -> str | None:
     has = template.__contains__
+    if has("## Metadata") and has("Reasoning Mode: "):
+        return "smollm3" if has("Today Date: ") else "smollm3-unsloth"
     if has("<think>") or has("enable_thinking"):
         return "qwen3" if has("last_query_index") else None
     if has("You are Qwen, created by Alibaba Cloud"):
@@ -80,14 +90,25 @@ def choose_format(tokenizer, name: str | None = None):
     the tokenizer's chat template decides; else ChatML (SmolLM2's), said as such."""
     if name is not None:
         fmt = get_format(name)
-        return fmt, f"chat format {fmt.name} ({fmt.family}), as asked"
+        return dated(fmt, f"chat format {fmt.name} ({fmt.family}), as asked")
     template = template_of(tokenizer)
     found = None if template is None else detect_format(template)
     if found is not None:
-        return FORMATS[found], (f"chat format {found} ({FORMATS[found].family}), recognised "
-                                f"from the model's chat template")
+        return dated(FORMATS[found], f"chat format {found} ({FORMATS[found].family}), recognised "
+                                     f"from the model's chat template")
     why = ("the model carries no chat template" if template is None else
            "the model's chat template is not one minillm recognises")
     return FORMATS[FALLBACK], (f"{why}: using ChatML ({FALLBACK}, with SmolLM2's default system "
                                f"prompt); choose another with --chat-format "
                                f"({', '.join(FORMATS)})")
+
+
+def dated(fmt, note: str):
+    """SmolLM3's template writes today's date into its system block; the format itself never
+    reads the clock (its ``date_string`` is required), so a chat dates it here, once, and says
+    so: -> (the format with ``date_string`` set, the note)."""
+    if fmt.name != "smollm3" or fmt.options["date_string"] is not None:
+        return fmt, note
+    today = time.strftime("%d %B %Y")
+    return fmt.with_options(date_string=today), f"{note}; dated {today} (today), as SmolLM3's " \
+                                                "template does"
