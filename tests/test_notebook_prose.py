@@ -2,16 +2,21 @@
 (or one its code states), so a sentence cannot keep a figure the code no longer produces.
 
 Every notebook (every source in scripts/notebook_sources, so a new one is covered at once) runs
-as a script with its default knobs (with SmolLM2 and the DeepSeek-V4 tokenizer when present,
-without them otherwise); every number in its markdown — outside the
+in a Jupyter kernel, as nbmake runs it, with its default knobs (with SmolLM2 and the DeepSeek-V4
+tokenizer when present, without them otherwise); every number in its markdown — outside the
 explainer articles' quoted lines (``>``), indented code blocks and `inline code` — must appear in
-the printed output or in the notebook's code, or be in ``STATED`` with the reason it is no
-measurement. Numbers are compared as written, thousands separators (`,` / `_`) ignored.
+what its cells show (printed text and displayed values, not figures) or in the notebook's code,
+or be in ``STATED`` with the reason it is no measurement. Numbers are compared as written,
+thousands separators (`,` / `_`) ignored.
+
+The run is the notebook's test too: a cell that fails fails it, with the cell's traceback. So
+where a session also collects nbmake's run of the same notebook (``pytest --nbmake``), that item
+is deselected (``pytest_collection_modifyitems`` in tests/conftest.py): each notebook runs once.
 """
-import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -75,17 +80,83 @@ def test_every_notebook_source_is_checked():
     assert set(STATED) <= set(NAMES), f"STATED names notebooks that do not exist: {set(STATED) - set(NAMES)}"
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_every_number_in_the_prose_is_printed_or_in_the_code(name, tmp_path):
-    source = (SOURCES / f"{name}.py").read_text(encoding="utf-8")
+def run_notebook(path: Path, timeout: int = 300) -> str:
+    """Run the notebook as nbmake does (a Jupyter kernel started in the notebook's folder, each
+    cell within ``timeout`` seconds) -> the text its cells show: what they print (stdout) and the
+    values they display, but not a figure's placeholder text ("<Figure size 640x480 ...>"). A
+    cell that raises fails the calling test with its traceback."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+    notebook = nbformat.read(path, as_version=4)
+    try:
+        NotebookClient(notebook, timeout=timeout).execute(cwd=str(path.parent))
+    except CellExecutionError as error:
+        pytest.fail(f"{path.name}: a cell failed\n{error}", pytrace=False)
+    shown = []
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            if output.output_type == "stream" and output.name == "stdout":
+                shown.append(output.text)
+            elif output.output_type in ("execute_result", "display_data") and \
+                    not any(kind.startswith("image/") for kind in output.data):
+                shown.append(output.data.get("text/plain", ""))
+    return "".join(shown)
+
+
+def unprinted(source: str, shown: str, stated=()) -> list[tuple[str, str]]:
+    """(number, line) for each number of the prose that is neither in ``shown`` (the cells'
+    output), nor in the code, nor ``stated``."""
     split_cells = load_script("make_notebooks").split_cells
     code = plain("\n".join(text for kind, text in split_cells(source) if kind == "code"))
-    env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": str(REPO / "notebooks")}
-    done = subprocess.run([sys.executable, str(SOURCES / f"{name}.py")], cwd=REPO / "notebooks", env=env,
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    printed = plain(done.stdout)
-    missing = sorted({(number, line) for number, line in prose_numbers(source)
-                      if number not in printed and number not in code and number not in STATED.get(name, {})})
+    printed = plain(shown)
+    return sorted({(number, line) for number, line in prose_numbers(source)
+                   if number not in printed and number not in code and number not in stated})
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_number_in_the_prose_is_printed_or_in_the_code(name, request):
+    source = (SOURCES / f"{name}.py").read_text(encoding="utf-8")
+    shown = run_notebook(REPO / "notebooks" / f"{name}.ipynb",
+                         timeout=request.config.getoption("nbmake_timeout", default=300))
+    missing = unprinted(source, shown, STATED.get(name, {}))
     assert not missing, f"{name}: numbers in the text that no cell prints:\n" + \
         "\n".join(f"  {number}: {line}" for number, line in missing)
+
+
+def notebook_of(source: str, folder: Path) -> Path:
+    """Write the notebook that scripts/make_notebooks.py builds from ``source`` into ``folder``."""
+    make = load_script("make_notebooks")
+    path = folder / "00_example.ipynb"
+    path.write_text(make.dumps(make.build(source)), encoding="utf-8")
+    return path
+
+
+def test_a_number_no_cell_prints_is_reported_and_a_shown_one_is_not(tmp_path):
+    line = "The loss falls to 2.75 in 41 steps, 6 at a time; the figure is 700 pixels wide."
+    source = (f"# %% [markdown]\n# {line}\n"
+              "# %%\nimport matplotlib.pyplot as plt\nprint(f'loss {11 / 4}')\n"
+              "plt.figure(figsize=(7, 3), dpi=100); plt.plot([1, 2]); plt.show()\n"
+              "# %%\n40 + 1\n")
+    shown = run_notebook(notebook_of(source, tmp_path))
+    assert "loss 2.75" in shown and "41" in shown, shown           # printed, and displayed
+    # 6: nowhere; 700: only in the figure's placeholder text, which the reader does not see
+    assert unprinted(source, shown) == [("6", line), ("700", line)], shown
+
+
+def test_a_cell_that_fails_fails_the_check_with_its_traceback(tmp_path):
+    path = notebook_of("# %%\nprint(1)\n# %%\nraise ValueError('the knob is out of range')\n", tmp_path)
+    with pytest.raises(pytest.fail.Exception, match="the knob is out of range"):
+        run_notebook(path)
+
+
+def test_nbmake_runs_only_the_notebooks_the_prose_check_does_not_run():
+    """``pytest --nbmake``: a notebook whose prose check is collected runs once, in that check."""
+    check = "tests/test_notebook_prose.py::test_every_number_in_the_prose_is_printed_or_in_the_code"
+    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                           "--nbmake", "notebooks/01_tokens.ipynb", "notebooks/02_embeddings.ipynb",
+                           f"{check}[01_tokens]"], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    collected = [line for line in done.stdout.splitlines() if "::" in line]
+    assert collected == ["notebooks/02_embeddings.ipynb::02_embeddings.ipynb", f"{check}[01_tokens]"], \
+        done.stdout

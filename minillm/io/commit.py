@@ -52,6 +52,7 @@ import contextlib
 import os
 import re
 import stat
+import threading
 from pathlib import Path
 
 from minillm.io.atomic import (RECORD, TEMP, atomic_write_text, fsync_dir, refuse_link,
@@ -102,10 +103,42 @@ def atomic_files(folder: str | Path, names: tuple[str, ...]):
 @contextlib.contextmanager
 def reading(folder: str | Path):
     """Hold ``folder`` for a load: no commit into it starts or ends meanwhile, and the commits
-    dead savers left are finished first (or refused, see above)."""
-    with locked(folder, exclusive=False, wait=WAIT_SECONDS):
+    dead savers left are finished first (or refused, see above).
+
+    Held once per thread: a ``reading`` of a folder this thread already holds takes nothing
+    more (``load_model`` holds the folder for the model and its tokenizer; ``from_pretrained``
+    and ``read_checkpoint_config``, called inside it, also hold it when called alone)."""
+    key = _identity(folder)
+    if key is not None and key in _held():
+        yield                            # (the outer hold already keeps commits out)
+        return
+    with locked(folder, exclusive=False, wait=WAIT_SECONDS) as held:
         _finish(Path(folder))
-        yield
+        if held and key is not None:
+            _held().add(key)
+        try:
+            yield
+        finally:
+            _held().discard(key)
+
+
+_HOLDS = threading.local()
+
+
+def _held() -> set:
+    """The folders (device, inode) this thread holds for a load."""
+    if not hasattr(_HOLDS, "folders"):
+        _HOLDS.folders = set()
+    return _HOLDS.folders
+
+
+def _identity(folder) -> tuple[int, int] | None:
+    """(device, inode) of the folder, whatever path names it; None if there is none."""
+    try:
+        found = os.stat(folder)
+    except (OSError, ValueError):
+        return None
+    return found.st_dev, found.st_ino
 
 
 def finish_interrupted(folder: str | Path) -> None:

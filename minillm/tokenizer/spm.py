@@ -26,6 +26,7 @@ parts in O(n log n) (tests/tokenizer/test_spm.py checks them equal).
 from __future__ import annotations
 
 import itertools
+from types import MappingProxyType
 
 import regex
 
@@ -110,6 +111,13 @@ class SentencePieceBPE(Tokenizer):
                 self.id_to_bytes[i] = bytes([int(text[3:5], 16)])
             elif kind == "none":
                 self.id_to_bytes[i] = b""
+
+    @property
+    def kinds(self) -> MappingProxyType:
+        """How each id decodes, read-only: {id: "text" | "byte" | "special" | "none"} (the
+        ``kinds`` it was built with; an id it does not list decodes as "none"). With Llama 2's
+        vocabulary ``kinds[13]`` is "byte" (<0x0A>, a newline) and ``kinds[15043]`` "text" (▁Hello)."""
+        return MappingProxyType(self._kinds)
 
     def _encode_text(self, text: str) -> list[int]:
         """One text segment -> ids (the seam of tokenizer.py, overridden)."""

@@ -136,7 +136,7 @@ def _spm_metadata(tok, vocab_size: int, bos_id: int | None, eos_id: int | None) 
 
 def _spm_type(tok, i: int, text: str | None) -> int:
     """llama.cpp's token type of id `i` (tokenizer/formats/gguf/spm.py's table, read backwards)."""
-    kind = tok._kinds.get(i, "none") if text is not None else "none"
+    kind = tok.kinds.get(i, "none") if text is not None else "none"
     if kind == "special":
         return USER_DEFINED if text in tok.user_defined else UNKNOWN if i == tok.unk_id else CONTROL
     return {"text": NORMAL, "byte": BYTE}.get(kind, UNUSED)

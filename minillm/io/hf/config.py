@@ -154,9 +154,10 @@ def hf_family(config: ModelConfig) -> tuple[str, str]:
     if len(families) > 1 or config.post_norms != config.qk_norm_whole:   # (OLMo 2: both)
         raise ValueError(f"this config mixes {families or ['qk_norm_whole']} switches: no "
                          f"transformers model runs it, so it has no config.json")
-    name = families[0] if families else "llama"
+    # subtle: Llama's attention_bias puts a bias on o_proj too; biases on Q, K, V only are Qwen2's
+    name = families[0] if families else "qwen2" if config.attn_bias else "llama"
     return name, {"phi3": "Phi3", "olmo2": "Olmo2", "smollm3": "SmolLM3", "qwen3": "Qwen3",
-                  "mistral": "Mistral", "llama": "Llama"}[name] + "ForCausalLM"
+                  "mistral": "Mistral", "qwen2": "Qwen2", "llama": "Llama"}[name] + "ForCausalLM"
 
 
 def read_config(path: str | Path) -> ModelConfig:
