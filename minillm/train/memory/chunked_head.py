@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from minillm.engine.ops import linear
+from minillm.functional import log_softmax
 from minillm.train.grad_model import cross_entropy_with_grad
 
 CHUNK = 64          # rows per chunk: [64, V] float32 logits are 12.6 MB at V = 49,152
@@ -50,3 +51,18 @@ def chunked_head_loss(x: np.ndarray, head: np.ndarray, targets: np.ndarray, chun
         if head_grad:
             dhead += x[part].T @ dlogits                                # [C, c] @ [c, V] -> [C, V]
     return loss, dx, dhead
+
+
+def chunked_head_scores(x: np.ndarray, head: np.ndarray, targets: np.ndarray, chunk: int = CHUNK
+                        ) -> tuple[float, int]:
+    """x [N, C], head [C, V], targets [N] -> (Σ −log p(target) in float64, how many targets the
+    model ranks first): the held-out score, ``chunk`` rows of logits at a time (no gradient)."""
+    nll, right = 0.0, 0
+    for start in range(0, x.shape[0], chunk):
+        part = slice(start, start + chunk)
+        logits = linear(x[part], head)                                  # [c, C] @ [C, V] -> [c, V]
+        want = targets[part]                                            # [c]
+        logp = log_softmax(logits)                                      # [c, V]
+        nll -= float(logp[np.arange(len(want)), want].astype(np.float64).sum())
+        right += int((logits.argmax(-1) == want).sum())
+    return nll, right

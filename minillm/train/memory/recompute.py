@@ -33,6 +33,19 @@ from minillm.train.grad_norm import norm_backward
 from minillm.train.memory.chunked_head import CHUNK, chunked_head_loss
 
 
+def forward_keeping_inputs(params, config, ids: np.ndarray, segments: np.ndarray | None = None,
+                           keep: bool = True) -> tuple[np.ndarray, list, tuple]:
+    """ids [B, T] -> (h_L [B, T, C], the blocks' inputs [h₀ … h_L₋₁] ([] unless ``keep``),
+    (mask, positions, rope) as ``embed_inputs`` gives them); every block's cache is dropped."""
+    x, mask, positions, rope = embed_inputs(params, config, ids, segments)   # [B, T, C]
+    inputs = []                                                         # hₗ₋₁ of every block
+    for bp in params.blocks:
+        if keep:
+            inputs.append(x)
+        x, _ = block_forward(x, bp, config, mask, rope)                 # [B, T, C]; cache dropped
+    return x, inputs, (mask, positions, rope)
+
+
 def loss_and_grads_recompute(params, config, ids: np.ndarray, targets: np.ndarray,
                              loss_mask: np.ndarray | None = None,
                              segments: np.ndarray | None = None, frozen: bool = False,
@@ -41,11 +54,7 @@ def loss_and_grads_recompute(params, config, ids: np.ndarray, targets: np.ndarra
     ``chunk`` rows of logits at a time."""
     check_trainable(config)
     _check_batch(ids, targets, config, loss_mask, segments)
-    x, mask, positions, rope = embed_inputs(params, config, ids, segments)   # [B, T, C]
-    inputs = []                                                         # hₗ₋₁ of every block
-    for bp in params.blocks:
-        inputs.append(x)
-        x, _ = block_forward(x, bp, config, mask, rope)                 # [B, T, C]; cache dropped
+    x, inputs, (mask, positions, rope) = forward_keeping_inputs(params, config, ids, segments)
     B, T, C = x.shape
     xf = norm_fast(x, params.norm_f, config.norm, config.norm_eps).reshape(-1, C)   # [N, C]
     rows = np.arange(B * T) if loss_mask is None else np.flatnonzero(loss_mask.reshape(-1))  # [R]
