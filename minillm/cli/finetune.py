@@ -1,7 +1,8 @@
 """``minillm finetune``: teach a chat model from conversations, with LoRA (default) or in full.
 
     python -m minillm finetune --model smollm2 --data chat.jsonl --lora 8 --out DIR
-        [--eval held_out.jsonl [--eval-every N]] [--recompute] [--steps N | --epochs N] [--lr 1e-3] [--batch 4] [--seed 0]
+        [--eval held_out.jsonl [--eval-every N]] [--recompute] [--steps N | --epochs N]
+        [--lr 1e-3] [--batch 4] [--seed 0]
         [--targets q,k,v,o,gate,up,down] [--full] [--merge] [--pack] [--max-tokens N]
         [--checkpoint-every 50] [--resume] [--overwrite]
 

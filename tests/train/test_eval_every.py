@@ -12,7 +12,7 @@ from minillm.cli import main
 from minillm.train.sft import evaluate_conversations, finetune
 from minillm.train.sft.loop import FinetuneSettings
 from minillm.train.trainlog import log_records
-from tests.train.test_finetune_cli import base, finetune_argv  # noqa: F401  (the fixture)
+from tests.train.test_finetune_cli import base, finetune_argv, run_stopped_after  # noqa: F401
 from tests.train.test_sft import CONVERSATIONS, chat_model, chat_tokenizer
 
 HELD_OUT = CONVERSATIONS[:2]
@@ -98,24 +98,7 @@ def test_a_resumed_run_keeps_the_evaluations_of_an_uninterrupted_one(base, tmp_p
     full, cut = tmp_path / "full", tmp_path / "cut"
     extra = ("--eval", str(base / "held_out.jsonl"), "--eval-every", "3")
     assert main(finetune_argv(base, full, *extra)) == 0
-    from minillm.train.sft import loop
-    import minillm.train.sft as sft
-
-    class Stop(Exception):
-        pass
-
-    def stop_after_10(model, tokenizer, conversations, on_step=None, **kw):
-        def on(r):
-            on_step(r)
-            if r["step"] == 10:
-                raise Stop
-        return original(model, tokenizer, conversations, on_step=on, **kw)
-    original, sft.finetune = loop.finetune, stop_after_10
-    try:
-        with pytest.raises(Stop):
-            main(finetune_argv(base, cut, *extra))
-    finally:
-        sft.finetune = original
+    run_stopped_after(10, finetune_argv(base, cut, *extra))
     assert main(finetune_argv(base, cut, *extra, "--resume")) == 0
     for name in ("adapter_model.safetensors", "adapter_config.json"):
         assert (cut / name).read_bytes() == (full / name).read_bytes(), name

@@ -129,8 +129,9 @@ def finetune(model, tokenizer, conversations, *, rank: int = 8, alpha=None, targ
     trains every weight in place. ``on_step(record)`` after every step (step, loss, lr,
     tokens_per_s, eta_s; with ``eval_every=N`` every N-th step also eval_loss and eval_accuracy,
     the held-out score of ``eval_conversations`` then, logged too); ``recompute=True``: the same
-    gradients in less memory (train/memory/recompute.py); ``out``: checkpoints in out/checkpoint (resume.py), ``resume``
-    continues the run there exactly. ``more``: the other ``FinetuneSettings`` fields."""
+    gradients in less memory (train/memory/recompute.py); ``out``: checkpoints in out/checkpoint
+    (resume.py), ``resume`` continues the run there exactly. ``more``: the other
+    ``FinetuneSettings`` fields."""
     check_trainable(model.config)
     if resume and out is None:
         raise ValueError("resume=True needs out=, the folder of the run to continue")
