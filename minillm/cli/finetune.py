@@ -19,7 +19,7 @@ counts the assistant's tokens only (train/sft/). Writes into OUT:
             progress lines)
 
 --recompute: the same steps in less memory (each block recomputed in the backward, the head and
-its loss a chunk of rows at a time; about a third more time): SmolLM2-135M at batch 4 × 128
+its loss a chunk of rows at a time; 15–40% more CPU time): SmolLM2-135M at batch 4 × 128
 tokens peaks at 1.4× its float32 weights instead of 2.8× (benchmarks/README.md).
 
 ``python -m minillm chat --model OUT`` then talks to the result: the merged model when OUT has
@@ -58,7 +58,7 @@ def add_arguments(p) -> None:
                    help="also score --eval every N steps (progress lines, train_log.jsonl, eval.json)")
     p.add_argument("--recompute", action="store_true",
                    help="less memory, the same gradients: recompute each block in the backward "
-                        "(about a third more time)")
+                        "(15-40%% more time)")
     kind = p.add_mutually_exclusive_group()
     kind.add_argument("--lora", type=int, default=8, metavar="RANK", help="LoRA rank")
     kind.add_argument("--full", action="store_true",

@@ -15,9 +15,10 @@ very array the plain forward kept (bit for bit) and the gradients are the plain 
 and loss run a chunk of rows at a time (chunked_head.py), so the [N, V] logits are never formed
 either. Peak memory: the weights + L block inputs + ONE block's cache + one chunk's logits.
 
-Cost: one more forward of the blocks per step (not of the head) — about a third more time
-than the plain step (a block's backward costs about twice its forward); benchmarks/README.md
-gives the measured figures.
+Cost: one more forward of the blocks per step (not of the head). By operation count that is at
+most ~40% more (with frozen weights a block's backward costs about what its forward does); the
+measured CPU time of a SmolLM2 LoRA step grew 15–25% at batch 4 × 128 and 40% at batch 1 × 128
+(benchmarks/README.md, bench_lora_step.py --recompute).
 
 Example: ``loss, grads = loss_and_grads_recompute(params, config, x, y, loss_mask=m)`` returns
 what ``loss_and_grads(params, config, x, y, loss_mask=m)`` returns (tested equal).
