@@ -109,3 +109,21 @@ def test_a_resumed_run_keeps_the_evaluations_of_an_uninterrupted_one(base, tmp_p
 def test_cli_refuses_eval_every_without_eval(base, tmp_path, capsys):  # noqa: F811
     assert main(finetune_argv(base, tmp_path / "out", "--eval-every", "2")) == 2
     assert "--eval-every needs --eval" in capsys.readouterr().err
+
+
+def test_the_held_out_score_is_the_masked_loss_and_accuracy_of_the_models_logits():
+    """evaluate_conversations (blocks without caches, the head in chunks) against the definition
+    on GPT.__call__'s logits: −mean log p and the argmax share over the counted targets
+    (float32: |Δloss| ≤ 1e-5 relative; the same tokens ranked first)."""
+    from minillm.functional import log_softmax
+    from minillm.train.sft.batches import pad_rows
+    from minillm.train.sft.mask import render
+    model, tok = chat_model(), chat_tokenizer()
+    x, y, m = pad_rows([render(tok, c) for c in HELD_OUT])             # [B, T] each
+    logits = model(x)                                                   # [B, T, V]
+    logp = np.take_along_axis(log_softmax(logits), y[..., None], -1)[..., 0]   # [B, T]
+    want_loss = float(-(logp.astype(np.float64) * m).sum() / m.sum())
+    want_accuracy = float(((logits.argmax(-1) == y) * m).sum() / m.sum())
+    got = evaluate_conversations(model, tok, HELD_OUT)
+    assert abs(got["loss"] - want_loss) <= 1e-5 * want_loss
+    assert got["accuracy"] == want_accuracy and got["tokens"] == int(m.sum())
