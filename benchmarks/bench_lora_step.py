@@ -2,7 +2,8 @@
 same batch, same threads; and each side's peak memory against the base weights' size.
 
     python benchmarks/bench_lora_step.py [--gguf PATH] [--batch 4] [--context 128] [--rank 8]
-        [--steps 5] [--runs 2] [--threads 1 2] [--form unmerged|merged] [--workdir DIR]
+        [--steps 5] [--runs 2] [--threads 1 2] [--form unmerged|merged] [--recompute]
+        [--sides minillm torch] [--workdir DIR]
 
 A step is: forward, loss (mean next-token cross-entropy over B·T positions), backward to the
 adapters only, and an AdamW update of the adapters. LoRA of rank r (α = 2r) on q, k, v, o, gate,
@@ -19,7 +20,11 @@ Hugging Face folder (``--workdir``), which both sides load: minillm with
 ``GPT.from_pretrained`` (plain arrays), PyTorch with ``LlamaForCausalLM.from_pretrained`` and
 ``peft.get_peft_model``. The base weights' size is their float32 bytes. ``--form merged`` times
 ``lora_loss_and_grads_merged`` (W + s·A B rebuilt per step, full backward) instead of the
-frozen-weight form. Needs torch, transformers and peft (benchmarks only; never minillm's).
+frozen-weight form. ``--recompute`` times the memory-saving step (train/memory/: each block
+recomputed in the backward, the head and loss in chunks of rows; the same gradients). The table
+gives each side's peak RSS as a multiple of the base weights and whether it is at most 2×.
+``--sides minillm`` runs minillm alone. Needs torch, transformers and peft for the torch side
+(benchmarks only; never minillm's).
 """
 from __future__ import annotations
 
@@ -91,9 +96,10 @@ def side_minillm(args) -> dict:
     opt = AdamW(lora.named(), weight_decay=0.0)
     x, y = batch(config.vocab_size, args.batch, args.context)
     f = adapters.lora_loss_and_grads_merged if args.form == "merged" else adapters.lora_loss_and_grads
+    more = {"recompute": True} if args.recompute else {}
 
     def step():
-        _, grads = f(params, config, lora, x, y)
+        _, grads = f(params, config, lora, x, y, **more)
         opt.step(grads, LR)
     times, cpu = timed(step, args.steps)
     return {"times": times, "cpu": cpu, "rss_loaded_mb": loaded, "peak_rss_mb": peak_rss_mb(),
@@ -146,6 +152,7 @@ def run_side(side: str, threads: int, args) -> dict:
     cmd = [sys.executable, __file__, "--side", side, "--threads", str(threads),
            "--batch", str(args.batch), "--context", str(args.context), "--rank", str(args.rank),
            "--steps", str(args.steps), "--form", args.form, "--workdir", str(args.workdir)]
+    cmd += ["--recompute"] if args.recompute else []
     out = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if out.returncode:
         sys.exit(f"{side} failed:\n{out.stderr[-3000:]}")
@@ -163,9 +170,14 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--form", choices=["unmerged", "merged"], default="unmerged")
+    ap.add_argument("--recompute", action="store_true",
+                    help="minillm: recompute each block in the backward, the head in chunks")
+    ap.add_argument("--sides", nargs="+", choices=["minillm", "torch"], default=["minillm", "torch"])
     ap.add_argument("--side", choices=["minillm", "torch"], help=argparse.SUPPRESS)
     ap.add_argument("--prepare", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.recompute and args.form == "merged":
+        ap.error("--recompute is a form of the unmerged step; drop --form merged")
     if args.prepare:
         return prepare(args.workdir, args.gguf)
     if args.side:                                        # a child: one side, one JSON line
@@ -178,23 +190,29 @@ def main() -> None:
                         "--workdir", str(args.workdir)], check=True)
     print(f"LoRA step on SmolLM2-135M: batch {args.batch} × {args.context} tokens, rank {args.rank} "
           f"(α {2 * args.rank}) on {', '.join(HF_TARGETS)}; AdamW; median of {args.steps} steps "
-          f"after one warm-up; minillm form: {args.form}; OPENBLAS_NUM_THREADS = OMP_NUM_THREADS "
-          f"= MKL_NUM_THREADS = the thread count, torch.set_num_threads too")
-    print(f"\n| threads | run | load avg | minillm s/step (CPU s) | torch s/step (CPU s) | ratio wall "
-          f"(CPU) | minillm peak RSS (× weights) | torch peak RSS (× weights) |\n"
-          f"|---|---|---|---|---|---|---|---|", flush=True)
+          f"after one warm-up; minillm form: {args.form}{' with --recompute' * args.recompute}; "
+          f"OPENBLAS_NUM_THREADS = OMP_NUM_THREADS = MKL_NUM_THREADS = the thread count, "
+          f"torch.set_num_threads too")
+    both = len(args.sides) == 2
+    columns = [f"{side} s/step (CPU s)" for side in args.sides] + ["ratio wall (CPU)"] * both \
+        + [f"{side} peak RSS (× weights, ≤ 2×?)" for side in args.sides]
+    print(f"\n| threads | run | load avg | {' | '.join(columns)} |\n"
+          f"|{'---|' * (3 + len(columns))}", flush=True)
     for threads in args.threads:
         for run in range(1, args.runs + 1):
             load = os.getloadavg()[0]
-            r = {side: run_side(side, threads, args) for side in ("minillm", "torch")}
+            r = {side: run_side(side, threads, args) for side in args.sides}
             wall = {side: statistics.median(v["times"]) for side, v in r.items()}
             cpu = {side: statistics.median(v["cpu"]) for side, v in r.items()}
-            m, t = r["minillm"], r["torch"]
-            print(f"| {threads} | {run} | {load:.1f} | {wall['minillm']:.2f} ({cpu['minillm']:.2f}) | "
-                  f"{wall['torch']:.2f} ({cpu['torch']:.2f}) | {wall['minillm'] / wall['torch']:.2f}× "
-                  f"({cpu['minillm'] / cpu['torch']:.2f}×) | {m['peak_rss_mb']:.0f} MB "
-                  f"({m['peak_rss_mb'] / m['weights_mb']:.2f}×) | {t['peak_rss_mb']:.0f} MB "
-                  f"({t['peak_rss_mb'] / t['weights_mb']:.2f}×) |", flush=True)
+            cells = [f"{wall[side]:.2f} ({cpu[side]:.2f})" for side in args.sides]
+            if both:
+                cells.append(f"{wall['minillm'] / wall['torch']:.2f}× "
+                             f"({cpu['minillm'] / cpu['torch']:.2f}×)")
+            for side in args.sides:
+                ratio = r[side]["peak_rss_mb"] / r[side]["weights_mb"]
+                cells.append(f"{r[side]['peak_rss_mb']:.0f} MB ({ratio:.2f}×, "
+                             f"{'yes' if ratio <= 2 else 'no'})")
+            print(f"| {threads} | {run} | {load:.1f} | {' | '.join(cells)} |", flush=True)
             if run == 1 and threads == args.threads[0]:
                 for side, v in r.items():
                     print(f"  ({side}: {v['blas']}; adapter parameters {v['adapter_params']:,}; "

@@ -2,7 +2,7 @@
 on held-out questions (data/tarvessa/, notebooks/tarvessa.py's rule).
 
     python scripts/finetune_demo.py [--gguf PATH] [--rank 2] [--epochs 4] [--batch 8] [--lr 2e-3]
-        [--out weights/tarvessa-lora] [--skip-before]
+        [--out weights/tarvessa-lora] [--skip-before] [--recompute]
 
 Steps: load the GGUF (Q4_1, dequantised to float32: the frozen base); answer the held-out
 questions greedily (the "before" score); ``minillm.finetune``: rank-r LoRA adapters on q, k, v,
@@ -58,6 +58,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=REPO / "weights" / "tarvessa-lora")
     ap.add_argument("--skip-before", action="store_true",
                     help="do not score the base model (it can run apart: --before-only)")
+    ap.add_argument("--recompute", action="store_true",
+                    help="less memory, the same gradients (train/memory/: blocks recomputed)")
     ap.add_argument("--before-only", action="store_true",
                     help="only score the base model, into OUT/before.json")
     args = ap.parse_args()
@@ -94,7 +96,8 @@ def main() -> None:
                   f"{record['tokens_per_s']:.0f} tokens/s, {record['elapsed_s']:.0f} s, "
                   f"{record['eta_s']:.0f} s left", flush=True)
     result = finetune(model, tok, conversations, rank=args.rank, epochs=args.epochs, lr=args.lr,
-                      batch_size=args.batch, seed=args.seed, warmup=args.warmup, on_step=report)
+                      batch_size=args.batch, seed=args.seed, warmup=args.warmup, on_step=report,
+                      recompute=args.recompute)
     lora, losses, step = result.lora, result.losses, len(result.losses)
     train_seconds = time.perf_counter() - t
     save_adapter(args.out, lora, config, base_model="HuggingFaceTB/SmolLM2-135M-Instruct")

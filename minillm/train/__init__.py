@@ -5,7 +5,9 @@ Q, K, V biases, tied or untied head), the optimiser (optim), the data (data), th
 held-out text (evaluate) and the loop that ties them together (loop). Then LoRA: low-rank
 adapters trained on a frozen base (lora/: adapters.py, the math and merging; files.py, PEFT's file layout;
 frozen: the step computed without rebuilding the base, x W + s·(x A) B). Then supervised
-fine-tuning on conversations (sft/: data, mask, batches, loop, resume)."""
+fine-tuning on conversations (sft/: data, mask, batches, evaluate, loop, resume). Last, the same
+step in less memory (memory/: chunked_head, the head and its loss a chunk of rows at a time;
+recompute, each block's forward recomputed in the backward instead of kept)."""
 from minillm.train.evaluate import evaluate_text
 from minillm.train.grad_model import loss_and_grads
 from minillm.train.loop import TrainSettings, train

@@ -96,16 +96,18 @@ def block_backward(dy: np.ndarray, cache: tuple, bp, config, grads: dict, prefix
     return dx
 
 
-def cross_entropy_with_grad(logits: np.ndarray, targets: np.ndarray) -> tuple[float, np.ndarray]:
+def cross_entropy_with_grad(logits: np.ndarray, targets: np.ndarray, total: int | None = None
+                            ) -> tuple[float, np.ndarray]:
     """logits [N, V], targets [N] -> (mean −log p(target), ∂loss/∂logits [N, V]) in one pass.
 
     The loss is the same number as ``minillm.functional.cross_entropy`` (mean taken in float64).
+    ``total``: divide by it instead of N (these rows are a chunk of a mean over ``total`` rows).
     """
-    N = logits.shape[0]
-    logp = log_softmax(logits)                                          # [N, V]
-    rows = np.arange(N)
-    loss = float(-logp[rows, targets].astype(np.float64).mean())
-    dlogits = np.exp(logp)                                              # [N, V]  softmax
+    N = logits.shape[0] if total is None else total
+    logp = log_softmax(logits)                                          # [n, V]
+    rows = np.arange(logits.shape[0])
+    loss = float(-logp[rows, targets].astype(np.float64).sum() / N)
+    dlogits = np.exp(logp)                                              # [n, V]  softmax
     dlogits[rows, targets] -= 1.0                                       # − onehot(target)
     dlogits *= 1.0 / N                                                  # the mean
     return loss, dlogits
@@ -180,10 +182,9 @@ def packed_attention(segments: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return same & causal_mask(T, T)[None], t - starts                   # [B, T, T], [B, T]
 
 
-def forward_with_cache(params, config, ids: np.ndarray, segments: np.ndarray | None = None,
-                       rows: np.ndarray | None = None) -> tuple[np.ndarray, tuple]:
-    """ids [B, T] -> logits [B, T, V] (the same as ``GPT(config, params)(ids)``) and the cache.
-    ``rows`` [R] (indices into the B·T positions, flattened): the logits of those only, [R, V]."""
+def embed_inputs(params, config, ids: np.ndarray, segments: np.ndarray | None = None) -> tuple:
+    """ids [B, T] -> (h₀ [B, T, C], attention mask [1 or B, T, T], positions [B, T], rope): what
+    every block reads (rope: (cos, sin) [B, 1, T, D/2], or None for learned positions)."""
     B, T = ids.shape
     mask = causal_mask(T, T)[None]                                      # [1, T, T]
     positions = np.broadcast_to(np.arange(T), (B, T))                   # [B, T]
@@ -194,6 +195,14 @@ def forward_with_cache(params, config, ids: np.ndarray, segments: np.ndarray | N
     if config.position == "rope":                                       # the angles of 0 … T−1
         cos, sin = rope_angles(positions, config.d_head, config.rope_theta, config.rope_scaling)   # [B, T, D/2] each
         rope = (cos[:, None], sin[:, None])                             # [B, 1, T, D/2]: every head
+    return x, mask, positions, rope
+
+
+def forward_with_cache(params, config, ids: np.ndarray, segments: np.ndarray | None = None,
+                       rows: np.ndarray | None = None) -> tuple[np.ndarray, tuple]:
+    """ids [B, T] -> logits [B, T, V] (the same as ``GPT(config, params)(ids)``) and the cache.
+    ``rows`` [R] (indices into the B·T positions, flattened): the logits of those only, [R, V]."""
+    x, mask, positions, rope = embed_inputs(params, config, ids, segments)   # [B, T, C], …
     caches = []
     for bp in params.blocks:
         x, c = block_forward(x, bp, config, mask, rope)                 # [B, T, C]
@@ -234,12 +243,19 @@ def backward(dlogits: np.ndarray, cache: tuple, params, config, frozen: bool = F
         grads.update({f"norm_f.{k}": v for k, v in g.items()})          # [C] each
     for i in reversed(range(len(params.blocks))):
         dx = block_backward(dx, caches[i], params.blocks[i], config, grads, f"blocks.{i}.", frozen)
-    if frozen:
-        return grads
+    if not frozen:
+        embedding_grads(dx, ids, positions, params, dwte, grads)
+    return grads
+
+
+def embedding_grads(dx: np.ndarray, ids: np.ndarray, positions: np.ndarray, params,
+                    dwte: np.ndarray, grads: dict) -> None:
+    """dx = ∂L/∂h₀ [B, T, C] -> grads["wte"] (``dwte`` [V, C], the head's part when tied, plus the
+    lookup's scattered rows) and, with learned positions, grads["wpe"]."""
+    C = dx.shape[-1]
     np.add.at(dwte, ids.reshape(-1), dx.reshape(-1, C))                 # scatter rows: [N, C] -> [V, C]
     grads["wte"] = dwte
     if params.wpe is not None:                                          # learned positions (GPT-2)
         wpe = np.zeros_like(params.wpe)                                 # [n_ctx, C]
         np.add.at(wpe, positions.reshape(-1), dx.reshape(-1, C))        # [N, C] -> rows of [n_ctx, C]
         grads["wpe"] = wpe
-    return grads

@@ -89,28 +89,32 @@ def test_merge_and_full_write_a_model_folder(base, tmp_path):
     np.testing.assert_allclose(logits_of(model), logits_of(want), atol=1e-5)
 
 
-def test_a_resumed_finetune_ends_with_the_uninterrupted_adapter(base, tmp_path):
+def run_stopped_after(step: int, argv) -> None:
+    """``main(argv)`` interrupted (an exception) right after the given step's record."""
     from minillm.train.sft import loop
-    full, cut = tmp_path / "full", tmp_path / "cut"
-    assert main(finetune_argv(base, full)) == 0
+    import minillm.train.sft as sft
 
     class Stop(Exception):
         pass
 
-    def stop_after_6(model, tokenizer, conversations, on_step=None, **kw):
+    def stopping(model, tokenizer, conversations, on_step=None, **kw):
         def on(r):
             on_step(r)
-            if r["step"] == 6:
+            if r["step"] == step:
                 raise Stop
         return original(model, tokenizer, conversations, on_step=on, **kw)
-    original = loop.finetune
-    import minillm.train.sft as sft
-    sft.finetune = stop_after_6
+    original, sft.finetune = loop.finetune, stopping
     try:
         with pytest.raises(Stop):
-            main(finetune_argv(base, cut))
+            main(argv)
     finally:
         sft.finetune = original
+
+
+def test_a_resumed_finetune_ends_with_the_uninterrupted_adapter(base, tmp_path):
+    full, cut = tmp_path / "full", tmp_path / "cut"
+    assert main(finetune_argv(base, full)) == 0
+    run_stopped_after(6, finetune_argv(base, cut))
     assert (cut / "checkpoint" / "manifest.json").is_file()
     assert main(finetune_argv(base, cut, "--resume")) == 0
     for name in ("adapter_model.safetensors", "adapter_config.json"):

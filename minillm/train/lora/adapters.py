@@ -133,12 +133,17 @@ def frozen_params(params, lora: LoRA):
 
 
 def lora_loss_and_grads(params, config, lora: LoRA, ids: np.ndarray, targets: np.ndarray,
-                        loss_mask: np.ndarray | None = None, segments: np.ndarray | None = None
-                        ) -> tuple[float, dict]:
+                        loss_mask: np.ndarray | None = None, segments: np.ndarray | None = None,
+                        recompute: bool = False) -> tuple[float, dict]:
     """ids, targets [B, T] -> (mean next-token loss of the adapted model, {"….lora_A": ∂L/∂A,
     "….lora_B": ∂L/∂B}) with the keys of ``lora.named()``; the base weights frozen and never
     rebuilt (x W + s · (x A) B). Equal to ``lora_loss_and_grads_merged`` (tested). ``loss_mask``
-    and ``segments``: as in ``loss_and_grads``."""
+    and ``segments``: as in ``loss_and_grads``. ``recompute``: the same gradients in less memory
+    (train/memory/recompute.py: blocks recomputed in the backward, the head in chunks)."""
+    if recompute:
+        from minillm.train.memory.recompute import loss_and_grads_recompute
+        return loss_and_grads_recompute(frozen_params(params, lora), config, ids, targets,
+                                        loss_mask, segments, frozen=True)
     return loss_and_grads(frozen_params(params, lora), config, ids, targets, loss_mask, segments,
                           frozen=True)
 

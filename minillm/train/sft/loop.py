@@ -6,6 +6,7 @@
         x, y, m = pad_rows(examples[rows])                             # [B, T] each
         loss, grads = lora_loss_and_grads(params, config, lora, x, y, m)   # or loss_and_grads
         clip_grad_norm(grads, grad_clip); opt.step(grads, lr_at(step))
+        every eval_every steps: the held-out score, in the step's record (evaluate.py)
         every checkpoint_every steps: OUT/checkpoint/ (resume.py: the adapter or the model,
         AdamW's state, the manifest; the rotation of train/checkpoint.py)
 
@@ -26,14 +27,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from minillm.functional import log_softmax
-from minillm.train.grad_model import check_trainable, forward_with_cache, loss_and_grads
-from minillm.train.lora.adapters import LoRA, frozen_params, init_lora, lora_loss_and_grads
+from minillm.train.grad_model import check_trainable, loss_and_grads
+from minillm.train.lora.adapters import LoRA, init_lora, lora_loss_and_grads
 from minillm.train.lora.files import peft_names
 from minillm.train.loop import TrainingDiverged
+from minillm.train.memory.recompute import loss_and_grads_recompute
 from minillm.train.optim import AdamW, clip_grad_norm, lr_at
 from minillm.train.sft.batches import (batch_indices, check_lengths, pack_rows, pad_rows,
                                        steps_per_epoch)
+from minillm.train.sft.evaluate import evaluate_examples
 from minillm.train.sft.mask import render
 from minillm.train.sft.resume import Run
 
@@ -57,15 +59,21 @@ class FinetuneSettings:
     max_tokens: int | None = None       # None: the model's context
     pack: bool = False
     checkpoint_every: int = 50
+    eval_every: int | None = None       # None: the held-out score after the last step only
+    recompute: bool = False             # True: the same step in less memory (train/memory/)
 
     def __post_init__(self):
         for name in ("rank", "epochs", "batch", "checkpoint_every"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if self.steps is not None and (isinstance(self.steps, bool) or not isinstance(self.steps, int)
-                                       or self.steps <= 0):
-            raise ValueError(f"steps must be a positive integer or None, got {self.steps!r}")
+        for name in ("steps", "eval_every"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or value <= 0):
+                raise ValueError(f"{name} must be a positive integer or None, got {value!r}")
+        if not isinstance(self.recompute, bool):
+            raise ValueError(f"recompute must be True or False, got {self.recompute!r}")
         if isinstance(self.warmup, bool) or not isinstance(self.warmup, int) or self.warmup < 0:
             raise ValueError(f"warmup must be an integer >= 0, got {self.warmup!r}")
         min_lr = self.lr / 10 if self.min_lr is None else self.min_lr
@@ -83,12 +91,15 @@ class FinetuneSettings:
 class FinetuneResult:
     """lora: the trained adapters (None for full fine-tuning, where ``model`` itself changed);
     losses: the training loss of every step run; eval: ``evaluate_conversations`` of the held-out
-    conversations after the last step (None without them)."""
+    conversations after the last step (None without them); evals: with ``eval_every``, the
+    held-out score every that many steps run by this call, {"step", "loss", "accuracy", "tokens"}
+    (a resumed run's earlier ones are in its train_log.jsonl)."""
     model: object
     lora: LoRA | None
     settings: FinetuneSettings
     losses: list = field(default_factory=list)
     eval: dict | None = None
+    evals: list = field(default_factory=list)
 
 
 def render_all(tokenizer, conversations, fmt, limit: int, what: str) -> list:
@@ -116,8 +127,11 @@ def finetune(model, tokenizer, conversations, *, rank: int = 8, alpha=None, targ
     """Fine-tune ``model`` (plain arrays: ``load_model(path, fast=False)``) on ``conversations``
     (lists of {"role", "content"}: data.py). LoRA of ``rank`` on ``targets`` by default; ``full``
     trains every weight in place. ``on_step(record)`` after every step (step, loss, lr,
-    tokens_per_s, eta_s); ``out``: checkpoints in out/checkpoint (resume.py), ``resume``
-    continues the run there exactly. ``more``: the other ``FinetuneSettings`` fields."""
+    tokens_per_s, eta_s; with ``eval_every=N`` every N-th step also eval_loss and eval_accuracy,
+    the held-out score of ``eval_conversations`` then, logged too); ``recompute=True``: the same
+    gradients in less memory (train/memory/recompute.py); ``out``: checkpoints in out/checkpoint
+    (resume.py), ``resume`` continues the run there exactly. ``more``: the other
+    ``FinetuneSettings`` fields."""
     check_trainable(model.config)
     if resume and out is None:
         raise ValueError("resume=True needs out=, the folder of the run to continue")
@@ -131,6 +145,8 @@ def finetune(model, tokenizer, conversations, *, rank: int = 8, alpha=None, targ
     examples = render_all(tokenizer, conversations, chat_format, limit, "conversation")
     held_out = None if not eval_conversations else \
         render_all(tokenizer, eval_conversations, chat_format, limit, "held-out conversation")
+    if s.eval_every is not None and not held_out:
+        raise ValueError("eval_every needs eval_conversations: the held-out conversations to score")
     total = s.steps or s.epochs * steps_per_epoch(len(examples), s.batch)
     lora = None if s.full else init_lora(model.params, s.rank, np.random.default_rng(s.seed),
                                          s.alpha, s.targets)
@@ -149,9 +165,11 @@ def finetune(model, tokenizer, conversations, *, rank: int = 8, alpha=None, targ
         x, y, m, segments = make_batch(chosen, s, limit)                # [B, T] each
         with np.errstate(over="ignore", invalid="ignore"):     # a diverging run: checked below
             if s.full:
-                loss, grads = loss_and_grads(model.params, config, x, y, m, segments)
+                step_of = loss_and_grads_recompute if s.recompute else loss_and_grads
+                loss, grads = step_of(model.params, config, x, y, m, segments)
             else:
-                loss, grads = lora_loss_and_grads(model.params, config, lora, x, y, m, segments)
+                loss, grads = lora_loss_and_grads(model.params, config, lora, x, y, m, segments,
+                                                  recompute=s.recompute)
             norm = clip_grad_norm(grads, s.grad_clip)
         if not (math.isfinite(loss) and math.isfinite(norm)):
             raise TrainingDiverged(f"fine-tuning diverged at step {step + 1}: loss {loss}, "
@@ -165,6 +183,11 @@ def finetune(model, tokenizer, conversations, *, rank: int = 8, alpha=None, targ
                   "tokens": tokens, "counted": int(m.sum()),
                   "tokens_per_s": tokens / max(now - t_last, 1e-9), "elapsed_s": now - t0,
                   "eta_s": (now - t0) / (done - start) * (total - done)}
+        if s.eval_every is not None and done % s.eval_every == 0:     # (after the update)
+            score = evaluate_examples(model, held_out, lora, s.batch)
+            record |= {"eval_loss": score["loss"], "eval_accuracy": score["accuracy"]}
+            result.evals.append({"step": done, **score})
+            now = time.perf_counter()                                   # (not in the next tok/s)
         t_last = now
         if run:
             run.log(record)
@@ -173,7 +196,9 @@ def finetune(model, tokenizer, conversations, *, rank: int = 8, alpha=None, targ
         if on_step is not None:
             on_step(record)
     if held_out:
-        result.eval = evaluate_examples(model, held_out, lora, s.batch)
+        last = result.evals[-1] if result.evals and result.evals[-1]["step"] == total else None
+        result.eval = {k: v for k, v in last.items() if k != "step"} if last else \
+            evaluate_examples(model, held_out, lora, s.batch)
     return result
 
 
@@ -191,18 +216,3 @@ def evaluate_conversations(model, tokenizer, conversations, lora: LoRA | None = 
     examples = render_all(tokenizer, conversations, chat_format, model.config.n_ctx,
                           "held-out conversation")
     return evaluate_examples(model, examples, lora, batch_size)
-
-
-def evaluate_examples(model, examples, lora: LoRA | None, batch_size: int) -> dict:
-    params = model.params if lora is None else frozen_params(model.params, lora)
-    nll, right, count = 0.0, 0, 0
-    for i in range(0, len(examples), batch_size):
-        x, y, m = pad_rows(examples[i:i + batch_size])                  # [B, T] each
-        rows = np.flatnonzero(m.reshape(-1))                            # [R] the counted positions
-        logits, _ = forward_with_cache(params, model.config, x, rows=rows)   # [R, V]
-        target = y.reshape(-1)[rows]                                    # [R]
-        logp = log_softmax(logits)                                      # [R, V]
-        nll -= float(logp[np.arange(len(rows)), target].astype(np.float64).sum())
-        right += int((logits.argmax(-1) == target).sum())
-        count += len(rows)
-    return {"loss": nll / count, "accuracy": right / count, "tokens": count}
