@@ -314,3 +314,30 @@ def test_top_k_on_long_rows_with_k_near_v_equals_the_sorted_definition(V, data, 
     want = np.sort(np.lexsort((np.arange(V), -z))[:k])                      # [k] the definition
     np.testing.assert_array_equal(top_k_ids(z, k), want)
     assert kept(top_k(z, k)) == set(want.tolist())
+
+
+@pytest.mark.parametrize("name", FILTERS)
+@given(logits(), st.integers(1, 12), st.floats(0.05, 1.0))
+def test_every_filter_takes_one_row_as_a_batch_of_one(name, z, k, a):
+    """Every form takes ``[V]`` as its docstring says, and gives what it gives that row in a
+    ``[1, V]`` batch (one distribution is a batch of one)."""
+    arg = k if name.startswith("top_k") else a
+    one = FILTERS[name](z, arg)
+    assert one.shape == z.shape and one.dtype == z.dtype
+    np.testing.assert_array_equal(one, FILTERS[name](z[None], arg)[0])
+
+
+@pytest.mark.parametrize("k", [2, 8, 40, 100])
+def test_top_k_ids_when_exactly_k_distinct_logits_reach_the_shortcuts_threshold(k):
+    """A long row built so that the threshold of top_k.candidates (the r-th largest of every 16th
+    logit, r = 2k/16 + 1) is reached by exactly k logits, all different: those k are the answer,
+    ascending (the partition then runs on a pool of exactly k)."""
+    from minillm.sampling.top_k import top_k_ids
+    V, r = 5000, 2 * k // 16 + 1
+    z = np.random.default_rng(k).standard_normal(V).astype(np.float32)      # [V] all below 10
+    z[16 * np.arange(r)] = 100.0 + np.arange(r, 0, -1)            # the sample's r largest: t = 101
+    z[16 * np.arange(k - r) + 1] = 200.0 + np.arange(k - r)       # k - r more above t, off-sample
+    want = np.sort(np.lexsort((np.arange(V), -z))[:k])                      # [k] the definition
+    assert (z >= 101.0).sum() == k
+    np.testing.assert_array_equal(top_k_ids(z, k), want)
+    np.testing.assert_array_equal(top_k(z[None], k), top_k_sorted(z[None], k))
