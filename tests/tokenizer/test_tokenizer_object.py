@@ -1,7 +1,7 @@
 """The Tokenizer object itself (tokenizer.py): the named ids it refuses, and merge traces of any
 bytes (a pre-token of ``encode_bytes`` may hold bytes that are not UTF-8)."""
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from minillm.tokenizer import Tokenizer, bpe
@@ -53,3 +53,19 @@ def test_repr_names_the_vocabulary_size_the_specials_and_the_rule():
     assert repr(READING) == "Tokenizer(vocab_size=259, specials=0, rule=ranks)"
     pairs = Tokenizer(BYTES, {(b"a", b"b"): 0}, special_tokens={"<|end|>": 300}, fast=False)
     assert repr(pairs) == "Tokenizer(vocab_size=301, specials=1, rule=pairs)"
+
+
+@example([5], -1, 1)
+@given(st.lists(st.integers(0, 258), max_size=6), st.integers(-300, -1), st.integers(0, 6))
+def test_a_negative_id_anywhere_is_a_value_error_naming_it(ids, negative, where):
+    """Not the last token (Python's table[-1]), wherever the negative id stands among good ones."""
+    ids.insert(where, negative)
+    with pytest.raises(ValueError, match=f"cannot decode id {negative}"):
+        READING.decode_bytes(ids)
+
+
+@given(st.binary(max_size=16))
+def test_the_reading_path_encodes_any_bytes_back_to_themselves(data):
+    """fast=False reads pre-tokens holding bytes that are not UTF-8 (lone surrogates) as those
+    bytes, as the fast path does."""
+    assert READING.decode_bytes(READING.encode_bytes(data)) == data
