@@ -69,3 +69,18 @@ def test_the_reading_path_encodes_any_bytes_back_to_themselves(data):
     """fast=False reads pre-tokens holding bytes that are not UTF-8 (lone surrogates) as those
     bytes, as the fast path does."""
     assert READING.decode_bytes(READING.encode_bytes(data)) == data
+
+
+@pytest.mark.parametrize("fast", [True, False])
+@pytest.mark.parametrize("method, wrong, message", [
+    ("encode", b"ab", "encode expects a str, got bytes"),
+    ("encode", None, "encode expects a str, got NoneType"),
+    ("encode_ordinary", b"ab", "encode expects a str, got bytes"),
+    ("encode_bytes", "ab", "encode_bytes expects a bytes, got str"),
+    ("encode_bytes", [97], "encode_bytes expects a bytes, got list"),
+    ("merge_trace", b"ab", "merge_trace expects a str, got bytes")])
+def test_text_and_bytes_of_the_wrong_type_are_a_type_error_naming_the_method(fast, method, wrong,
+                                                                            message):
+    tok = READING if not fast else Tokenizer(VOCAB, None)
+    with pytest.raises(TypeError, match=message):
+        getattr(tok, method)(wrong)
