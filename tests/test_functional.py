@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -79,3 +79,18 @@ def test_each_row_is_shifted_by_its_own_maximum(x, axis):
         want = np.stack([f(np.take(big, i, axis=1 - axis)) for i in range(x.shape[1 - axis])],
                         axis=1 - axis)
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+
+@example(np.array([[0.0, 0.0], [0.0, -3e7]], np.float32), [0, 1])
+@given(hnp.arrays(np.float32, st.tuples(st.integers(1, 8), st.integers(2, 4)),
+                  elements=st.floats(-1e7, 1e7, width=32)),
+       st.lists(st.integers(0, 1), min_size=8, max_size=8))
+def test_cross_entropy_averages_the_float32_log_probabilities_in_float64(logits, targets):
+    """The mean over positions loses no digits to float32: the loss is the exact mean (to float64)
+    of the float32 log-probabilities picked, even when they are millions apart in scale (a float32
+    sum of -3e7 and -0.69 drops the 0.69)."""
+    targets = np.array(targets[:len(logits)])                                     # [N]
+    picked = log_softmax(logits)[np.arange(len(logits)), targets]                 # [N] float32
+    want = -math.fsum(float(v) for v in picked) / len(picked)
+    assert cross_entropy(logits, targets) == pytest.approx(want, rel=1e-12, abs=1e-12)
