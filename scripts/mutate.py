@@ -6,7 +6,8 @@ tests/test_afternoon.py, read at run time): a comparison flipped, a constant cha
 condition negated, a statement removed, a slice bound shifted. Docstrings, comments, annotations
 and message strings (f-strings, the arguments of ``raise``) are never mutated. Each mutant is run
 against the tests mapped to its file (``TESTS`` below, else the test folder that mirrors it); it is
-*caught* when they fail (or hang past the time limit), a *survivor* otherwise. Mutants judged
+*caught* when they fail, fail to load (pytest's exit 2: a test module's import fails under the
+mutant) or hang past the time limit, a *survivor* otherwise. Mutants judged
 equivalent (no test could tell them apart: a speed-only threshold, an inert default) are listed,
 each with its reason, in scripts/mutants_equivalent.txt and reported, not run.
 
@@ -468,8 +469,11 @@ class Workers:
                 done = subprocess.run([sys.executable, "-c", BOOT, str(where), *TEST_ARGS, *tests],
                                       cwd=where, env=env, capture_output=True, text=True,
                                       timeout=timeout)
+                # exit 2: pytest stopped while loading the tests (a test module's import failed
+                # under the mutant); the unmutated baseline passing rules out a broken command
                 status = "survived" if done.returncode == 0 else \
-                    "caught" if done.returncode == 1 else f"error {done.returncode}"
+                    "caught" if done.returncode == 1 else \
+                    "caught (tests fail to load)" if done.returncode == 2 else f"error {done.returncode}"
                 out = done.stdout[-3000:] + done.stderr[-2000:]
             except subprocess.TimeoutExpired:
                 status, out = "caught (timeout)", ""

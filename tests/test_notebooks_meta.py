@@ -1,6 +1,7 @@
 """The notebooks as files: valid nbformat 4, committed without outputs, generated from their
-sources, and all listed in notebooks/README.md in reading order. (Running them is nbmake's job:
-``python -m pytest --nbmake notebooks``.)"""
+sources, and all listed in notebooks/README.md in reading order. (Running them is
+tests/test_notebook_prose.py's job, in a kernel as nbmake runs them, which also checks their prose;
+``python -m pytest --nbmake notebooks/NN_x.ipynb`` runs one alone.)"""
 import ast
 import importlib.util
 import json
