@@ -236,3 +236,36 @@ def test_memory_bytes_is_the_machines_physical_memory():
         pytest.skip("no /proc/meminfo on this system to compare with")
     total = int(meminfo.read_text().split("MemTotal:")[1].split()[0]) * 1024
     assert 0.9 * total <= memory_bytes() <= 1.1 * total
+
+
+@given(tiny_configs(), st.integers(1, 3), st.integers(0, 99), st.data())
+def test_a_shared_prefix_is_one_batch_1_pass_for_the_last_logits_copied_to_every_row(
+        config, B, seed, data):
+    """shared_prefix_cache runs the prompt once, as one row, asking only for the last position's
+    logits (the head over the other positions would be thrown away); every row of the B-row
+    cache then holds the prompt's keys and values, as if each row had been fed the prompt."""
+    from minillm.kv_cache import shared_prefix_cache
+    P = data.draw(st.integers(1, config.n_ctx - 1))
+    prompt = np.array(data.draw(st.lists(st.integers(0, config.vocab_size - 1), min_size=P,
+                                         max_size=P)))
+    model, calls = random_model(config, seed), []
+
+    class Recording:
+        def __init__(self):
+            self.config = model.config
+
+        def __call__(self, ids, *args, last_only=False, **kwargs):
+            calls.append((np.shape(ids), last_only))
+            return model(ids, *args, last_only=last_only, **kwargs)
+
+    cache, logits = shared_prefix_cache(Recording(), prompt, B, capacity=config.n_ctx)
+    assert calls == [((1, P), True)]
+    alone = KVCache(config, batch_size=B, capacity=config.n_ctx)
+    np.testing.assert_allclose(logits, model(np.tile(prompt, (B, 1)), cache=alone)[0, -1],
+                               rtol=1e-5, atol=1e-5)
+    assert (cache.length, cache.batch_size) == (alone.length, B)
+    np.testing.assert_allclose(cache.k[:, :, :, :P], alone.k[:, :, :, :P], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(cache.v[:, :, :, :P], alone.v[:, :, :, :P], rtol=1e-5, atol=1e-5)
+    next_id = np.full((B, 1), prompt[0])
+    np.testing.assert_allclose(model(next_id, cache=cache), model(next_id, cache=alone),
+                               rtol=1e-5, atol=1e-5)
