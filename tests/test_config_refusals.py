@@ -30,11 +30,12 @@ def test_nope_layers_may_name_any_existing_layer_and_are_kept_sorted():
 @given(arch=st.sampled_from(["gpt2", "llama"]), n_heads=st.integers(1, 4),
        d_head=st.integers(1, 4), n_layers=st.integers(1, 3))
 @example(arch="gpt2", n_heads=4, d_head=1, n_layers=1)            # D = 1: a GPT-2 may have it
+@example(arch="gpt2", n_heads=1, d_head=MAX_SIZE, n_layers=1)     # and D = 2³² − 1
 def test_head_dim_equal_to_c_over_h_is_the_same_config_as_none(arch, n_heads, d_head, n_layers):
     """``head_dim = C / H`` only spells out the default width, so it is accepted wherever the
-    default is (also D = 1, a GPT-2 with one dimension per head) and gives an equal config."""
+    default is (also D = 1 and D = 2³² − 1, odd widths a GPT-2 may have) and gives an equal config."""
     assume(arch == "gpt2" or d_head % 2 == 0)                     # RoPE needs an even width
-    sizes = dict(vocab_size=8, n_ctx=8, d_model=n_heads * d_head, n_heads=n_heads,
+    sizes = dict(vocab_size=8, n_ctx=8, d_model=n_heads * d_head, n_heads=n_heads, d_ff=8,
                  n_layers=n_layers, arch=arch)
     spelled = ModelConfig(**sizes, head_dim=d_head)
     assert spelled == ModelConfig(**sizes)
