@@ -1,7 +1,7 @@
 """The KV cache changes the cost, never the result."""
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import example, given, strategies as st
 
 from minillm.decoding.batch import padded_inputs
 from minillm.kv_cache import KVCache
@@ -269,3 +269,21 @@ def test_a_shared_prefix_is_one_batch_1_pass_for_the_last_logits_copied_to_every
     next_id = np.full((B, 1), prompt[0])
     np.testing.assert_allclose(model(next_id, cache=cache), model(next_id, cache=alone),
                                rtol=1e-5, atol=1e-5)
+
+
+@given(st.integers(0, 4), st.one_of(st.integers(-3, 8), st.sampled_from([1.0, True, "1", None])))
+@example(2, -1)
+@example(2, 3)
+def test_rollback_refuses_a_length_outside_0_to_the_cached_length(length, bad):
+    """rollback(n) takes an integer n in [0, length], both ends included; anything else (below 0,
+    past what is cached, a float, a bool) is a ValueError that leaves the cache as it was."""
+    cache = KVCache(small_config(), batch_size=2, capacity=4)
+    cache.length = length
+    allowed = type(bad) is int and 0 <= bad <= length
+    if allowed:
+        cache.rollback(bad)
+        assert cache.length == bad
+    else:
+        with pytest.raises(ValueError, match=rf"a length in \[0, {length}\], got"):
+            cache.rollback(bad)
+        assert cache.length == length
