@@ -126,3 +126,13 @@ def test_rope_scaling_parameters_are_finite_numbers_above_0(bad):
     for name in ("factor", "low_freq_factor", "high_freq_factor"):
         with pytest.raises(ValueError, match=f"rope_scaling {name} must be a finite number > 0"):
             ModelConfig(**SMALL, arch="llama", rope_scaling={**LLAMA3, name: bad})
+
+
+def test_a_mixture_keeps_its_routing_weights_as_the_softmax_gives_them_by_default():
+    """norm_topk_prob defaults to False, as in transformers' Qwen-MoE and OLMoE configs: the k
+    chosen experts' weights are their softmax probabilities, not rescaled to sum to 1 (Mixtral's
+    files set it True)."""
+    moe = ModelConfig(**SMALL, arch="llama", n_experts=4, n_experts_used=2)
+    assert moe.norm_topk_prob is False
+    assert ModelConfig(**SMALL, arch="llama", n_experts=4, n_experts_used=2,
+                       norm_topk_prob=True).norm_topk_prob is True
