@@ -136,3 +136,11 @@ def test_a_mixture_keeps_its_routing_weights_as_the_softmax_gives_them_by_defaul
     assert moe.norm_topk_prob is False
     assert ModelConfig(**SMALL, arch="llama", n_experts=4, n_experts_used=2,
                        norm_topk_prob=True).norm_topk_prob is True
+
+
+@pytest.mark.parametrize("bad", ["llama3", [("rope_type", "llama3")], 8.0, True])
+def test_rope_scaling_that_is_not_a_dict_is_a_value_error(bad):
+    """rope_scaling is a dict (config.json's object) or None: a string, a list of pairs or a number
+    is a ValueError naming its type, not an AttributeError from reading it."""
+    with pytest.raises(ValueError, match=f"rope_scaling must be a dict or None, got {type(bad).__name__}"):
+        ModelConfig(**SMALL, arch="llama", rope_scaling=bad)
