@@ -142,5 +142,6 @@ def test_a_mixture_keeps_its_routing_weights_as_the_softmax_gives_them_by_defaul
 def test_rope_scaling_that_is_not_a_dict_is_a_value_error(bad):
     """rope_scaling is a dict (config.json's object) or None: a string, a list of pairs or a number
     is a ValueError naming its type, not an AttributeError from reading it."""
-    with pytest.raises(ValueError, match=f"rope_scaling must be a dict or None, got {type(bad).__name__}"):
+    message = f"rope_scaling must be a dict or None, got {type(bad).__name__}"
+    with pytest.raises(ValueError, match=message):
         ModelConfig(**SMALL, arch="llama", rope_scaling=bad)

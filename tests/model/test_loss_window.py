@@ -15,5 +15,6 @@ def test_loss_refuses_more_than_n_ctx_plus_one_tokens_naming_their_number(n_ctx,
     longest = np.arange(batch * (n_ctx + 1)).reshape(batch, -1) % 16
     assert np.isfinite(model.loss(longest))
     T = n_ctx + 1 + extra
-    with pytest.raises(ValueError, match=rf"^{T} positions exceed the context window n_ctx={n_ctx}"):
+    message = rf"^{T} positions exceed the context window n_ctx={n_ctx}"
+    with pytest.raises(ValueError, match=message):
         model.loss(np.arange(batch * T).reshape(batch, T) % 16)
