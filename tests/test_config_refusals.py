@@ -68,3 +68,17 @@ def test_nope_layers_are_python_integers_not_bools_floats_or_strings(layer, spel
     with pytest.raises(ValueError, match="nope_layers must be distinct layer indices in"):
         ModelConfig(**SMALL, arch="llama", nope_layers=(spelling(layer),))
     assert ModelConfig(**SMALL, arch="llama", nope_layers=(layer,)).nope_layers == (layer,)
+
+
+@given(d_model=st.integers(1, 40), n_heads=st.integers(1, 8), half=st.integers(1, 8))
+def test_with_a_head_dim_d_model_need_not_be_a_multiple_of_n_heads(d_model, n_heads, half):
+    """Heads as wide as ``head_dim`` (Qwen3) need no C / H: any d_model and n_heads go together;
+    without it, C must split into H equal heads."""
+    head_dim = 2 * half
+    c = ModelConfig(vocab_size=8, n_ctx=8, d_model=d_model, n_heads=n_heads, n_layers=1,
+                    arch="llama", head_dim=head_dim)
+    assert c.d_head == head_dim
+    if d_model % n_heads:
+        with pytest.raises(ValueError, match="must be divisible by n_heads"):
+            ModelConfig(vocab_size=8, n_ctx=8, d_model=d_model, n_heads=n_heads, n_layers=1,
+                        arch="llama")
