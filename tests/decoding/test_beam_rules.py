@@ -2,9 +2,12 @@
 for early_stopping="never" with a negative length penalty, on a scripted model."""
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from minillm.config import ModelConfig
 from minillm.decoding.beam import beam_search
+from minillm.functional import log_softmax
 from tests.model.strategies import random_model
 
 
@@ -79,3 +82,24 @@ def test_with_several_stop_ids_enough_candidates_are_kept_for_beams_to_run_on():
                       length_penalty=1.0, early_stopping="never", num_return_sequences=2)
     assert [h.ids for h in got] == [[0], [4, 0]]
     np.testing.assert_allclose([h.score for h in got], [-0.6, -3.01 / 2], rtol=1e-5)
+
+
+@given(st.integers(1, 3), st.floats(-2.0, -1.6), st.floats(0.5, 2.0))
+def test_a_running_beam_that_can_only_tie_the_worst_finished_one_stops_the_search(B, a, penalty):
+    """HF's heuristic stops when best_running_sum / L ** length_penalty <= the worst finished
+    score: a tie stops too (HF goes on only while the estimate is strictly better). Step 1: stop
+    ids 0 … B−1 fill the pool, the last of them (log p = a) exactly tied with token B, which runs
+    on (the same float32 logit, so the same log-prob to the bit): the search stops with the pool.
+    Had it gone on, "B 0" ((a + log 0.99) / 2 ** length_penalty) would have beaten that worst."""
+    V = 12
+    p = np.full(V, 0.0)
+    p[:B - 1] = np.exp(a) + 0.05                     # stop ids better than the tie
+    p[B - 1] = p[B] = np.exp(a)                      # the worst finished, the best running
+    p[B + 1:] = (1 - p.sum()) / (V - B - 1)          # the rest: each below the tie
+    after = np.full(V, 0.01 / (V - 1))
+    after[0] = 0.99
+    model = Scripted({(0, 3): p, (1, B): after}, prompt_len=2, vocab_size=V)
+    got = beam_search(model, [2, 3], beam_size=B, max_new_tokens=6, stop_ids=range(B),
+                      length_penalty=penalty, num_return_sequences=B)
+    assert [h.ids for h in got] == [[i] for i in range(B)]
+    assert got[-1].logprob == float(log_softmax(np.log(p).astype(np.float32))[B])
