@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from minillm.config import ModelConfig
 from minillm.decoding.beam import beam_search
+from minillm.decoding.generate import generate
 from minillm.functional import log_softmax
 from tests.model.strategies import random_model
 
@@ -151,3 +152,31 @@ def test_with_every_beam_favouring_stop_ids_the_candidates_beyond_them_run_on():
     got = beam_search(model, [2, 3], beam_size=2, max_new_tokens=10, stop_ids=[0, 1],
                       length_penalty=2.0, early_stopping="never", num_return_sequences=2)
     assert [h.ids for h in got] == [[2, 4, 4, 4, 4, 4, 4, 0], [3, 4, 4, 4, 4, 4, 4, 0]]
+
+
+class OneStepApart:
+    """Uniform rows (V = 12) for ``flat_steps`` steps, then a row where id 2's logit is one
+    float32 step above id 1's (the rest far below)."""
+
+    def __init__(self, flat_steps, prompt_len):
+        self.n, self.P = flat_steps, prompt_len
+        self.config = ModelConfig(vocab_size=12, n_ctx=32, d_model=2, n_heads=1, n_layers=1)
+
+    def __call__(self, ids, cache=None, last_only=False, **_):
+        cache.advance(ids.shape[1])
+        logits = np.zeros((ids.shape[0], 1, 12), np.float32)                      # [B, 1, V]
+        if cache.length - self.P == self.n:
+            logits[..., :] = -20.0
+            logits[..., 1], logits[..., 2] = 5.0, np.nextafter(np.float32(5.0), np.float32(6.0))
+        return logits
+
+
+@given(st.integers(7, 20))
+def test_a_log_prob_one_float32_step_higher_still_wins_after_a_long_prefix(flat_steps):
+    """The running sums are float64: after n uniform steps (Σ log p = -n · log 12, about -17 to
+    -50), adding two log-probs one float32 step apart keeps them apart, so beam_size=1 still picks
+    the higher, as greedy does (in float32 they would round to one value, a false tie)."""
+    model = OneStepApart(flat_steps, prompt_len=2)
+    greedy = [s.id for s in generate(model, [0, 1], flat_steps + 1, temperature=0)]
+    (best,) = beam_search(model, [0, 1], beam_size=1, max_new_tokens=flat_steps + 1, stop_at_eos=False)
+    assert best.ids == greedy and greedy[-1] == 2
