@@ -75,3 +75,17 @@ def test_sample_gives_a_python_int_for_one_row_and_int64_ids_for_a_batch(setting
     assert type(one) is int and 0 <= one < 10
     many = sampler.sample(z, np.random.default_rng(1))
     assert type(many) is np.ndarray and many.dtype == np.int64 and many.shape == (3,)
+
+
+@pytest.mark.parametrize("settings", [dict(), dict(top_k=3), dict(temperature=0),
+                                      dict(top_p=0.5, min_p=0.1)])
+def test_a_bias_that_bans_every_token_is_refused_as_such(settings):
+    """A logit bias of -inf on every token leaves no distribution: sampling, and asking for the
+    distribution, refuse it with a ValueError that says the mask came from the allowed set, the
+    bias or the penalties (the logits given were fine)."""
+    z = np.zeros((2, 5), np.float32)
+    sampler = Sampler(logit_bias={i: -np.inf for i in range(5)}, **settings)
+    for call in (lambda: sampler.sample(z, np.random.default_rng(0)), lambda: sampler.probs(z[0])):
+        with pytest.raises(ValueError, match="^logits after the allowed set, bias and penalties: "
+                                             "every entry of a row is -inf"):
+            call()
