@@ -15,6 +15,29 @@ def test_a_sampler_keeps_its_own_copy_of_logit_bias():
     np.testing.assert_array_equal(out, [0.0, -np.inf, 0.0, 0.0])
 
 
+def test_a_sampler_keeps_its_own_copy_of_allowed_ids():
+    """allowed_ids is read once, into a tuple: a list changed afterwards changes nothing, and an
+    iterator (read only once) is allowed too."""
+    ids = [3, 1]
+    sampler = Sampler(allowed_ids=ids)
+    ids.append(0)
+    assert sampler.allowed_ids == (3, 1) and Sampler(allowed_ids=iter([2])).allowed_ids == (2,)
+    out = sampler.process(np.zeros(4, np.float32))
+    np.testing.assert_array_equal(out, [-np.inf, 0.0, -np.inf, 0.0])
+
+
+@pytest.mark.parametrize("frequency, presence", [(-1.0, 0.0), (-0.5, 0.0), (1.0, 0.0), (0.0, -1.0),
+                                                 (0.0, 0.5), (-1.0, -1.0)])
+def test_any_nonzero_frequency_or_presence_penalty_is_applied_even_negative(frequency, presence):
+    """z - α_f · count - α_p · [count > 0] over the generated tokens, for negative α (which favour
+    repeats) as for positive ones."""
+    z = np.array([0.5, 1.0, -2.0, 0.0], np.float32)
+    history, counts = [3, 1, 1, 2, 1], np.array([0, 3, 1, 0], np.float32)     # after a prompt of 1
+    out = Sampler(frequency_penalty=frequency, presence_penalty=presence).process(z, history, 1)
+    want = z - frequency * counts - presence * (counts > 0)
+    np.testing.assert_allclose(out, want - want.max(), atol=1e-6)  # process: up to the row's max
+
+
 @pytest.mark.parametrize("prompt_len", [-1, 4, 1.0, np.float32(1), [1, -1], [-1, 1], [0, 3],
                                         [2, 1.5]])
 def test_prompt_len_is_an_integer_in_0_to_the_history_length_for_every_row(prompt_len):
