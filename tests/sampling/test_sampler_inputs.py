@@ -112,3 +112,14 @@ def test_a_bias_that_bans_every_token_is_refused_as_such(settings):
         with pytest.raises(ValueError, match="^logits after the allowed set, bias and penalties: "
                                              "every entry of a row is -inf"):
             call()
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("settings", [dict(), dict(top_k=2), dict(top_k=2, temperature=0.5, top_p=0.9)])
+def test_process_keeps_the_dtype_of_the_logits(dtype, settings):
+    """``process`` returns logits of the dtype it was given, with a top-k (the survivors put back
+    into a row of -inf) as without."""
+    z = np.array([[0.1, 2.0, -1.0, 0.7], [0.0, 0.0, 1.0, -3.0]], dtype)
+    for logits in (z, z[0]):
+        out = Sampler(**settings).process(logits)
+        assert out.dtype == dtype and out.shape == logits.shape
