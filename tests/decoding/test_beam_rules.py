@@ -180,3 +180,11 @@ def test_a_log_prob_one_float32_step_higher_still_wins_after_a_long_prefix(flat_
     greedy = [s.id for s in generate(model, [0, 1], flat_steps + 1, temperature=0)]
     (best,) = beam_search(model, [0, 1], beam_size=1, max_new_tokens=flat_steps + 1, stop_at_eos=False)
     assert best.ids == greedy and greedy[-1] == 2
+
+
+def test_stop_ids_beyond_the_int32_range_are_taken_as_given():
+    """A vocabulary may hold up to 2**32 - 1 tokens (GGUF's limit): a stop id above 2**31 is
+    read as it is, and what refuses this search is the memory check (64 rows of 2**31 logits: 1.6 TB)."""
+    model = Scripted({}, prompt_len=2, vocab_size=2**31 + 2)
+    with pytest.raises(ValueError, match=r"^beam_size=64 needs .* allowed at most \d+$"):
+        beam_search(model, [2, 3], beam_size=64, max_new_tokens=4, stop_ids=[2**31 + 1])
