@@ -43,6 +43,7 @@ import numpy as np
 from minillm.functional import log_softmax
 from minillm.decoding.generate_args import check_count, check_prompt, stop_set
 from minillm.kv_cache import check_cache_fits, shared_prefix_cache
+from minillm.sampling.top_k import top_k_ids
 
 EARLY_STOPPING = ("heuristic", "pool_full", "never")     # HF: False, True, "never"
 
@@ -85,9 +86,8 @@ def beam_search(model, prompt_ids, beam_size: int = 4, max_new_tokens: int = 20,
     cache, logits = shared_prefix_cache(model, prompt, nb, capacity=len(prompt) + n_new)
     logits = logits[None]                                          # [1, V]  one live beam at first
     tokens = np.zeros((nb, n_new), dtype=np.int64)                 # [B, N] running beams' new ids
-    # subtle: float64 on purpose, and so is ``total`` below (a [live, V] float64 array once per
-    # step, small next to the forward pass). In float32, sum + log p can round two different
-    # log-probs to one value, and the tie would go to the lower id where greedy takes the argmax.
+    # subtle: float64 on purpose (so is ``total``, small next to the forward pass). In float32, sum +
+    # log p can round two log-probs to one value: a false tie, won by the lower id, not greedy's argmax.
     sums = np.zeros(nb, dtype=np.float64)                          # [B] running Σ log p
     live, pool = 1, []                                             # pool: finished Hypotheses
     for t in range(n_new):
@@ -95,7 +95,7 @@ def beam_search(model, prompt_ids, beam_size: int = 4, max_new_tokens: int = 20,
         total = sums[:live, None] + log_softmax(logits[:live])    # [live, V] candidate Σ log p
         flat = total.ravel()                                       # [live · V]
         n_cand = min(max(2, 1 + len(stops)) * nb, flat.size)      # K·B candidates (all live · V if fewer)
-        top = np.argpartition(-flat, n_cand - 1)[:n_cand]          # [n_cand] the best, unordered
+        top = top_k_ids(flat, n_cand)                              # [n_cand] the best (ties: lower index)
         top = top[np.lexsort((top, -flat[top]))]                   # [n_cand] best first, ties: lower index
         beam, token, score = top // V, top % V, flat[top]          # [n_cand] each
         done = np.isin(token, stops) | (gen_len == n_new)          # [n_cand] candidate finishes here

@@ -106,6 +106,17 @@ def test_candidates_that_really_tie_go_to_the_lower_beam_then_the_lower_id():
     assert one.ids == [0, 0, 0]
 
 
+@given(st.integers(3, 300), st.data())
+def test_ties_go_to_the_lower_index_however_many_candidates_tie(V, data):
+    """All V·B candidates tie, far more than the K·B kept: still the lowest flat indices win
+    (beam 0's tokens 0, 1, … in order), not whichever tied ones a partition happens to leave."""
+    from tests.decoding.test_steps import uniform_model
+    B = data.draw(st.integers(1, min(V, 8)))
+    hyps = beam_search(uniform_model(vocab_size=V), [1, 2], beam_size=B, max_new_tokens=2,
+                       num_return_sequences=B, stop_at_eos=False)
+    assert [h.ids for h in hyps] == [[0, i] for i in range(B)]
+
+
 def test_beam_search_needs_exactly_the_memory_of_its_rows(monkeypatch):
     """beam_size rows of a KV cache (prompt + max_new_tokens positions) plus 12·V bytes each (the
     float32 logits and float64 scores): exactly that much memory is enough, a byte less is a

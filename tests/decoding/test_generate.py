@@ -4,7 +4,7 @@ The reading loop ``generate_simple`` against ``generate``, and stopping at the m
 in tests/decoding/test_generate_simple.py and tests/decoding/test_eos.py."""
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from minillm.decoding.batch import generate_batch
@@ -195,6 +195,20 @@ def test_a_generation_cut_mid_character_ends_with_its_decoded_text(gpt2_tok, tex
     model = Scripted(prompt + target, gpt2_tok.vocab_size)
     steps = list(generate(model, prompt, n, temperature=0, tokenizer=gpt2_tok))
     assert ids_of(steps) == target[:n]
+    assert "".join(s.text for s in steps) == gpt2_tok.decode(target[:n])
+
+
+@given(TEXTS, st.data())
+def test_a_stop_id_mid_character_ends_with_its_decoded_text(gpt2_tok, text, data):
+    """A stop id may end the text inside a character too: the text-only last step releases the
+    held bytes as decode does (U+FFFD), so the steps' texts join to decode(the ids before it)."""
+    prompt, target, eos = gpt2_tok.encode("Q:"), gpt2_tok.encode(text), gpt2_tok.eos_id
+    cut_inside = [n for n in range(1, len(target)) if gpt2_tok.decode(target[:n]).endswith("\ufffd")]
+    assume(cut_inside)                                   # texts of 2-4 byte characters: most
+    n = data.draw(st.sampled_from(cut_inside))
+    model = Scripted(prompt + target[:n] + [eos], gpt2_tok.vocab_size)
+    steps = list(generate(model, prompt, n + 3, temperature=0, tokenizer=gpt2_tok, stop_ids=[eos]))
+    assert ids_of(steps) == [*target[:n], None]
     assert "".join(s.text for s in steps) == gpt2_tok.decode(target[:n])
 
 

@@ -1,13 +1,17 @@
-"""What each Step reports: its log-prob and its top alternatives, of the raw model distribution."""
+"""What each Step reports: its log-prob and its top alternatives, of the raw model distribution;
+the draw's probabilities only with top_n; when the writer's text has reached a stop string."""
 import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from minillm import GPT, ModelConfig
 from minillm.decoding.generate import generate
 from minillm.decoding.steps import Step, StepWriter
 from minillm.functional import log_softmax
+from tests.decoding.test_generate import gpt2_tok  # noqa: F401  (a fixture)
 
 
 def uniform_model(vocab_size=7) -> GPT:
@@ -54,3 +58,37 @@ def test_a_step_reports_only_what_was_asked():
     assert only.top is None and only.logprob == float(log_softmax(z)[1])
     top = StepWriter(Settings(top_n=5)).step(1, z, last=True)
     assert top.logprob is None and [i for i, _ in top.top] == [0, 1]     # top_n > V: all of them
+
+
+@pytest.mark.parametrize("logprobs, top_n", [(False, 0), (True, 0), (False, 2), (True, 2)])
+def test_the_draws_probabilities_are_reported_only_with_top_n(logprobs, top_n):
+    """Given the distribution the draw used, a step reports it for its top ids and its own id
+    only when top_n asks for alternatives; without top_n both stay None."""
+    z, probs = np.array([0.5, 2.0, 0.1], np.float32), np.array([0.0, 0.75, 0.25])
+    step = StepWriter(Settings(logprobs=logprobs, top_n=top_n)).step(2, z, last=False, probs=probs)
+    if top_n:
+        assert [i for i, _ in step.top] == [1, 0]
+        assert step.top_sampled == (0.75, 0.0) and step.sampled == 0.25
+    else:
+        assert step.top is None and step.top_sampled is None and step.sampled is None
+
+
+class TextSettings:
+    logprobs, top_n = False, 0
+
+    def __init__(self, tokenizer, stop_strings):
+        self.tokenizer, self.stop_strings = tokenizer, stop_strings
+
+
+@given(st.text(alphabet="ab U:", min_size=1, max_size=12), st.data())
+def test_a_writer_is_stopped_from_the_token_that_completes_a_stop_string(gpt2_tok, text, data):
+    """``stopped`` turns True at the step whose token completes a stop string in the text so far,
+    never before, and stays True: the loop ends there."""
+    start = data.draw(st.integers(0, len(text) - 1))
+    stop = text[start:data.draw(st.integers(start + 1, min(len(text), start + 3)))]
+    ids = gpt2_tok.encode(text)
+    writer = StepWriter(TextSettings(gpt2_tok, [stop]))
+    for n, token in enumerate(ids, 1):
+        writer.step(token, np.zeros(gpt2_tok.vocab_size, np.float32), last=False)
+        assert writer.stopped == (stop in gpt2_tok.decode(ids[:n]))
+    assert writer.stopped

@@ -341,3 +341,20 @@ def test_top_k_ids_when_exactly_k_distinct_logits_reach_the_shortcuts_threshold(
     assert (z >= 101.0).sum() == k
     np.testing.assert_array_equal(top_k_ids(z, k), want)
     np.testing.assert_array_equal(top_k(z[None], k), top_k_sorted(z[None], k))
+
+
+@given(logits(batch=True), st.booleans(), st.data())
+def test_top_k_ids_are_the_kept_ids_ascending_as_int64(z, one_row, data):
+    """``top_k_ids``: the ids ``top_k`` keeps, ascending, an int64 array ``[k]`` for a row and
+    ``[B, k]`` for a batch (the sampler's batch of ids comes from it: int64, like greedy's and the
+    draw's); a row with fewer than k finite logits fills up with its lowest -inf ids."""
+    from minillm.sampling.top_k import top_k_ids
+    z = z[0] if one_row else z                                     # [V] or [B, V]
+    k = data.draw(st.integers(1, z.shape[-1]))
+    ids = top_k_ids(z, k)
+    assert type(ids) is np.ndarray and ids.dtype == np.int64 and ids.shape == z.shape[:-1] + (k,)
+    for row, got in zip(np.atleast_2d(z), np.atleast_2d(ids)):
+        want, finite = kept(top_k_sorted(row, k)), np.isfinite(row[got])
+        assert (np.diff(got) > 0).all()                            # ascending, no repeats
+        assert set(got[finite].tolist()) == want
+        assert got[~finite].tolist() == np.flatnonzero(~np.isfinite(row))[:k - len(want)].tolist()
