@@ -38,53 +38,7 @@ from minillm.train.sft.batches import (batch_indices, check_lengths, pack_rows, 
 from minillm.train.sft.evaluate import evaluate_examples
 from minillm.train.sft.mask import render
 from minillm.train.sft.resume import Run
-
-
-@dataclass
-class FinetuneSettings:
-    """What fixes a fine-tuning run besides the model and the data (saved with each checkpoint)."""
-    rank: int = 8
-    alpha: float | None = None          # None: 2 · rank (s = 2)
-    targets: list | None = None         # None: every projection (lora/adapters.py)
-    full: bool = False                  # True: every weight is trained, no adapters
-    steps: int | None = None            # None: epochs × ⌈conversations / batch⌉
-    epochs: int = 1
-    batch: int = 4
-    lr: float = 1e-3
-    min_lr: float | None = None         # None: lr / 10
-    warmup: int = 0
-    weight_decay: float = 0.0
-    grad_clip: float = 1.0
-    seed: int = 0
-    max_tokens: int | None = None       # None: the model's context
-    pack: bool = False
-    checkpoint_every: int = 50
-    eval_every: int | None = None       # None: the held-out score after the last step only
-    recompute: bool = False             # True: the same step in less memory (train/memory/)
-
-    def __post_init__(self):
-        for name in ("rank", "epochs", "batch", "checkpoint_every"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        for name in ("steps", "eval_every"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                      or value <= 0):
-                raise ValueError(f"{name} must be a positive integer or None, got {value!r}")
-        if not isinstance(self.recompute, bool):
-            raise ValueError(f"recompute must be True or False, got {self.recompute!r}")
-        if isinstance(self.warmup, bool) or not isinstance(self.warmup, int) or self.warmup < 0:
-            raise ValueError(f"warmup must be an integer >= 0, got {self.warmup!r}")
-        min_lr = self.lr / 10 if self.min_lr is None else self.min_lr
-        if not (isinstance(self.lr, (int, float)) and 0 < min_lr <= self.lr < math.inf):
-            raise ValueError(f"need 0 < min_lr ≤ lr, both finite, got lr={self.lr!r}, "
-                             f"min_lr={self.min_lr!r}")
-        if not 0 < self.grad_clip < math.inf or not 0 <= self.weight_decay < math.inf:
-            raise ValueError(f"grad_clip must be > 0 and weight_decay >= 0, both finite, got "
-                             f"{self.grad_clip!r}, {self.weight_decay!r}")
-        if self.targets is not None:
-            self.targets = list(self.targets)
+from minillm.train.sft.settings import FinetuneSettings
 
 
 @dataclass

@@ -8,7 +8,8 @@ the trained part only:
     full   OUT/checkpoint/config.json + model.safetensors                   (the whole model)
     both   + optimizer.safetensors (AdamW's m, v; t and the settings) + manifest.json
 
-``resume`` checks, before loading anything, what train's resume checks: the settings, the step,
+``resume`` checks, before loading anything, what train's resume checks: the settings (those
+added since an older checkpoint was written at their defaults: settings.py), the step,
 the data (sha256 of the rendered conversations), the log (train_log.jsonl) and the optimiser
 state's names and shapes; then loads the adapters (or weights) and AdamW's state in place, so
 the resumed run computes exactly the numbers of an uninterrupted one (the batches depend only on
@@ -30,6 +31,7 @@ from minillm.train.checkpoint import find_checkpoint, write_checkpoint
 from minillm.train.lora.files import load_adapter, save_adapter
 from minillm.train.manifest import ADAPTER_FILES, CHECKPOINT_FILES, OPTIMIZER
 from minillm.train.resume import _optimizer_metadata
+from minillm.train.sft.settings import saved_settings
 from minillm.train.trainlog import LOG_NAME, append_record, check_log, log_digest, truncate_log
 
 
@@ -78,10 +80,12 @@ class Run:
         opt_path = path / OPTIMIZER
         header, state = read_safetensors(opt_path, mmap=True)
         meta = _optimizer_metadata(opt_path, header.get("__metadata__", {}))
-        if meta["settings"] != json.loads(json.dumps(asdict(self.settings))):
-            raise ValueError(f"{opt_path} was written with other settings "
-                             f"({json.dumps(meta['settings'])}); resume with the same ones or "
-                             f"start in an empty directory")
+        saved = saved_settings(meta["settings"], opt_path)   # an older run's: + ADDED defaults
+        now = json.loads(json.dumps(asdict(self.settings)))
+        if saved != now:
+            differ = "; ".join(f"{k} {saved[k]!r}, now {now[k]!r}" for k in now if saved[k] != now[k])
+            raise ValueError(f"{opt_path} was written with other settings ({differ}); resume "
+                             f"with the same ones or start in an empty directory")
         if meta["step"] != step:
             raise ValueError(f"{opt_path}: the optimiser is at step {meta['step']}, the manifest "
                              f"says {step}")
