@@ -25,7 +25,8 @@ tokens peaks at 1.4× its float32 weights instead of 2.8× (benchmarks/README.md
 ``python -m minillm chat --model OUT`` then talks to the result: the merged model when OUT has
 one, else the base model (named in adapter_config.json) with the adapter merged on loading.
 
-Safety as ``minillm train``'s: OUT must be new or empty (or ``--resume``, or ``--overwrite``);
+Safety as ``minillm train``'s: OUT must be new or empty (or ``--resume``, or ``--overwrite``: an
+earlier run's files there, a sharded model's and the checkpoints too, deleted before training);
 OUT/checkpoint/ (every ``--checkpoint-every`` steps; the adapter or the model, AdamW's state and
 a manifest that digests them, swapped in by renames) is what ``--resume`` continues from, bit for
 bit, once it verifies; it is removed when the run has finished.
@@ -87,7 +88,8 @@ def add_arguments(p) -> None:
                    help="steps between checkpoints (OUT/checkpoint/, what --resume continues from)")
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint")
     p.add_argument("--overwrite", action="store_true",
-                   help="write into a non-empty OUT, replacing the files minillm writes there")
+                   help="write into a non-empty OUT: an earlier run's files there (minillm's "
+                        "only) are deleted first")
 
 
 def parse_targets(text: str) -> list[str]:
@@ -101,7 +103,7 @@ def parse_targets(text: str) -> list[str]:
 
 
 def run(args) -> int:
-    from minillm.cli._train_checks import check_out
+    from minillm.cli._train_checks import check_out, clear_out
     from minillm.cli.resolve import resolve_model_path
     from minillm.io.atomic import atomic_write_text, refuse_link
     from minillm.io.download import MODELS
@@ -134,6 +136,8 @@ def run(args) -> int:
     model, tokenizer = load_model(path, fast=False)        # plain arrays: the trainer's
     if tokenizer is None:
         raise ValueError(f"{path} carries no tokenizer; fine-tuning renders conversations with it")
+    if args.overwrite and not args.resume:      # the checks passed: the earlier output goes
+        clear_out(out)
     from minillm.chat.formats.detect import choose_format
     fmt, note = choose_format(tokenizer, args.chat_format)
     print(f"minillm finetune: {note}", file=sys.stderr)
@@ -155,13 +159,6 @@ def run(args) -> int:
         params = model.params if args.full else merged_params(model.params, result.lora)
         type(model)(model.config, params).save_pretrained(out)
     tokenizer.save(out / "tokenizer.json")        # (count, tokenize --model OUT read it)
-    # an --overwrite of an earlier run's OUT: what this run did not write must not be loaded
-    if args.full:
-        stale = ADAPTER_FILES
-    else:
-        stale = () if args.merge else ("config.json", "model.safetensors")
-    for name in stale:
-        (out / name).unlink(missing_ok=True)
     if held_out:
         report = {"before": before, "after": result.eval, "conversations": len(held_out)}
         if args.eval_every is not None:     # from the log: a resumed run's earlier ones too
