@@ -12,7 +12,8 @@
 #
 # This notebook draws the loss mask (only the assistant's tokens teach), counts what the adapter's
 # rank costs, checks that merging the adapter into the weights changes nothing, trains a few live
-# steps, and compares answers before and after, with the full run's measured score.
+# steps, compares answers before and after, with the full run's measured score, and shows the
+# memory-saving step (`recompute=True`).
 #
 # **Try this:** `CONVERSATION` (which training conversation's mask is drawn, 0 to 199), `RANK`
 # (the adapter rank whose cost is counted and trained live, 1 to 64), `STEPS` (live training
@@ -31,7 +32,7 @@ import numpy as np
 from minillm import GPT, load_adapter, merged_params
 from minillm.engine.gpt import to_engine
 from minillm.train.grad_model import forward_with_cache
-from minillm.train.lora.adapters import frozen_params, init_lora
+from minillm.train.lora.adapters import frozen_params, init_lora, lora_loss_and_grads
 from minillm.train.sft import finetune, render
 from nbhelpers import WEIGHTS, claim, knob_range, load_pretrained
 import tarvessa
@@ -268,6 +269,67 @@ if HAVE_SMOLLM2:
           "the live answers after fine-tuning are the recorded ones", "float32 rounding can flip a near-tie")
 else:
     print("(the answers need SmolLM2: the record above is the full run's)")
+
+# %% [markdown]
+# ## 7. The same step in less memory: `recompute=True`
+#
+# The plain step keeps every block's cache for the backward: the norms' inputs, q, k, v, the
+# attention weights P [B, H, T, T], the feed-forward's activations. `recompute=True` keeps only
+# each block's input [B, T, C]; going backward from the top block, it runs that one block's
+# forward again from its input, then its backward, and it takes the head's loss a chunk of rows at
+# a time. A block's forward depends only on its input and its weights, so the recomputed cache is
+# the one the plain step kept and the gradients are the same, up to float32 rounding (the head's
+# sums are added in another order). The price: one more forward of the blocks per step. On the
+# command line it is `python -m minillm finetune --model smollm2 --data chat.jsonl --recompute
+# --out DIR`. Here one batch on the small model of `weights/tiny-llama`, both ways, and what each
+# keeps per block, counted from the arrays' shapes:
+
+# %%
+tiny = GPT.from_pretrained(WEIGHTS / "tiny-llama")                    # plain float32 arrays
+tconfig, rng = tiny.config, np.random.default_rng(0)
+tokens = rng.integers(0, tconfig.vocab_size, (4, 65))                  # [B, T + 1]
+xb, yb = tokens[:, :-1], tokens[:, 1:]                                 # [B, T] each
+adapter = init_lora(tiny.params, 2, np.random.default_rng(0))
+for _, lora_B in adapter.adapters.values():                            # B ≠ 0: A has gradients too
+    lora_B[...] = rng.normal(0, 0.05, lora_B.shape)
+plain_loss, plain_grads = lora_loss_and_grads(tiny.params, tconfig, adapter, xb, yb)
+saving_loss, saving_grads = lora_loss_and_grads(tiny.params, tconfig, adapter, xb, yb, recompute=True)
+worst = max(float(np.abs(saving_grads[k] - g).max() / np.abs(g).max()) for k, g in plain_grads.items())
+print(f"loss: plain {plain_loss:.6f}, recompute {saving_loss:.6f}; the {len(plain_grads)} gradients "
+      f"differ by at most {worst:.1e} of their largest entry")
+assert abs(saving_loss - plain_loss) <= 1e-5 * plain_loss and worst <= 1e-4, \
+    f"the memory-saving step should give the plain step's numbers (gradients differ by {worst:.1e})"
+
+
+def arrays_in(obj) -> list:
+    """Every array in a cache (nested tuples and lists)."""
+    if isinstance(obj, np.ndarray):
+        return [obj]
+    return [a for o in obj for a in arrays_in(o)] if isinstance(obj, (tuple, list)) else []
+
+
+_, (_, caches, *_) = forward_with_cache(frozen_params(tiny.params, adapter), tconfig, xb)
+kept = []                                                              # block 0's cache, each array once
+for a in arrays_in(caches[0]):
+    if not any(np.shares_memory(a, k) for k in kept):
+        kept.append(a)
+cache_bytes = sum(4 * int(np.prod(a.shape)) for a in kept)             # float32: 4 bytes a number
+B_, T_, C_ = xb.shape + (tconfig.d_model,)
+input_bytes = 4 * B_ * T_ * C_                                         # [B, T, C]
+largest = max(kept, key=lambda a: a.size)
+L = tconfig.n_layers
+print(f"per block, the plain step keeps {len(kept)} arrays, {cache_bytes / 1024:.0f} KB (the largest, "
+      f"{list(largest.shape)}: the attention weights [B, H, T, T]); recompute keeps the input "
+      f"[{B_}, {T_}, {C_}], {input_bytes / 1024:.0f} KB: {cache_bytes / input_bytes:.0f}x less")
+print(f"all {L} blocks: plain {L * cache_bytes / 1024:.0f} KB; recompute {L} inputs + one block's "
+      f"cache at a time, {(L * input_bytes + cache_bytes) / 1024:.0f} KB")
+assert largest.shape == (B_, tconfig.n_heads, T_, T_), \
+    f"the attention weights should be the largest array of a block's cache, not {largest.shape}"
+
+# %% [markdown]
+# The saving grows with the number of blocks (this model has two, SmolLM2 many more) and, through
+# the attention weights, with the square of the length; the measured peak memory of a SmolLM2
+# step both ways is in `benchmarks/README.md`.
 
 # %% [markdown]
 # ## Exercises
