@@ -14,9 +14,6 @@ something it did not write, or leaves a half-made OUT behind:
 * a text too short for one training and one validation window of ``--context`` + 1 tokens
   (checked once the tokenizer has encoded it, before anything is written into OUT).
 
-And what ``--overwrite`` does once the checks have passed: ``clear_out`` deletes an earlier
-run's output (minillm's files only), so OUT never holds two runs' files at once.
-
 The command itself: train.py. Example::
 
     check_out(Path("runs/tiny"), resume=False, overwrite=False)   # ValueError if it is not empty
@@ -29,8 +26,6 @@ from pathlib import Path
 # the files minillm train writes in OUT (besides the checkpoint folders)
 WRITTEN = ("tokenizer.json", "tokenizer_config.json", "tokenizer.json.vocab", "config.json",
            "model.safetensors", "train_log.jsonl", "val_sample.txt", "eval.json")
-# every file a train or finetune run leaves in OUT, besides a sharded model's (hf/shards.py)
-OUTPUTS = (*WRITTEN, "adapter_config.json", "adapter_model.safetensors")
 
 
 def check_memory(config) -> None:
@@ -65,27 +60,6 @@ def check_out(out: Path, resume: bool, overwrite: bool) -> None:
         raise ValueError(f"--out {out} is not empty ({shown}): choose a new or empty folder, "
                          f"--resume to continue the run in it, or --overwrite to replace the "
                          f"files minillm writes there")
-
-
-def clear_out(out: Path) -> None:
-    """An earlier run's output gone from ``out`` before a new run writes there (``--overwrite``):
-    the files of ``OUTPUTS``, a model's weights files (a sharded save's index and shards too) and
-    the checkpoint folders. Only minillm's names, only regular files: a user's file stays, a link
-    is refused before anything is deleted (so a load never mixes the two runs' files)."""
-    from minillm.io.atomic import refuse_link
-    from minillm.io.hf.shards import is_weights_name
-    from minillm.train.checkpoint import SUFFIXES, remove_written
-    if not out.is_dir():
-        return
-    earlier = sorted(p for p in out.iterdir() if p.name in OUTPUTS or is_weights_name(p.name))
-    for path in earlier:
-        refuse_link(path)
-    for path in earlier:
-        if path.is_file():
-            path.unlink()
-    for name in ("checkpoint", "best"):
-        for suffix in SUFFIXES:
-            remove_written(out / (name + suffix))
 
 
 def check_pattern(stages) -> None:

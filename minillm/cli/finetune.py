@@ -26,7 +26,8 @@ tokens peaks at 1.4× its float32 weights instead of 2.8× (benchmarks/README.md
 one, else the base model (named in adapter_config.json) with the adapter merged on loading.
 
 Safety as ``minillm train``'s: OUT must be new or empty (or ``--resume``, or ``--overwrite``: an
-earlier run's files there, a sharded model's and the checkpoints too, deleted before training);
+earlier run's files there, a sharded model's and the checkpoints too, deleted once every check
+has passed, before the first step);
 OUT/checkpoint/ (every ``--checkpoint-every`` steps; the adapter or the model, AdamW's state and
 a manifest that digests them, swapped in by renames) is what ``--resume`` continues from, bit for
 bit, once it verifies; it is removed when the run has finished.
@@ -89,7 +90,7 @@ def add_arguments(p) -> None:
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint")
     p.add_argument("--overwrite", action="store_true",
                    help="write into a non-empty OUT: an earlier run's files there (minillm's "
-                        "only) are deleted first")
+                        "only) are deleted before the first step")
 
 
 def parse_targets(text: str) -> list[str]:
@@ -103,7 +104,7 @@ def parse_targets(text: str) -> list[str]:
 
 
 def run(args) -> int:
-    from minillm.cli._train_checks import check_out, clear_out
+    from minillm.cli._train_checks import check_out
     from minillm.cli.resolve import resolve_model_path
     from minillm.io.atomic import atomic_write_text, refuse_link
     from minillm.io.download import MODELS
@@ -132,12 +133,13 @@ def run(args) -> int:
     if args.resume:         # before anything is loaded or written: a checkpoint that verifies
         find_checkpoint(out, required=CHECKPOINT_FILES if args.full else (*ADAPTER_FILES, OPTIMIZER))
     path = resolve_model_path(args.model)
+    if out.exists() and path.resolve() == out.resolve():
+        raise ValueError(f"--model {args.model} is --out: the run would write over the model it "
+                         f"reads; choose another --out")
     base = args.model if args.model in MODELS else str(path.resolve())
     model, tokenizer = load_model(path, fast=False)        # plain arrays: the trainer's
     if tokenizer is None:
         raise ValueError(f"{path} carries no tokenizer; fine-tuning renders conversations with it")
-    if args.overwrite and not args.resume:      # the checks passed: the earlier output goes
-        clear_out(out)
     from minillm.chat.formats.detect import choose_format
     fmt, note = choose_format(tokenizer, args.chat_format)
     print(f"minillm finetune: {note}", file=sys.stderr)
@@ -151,6 +153,7 @@ def run(args) -> int:
                       lr=args.lr, warmup=args.warmup, batch_size=args.batch, seed=args.seed,
                       max_tokens=args.max_tokens, pack=args.pack, eval_conversations=held_out, chat_format=fmt,
                       checkpoint_every=args.checkpoint_every, out=out, resume=args.resume,
+                      overwrite=args.overwrite,
                       eval_every=args.eval_every, recompute=args.recompute,
                       base_model=base, on_step=lambda r: show(r, say))
     if result.lora is not None:

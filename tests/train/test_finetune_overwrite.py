@@ -1,4 +1,4 @@
-"""``minillm finetune --overwrite`` clears an earlier output fully before it trains: a sharded
+"""``minillm finetune --overwrite`` clears an earlier output fully before its first step: a sharded
 model save (index and shards), adapters, eval.json and checkpoints go; a user's own file stays; the
 new output loads as what it is."""
 import json
@@ -70,3 +70,28 @@ def test_overwrite_refuses_a_link_among_the_earlier_files_before_deleting(base, 
     assert main(finetune_argv(base, out, "--steps", "2", "--overwrite")) == 2
     assert "symbolic link" in capsys.readouterr().err
     assert (out / "eval.json").is_file() and (tmp_path / "elsewhere").read_text() == "keep"
+
+
+@pytest.mark.parametrize("extra, message", [(["--batch", "0"], "batch must be a positive integer"),
+                                            (["--max-tokens", "20"], "conversation 1 has")],
+                         ids=["settings", "data"])
+def test_an_overwrite_run_that_is_refused_deletes_nothing(base, tmp_path, capsys, extra,  # noqa: F811
+                                                          message):
+    out = tmp_path / "out"
+    out.mkdir()
+    earlier_output(out)
+    before = sorted(p.name for p in out.iterdir())
+    assert main(finetune_argv(base, out, "--steps", "2", "--overwrite", *extra)) == 2
+    assert message in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == before
+
+
+def test_the_base_model_folder_is_refused_as_out(base, tmp_path, capsys):  # noqa: F811
+    import shutil
+    shutil.copytree(base / "base", tmp_path / "model")
+    before = sorted(p.name for p in (tmp_path / "model").iterdir())
+    argv = finetune_argv(base, tmp_path / "model", "--overwrite")
+    argv[argv.index("--model") + 1] = str(tmp_path / "model")
+    assert main(argv) == 2
+    assert "is --out" in capsys.readouterr().err
+    assert sorted(p.name for p in (tmp_path / "model").iterdir()) == before

@@ -77,14 +77,16 @@ def finetune(model, tokenizer, conversations, *, rank: int = 8, alpha=None, targ
              full: bool = False, steps: int | None = None, epochs: int = 1, lr: float = 1e-3,
              batch_size: int = 4, seed: int = 0, max_tokens: int | None = None,
              eval_conversations=None, chat_format=None, on_step=None, out=None,
-             resume: bool = False, base_model: str | None = None, **more) -> FinetuneResult:
+             resume: bool = False, overwrite: bool = False, base_model: str | None = None,
+             **more) -> FinetuneResult:
     """Fine-tune ``model`` (plain arrays: ``load_model(path, fast=False)``) on ``conversations``
     (lists of {"role", "content"}: data.py). LoRA of ``rank`` on ``targets`` by default; ``full``
     trains every weight in place. ``on_step(record)`` after every step (step, loss, lr,
     tokens_per_s, eta_s; with ``eval_every=N`` every N-th step also eval_loss and eval_accuracy,
     the held-out score of ``eval_conversations`` then, logged too); ``recompute=True``: the same
     gradients in less memory (train/memory/recompute.py); ``out``: checkpoints in out/checkpoint
-    (resume.py), ``resume`` continues the run there exactly. ``more``: the other
+    (resume.py), ``resume`` continues the run there exactly, ``overwrite`` (a new run) deletes an
+    earlier run's output there once every check has passed. ``more``: the other
     ``FinetuneSettings`` fields."""
     check_trainable(model.config)
     if resume and out is None:
@@ -110,7 +112,7 @@ def finetune(model, tokenizer, conversations, *, rank: int = 8, alpha=None, targ
     run = Run(out, model, lora, opt, s, examples, held_out, base_model) if out is not None else None
     start = run.resume() if (run and resume) else 0
     if run and not resume:
-        run.start()
+        run.start(clear=overwrite)
     min_lr = s.lr / 10 if s.min_lr is None else s.min_lr
     result = FinetuneResult(model, lora, s)
     t0 = t_last = time.perf_counter()

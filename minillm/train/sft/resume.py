@@ -14,6 +14,11 @@ the data (sha256 of the rendered conversations), the log (train_log.jsonl) and t
 state's names and shapes; then loads the adapters (or weights) and AdamW's state in place, so
 the resumed run computes exactly the numbers of an uninterrupted one (the batches depend only on
 (seed, step): batches.py).
+
+``start(clear=True)`` (``finetune(..., overwrite=True)``, the CLI's ``--overwrite``) first deletes
+an earlier run's output in OUT (``clear_earlier``): its adapter or model (a sharded one's index and
+shards too), tokenizer, eval.json and checkpoint folders, so that OUT never holds two runs' files.
+It runs once every check of the new run has passed: a refused run deletes nothing.
 """
 from __future__ import annotations
 
@@ -24,15 +29,36 @@ from pathlib import Path
 
 import numpy as np
 
+from minillm.io.atomic import refuse_link
 from minillm.io.checkpoints import load_weights
 from minillm.io.hf.config import read_config
+from minillm.io.hf.shards import is_weights_name
 from minillm.io.safetensors import read_safetensors
-from minillm.train.checkpoint import find_checkpoint, write_checkpoint
+from minillm.train.checkpoint import SUFFIXES, find_checkpoint, remove_written, write_checkpoint
 from minillm.train.lora.files import load_adapter, save_adapter
-from minillm.train.manifest import ADAPTER_FILES, CHECKPOINT_FILES, OPTIMIZER
+from minillm.train.manifest import ADAPTER_FILES, CHECKPOINT_FILES, MODEL_FILES, OPTIMIZER
 from minillm.train.resume import _optimizer_metadata
 from minillm.train.sft.settings import saved_settings
 from minillm.train.trainlog import LOG_NAME, append_record, check_log, log_digest, truncate_log
+
+# what a train or finetune run leaves in OUT besides its log (and a sharded model's weights files)
+EARLIER = (*ADAPTER_FILES, *MODEL_FILES, "tokenizer.json", "tokenizer_config.json",
+           "tokenizer.json.vocab", "eval.json", "val_sample.txt")
+
+
+def clear_earlier(out: Path) -> None:
+    """Delete an earlier run's output in ``out``: the files of ``EARLIER``, a model's weights
+    files (hf/shards.py's names) and the checkpoint folders (``best`` too). Only minillm's names,
+    only regular files; a link among them is refused before anything is deleted."""
+    earlier = sorted(p for p in out.iterdir() if p.name in EARLIER or is_weights_name(p.name))
+    for path in earlier:
+        refuse_link(path)
+    for path in earlier:
+        if path.is_file():
+            path.unlink()
+    for name in ("checkpoint", "best"):
+        for suffix in SUFFIXES:
+            remove_written(out / (name + suffix))
 
 
 def examples_digest(*groups) -> str:
@@ -57,8 +83,10 @@ class Run:
         self.records = 0
         self.files = (*ADAPTER_FILES, OPTIMIZER) if lora is not None else CHECKPOINT_FILES
 
-    def start(self) -> None:
-        """A new run: an empty log."""
+    def start(self, clear: bool = False) -> None:
+        """A new run: an empty log (``clear``: an earlier run's output deleted first)."""
+        if clear:
+            clear_earlier(self.out)
         truncate_log(self.out / LOG_NAME, 0)
 
     def log(self, record: dict) -> None:
