@@ -35,6 +35,7 @@ from minillm.train.memory.recompute import loss_and_grads_recompute
 from minillm.train.optim import AdamW, clip_grad_norm, lr_at
 from minillm.train.sft.batches import (batch_indices, check_lengths, pack_rows, pad_rows,
                                        steps_per_epoch)
+from minillm.train.sft.data import check_conversation
 from minillm.train.sft.evaluate import evaluate_examples
 from minillm.train.sft.mask import render
 from minillm.train.sft.resume import Run
@@ -57,6 +58,12 @@ class FinetuneResult:
 
 
 def render_all(tokenizer, conversations, fmt, limit: int, what: str) -> list:
+    """Each conversation checked (data.py's rules), rendered and within ``limit`` tokens."""
+    if isinstance(conversations, (str, bytes, dict)) or not conversations:
+        raise ValueError(f"expected a non-empty list of {what}s, each a list of messages "
+                         f"(read_conversations(path) reads a JSONL file), got {conversations!r:.60}")
+    for n, messages in enumerate(conversations, start=1):
+        check_conversation({"messages": messages}, f"{what} {n}")
     fmt = chat_format_for(tokenizer, fmt)
     examples = [render(tokenizer, c, fmt) for c in conversations]
     check_lengths(examples, limit, what)
@@ -104,6 +111,9 @@ def finetune(model, tokenizer, conversations, *, rank: int = 8, alpha=None, targ
     if s.eval_every is not None and not held_out:
         raise ValueError("eval_every needs eval_conversations: the held-out conversations to score")
     total = s.steps or s.epochs * steps_per_epoch(len(examples), s.batch)
+    if s.warmup > total:
+        raise ValueError(f"warmup {s.warmup} is longer than the run's {total} steps: the learning "
+                         f"rate would never reach lr; take fewer warmup steps or more steps")
     lora = None if s.full else init_lora(model.params, s.rank, np.random.default_rng(s.seed),
                                          s.alpha, s.targets)
     opt = AdamW(model.params.named() if s.full else lora.named(), weight_decay=s.weight_decay)
@@ -169,6 +179,8 @@ def evaluate_conversations(model, tokenizer, conversations, lora: LoRA | None = 
                            chat_format=None, batch_size: int = 8) -> dict:
     """Score held-out conversations on their assistant tokens (those training counts):
     {"loss": mean −log p, "accuracy": the share the model ranks first, "tokens": how many}."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
     examples = render_all(tokenizer, conversations, chat_format, model.config.n_ctx,
                           "held-out conversation")
     return evaluate_examples(model, examples, lora, batch_size)

@@ -45,15 +45,17 @@ class FinetuneSettings:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        for name in ("steps", "eval_every"):
+        for name in ("steps", "eval_every", "max_tokens"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                       or value <= 0):
                 raise ValueError(f"{name} must be a positive integer or None, got {value!r}")
         if not isinstance(self.recompute, bool):
             raise ValueError(f"recompute must be True or False, got {self.recompute!r}")
-        if isinstance(self.warmup, bool) or not isinstance(self.warmup, int) or self.warmup < 0:
-            raise ValueError(f"warmup must be an integer >= 0, got {self.warmup!r}")
+        for name in ("warmup", "seed"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
         min_lr = self.lr / 10 if self.min_lr is None else self.min_lr
         if not (isinstance(self.lr, (int, float)) and 0 < min_lr <= self.lr < math.inf):
             raise ValueError(f"need 0 < min_lr ≤ lr, both finite, got lr={self.lr!r}, "
