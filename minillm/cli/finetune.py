@@ -119,8 +119,9 @@ def run(args) -> int:
     targets = parse_targets(args.targets)
     if args.eval_every is not None and not args.eval:
         raise ValueError("--eval-every needs --eval FILE: the held-out conversations to score")
-    if args.full and (args.merge or args.alpha is not None):
-        raise ValueError("--merge and --alpha are for LoRA; --full trains the weights themselves")
+    if args.full and (args.merge or args.alpha is not None or args.targets != ",".join(TARGETS)):
+        raise ValueError("--merge and --alpha are for LoRA, as is --targets; --full trains the "
+                         "weights themselves")
     out = Path(args.out)
     check_out(out, args.resume, args.overwrite)
     for name in WRITTEN:

@@ -38,3 +38,14 @@ def test_evaluation_refuses_a_batch_size_that_is_not_positive(batch_size):
 def test_evaluation_refuses_no_conversations():
     with pytest.raises(ValueError, match="non-empty list of held-out conversations"):
         evaluate_conversations(chat_model(), chat_tokenizer(), [])
+
+
+def test_the_cli_refuses_targets_with_full(tmp_path, capsys):
+    """--targets chooses LoRA's projections: with --full it would be ignored, so it is refused
+    (before the model is read: the model path need not exist)."""
+    from minillm.cli import main
+    argv = ["finetune", "--model", str(tmp_path / "none"), "--data", str(tmp_path / "c.jsonl"),
+            "--out", str(tmp_path / "out"), "--full", "--targets", "q,v"]
+    assert main(argv) == 2
+    assert "as is --targets; --full trains" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
