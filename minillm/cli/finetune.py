@@ -2,8 +2,8 @@
 
     python -m minillm finetune --model smollm2 --data chat.jsonl --lora 8 --out DIR
         [--eval held_out.jsonl [--eval-every N]] [--recompute] [--steps N | --epochs N]
-        [--lr 1e-3] [--batch 4] [--seed 0]
-        [--targets q,k,v,o,gate,up,down] [--full] [--merge] [--pack] [--max-tokens N]
+        [--lr 1e-3] [--warmup 0] [--batch 4] [--seed 0] [--chat-format NAME]
+        [--targets q,k,v,o,gate,up,down] [--alpha 2×RANK] [--full] [--merge] [--pack] [--max-tokens N]
         [--checkpoint-every 50] [--resume] [--overwrite]
 
 --data: one conversation per line, ``{"messages": [{"role": …, "content": …}, …]}``; the loss
