@@ -42,6 +42,9 @@ def check_memory(config) -> None:
 
 def check_out(out: Path, resume: bool, overwrite: bool) -> None:
     """Refuse to train into a folder holding something else, unless told to."""
+    if resume and overwrite:
+        raise ValueError("--resume continues the run in --out and --overwrite replaces it: "
+                         "choose one")
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} is a file, not a folder")
     from minillm.io.atomic import refuse_link

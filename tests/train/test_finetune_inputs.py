@@ -23,7 +23,8 @@ def test_conversations_that_are_not_lists_of_messages_are_refused(conversations,
     ({"warmup": 3, "epochs": 1, "batch_size": 2}, "warmup 3 is longer than the run's 2 steps"),
     ({"seed": -1}, "seed must be an integer >= 0"),
     ({"max_tokens": 2.5}, "max_tokens must be a positive integer or None"),
-], ids=["warmup > steps", "warmup > epoch", "seed", "max_tokens"])
+    ({"lr": True}, "need 0 < min_lr ≤ lr"),
+], ids=["warmup > steps", "warmup > epoch", "seed", "max_tokens", "a bool lr"])
 def test_settings_that_cannot_train_as_asked_are_refused(more, message):
     with pytest.raises(ValueError, match=message):
         finetune(chat_model(), chat_tokenizer(), CONVERSATIONS, **{"steps": None, **more})
@@ -48,4 +49,18 @@ def test_the_cli_refuses_targets_with_full(tmp_path, capsys):
             "--out", str(tmp_path / "out"), "--full", "--targets", "q,v"]
     assert main(argv) == 2
     assert "as is --targets; --full trains" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", ["finetune", "train"])
+def test_the_cli_refuses_resume_with_overwrite(tmp_path, capsys, command):
+    """--resume continues the run in --out, --overwrite replaces it: asked for both, neither is
+    guessed (nothing is read or written)."""
+    from minillm.cli import main
+    (tmp_path / "c.jsonl").write_text('{"messages": [{"role": "user", "content": "hi"}]}\n' * 2000)
+    source = ["--model", str(tmp_path / "none")] if command == "finetune" else []
+    argv = [command, *source, "--data", str(tmp_path / "c.jsonl"), "--out", str(tmp_path / "out"),
+            "--resume", "--overwrite"]
+    assert main(argv) == 2
+    assert "--resume continues the run in --out and --overwrite replaces it" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()

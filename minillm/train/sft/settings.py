@@ -57,7 +57,8 @@ class FinetuneSettings:
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
         min_lr = self.lr / 10 if self.min_lr is None else self.min_lr
-        if not (isinstance(self.lr, (int, float)) and 0 < min_lr <= self.lr < math.inf):
+        lr_is_number = isinstance(self.lr, (int, float)) and not isinstance(self.lr, bool)
+        if not (lr_is_number and 0 < min_lr <= self.lr < math.inf):
             raise ValueError(f"need 0 < min_lr ≤ lr, both finite, got lr={self.lr!r}, "
                              f"min_lr={self.min_lr!r}")
         if not 0 < self.grad_clip < math.inf or not 0 <= self.weight_decay < math.inf:
