@@ -52,7 +52,8 @@ EQUIVALENT_FILE = REPO / "scripts" / "mutants_equivalent.txt"
 # Each afternoon file -> the tests that specify it, most direct first (pytest runs them in this
 # order and stops at the first failure). A file missing here gets the folder that mirrors it.
 TOKENIZER = ["tests/tokenizer/test_bpe.py", "tests/tokenizer/test_special.py",
-             "tests/tokenizer/test_roundtrip.py", "tests/tokenizer/test_regressions.py"]
+             "tests/tokenizer/test_roundtrip.py", "tests/tokenizer/test_regressions.py",
+             "tests/tokenizer/test_special_sets.py", "tests/tokenizer/test_split_pieces.py"]
 FILTERS = ["tests/sampling/test_filters.py", "tests/sampling/test_pipeline.py",
            "tests/sampling/test_top_p_edge.py"]
 DECODING = ["tests/decoding/test_generate.py", "tests/decoding/test_generate_simple.py",
