@@ -91,7 +91,8 @@ TESTS = {
                              "tests/decoding/test_step_sampled.py",
                              "tests/decoding/test_generate_stops.py",
                              "tests/decoding/test_generate_draft.py",
-                             "tests/decoding/test_speculative.py"],        # draft=: its seam
+                             "tests/decoding/test_speculative.py",         # draft=: its seam
+                             "tests/decoding/test_generate_contract.py", "tests/decoding/test_eos.py"],
     "decoding/steps.py": ["tests/decoding/test_steps.py", "tests/decoding/test_step_ties.py",
                           *DECODING],
     "decoding/beam.py": ["tests/decoding/test_beam.py", "tests/decoding/test_beam_rules.py",
@@ -106,7 +107,8 @@ TESTS = {
                   "tests/model/test_later_families.py", "tests/model/test_moe.py"],
     "sampling/pipeline.py": [*FILTERS, "tests/sampling/test_sampler_inputs.py",
                              "tests/sampling/test_categorical.py",
-                             "tests/decoding/test_generation_settings.py"],
+                             "tests/decoding/test_generation_settings.py",
+                             "tests/sampling/test_penalties_off.py"],
 }
 # Only hypothesis's plugin is loaded (PYTEST_DISABLE_PLUGIN_AUTOLOAD below): xdist, nbmake and the
 # like cost each run a second of imports and no mutant needs them.
