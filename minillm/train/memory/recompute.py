@@ -6,34 +6,41 @@ SmolLM2 at batch 4 × 128 about 19.7 MB a block, 590 MB for its 30 blocks. Here 
 only each block's input hₗ₋₁ [B, T, C] and the backward, block by block from the top, recomputes
 that one block's cache from its input and then runs its backward:
 
-    forward:   hₗ = Block_l(hₗ₋₁)                  keep hₗ₋₁ (and maybe the FFN's a, u), drop the rest
-    backward:  for l = L … 1:   cacheₗ = Block_l's cache from hₗ₋₁        (recomputed: the same numbers)
-                                dhₗ₋₁ = Block_l⁻ᵀ(dhₗ, cacheₗ)  (block_backward, unchanged)
+    forward:   hₗ = Block_l(hₗ₋₁)              keep hₗ₋₁ (and maybe the FFN's a, u), drop the rest
+    backward:  for l = L … 1:   cacheₗ = Block_l's cache from hₗ₋₁     (recomputed: the same numbers)
+                                dhₗ₋₁ = Block_l⁻ᵀ(dhₗ, cacheₗ)  (block_backward)
 
 The recomputation stops before the block's last product: the backward needs the FFN's hidden
-activations, not its output (y = h W_down), so that [N, F] @ [F, C] product is skipped.
+activations, not its output y = h W_down, so that [N, F] @ [F, C] product is skipped (and
+SwiGLU's h is rebuilt inside its backward, lean_ffn.py).
 
 Selective recomputation: the FFN's pre-activations (SwiGLU: a = x W_gate and u = x W_up; GELU
-MLP: h = x W_up) are the dearest part to recompute (two of the block's seven products, the
-largest) for their memory, so the top blocks keep them from the first forward, as many as fit in
-``keep`` × the weights' bytes; those blocks recompute only the attention side, the norms and
-SiLU(a) ⊙ u. Memory kept until the backward, per block (float32, N = B·T rows):
+MLP: h = x W_up) cost the most to recompute for their memory (two of the block's seven
+products, the largest), so the top blocks keep them from the first forward, as many as fit in
+``keep`` × the weights' bytes (default ``KEEP`` = 0.3); those blocks recompute only the
+attention side and the norms. Memory kept until the backward, per block (float32, N = B·T):
 
-    the block's input hₗ₋₁              4·N·C bytes        SmolLM2, N = 512:  1.1 MiB
-    + a and u (SwiGLU; GELU MLP: h)      4·2·N·F bytes (4·N·F)               6.0 MiB
-    the plain step's whole cache          4·(4NC + 2N·H·D + 2N·KV·D + B·H·T² + 3NF)   18.8 MiB
+    the block's input hₗ₋₁            4·N·C bytes                  SmolLM2, N = 512:  1.18 MB
+    + a and u (SwiGLU; GELU MLP: h)    4·2·N·F bytes (4·N·F)                          6.29 MB
+    the plain step's whole cache       4·(4NC + 2N·H·D + 2N·KV·D + B·H·T² + 3NF)      19.7 MB
 
-Peak memory: the weights + L inputs + the kept activations + ONE block's cache + one chunk of
-the head's logits (chunked_head.py: the [N, V] logits are never formed either).
+so SmolLM2 at 4 × 128 keeps 25 of its 30 blocks' a and u (157 MB, 0.3 × its 513 MB of weights).
+Peak memory: the weights + L inputs + the kept a, u + ONE block's cache + one chunk of the head's
+logits (chunked_head.py: the [N, V] logits are never formed either).
 
-Cost (multiply-adds of the products per block, frozen weights): the attention side
-N·C·(2H·D + 2KV·D) + 2B·H·T²·D, the FFN's gate and up 2N·C·F, its down N·F·C (SmolLM2, N = 512:
-0.56 G, 0.91 G and 0.45 G). A recomputed block repeats the first two, a block with its a and u
-kept the first only: for SmolLM2 the whole step is then ~1.2× the plain step's products when
-no block keeps them, ~1.05× when all do (the measured times: benchmarks/README.md, LoRA).
+Cost, in multiply-adds of the products per block (frozen weights: the backward repeats the
+forward's products once, for the input's gradient): the attention side N·C·(2H·D + 2KV·D) +
+2B·H·T²·D, the FFN's gate and up 2N·C·F, its down N·F·C (SmolLM2, N = 512: 0.53 G, 0.91 G,
+0.45 G; the head N·C·V = 14.5 G each way). A block recomputed whole repeats the first two, a
+block with its a and u kept the first only: the step's products are 1.30× the plain step's
+with keep = 0, 1.14× at the default (25 blocks keep), 1.11× when every block keeps. Measured:
+benchmarks/README.md, "bench_lora_step.py".
 
 A block's forward is a pure function of its input and weights, so the recomputed cache is the
-very array the plain forward kept (bit for bit) and the gradients are the plain ones.
+very array the plain forward kept (bit for bit), and the lean forms are the same float32
+operations in the same order: the gradients are the plain ones, bit for bit when one chunk of
+the head holds every row (tested; more chunks change only the order of the loss's float64 sum
+and of the head gradient's, chunked_head.py).
 
 Example: ``loss, grads = loss_and_grads_recompute(params, config, x, y, loss_mask=m)`` returns
 what ``loss_and_grads(params, config, x, y, loss_mask=m)`` returns (tested equal).
@@ -53,7 +60,7 @@ from minillm.train.grad_norm import norm_backward
 from minillm.train.memory.chunked_head import CHUNK, chunked_head_loss
 from minillm.train.memory.lean_ffn import ffn_backward_lean, ffn_cache_lean
 
-KEEP = 0.35         # the FFN activations kept: at most this fraction of the weights' bytes
+KEEP = 0.3          # the FFN activations kept: at most this fraction of the weights' bytes
 
 
 def blocks_keeping(params, config, rows: int, keep: float) -> int:
