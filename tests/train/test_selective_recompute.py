@@ -98,7 +98,8 @@ def test_cross_entropy_in_place_is_cross_entropy_with_grad_bit_for_bit(c, V, see
 def test_blocks_keeping_counts_what_fits_and_refuses_a_bad_keep():
     params = random_model(LLAMA, 0).params
     assert blocks_keeping(params, LLAMA, 14, 0) == 0
-    assert blocks_keeping(params, LLAMA, 14, 1e9) == LLAMA.n_layers           # never more than L
+    for keep in (1e9, float("inf")):
+        assert blocks_keeping(params, LLAMA, 14, keep) == LLAMA.n_layers       # never more than L
     assert blocks_keeping(params, LLAMA, 14, keep_for(LLAMA, 14, 2)) == 2
     for keep in (-0.1, float("nan"), True, "0.3", None):
         with pytest.raises(ValueError, match="keep must be a number >= 0"):

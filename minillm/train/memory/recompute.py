@@ -71,7 +71,7 @@ def blocks_keeping(params, config, rows: int, keep: float) -> int:
     itemsize = params.wte.dtype.itemsize
     weights = itemsize * sum(math.prod(s) for s in param_shapes(config).values())
     per_block = itemsize * (2 if config.ffn == "swiglu" else 1) * rows * config.d_ff
-    return min(config.n_layers, int(keep * weights // per_block))
+    return int(min(config.n_layers, keep * weights / per_block))        # (keep = inf: every block)
 
 
 def block_cache(x: np.ndarray, kept: tuple, bp, config, mask: np.ndarray, rope=None) -> tuple:
