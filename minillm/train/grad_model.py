@@ -21,8 +21,9 @@ head, biases) and the Llama family (RMSNorm, SwiGLU, RoPE, grouped-query attenti
 Qwen2: Q, K, V biases). Each piece's backward is its own function (grad_norm: both norms;
 grad_attention: multi-head and grouped-query, with grad_rope's inverse rotation; grad_ffn: both
 FFNs); train/grads/block.py calls them in order for one block, and here the blocks run one
-after the other (train/grads/checks.py: what training refuses first). RoPE has no parameters, so the positions of a Llama
-model carry no gradient (GPT-2's ``wpe`` does: rows 0 … T−1 gain the sum over the batch).
+after the other (train/grads/checks.py: what training refuses first). RoPE has no parameters,
+so the positions of a Llama model carry no gradient (GPT-2's ``wpe`` does: rows 0 … T−1 gain
+the sum over the batch).
 
 Layout choice: each layer's backward lives in train/ (grad_norm, grad_attention, grad_ffn) in a
 module parallel to the forward in model/, not beside it: model/ stays the inference code a reader

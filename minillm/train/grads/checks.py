@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-# the settings of ModelConfig's switches whose backward is written here (config.py's choices)
+# the settings of ModelConfig's switches whose backward train/ writes (config.py's choices)
 TRAINABLE = {"norm": ("layernorm", "rmsnorm"), "ffn": ("gelu_mlp", "swiglu"),
              "position": ("learned", "rope"),
              "qk_norm": (False,),       # Qwen3's q/k norms: not differentiated (yet)
