@@ -2,9 +2,10 @@
 cache and with one σ(a) for the whole backward, the same numbers as grad_ffn.py's.
 
 grad_ffn.py's SwiGLU keeps (x, a, u, h = SiLU(a) ⊙ u) and its backward evaluates σ(a) twice
-(once inside SiLU(a) for du, once for SiLU'(a)): three tanh passes over [N, F] per block with
-the forward's, the dearest element-wise work of a step. Here the cache is (x, a, u) and the
-backward evaluates σ(a) once and builds everything from it:
+(once inside SiLU(a) for du, once for SiLU'(a)): with the forward and its recomputation, four
+tanh passes over [N, F] per block, the dearest element-wise work of a step. Here the cache is
+(x, a, u) (the recomputation forms no h) and the backward evaluates σ(a) once and builds
+everything from it — two tanh passes per block, the forward's and this one:
 
     σ = σ(a) = ½ + ½ tanh(a/2)      SiLU(a) = a σ      h = SiLU(a) ⊙ u        (rebuilt, not kept)
     ∂L/∂W_down from h and dy        dh = dy W_downᵀ
@@ -13,7 +14,9 @@ backward evaluates σ(a) once and builds everything from it:
 on a few [N, F] buffers written in place. Every array is formed by the same float32 operations
 in the same order as grad_ffn.py forms it (σ as ``sigmoid``, SiLU(a) as ``silu_fast``, the
 products left to right), so the gradients are equal bit for bit (tested); only fewer
-temporaries and one tanh instead of two. The GELU MLP takes grad_ffn.py's path unchanged.
+temporaries and one tanh instead of two. subtle: that equality uses only the commutativity of
+a float32 product (a·σ = σ·a exactly), never a regrouping. The GELU MLP takes grad_ffn.py's
+path unchanged.
 
 Example: ``dx, g = ffn_backward_lean(dy, ffn_cache_lean(x, p, "swiglu"), p, "swiglu")`` gives
 ``ffn_backward(dy, swiglu_forward(x, p)[1], p, "swiglu")``'s numbers.
