@@ -2,7 +2,7 @@
 same batch, same threads; and each side's peak memory against the base weights' size.
 
     python benchmarks/bench_lora_step.py [--gguf PATH] [--batch 4] [--context 128] [--rank 8]
-        [--steps 5] [--runs 2] [--threads 1 2] [--form unmerged|merged] [--recompute]
+        [--steps 5] [--runs 2] [--threads 1 2] [--form unmerged|merged] [--recompute [--keep F]]
         [--sides minillm torch] [--workdir DIR]
 
 A step is: forward, loss (mean next-token cross-entropy over B·T positions), backward to the
@@ -21,7 +21,9 @@ Hugging Face folder (``--workdir``), which both sides load: minillm with
 ``peft.get_peft_model``. The base weights' size is their float32 bytes. ``--form merged`` times
 ``lora_loss_and_grads_merged`` (W + s·A B rebuilt per step, full backward) instead of the
 frozen-weight form. ``--recompute`` times the memory-saving step (train/memory/: each block
-recomputed in the backward, the head and loss in chunks of rows; the same gradients). The table
+recomputed in the backward, the top ones keeping their FFN's a and u within ``--keep`` × the
+weights' bytes, default recompute.py's KEEP; the head and loss in chunks of rows; the same
+gradients). The table
 gives each side's peak RSS as a multiple of the base weights and whether it is at most 2×.
 ``--sides minillm`` runs minillm alone. Needs torch, transformers and peft for the torch side
 (benchmarks only; never minillm's).
@@ -97,6 +99,13 @@ def side_minillm(args) -> dict:
     x, y = batch(config.vocab_size, args.batch, args.context)
     f = adapters.lora_loss_and_grads_merged if args.form == "merged" else adapters.lora_loss_and_grads
     more = {"recompute": True} if args.recompute else {}
+    if args.keep is not None:                            # the memory-saving step, another keep
+        from minillm.train.memory.recompute import loss_and_grads_recompute
+
+        def f(params, config, lora, x, y):
+            return loss_and_grads_recompute(adapters.frozen_params(params, lora), config, x, y,
+                                            frozen=True, keep=args.keep)
+        more = {}
 
     def step():
         _, grads = f(params, config, lora, x, y, **more)
@@ -153,6 +162,7 @@ def run_side(side: str, threads: int, args) -> dict:
            "--batch", str(args.batch), "--context", str(args.context), "--rank", str(args.rank),
            "--steps", str(args.steps), "--form", args.form, "--workdir", str(args.workdir)]
     cmd += ["--recompute"] if args.recompute else []
+    cmd += ["--keep", str(args.keep)] if args.keep is not None else []
     out = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if out.returncode:
         sys.exit(f"{side} failed:\n{out.stderr[-3000:]}")
@@ -172,12 +182,16 @@ def main() -> None:
     ap.add_argument("--form", choices=["unmerged", "merged"], default="unmerged")
     ap.add_argument("--recompute", action="store_true",
                     help="minillm: recompute each block in the backward, the head in chunks")
+    ap.add_argument("--keep", type=float, default=None,
+                    help="with --recompute: the FFN activations kept, a fraction of the weights' bytes")
     ap.add_argument("--sides", nargs="+", choices=["minillm", "torch"], default=["minillm", "torch"])
     ap.add_argument("--side", choices=["minillm", "torch"], help=argparse.SUPPRESS)
     ap.add_argument("--prepare", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.recompute and args.form == "merged":
         ap.error("--recompute is a form of the unmerged step; drop --form merged")
+    if args.keep is not None and not args.recompute:
+        ap.error("--keep chooses the memory-saving step's policy: give --recompute too")
     if args.prepare:
         return prepare(args.workdir, args.gguf)
     if args.side:                                        # a child: one side, one JSON line
@@ -190,7 +204,8 @@ def main() -> None:
                         "--workdir", str(args.workdir)], check=True)
     print(f"LoRA step on SmolLM2-135M: batch {args.batch} × {args.context} tokens, rank {args.rank} "
           f"(α {2 * args.rank}) on {', '.join(HF_TARGETS)}; AdamW; median of {args.steps} steps "
-          f"after one warm-up; minillm form: {args.form}{' with --recompute' * args.recompute}; "
+          f"after one warm-up; minillm form: {args.form}{' with --recompute' * args.recompute}"
+          f"{f' --keep {args.keep}' if args.keep is not None else ''}; "
           f"OPENBLAS_NUM_THREADS = OMP_NUM_THREADS = MKL_NUM_THREADS = the thread count, "
           f"torch.set_num_threads too")
     both = len(args.sides) == 2

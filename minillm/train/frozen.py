@@ -57,7 +57,8 @@ def project(x: np.ndarray, w, b: np.ndarray | None = None) -> np.ndarray:
     y = linear(x, w.w, b)                               # [..., out]  the frozen path
     if w.A is not None:
         x2 = x.reshape(-1, x.shape[-1])                 # [N, in]
-        y += (w.scale * ((x2 @ w.A) @ w.B)).reshape(y.shape)   # [N, in] @ [in, r] @ [r, out]
+        y += (((x2 @ w.A) * w.scale) @ w.B).reshape(y.shape)   # [N, in] @ [in, r] @ [r, out]
+        # (s applied to the [N, r] product, not the [N, out] one: a pass over r columns, not out)
     return y
 
 
@@ -79,5 +80,5 @@ def input_grad(d2: np.ndarray, w) -> np.ndarray:
         return d2 @ w.T                                 # [N, out] @ [out, in] -> [N, in]
     dx = d2 @ w.w.T                                     # [N, in]  through the frozen W
     if w.A is not None:
-        dx += w.scale * ((d2 @ w.B.T) @ w.A.T)          # [N, out] @ [out, r] @ [r, in] -> [N, in]
+        dx += ((d2 @ w.B.T) * w.scale) @ w.A.T          # [N, out] @ [out, r] @ [r, in] -> [N, in]
     return dx

@@ -62,12 +62,20 @@ def gelu_tanh_backward(dg: np.ndarray, h: np.ndarray) -> np.ndarray:
     return t                                                 # [...]
 
 
+def gelu_mlp_hidden(x: np.ndarray, p, h: np.ndarray | None = None) -> tuple:
+    """x [B, T, C] -> the cache (x, h, g): everything before the down product (``h``: given, when
+    kept from an earlier forward, instead of computed)."""
+    if h is None:
+        h = project(x, p.w_up, p.b_up)        # [B, T, C] @ [C, F] -> [B, T, F]
+    g = gelu_tanh_fast(h)                    # [B, T, F]
+    return x, h, g
+
+
 def gelu_mlp_forward(x: np.ndarray, p) -> tuple[np.ndarray, tuple]:
     """x [B, T, C] -> y [B, T, C] and the cache (x, h, g). Same arithmetic as ``gelu_mlp``."""
-    h = project(x, p.w_up, p.b_up)            # [B, T, C] @ [C, F] -> [B, T, F]
-    g = gelu_tanh_fast(h)                    # [B, T, F]
-    y = project(g, p.w_down, p.b_down)        # [B, T, F] @ [F, C] -> [B, T, C]
-    return y, (x, h, g)
+    cache = gelu_mlp_hidden(x, p)             # (x, h, g [B, T, F])
+    y = project(cache[2], p.w_down, p.b_down)  # [B, T, F] @ [F, C] -> [B, T, C]
+    return y, cache
 
 
 def gelu_mlp_backward(dy: np.ndarray, cache: tuple, p) -> tuple[np.ndarray, dict]:

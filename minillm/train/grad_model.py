@@ -20,8 +20,10 @@ Both families are covered: GPT-2 (LayerNorm, GELU MLP, learned positions, one K/
 head, biases) and the Llama family (RMSNorm, SwiGLU, RoPE, grouped-query attention, no biases;
 Qwen2: Q, K, V biases). Each piece's backward is its own function (grad_norm: both norms;
 grad_attention: multi-head and grouped-query, with grad_rope's inverse rotation; grad_ffn: both
-FFNs); here they are only called in order. RoPE has no parameters, so the positions of a Llama
-model carry no gradient (GPT-2's ``wpe`` does: rows 0 … T−1 gain the sum over the batch).
+FFNs); train/grads/block.py calls them in order for one block, and here the blocks run one
+after the other (train/grads/checks.py: what training refuses first). RoPE has no parameters,
+so the positions of a Llama model carry no gradient (GPT-2's ``wpe`` does: rows 0 … T−1 gain
+the sum over the batch).
 
 Layout choice: each layer's backward lives in train/ (grad_norm, grad_attention, grad_ffn) in a
 module parallel to the forward in model/, not beside it: model/ stays the inference code a reader
@@ -37,63 +39,11 @@ from minillm.functional import log_softmax
 from minillm.model.attention import causal_mask
 from minillm.model.embedding import embed
 from minillm.model.rope import rope_angles
-from minillm.train.grad_attention import attention_backward, attention_forward
-from minillm.train.grad_ffn import ffn_backward, ffn_forward
 from minillm.train.grad_norm import norm_backward
-
-# the settings of ModelConfig's switches whose backward is written here (config.py's choices)
-TRAINABLE = {"norm": ("layernorm", "rmsnorm"), "ffn": ("gelu_mlp", "swiglu"),
-             "position": ("learned", "rope"),
-             "qk_norm": (False,),       # Qwen3's q/k norms: not differentiated (yet)
-             # a sliding window and Gemma's switches: not differentiated (yet)
-             "sliding_window": (None,), "sandwich_norms": (False,), "embed_scale": (False,),
-             "query_pre_attn_scalar": (None,), "attn_softcap": (None,), "final_softcap": (None,),
-             "n_experts": (0,)}                # (no mixture of experts yet)
-
-
-def check_trainable(config) -> None:
-    """ValueError unless every switch of the config has a hand-written backward (``TRAINABLE``).
-
-    Both families and their mixtures pass today; a config carrying a switch setting added to
-    model/ later (and not yet differentiated here) is refused rather than trained wrongly."""
-    wrong = {k: getattr(config, k) for k, allowed in TRAINABLE.items()
-             if getattr(config, k) not in allowed}
-    # (OLMo 2's and SmolLM3's forward; Phi-3's fused files train as Llama)
-    wrong |= {k: getattr(config, k) for k in ("post_norms", "qk_norm_whole", "nope_layers")
-              if getattr(config, k)}
-    if wrong:
-        raise ValueError(f"training has no backward for {wrong}: it supports {TRAINABLE}")
-
-
-def block_forward(x: np.ndarray, bp, config, mask: np.ndarray, rope=None) -> tuple[np.ndarray, tuple]:
-    """One block, x [B, T, C] -> [B, T, C], keeping each sub-layer's cache."""
-    kind, eps = config.norm, config.norm_eps
-    a, attn_cache = attention_forward(norm_fast(x, bp.norm1, kind, eps), bp.attn, config, mask,
-                                      rope)                             # [B, T, C]
-    x1 = x + a                                                          # [B, T, C]
-    f, ffn_cache = ffn_forward(norm_fast(x1, bp.norm2, kind, eps), bp.ffn, config.ffn)  # [B, T, C]
-    return x1 + f, (x, attn_cache, x1, ffn_cache)                       # [B, T, C]
-
-
-def block_backward(dy: np.ndarray, cache: tuple, bp, config, grads: dict, prefix: str,
-                   frozen: bool = False) -> np.ndarray:
-    """dy [B, T, C] -> dx [B, T, C]; writes the block's gradients into grads[prefix + name]
-    (``frozen``: not the norms'; the projections' follow their ``Frozen`` marks, train/frozen.py)."""
-    x, attn_cache, x1, ffn_cache = cache
-    kind, eps = config.norm, config.norm_eps
-    dnorm2, g = ffn_backward(dy, ffn_cache, bp.ffn, config.ffn)         # [B, T, C]
-    grads.update({f"{prefix}ffn.{k}": v for k, v in g.items()})
-    dx1, g = norm_backward(dnorm2, x1, bp.norm2, kind, eps)             # [B, T, C]
-    if not frozen:
-        grads.update({f"{prefix}norm2.{k}": v for k, v in g.items()})
-    dx1 += dy                                                           # the residual path
-    dnorm1, g = attention_backward(dx1, attn_cache, bp.attn, config)   # [B, T, C]
-    grads.update({f"{prefix}attn.{k}": v for k, v in g.items()})
-    dx, g = norm_backward(dnorm1, x, bp.norm1, kind, eps)               # [B, T, C]
-    if not frozen:
-        grads.update({f"{prefix}norm1.{k}": v for k, v in g.items()})
-    dx += dx1                                                           # the residual path
-    return dx
+# (the block's forward and backward, and the checks, live in train/grads/; importable from here)
+from minillm.train.grads.block import block_backward, block_forward  # noqa: F401
+from minillm.train.grads.checks import TRAINABLE, check_trainable  # noqa: F401
+from minillm.train.grads.checks import check_batch as _check_batch
 
 
 def cross_entropy_with_grad(logits: np.ndarray, targets: np.ndarray, total: int | None = None
@@ -140,32 +90,6 @@ def loss_and_grads(params, config, ids: np.ndarray, targets: np.ndarray,
     y = targets.reshape(-1) if rows is None else targets.reshape(-1)[rows]    # [N] or [R]
     loss, dlogits = cross_entropy_with_grad(logits.reshape(-1, logits.shape[-1]), y)
     return loss, backward(dlogits, cache, params, config, frozen)
-
-
-def _check_batch(ids: np.ndarray, targets: np.ndarray, config, loss_mask=None, segments=None
-                 ) -> None:
-    """ValueError unless ids and targets are [B, T] integer arrays of ids in [0, V), T <= n_ctx,
-    the loss mask [B, T] of 0/1 counting at least one target, the segments [B, T] non-decreasing.
-    subtle: NumPy indexing would read a negative id as a row from the end of wte, silently."""
-    for name, a in (("ids", ids), ("targets", targets)):
-        if not isinstance(a, np.ndarray) or a.ndim != 2 or not np.issubdtype(a.dtype, np.integer):
-            raise ValueError(f"{name} must be a [B, T] integer array, got "
-                             f"{getattr(a, 'dtype', type(a).__name__)} {getattr(a, 'shape', '')}")
-        if a.size and (a.min() < 0 or a.max() >= config.vocab_size):
-            raise ValueError(f"{name} must be in [0, {config.vocab_size}), got range "
-                             f"[{a.min()}, {a.max()}]")
-    if ids.shape != targets.shape or not 1 <= ids.shape[1] <= config.n_ctx:
-        raise ValueError(f"ids and targets must share one shape [B, T] with 1 <= T <= n_ctx = "
-                         f"{config.n_ctx}, got {ids.shape} and {targets.shape}")
-    if loss_mask is not None and (not isinstance(loss_mask, np.ndarray) or loss_mask.shape != ids.shape
-                                  or not np.isin(loss_mask, (0, 1)).all() or not loss_mask.any()):
-        raise ValueError(f"loss_mask must be a [B, T] = {ids.shape} array of 0/1 counting at least "
-                         f"one target, got {getattr(loss_mask, 'shape', type(loss_mask).__name__)}")
-    if segments is not None and (not isinstance(segments, np.ndarray) or segments.shape != ids.shape
-                                 or not np.issubdtype(segments.dtype, np.integer)
-                                 or (np.diff(segments, axis=1) < 0).any()):
-        raise ValueError(f"segments must be a [B, T] = {ids.shape} integer array, non-decreasing "
-                         f"along each row (one packed sequence after the other)")
 
 
 def packed_attention(segments: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
