@@ -15,17 +15,16 @@ from tests.model.strategies import attention_inputs
 
 
 def capped_reference(q, k, v, mask, scale, cap):
-    """The formula head by head in float64: query head h uses KV head h // G."""
+    """The formula head by head in float64 (query head h uses KV head h // G): the output, the
+    weights and the uncapped scores."""
     H, G = q.shape[1], q.shape[1] // k.shape[1]
-    out, weights = np.empty(q.shape), np.empty((*q.shape[:3], k.shape[2]))   # [B, H, T, D], [B, H, T, S]
-    for h in range(H):
-        scores = q[:, h].astype(np.float64) @ k[:, h // G].transpose(0, 2, 1) * scale   # [B, T, S]
-        scores = cap * np.tanh(scores / cap)                            # within (−cap, cap)
-        scores = np.where(mask, scores, -np.inf)
-        w = np.exp(scores - scores.max(-1, keepdims=True))
-        weights[:, h] = w / w.sum(-1, keepdims=True)
-        out[:, h] = weights[:, h] @ v[:, h // G]                         # [B, T, D]
-    return out, weights
+    raw = np.stack([q[:, h].astype(np.float64) @ k[:, h // G].transpose(0, 2, 1)
+                    for h in range(H)], axis=1) * scale                 # [B, H, T, S]
+    scores = np.where(mask[:, None], cap * np.tanh(raw / cap), -np.inf)  # within (−cap, cap)
+    w = np.exp(scores - scores.max(-1, keepdims=True))
+    weights = w / w.sum(-1, keepdims=True)                              # [B, H, T, S]
+    kv = np.repeat(v.astype(np.float64), G, axis=1)     # [B, H, S, D]: head h gets v[:, h // G]
+    return weights @ kv, weights, raw
 
 
 @given(attention_inputs(), st.floats(0.5, 2.0), st.floats(0.25, 2.0))
@@ -34,13 +33,10 @@ def test_soft_capped_attention_is_cap_tanh_of_the_scaled_scores_in_both_forms(ca
     rounding allowed), and no two visible weights of a row differ by more than a factor e^(2·cap),
     which the uncapped scores of the same inputs do exceed."""
     q, k, v, mask, _ = case
-    G = q.shape[1] // k.shape[1]
-    raw = np.stack([q[:, h].astype(np.float64) @ k[:, h // G].transpose(0, 2, 1)
-                    for h in range(q.shape[1])], axis=1) * scale        # [B, H, T, S]
+    want, want_w, raw = capped_reference(q, k, v, mask, scale, cap)
     visible = np.broadcast_to(mask[:, None], raw.shape)
     spread = np.where(visible, raw, -np.inf).max(-1) + np.where(visible, -raw, -np.inf).max(-1)
-    assume(spread.max() > 2 * cap + 1)                 # uncapped, some row's weights differ by > e^(2cap+1)
-    want, want_w = capped_reference(q, k, v, mask, scale, cap)
+    assume(spread.max() > 2 * cap + 1)        # uncapped, a row's weights differ by > e^(2·cap + 1)
     for form in (attend_per_head, scaled_dot_product):
         got, got_w = form(q, k, v, mask, scale=scale, softcap=cap)
         assert got.dtype == got_w.dtype == np.float32, form.__name__
