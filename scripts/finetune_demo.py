@@ -100,6 +100,8 @@ def main() -> None:
                       recompute=args.recompute)
     lora, losses, step = result.lora, result.losses, len(result.losses)
     train_seconds = time.perf_counter() - t
+    train_peak = peak_rss_mb()     # the high-water mark of loading + training, before the merged
+                                   # copy and the engine's layout of it add two more weight copies
     save_adapter(args.out, lora, config, base_model="HuggingFaceTB/SmolLM2-135M-Instruct")
     tuned = to_engine(GPT(config, merged_params(params, lora)))
     t = time.perf_counter()
@@ -115,12 +117,14 @@ def main() -> None:
                      "losses": [round(v, 4) for v in losses]},
         "adapter_parameters": int(sum(a.size for a in lora.named().values())),
         "total_seconds": time.perf_counter() - start, "peak_rss_mb": peak_rss_mb(),
+        "peak_rss_training_mb": train_peak,
         "base_weights_mb": sum(w.nbytes for w in params.named().values()) / 2**20}
     (args.out / "results.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     print(f"after: {results['after']['right']}/{len(held)} held-out, "
           f"{results['after_training_questions']['right']}/{len(seen)} training phrasings; "
           f"training {train_seconds:.0f} s ({step} steps), total {results['total_seconds']:.0f} s, "
-          f"peak RSS {results['peak_rss_mb']:.0f} MB (base weights {results['base_weights_mb']:.0f} MB)")
+          f"peak RSS {results['peak_rss_mb']:.0f} MB, {train_peak:.0f} MB up to the end of training "
+          f"(base weights {results['base_weights_mb']:.0f} MB)")
 
 
 if __name__ == "__main__":
