@@ -238,12 +238,18 @@ LLAMA3 = ["<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>", "<|end_
           "<|eot_id|>", "<|eom_id|>"]
 
 
-@pytest.fixture(scope="module")
-def llama3_model_and_tokenizer():
-    tok = Tokenizer.train(TEXT, vocab_size=300, special_tokens=LLAMA3)
-    config = ModelConfig(arch="llama", vocab_size=tok.vocab_size, n_ctx=128, d_model=32,
+def tiny_chat_model(text: str, specials: list[str], n_ctx: int) -> tuple[GPT, Tokenizer]:
+    """A 2-layer Llama (random weights, seed 0) and a 300-token BPE trained on ``text`` with
+    ``specials``: enough to run a chat in a given format."""
+    tok = Tokenizer.train(text, vocab_size=300, special_tokens=specials)
+    config = ModelConfig(arch="llama", vocab_size=tok.vocab_size, n_ctx=n_ctx, d_model=32,
                          n_heads=4, n_kv_heads=2, n_layers=2, d_ff=64, rope_theta=10000.0)
     return GPT(config, seed=0), tok
+
+
+@pytest.fixture(scope="module")
+def llama3_model_and_tokenizer():
+    return tiny_chat_model(TEXT, LLAMA3, n_ctx=128)
 
 
 def test_chat_talks_in_the_format_the_template_names(llama3_model_and_tokenizer):

@@ -11,7 +11,7 @@ from hypothesis import assume, given
 from minillm.chat.formats import get_format
 from minillm.chat.formats.detect import choose_format, detect_format
 from minillm.io.gguf.write import STRING
-from tests.chat.test_chat_formats import DATA, TOKENIZERS, conversations
+from tests.chat.test_chat_formats import DATA, TOKENIZERS, conversations, tiny_chat_model
 
 U, A = {"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}
 
@@ -93,12 +93,7 @@ SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>"
 
 @pytest.fixture(scope="module")
 def model_and_tokenizer():
-    from minillm import GPT, ModelConfig
-    from minillm.tokenizer.tokenizer import Tokenizer
-    tok = Tokenizer.train(TEXT, vocab_size=300, special_tokens=SPECIALS)
-    config = ModelConfig(arch="llama", vocab_size=tok.vocab_size, n_ctx=1024, d_model=32,
-                         n_heads=4, n_kv_heads=2, n_layers=2, d_ff=64, rope_theta=10000.0)
-    return GPT(config, seed=0), tok
+    return tiny_chat_model(TEXT, SPECIALS, n_ctx=1024)
 
 
 @pytest.mark.parametrize("name, stop", [("olmo2", ["<|endoftext|>"]),
