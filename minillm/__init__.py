@@ -13,6 +13,7 @@ from minillm.sampling import PRESETS, Sampler
 from minillm.tokenizer import StreamDecoder, Tokenizer, load_tokenizer
 from minillm.decoding.budget import Budget, context_budget, count_tokens, estimate_cost
 from minillm.decoding.chunks import chunk_ids, chunk_spans
+from minillm.decoding.perplexity import Perplexity, perplexity, token_logprobs
 from minillm.io import load_safetensors, save_safetensors, read_gguf
 from minillm.decoding.generate import Step, generate, generate_simple
 from minillm.decoding.batch import generate_batch
@@ -44,6 +45,7 @@ __all__ = [
     "finetune", "FinetuneResult", "read_conversations", "evaluate_conversations", "ChatMLFormat",
     "Sampler", "PRESETS",
     "Budget", "context_budget", "count_tokens", "estimate_cost", "chunk_ids", "chunk_spans",
+    "perplexity", "Perplexity", "token_logprobs",
     "load_safetensors", "save_safetensors", "read_gguf",
     "softmax", "log_softmax", "cross_entropy",
 ]
