@@ -25,6 +25,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "finetune": ("finetune", "fine-tune a chat model on conversations (JSONL): LoRA or full"),
     "download": ("download", "download a pretrained model (smollm2) or tokenizer (deepseek-v4) into the local cache"),
     "export": ("export", "write a model and its tokenizer as one GGUF file (llama.cpp, transformers)"),
+    "perplexity": ("inspect.perplexity", "the perplexity of a text file (llama-perplexity's chunks, or a sliding window)"),
+    "score": ("inspect.score", "each token's log-probability (and the top-K alternatives) as JSON lines"),
+    "info": ("inspect.info", "a model's facts: config, parameters, dtypes, vocabulary, chat format, metadata, tensors"),
+    "detokenize": ("inspect.detokenize", "token ids back to text"),
 }
 
 

@@ -6,12 +6,14 @@
     20 tokens
 
     $ python -m minillm tokenize --model smollm2 "海水会吸收较多红光"     # a model's own tokenizer
+    $ python -m minillm tokenize --ids "hello world"        # 31373 995   (--json: ids and pieces)
 
 Parts of a character (a token holding only some of its UTF-8 bytes) are shown as hex bytes. The
 tokenizer used is named on stderr (``tokenizer: gpt2 (default)``).
 """
 from __future__ import annotations
 
+import json
 import sys
 
 from minillm.cli._input import read_stdin
@@ -50,12 +52,24 @@ def encode(tok, text: str, allow_special: bool) -> list[int]:
 def add_arguments(parser) -> None:
     parser.add_argument("text", nargs="?", help="the text (default: read standard input)")
     add_tokenizer_arguments(parser)
+    shown = parser.add_mutually_exclusive_group()
+    shown.add_argument("--ids", action="store_true",
+                       help="print only the ids, space-separated (what `detokenize` reads)")
+    shown.add_argument("--json", action="store_true",
+                       help='print {"ids": [...], "pieces": [...]} as one JSON object')
 
 
 def run(args) -> int:
     tok = tokenizer_from(args)
     text = args.text if args.text is not None else read_stdin("the text to tokenize")
     ids = encode(tok, text, args.allow_special)
+    if args.ids:
+        print(" ".join(map(str, ids)))
+        return 0
+    if args.json:   # (a piece holding part of a character shows U+FFFD, as in `score`)
+        pieces = [tok.token_bytes(i).decode("utf-8", errors="replace") for i in ids]
+        print(json.dumps({"ids": ids, "pieces": pieces}, ensure_ascii=False))
+        return 0
     print(" | ".join(render_token(tok.token_bytes(i)) for i in ids))
     print(f"ids: {ids}")
     print(f"{len(ids)} tokens")
