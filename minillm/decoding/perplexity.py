@@ -78,7 +78,8 @@ def token_logprobs(model, ids, top_k: int = 0):
 def perplexity(model, ids, ctx: int | None = None, stride: int | None = None, batch: int = 1,
                progress=None) -> Perplexity:
     """The perplexity of ``ids`` [N] (see the module docstring); ctx defaults to the model's n_ctx.
-    ``progress(done, total)`` is called after each chunk (window)."""
+    ``progress(done, total, running)`` is called after each batch of chunks (windows), with
+    the running estimates so far (one per chunk)."""
     ids = _ids(ids, model.config.vocab_size)                              # [N]
     ctx = model.config.n_ctx if ctx is None else ctx
     _check_int("ctx", ctx, 2 if stride is not None else 3, model.config.n_ctx,
@@ -95,7 +96,7 @@ def perplexity(model, ids, ctx: int | None = None, stride: int | None = None, ba
         for nll in _window_nlls(model, ids, group):
             sums.add(nll)
         if progress is not None:
-            progress(min(b + batch, len(windows)), len(windows))
+            progress(min(b + batch, len(windows)), len(windows), sums.running)
     return sums.result()
 
 

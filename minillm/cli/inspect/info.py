@@ -33,11 +33,16 @@ def add_arguments(parser) -> None:
 
 def model_facts(path: Path, tensors: bool = False) -> dict:
     """The facts of the model at ``path`` (a .gguf file or a safetensors folder), headers only."""
-    if path.is_file() and path.suffix == ".gguf":
-        facts = _gguf_facts(path)
-    elif path.is_dir() and (path / "config.json").is_file():
-        facts = _folder_facts(path)
-    else:
+    try:
+        if path.is_file() and path.suffix == ".gguf":
+            facts = _gguf_facts(path)
+        elif path.is_dir() and (path / "config.json").is_file():
+            facts = _folder_facts(path)
+        else:
+            facts = None
+    except (ValueError, KeyError) as exc:       # a damaged header: say which file
+        raise ValueError(f"MODEL {path}: {exc}") from None
+    if facts is None:
         raise ValueError(f"MODEL {path}: not a .gguf file nor a folder with config.json; "
                          f"MODEL takes {accepted('--model')}")
     table = facts.pop("_tensors")
