@@ -27,8 +27,9 @@ LONG_ARRAY = 16             # metadata arrays longer than this are shown as "[N 
 
 def add_arguments(parser) -> None:
     parser.add_argument("model", metavar="MODEL", help="the model: " + accepted("--model"))
-    parser.add_argument("--tensors", action="store_true", help="also list every tensor")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--tensors", action="store_true", help="also list every tensor: name, shape, type, bytes (default: "
+                                                          "the totals only)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object (default: readable lines)")
 
 
 def model_facts(path: Path, tensors: bool = False) -> dict:

@@ -24,7 +24,7 @@ def add_arguments(parser) -> None:
                                                     "('-': standard input)")
     parser.add_argument("--model", required=True, help=help_text("--model"))
     parser.add_argument("--top", type=int, default=0, metavar="K",
-                        help="also list the K likeliest tokens at each position")
+                        help="also list the K likeliest tokens at each position (default: 0, none)")
 
 
 def run(args) -> int:
