@@ -18,7 +18,9 @@ tokens no earlier window scored, so every token but the first is scored exactly 
 least ctx − S tokens of context (the first window: what it has). With S = ctx the windows tile
 the text and the number is ``evaluate_text``'s, exp(loss), when ctx divides N − 1. (Unlike HF's
 loop, which feeds windows of ctx tokens including the scored one and so with S = ctx skips each
-window's first token, a window here predicts the token right after it too.)
+window's first token, a window here predicts the token right after it too. llama.cpp's own
+``--ppl-stride`` is another rule again: it scores only each window's last S tokens, so the first
+window's first ctx − S tokens are never scored.)
 
 Example::
 
