@@ -12,8 +12,8 @@ never imports cyllama.
 
 Measured (SmolLM2-135M-Instruct Q4_1, the first 24,000 characters of Hamlet from the shared
 corpus shakespeare_7plays.txt, --ctx 512: 7,224 tokens, the same on both sides, 14 chunks):
-llama.cpp 41.5477 +/- 2.19730, minillm 41.5373 +/- 2.19628 (2.5e-4 apart; likely because llama.cpp multiplies
-Q4_1 weights by activations rounded to Q8_1; minillm dequantises to float32).
+llama.cpp 41.5477 +/- 2.19730, minillm 41.5373 +/- 2.19628 (2.5e-4 apart; likely because
+llama.cpp multiplies Q4_1 weights by activations rounded to Q8_1, minillm dequantises to float32).
 """
 from __future__ import annotations
 
