@@ -106,7 +106,8 @@ FLAG_NAMES = {"top_p": "--top-p", "top_k": "--top-k", "min_p": "--min-p",
               "temperature": "--temperature", "repetition_penalty": "--repeat-penalty",
               "frequency_penalty": "--frequency-penalty", "presence_penalty": "--presence-penalty",
               "max_new_tokens": "--max-new-tokens", "beam_size": "--beams",
-              "length_penalty": "--length-penalty", "top_n": "--logprobs"}
+              "length_penalty": "--length-penalty", "top_n": "--logprobs",
+              "stop strings": "--stop strings", "seed": "--seed"}
 
 
 def flag_message(message: str) -> str:
