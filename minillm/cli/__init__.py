@@ -86,9 +86,9 @@ def refuse_unknown(parser, args, unknown: list[str]) -> None:
     import difflib
     command = parser._commands.get(getattr(args, "command", None), parser)
     known = [o for a in command._actions for o in a.option_strings if o.startswith("--")]
-    first = next((u for u in unknown if u.startswith("-")), unknown[0])
-    typed = "--" + first.split("=")[0].lstrip("-").replace("_", "-")   # --top_p: --top-p
-    close = difflib.get_close_matches(typed, known, n=1, cutoff=0.6)
+    flags = [u for u in unknown if u.startswith("-")]     # (an extra word is no misspelt flag)
+    typed = "--" + flags[0].split("=")[0].lstrip("-").replace("_", "-") if flags else ""
+    close = difflib.get_close_matches(typed, known, n=1, cutoff=0.6) if flags else []
     hint = f"; did you mean {close[0]}?" if close else f"; see {command.prog} --help"
     command.error(f"unrecognized arguments: {' '.join(unknown)}{hint}")
 

@@ -166,8 +166,8 @@ def _prompt(args) -> str:
         args.prompt = args.prompt_option
     if args.prompt_file is None:
         if args.prompt is None:
-            raise ValueError("generate needs a prompt: PROMPT, -p PROMPT, --prompt-file FILE "
-                             "('-' for standard input) or --prompts FILE.jsonl")
+            raise ValueError("generate needs a prompt: PROMPT, or --prompt-file FILE ('-' for "
+                             "standard input), -p PROMPT, or --prompts FILE.jsonl")
         text = args.prompt
     else:
         from minillm.cli._input import TEXT_LIMIT, read_text
