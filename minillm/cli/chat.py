@@ -17,7 +17,9 @@ most likely tokens before and after the sampling settings (``/candidates 0``: of
 The chat format (ChatML, Llama 3 headers, Gemma turns, Phi-3 tags, Mistral [INST], OLMo 2's
 Tülu tags, SmolLM3's metadata block: minillm/chat/formats/) is recognised from the model's chat
 template; one line on stderr says which (or that none was recognised and ChatML is used);
-``--chat-format NAME`` chooses it.
+``--chat-format NAME`` chooses it. ``--stop STRING`` ends a reply at a string (as generate's);
+the penalty flags are generate's (cli/options.py); without ``--seed`` one is drawn and shown on
+every timings line, so ``--seed N`` replays the conversation.
 """
 from __future__ import annotations
 

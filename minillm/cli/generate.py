@@ -7,6 +7,9 @@
     python -m minillm generate --prompt-file chapter1.txt      # or '-': the prompt from stdin
     python -m minillm generate --reference "ROMEO:"             # minillm/model/'s code runs
     python -m minillm generate --show-candidates 5 -t 0.8 --top-p 0.9 "ROMEO:"
+    python -m minillm generate -m weights/shakespeare -n 20 --repeat-penalty 1.1 -p "ROMEO:"
+    python -m minillm generate --json --logprobs 5 "ROMEO:"     # one JSON object per token
+    python -m minillm generate --prompts prompts.jsonl -t 0      # many prompts, batched (cli/machine/)
 
 stdout gets the prompt (as nanoGPT, llama.cpp and Hugging Face pipelines print it; ``--no-echo``
 leaves it out) and then the generated text; stderr gets what was loaded and, at the end, one line
@@ -15,7 +18,9 @@ Sampling stops at the model's end-of-text token (when it has one) or a ``--stop`
 (backslash escapes work: ``--stop "\\n\\n"`` stops at a blank line). ``--reference`` runs the
 readable model (minillm/model/) instead of the engine, and the timings line says so;
 ``--show-candidates K`` prints, on stderr, each step's K most likely tokens before and after the
-sampling settings (cli/candidates.py).
+sampling settings (cli/candidates.py). ``--json`` / ``--json-final`` / ``--logprobs K`` and
+``--prompts FILE.jsonl`` write JSON lines instead of the text (cli/machine/). Without ``--seed``
+a seed is drawn and shown on the timings line (``| seed 12345``): ``--seed 12345`` replays it.
 """
 from __future__ import annotations
 
