@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import sys
 
-from minillm.cli.candidates import MAX_CANDIDATES, check_candidates, table
+from minillm.cli.candidates import check_candidates, table
+from minillm.cli.machine.flags import check_output_flags
 from minillm.cli.machine.json_steps import dumps, final_object, token_object
 from minillm.cli.options import (Timings, add_reference_argument, add_sampling_arguments,
                                  draw_seed, sampling_kwargs, unescape)
@@ -77,7 +78,7 @@ def run(args) -> int:
     if args.prompts is None:
         args.prompt = _prompt(args)                      # before the model loads: fail fast
     show = None if args.show_candidates is None else check_candidates(args.show_candidates)
-    _check_output_flags(args, show)
+    check_output_flags(args, show)
     path, model, tokenizer = load_model_and_tokenizer(args.model, args.tokenizer, args.reference)
     print(f"minillm: {path} ({model.num_parameters():,} parameters, n_ctx {model.config.n_ctx})",
           file=sys.stderr)
@@ -128,29 +129,6 @@ def run(args) -> int:
     used = min(len(prompt_ids) + len(ids), n_ctx)     # a sliding window never holds more
     print(timings.line(len(prompt_ids), len(ids), used, n_ctx, seed=args.seed), file=sys.stderr)
     return 0
-
-
-def _check_output_flags(args, show) -> None:
-    """What --json, --json-final, --logprobs and --prompts go with, refused before the model loads."""
-    as_json = args.json or args.json_final
-    if args.logprobs is not None:
-        if not as_json:
-            raise ValueError("--logprobs K goes with --json or --json-final (the text alone has "
-                             "no place for log-probabilities)")
-        if not 1 <= args.logprobs <= MAX_CANDIDATES:
-            raise ValueError(f"--logprobs must be an integer from 1 to {MAX_CANDIDATES} (the "
-                             f"alternatives listed per token), got {args.logprobs}")
-    if as_json and (show is not None or args.beams is not None):
-        raise ValueError("--json/--json-final report sampled tokens: leave out --show-candidates "
-                         "and --beams")
-    if args.prompts is not None:
-        others = {"--beams": args.beams is not None, "--stop": bool(args.stop),
-                  "--json/--json-final": as_json, "--show-candidates": show is not None,
-                  "--sliding-window": args.sliding_window, "--logprobs": args.logprobs is not None}
-        given = [flag for flag, on in others.items() if on]
-        if given:
-            raise ValueError(f"--prompts writes one JSON result per prompt and takes only the "
-                             f"sampling flags and --max-new-tokens; leave out {', '.join(given)}")
 
 
 def _prompts(args, model, tokenizer, eos) -> int:
