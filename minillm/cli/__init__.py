@@ -42,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"minillm {__version__}")
     parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser._commands = {}
     for name, (module_name, help_text) in COMMANDS.items():
         module = importlib.import_module(f"minillm.cli.{module_name}")
         p = sub.add_parser(name, help=help_text, description=help_text, epilog=THREADS_HELP,
@@ -49,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
         module.add_arguments(p)
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
         p.set_defaults(_run=module.run)
+        parser._commands[name] = p      # (main: an unknown flag gets this command's usage)
     return parser
 
 
@@ -82,12 +84,27 @@ def describe(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
+def refuse_unknown(parser, args, unknown: list[str]) -> None:
+    """Unknown arguments: the command's own usage and, for a misspelt flag, the closest ones
+    (``--temprature`` -> "did you mean --temperature?"); exit status 2, as argparse's errors."""
+    import difflib
+    command = parser._commands.get(getattr(args, "command", None), parser)
+    known = [o for a in command._actions for o in a.option_strings if o.startswith("--")]
+    flags = [u for u in unknown if u.startswith("-")]     # (an extra word is no misspelt flag)
+    typed = "--" + flags[0].split("=")[0].lstrip("-").replace("_", "-") if flags else ""
+    close = difflib.get_close_matches(typed, known, n=1, cutoff=0.6) if flags else []
+    hint = f"; did you mean {close[0]}?" if close else f"; see {command.prog} --help"
+    command.error(f"unrecognized arguments: {' '.join(unknown)}{hint}")
+
+
 def main(argv: list[str] | None = None) -> int:
     if argv is None:                        # run as a program (not called from Python code)
         from minillm.cli._threads import use_one_blas_thread
         use_one_blas_thread()
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        refuse_unknown(parser, args, unknown)           # exits 2
     if getattr(args, "_run", None) is None:
         parser.print_help()
         return 0 if argv is None and len(sys.argv) == 1 else 2
@@ -101,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, TypeError, OSError, MemoryError, RecursionError) as exc:
         if args.debug:
             traceback.print_exc()
-        print(f"minillm {args.command}: error: {describe(exc)}", file=sys.stderr)
+        from minillm.cli.options import flag_message
+        print(f"minillm {args.command}: error: {flag_message(describe(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

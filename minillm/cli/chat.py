@@ -17,14 +17,19 @@ most likely tokens before and after the sampling settings (``/candidates 0``: of
 The chat format (ChatML, Llama 3 headers, Gemma turns, Phi-3 tags, Mistral [INST], OLMo 2's
 Tülu tags, SmolLM3's metadata block: minillm/chat/formats/) is recognised from the model's chat
 template; one line on stderr says which (or that none was recognised and ChatML is used);
-``--chat-format NAME`` chooses it.
+``--chat-format NAME`` chooses it. ``--stop STRING`` ends a reply at a string (as generate's);
+the penalty flags are generate's (cli/options.py); without ``--seed`` one is drawn and shown on
+every timings line, so ``--seed N`` replays the conversation.
 """
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 from minillm.cli.candidates import MAX_CANDIDATES, table
-from minillm.cli.options import Timings, add_reference_argument, add_sampling_arguments, sampling_kwargs
+from minillm.cli.options import (Timings, add_reference_argument, add_sampling_arguments,
+                                 draw_seed, sampling_kwargs, unescape)
+from minillm.decoding.stop_strings import StopText
 from minillm.cli.resolve import help_text, load_model_and_tokenizer
 
 HELP = """commands:
@@ -38,12 +43,15 @@ COMMANDS = ("/help", "/context", "/reset", "/candidates", "/exit", "/quit")
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--model", required=True, help=help_text("--model"))
+    parser.add_argument("-m", "--model", required=True, help=help_text("--model"))
     parser.add_argument("--system", default=None,
                         help="system prompt (default: the model template's, for SmolLM2 "
                              "'You are a helpful AI assistant named SmolLM, …')")
     add_sampling_arguments(parser, default_preset="chat")
-    parser.add_argument("--max-new-tokens", type=int, default=None,
+    parser.add_argument("--stop", action="append", default=[],
+                        help=r"end a reply at this string, backslash escapes allowed (\n, \t, "
+                             r"\xHH; repeatable); the reply kept is the text before it")
+    parser.add_argument("-n", "--max-new-tokens", type=int, default=None,
                         help="longest reply in tokens (default: 256, or half the context window "
                              "if that is smaller)")
     add_reference_argument(parser)
@@ -63,8 +71,13 @@ def run(args) -> int:
     if args.chat_format is not None:
         get_format(args.chat_format)                # a wrong name fails before the model loads
     _, model, tokenizer = load_model_and_tokenizer(args.model, reference=args.reference)
+    if args.seed is None:                       # drawn, used and shown: --seed replays the chat
+        args.seed = draw_seed()
     chat = Chat(model, tokenizer, system=args.system, max_new_tokens=args.max_new_tokens,
                 seed=args.seed, chat_format=args.chat_format, **sampling_kwargs(args))
+    if args.stop:                               # checked as generate's: non-empty strings
+        stops = StopText(tuple(unescape(s) for s in args.stop)).stops
+        chat.settings = dataclasses.replace(chat.settings, stop_strings=stops)
     print(f"minillm chat: {chat.format_note}", file=sys.stderr)
     interactive = sys.stdin.isatty()
     if interactive:
@@ -88,7 +101,7 @@ def run(args) -> int:
             continue
         if not command.strip():
             continue
-        _reply(chat, line, interactive, args.reference)
+        _reply(chat, line, interactive, args.reference, args.seed)
     return 0
 
 
@@ -102,7 +115,7 @@ def _candidates(chat, command: str) -> str:
     return "candidates off" if k == 0 else f"showing the {k} most likely tokens at each step"
 
 
-def _reply(chat, line: str, interactive: bool, reference: bool = False) -> None:
+def _reply(chat, line: str, interactive: bool, reference: bool = False, seed=None) -> None:
     timings, shown = Timings(reference), chat.settings.top_n > 0
     try:
         for n, step in enumerate(s for s in chat.send_steps(line) if s.id is not None or s.text):
@@ -116,7 +129,7 @@ def _reply(chat, line: str, interactive: bool, reference: bool = False) -> None:
     print(flush=True)
     prompt, cached, generated = chat.last_turn
     n_ctx = chat.model.config.n_ctx
-    print(timings.line(prompt, generated, chat.context_tokens(), n_ctx, cached=cached),
+    print(timings.line(prompt, generated, chat.context_tokens(), n_ctx, cached=cached, seed=seed),
           file=sys.stderr)
 
 

@@ -46,7 +46,23 @@ def add_sampling_arguments(parser, default_preset: str | None = None) -> None:
     parser.add_argument("--top-k", type=int, help="keep the k most likely tokens (0 = off)")
     parser.add_argument("--top-p", type=float, help="keep the smallest set with mass >= p (1 = off)")
     parser.add_argument("--min-p", type=float, help="keep tokens with p >= min_p · p_max (0 = off)")
-    parser.add_argument("--seed", type=seed, help="random seed: same seed, same text")
+    parser.add_argument("--seed", type=seed, help="random seed: same seed, same text (none "
+                        "given: one is drawn and printed on the timings line, to replay the run)")
+    add_penalty_arguments(parser)
+
+
+def add_penalty_arguments(parser) -> None:
+    """llama.cpp's three penalty flags, with its formulas (sampling/penalties.py). One difference:
+    llama.cpp counts the last 64 tokens (``--repeat-last-n``); minillm counts the whole text, the
+    prompt for the repetition penalty (as HF does), the generated tokens for the other two (as
+    OpenAI does)."""
+    parser.add_argument("--repeat-penalty", type=float, metavar="THETA",
+                        help="divide a seen token's positive logit by THETA, multiply a negative "
+                             "one (CTRL; > 0, 1 = off; llama.cpp's --repeat-penalty)")
+    parser.add_argument("--frequency-penalty", type=float, metavar="A",
+                        help="subtract A x (times a token was generated) from its logit (0 = off)")
+    parser.add_argument("--presence-penalty", type=float, metavar="A",
+                        help="subtract A from the logit of every token generated so far (0 = off)")
 
 
 def add_reference_argument(parser) -> None:
@@ -68,9 +84,44 @@ def seed(text: str) -> int:
 
 
 def sampling_kwargs(args) -> dict:
-    """The sampling options that were given, as keyword arguments for ``generate`` / ``Chat``."""
+    """The sampling options that were given, as keyword arguments for ``generate`` / ``Chat``:
+    with a penalty flag, one ``sampler=`` (the preset and settings, then the penalties)."""
     names = ("preset", "temperature", "top_k", "top_p", "min_p")
-    return {n: getattr(args, n) for n in names if getattr(args, n) is not None}
+    given = {n: getattr(args, n) for n in names if getattr(args, n) is not None}
+    penalties = {name: getattr(args, flag) for flag, name in PENALTIES.items()
+                 if getattr(args, flag, None) is not None}
+    if not penalties:
+        return given
+    import dataclasses
+
+    from minillm.decoding.generate_args import make_sampler
+    return {"sampler": dataclasses.replace(make_sampler(**given), **penalties)}
+
+
+# the flag's dest -> the Sampler field it sets
+PENALTIES = {"repeat_penalty": "repetition_penalty", "frequency_penalty": "frequency_penalty",
+             "presence_penalty": "presence_penalty"}
+# the library's argument names -> the flags that set them: errors say what the user typed
+FLAG_NAMES = {"top_p": "--top-p", "top_k": "--top-k", "min_p": "--min-p",
+              "temperature": "--temperature", "repetition_penalty": "--repeat-penalty",
+              "frequency_penalty": "--frequency-penalty", "presence_penalty": "--presence-penalty",
+              "max_new_tokens": "--max-new-tokens", "beam_size": "--beams",
+              "length_penalty": "--length-penalty", "top_n": "--logprobs",
+              "stop strings": "--stop strings", "seed": "--seed"}
+
+
+def flag_message(message: str) -> str:
+    """A library error in the CLI's words: ``top_p must be in (0, 1]`` -> ``--top-p must be …``.
+    Only a name that starts what is wrong (``NAME must``) is renamed."""
+    names = "|".join(FLAG_NAMES)
+    return re.sub(rf"(?<![\w\-=])({names})(?= must\b)", lambda m: FLAG_NAMES[m.group(1)], message)
+
+
+def draw_seed() -> int:
+    """A fresh seed for an unseeded run, from the operating system's entropy: printed on the
+    timings line, so ``--seed N`` replays the run."""
+    import secrets
+    return secrets.randbelow(2**31)
 
 
 class Timings:
@@ -90,11 +141,19 @@ class Timings:
         if self.first is None:
             self.first = time.perf_counter()
 
+    def seconds(self) -> tuple[float, float]:
+        """(prompt, generation) seconds so far, as the timings line counts them."""
+        end = time.perf_counter()
+        if self.first is None:
+            return end - self.start, 0.0
+        return self.first - self.start, end - self.first
+
     def line(self, prompt_tokens: int, generated: int, context_used: int, n_ctx: int,
-             cached: int = 0) -> str:
+             cached: int = 0, seed: int | None = None) -> str:
         """The timings line. ``cached``: prompt tokens the KV cache already held (a chat's earlier
         turns): the prompt rate counts only the others. Without any ``token()`` call (beam
-        search: every beam finishes together) one time is given for prompt and generation."""
+        search: every beam finishes together) one time is given for prompt and generation.
+        ``seed``: the seed the run drew from, shown last (``| seed 12345``)."""
         end = time.perf_counter()
         if self.first is None:
             total = end - self.start
@@ -109,7 +168,9 @@ class Timings:
             gen = f"generated {generated} tokens {rest:.2f} s ({_rate(generated - 1, rest)})"
         share = 100 * context_used / n_ctx
         ran = " | ran minillm/model/ (--reference)" if self.reference else ""
-        return f"minillm: {prompt} | {gen} | context {context_used}/{n_ctx} ({share:.0f}%){ran}"
+        seeded = "" if seed is None else f" | seed {seed}"
+        return (f"minillm: {prompt} | {gen} | context {context_used}/{n_ctx} ({share:.0f}%)"
+                f"{ran}{seeded}")
 
 
 def _rate(n: int, seconds: float) -> str:

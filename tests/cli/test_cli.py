@@ -49,7 +49,7 @@ def test_generate_prints_one_timings_line_on_stderr(capsys, shakespeare):
     line = err.strip().splitlines()[-1]
     assert code == 0 and line.startswith(f"minillm: prompt {n} tokens ") and "tokens/s" in line
     share = f"{100 * (n + 7) / 128:.0f}%"
-    assert "generated 7 tokens" in line and line.endswith(f"context {n + 7}/128 ({share})")
+    assert "generated 7 tokens" in line and f"context {n + 7}/128 ({share}) | seed " in line
     code, _, err = run_cli(capsys, "generate", "--beams", "2", "--max-new-tokens", "3", PROMPT)
     assert code == 0 and "generated 3 tokens" in err and f"context {n + 3}/128" in err
 
