@@ -149,14 +149,22 @@ def run(args) -> int:
     say(f"{len(conversations)} conversations; {how} of {path.name} "
         f"({model.num_parameters():,} parameters)")
     before = evaluate_conversations(model, tokenizer, held_out, chat_format=fmt) if held_out else None
-    result = finetune(model, tokenizer, conversations, rank=args.lora, alpha=args.alpha,
-                      targets=targets, full=args.full, steps=args.steps, epochs=args.epochs,
-                      lr=args.lr, warmup=args.warmup, batch_size=args.batch, seed=args.seed,
-                      max_tokens=args.max_tokens, pack=args.pack, eval_conversations=held_out, chat_format=fmt,
-                      checkpoint_every=args.checkpoint_every, out=out, resume=args.resume,
-                      overwrite=args.overwrite,
-                      eval_every=args.eval_every, recompute=args.recompute,
-                      base_model=base, on_step=lambda r: show(r, say))
+    from minillm.cli.interrupt import FirstInterrupt, interrupted
+    from minillm.train.loop import TrainingInterrupted
+    stop = FirstInterrupt().install()      # Ctrl-C: a checkpoint between steps, then exit 130
+    try:
+        result = finetune(model, tokenizer, conversations, rank=args.lora, alpha=args.alpha,
+                          targets=targets, full=args.full, steps=args.steps, epochs=args.epochs,
+                          lr=args.lr, warmup=args.warmup, batch_size=args.batch, seed=args.seed,
+                          max_tokens=args.max_tokens, pack=args.pack, eval_conversations=held_out, chat_format=fmt,
+                          checkpoint_every=args.checkpoint_every, out=out, resume=args.resume,
+                          overwrite=args.overwrite,
+                          eval_every=args.eval_every, recompute=args.recompute,
+                          base_model=base, on_step=lambda r: show(r, say), stop=stop)
+    except TrainingInterrupted as exc:
+        return interrupted(exc)
+    finally:
+        stop.restore()
     if result.lora is not None:
         save_adapter(out, result.lora, model.config, base)
     if args.full or args.merge:

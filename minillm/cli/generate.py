@@ -74,20 +74,26 @@ def run(args) -> int:
                      stop_strings=tuple(unescape(s) for s in args.stop), tokenizer=tokenizer,
                      sliding_window=model.config.n_ctx // 2 if args.sliding_window else None)
     _echo(args)                      # after generate() checked every flag: errors get a line
-    generated = 0
-    for step in steps:
-        if step.id is not None:
-            generated += 1
-            timings.token()
-        sys.stdout.write(step.text)
-        sys.stdout.flush()
-        if show is not None and step.id is not None:
-            print("\n" + table(step, tokenizer, generated), file=sys.stderr, flush=True)
+    generated, code = 0, 0
+    try:
+        for step in steps:
+            if step.id is not None:
+                generated += 1
+                timings.token()
+            sys.stdout.write(step.text)
+            sys.stdout.flush()
+            if show is not None and step.id is not None:
+                print("\n" + table(step, tokenizer, generated), file=sys.stderr, flush=True)
+    except KeyboardInterrupt:       # Ctrl-C: the text so far ends its line, the timings follow
+        code = 130                  # (128 + SIGINT, as the shell reports it)
     sys.stdout.write("\n")
+    sys.stdout.flush()
+    if code:
+        print(f"minillm: interrupted after {generated} tokens", file=sys.stderr)
     n_ctx = model.config.n_ctx
     used = min(len(prompt_ids) + generated, n_ctx)     # a sliding window never holds more
     print(timings.line(len(prompt_ids), generated, used, n_ctx), file=sys.stderr)
-    return 0
+    return code
 
 
 def _prompt(args) -> str:
