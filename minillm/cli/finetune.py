@@ -141,6 +141,11 @@ def run(args) -> int:
     model, tokenizer = load_model(path, fast=False)        # plain arrays: the trainer's
     if tokenizer is None:
         raise ValueError(f"{path} carries no tokenizer; fine-tuning renders conversations with it")
+    if not args.full and model.config.arch != "llama":
+        raise ValueError(f"--model {args.model} is a GPT-2-style model (one fused Q|K|V "
+                         f"matrix): LoRA and --targets are for the Llama family (Llama, SmolLM2, "
+                         f"Qwen2, Mistral, Gemma, Phi-3, OLMo 2: separate q, k, v, o, gate, up, "
+                         f"down projections); fine-tune it with --full instead")
     from minillm.chat.formats.detect import choose_format
     fmt, note = choose_format(tokenizer, args.chat_format)
     print(f"minillm finetune: {note}", file=sys.stderr)

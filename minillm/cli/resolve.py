@@ -133,6 +133,12 @@ def load_model_and_tokenizer(model_name: str, tokenizer_name: str | None = None,
                              f"{tokenizer.vocab_size:,} tokens, which does not fit the model "
                              f"{path} ({V:,} tokens): its ids would name rows the model does "
                              f"not have; {instead} (at most {V:,} tokens)")
+        if tokenizer.vocab_size < V:         # the model may choose an id it cannot decode
+            raise ValueError(f"--tokenizer {tokenizer_name} has a vocabulary of "
+                             f"{tokenizer.vocab_size:,} tokens, fewer than the model {path}'s "
+                             f"{V:,}: the model can generate ids {tokenizer.vocab_size:,}-"
+                             f"{V - 1:,}, which this tokenizer cannot turn into text; pass the "
+                             f"tokenizer the model was trained with (exactly {V:,} tokens)")
     if tokenizer is None:
         raise ValueError(f"{path} carries no tokenizer: pass --tokenizer gpt2 or --tokenizer PATH")
     return path, model, tokenizer
