@@ -121,8 +121,14 @@ def _beams(args, model, tokenizer, prompt_ids, eos) -> int:
                          "--sliding-window (only --max-new-tokens and --length-penalty)")
     from minillm.decoding.beam import beam_search
     timings = Timings(args.reference)
-    best = beam_search(model, prompt_ids, beam_size=args.beams, max_new_tokens=args.max_new_tokens,
-                       length_penalty=args.length_penalty, stop_ids=() if eos is None else eos)[0]
+    try:
+        best = beam_search(model, prompt_ids, beam_size=args.beams,
+                           max_new_tokens=args.max_new_tokens, length_penalty=args.length_penalty,
+                           stop_ids=() if eos is None else eos)[0]
+    except KeyboardInterrupt:      # nothing printed yet: beams are compared only at the end
+        print("minillm: interrupted (beam search prints its answer once it has finished)",
+              file=sys.stderr)
+        return 130
     ends = {eos, *model.config.eos_ids}                    # the model's EOS ids stop beams too
     ids = best.ids[:-1] if best.ids and best.ids[-1] in ends else best.ids
     _echo(args)
