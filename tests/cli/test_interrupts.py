@@ -74,7 +74,7 @@ def test_ctrl_c_in_train_checkpoints_and_resume_equals_an_uninterrupted_run(tmp_
     assert losses("cut") == losses("whole")       # the mean across the cut too (pending losses)
 
 
-def test_ctrl_c_before_the_first_step_still_leaves_a_run_to_resume(tmp_path):
+def test_ctrl_c_before_the_first_step_still_leaves_a_run_to_resume(tmp_path, capsys):
     """SIGINT as the progress starts: OUT has a checkpoint, so --resume works without
     --overwrite (the run's first line is the tokenizer's; the handler is already in place)."""
     data = corpus(tmp_path / "corpus.txt")
@@ -82,6 +82,28 @@ def test_ctrl_c_before_the_first_step_still_leaves_a_run_to_resume(tmp_path):
     code, _, err = interrupt_when(argv, "tokenizer:")
     assert code == 130 and "interrupted after step" in err, err
     assert (tmp_path / "o" / "checkpoint" / "manifest.json").is_file()
+    # --resume reads that checkpoint (here refused for a changed --lr: it was found and verified)
+    assert main([*argv, "--lr", "1e-3", "--resume"]) == 2
+    assert "other settings" in capsys.readouterr().err
+
+
+def test_a_run_stopped_before_its_first_step_resumes_to_the_uninterrupted_weights(tmp_path):
+    import numpy as np
+    from minillm import GPT, ModelConfig
+    from minillm.train.loop import TrainingInterrupted, TrainSettings, train
+    config = ModelConfig(vocab_size=50, n_ctx=8, d_model=16, n_heads=2, n_layers=1)
+    rng = np.random.default_rng(0)
+    ids, val = rng.integers(0, 50, 400), rng.integers(0, 50, 100)
+    s = TrainSettings(steps=12, batch=2, warmup=1, eval_every=6, log_every=5,
+                      checkpoint_every=100)
+    quiet = dict(progress=lambda line: None)
+    whole = train(GPT(config, seed=0), ids, val, tmp_path / "a", s, **quiet)
+    with pytest.raises(TrainingInterrupted) as cut:
+        train(GPT(config, seed=0), ids, val, tmp_path / "b", s, stop=lambda: True, **quiet)
+    assert cut.value.step == 0
+    resumed = train(GPT(config, seed=0), ids, val, tmp_path / "b", s, resume=True, **quiet)
+    for name, w in whole.params.named().items():
+        assert (resumed.params.named()[name] == w).all(), name
 
 
 @pytest.mark.skipif(not (ROOT / "weights" / "shakespeare").is_dir(), reason="needs the clone's "
