@@ -148,3 +148,20 @@ def test_a_stopped_finetune_checkpoints_between_steps_and_resumes_exactly(tmp_pa
     assert resumed.losses == straight.losses[5:]
     for k, v in straight.lora.named().items():
         assert (resumed.lora.named()[k] == v).all(), k
+
+
+def test_ctrl_c_in_finetune_checkpoints_and_resume_needs_no_overwrite(tmp_path, capsys):
+    from tests.train.test_sft import CONVERSATIONS, chat_model, chat_tokenizer, write_jsonl
+    chat_model().save_pretrained(tmp_path / "base")
+    chat_tokenizer().save(tmp_path / "base" / "tokenizer.json")
+    write_jsonl(tmp_path / "chat.jsonl", CONVERSATIONS * 2)
+    argv = ["finetune", "--model", str(tmp_path / "base"), "--data", str(tmp_path / "chat.jsonl"),
+            "--out", str(tmp_path / "out"), "--lora", "2", "--batch", "2", "--steps", "5000",
+            "--checkpoint-every", "100000"]
+    code, _, err = interrupt_when(argv, "step 100/")
+    assert code == 130, err
+    stopped = int(err.split("interrupted after step ")[1].split()[0])
+    manifest = json.loads((tmp_path / "out" / "checkpoint" / "manifest.json").read_text())
+    assert manifest["step"] == stopped >= 100
+    assert main([*argv, "--lr", "2e-3", "--resume"]) == 2      # found and verified: other --lr
+    assert "other settings" in capsys.readouterr().err
