@@ -73,9 +73,9 @@ def run(args) -> int:
                      seed=args.seed, stop_ids=() if eos is None else (eos,),
                      stop_strings=tuple(unescape(s) for s in args.stop), tokenizer=tokenizer,
                      sliding_window=model.config.n_ctx // 2 if args.sliding_window else None)
-    _echo(args)                      # after generate() checked every flag: errors get a line
     generated, code = 0, 0
     try:
+        _echo(args)                  # after generate() checked every flag: errors get a line
         for step in steps:
             if step.id is not None:
                 generated += 1
