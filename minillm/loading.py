@@ -26,6 +26,7 @@ uses the same rule).
 """
 from __future__ import annotations
 
+import os
 import stat
 from pathlib import Path
 
@@ -36,6 +37,7 @@ from minillm.io.download import MODELS, verified_download
 from minillm.io.gguf.carry import carried
 from minillm.io.gguf.model import gguf_weights, read_gguf_config
 from minillm.model import GPT
+from minillm.resources import SHIPPED_MODELS, named_model
 
 
 def model_class(fast: bool = True) -> type[GPT]:
@@ -44,13 +46,23 @@ def model_class(fast: bool = True) -> type[GPT]:
 
 
 def load_model(path: str | Path, fast: bool = True):
-    """-> (GPT, Tokenizer or None). Raises FileNotFoundError / ValueError with what was found."""
+    """-> ``(model, tokenizer)``, a pair: ``model, tok = load_model("shakespeare")``; the
+    tokenizer is None when the files carry none. ``path``: every name ``--model`` takes — a
+    checkpoint folder, a .gguf file, a LoRA adapter folder, a downloaded model's name
+    (``"smollm2"``), a shipped model (``"shakespeare"`` or ``"weights/shakespeare"``, from any
+    working directory). Raises FileNotFoundError / ValueError with what was found."""
     if isinstance(path, str) and path in MODELS:   # "smollm2": the download, its sha256 checked
         path = verified_download(path)         # (a folder ./smollm2: give "./smollm2" or a Path)
+    if isinstance(path, str) and not os.path.lexists(path):
+        path = named_model(path) or path       # "shakespeare": the shipped one (resources.py)
     path = Path(path)
     found = probe(path)                       # (a 5,000-character name: a ValueError here)
     if found is None:
-        raise FileNotFoundError(f"no model at {shown(path)}")
+        raise FileNotFoundError(f"no model at {shown(path)}: load_model takes a checkpoint "
+                                f"folder, a .gguf file, a downloaded model's name "
+                                f"({', '.join(sorted(n for n, m in MODELS.items() if m.filename.endswith('.gguf')))})"
+                                f" or a shipped model "
+                                f"({', '.join(SHIPPED_MODELS)})")
     if path.suffix == ".gguf" and not stat.S_ISDIR(found.st_mode):
         return load_gguf_model(path, fast)     # llama.cpp files (GGUF)
     if stat.S_ISDIR(found.st_mode):

@@ -53,3 +53,17 @@ def shipped_model(name: str) -> Path | None:
     """``"shakespeare"`` or ``"weights/shakespeare"`` -> that shipped model's folder, else None."""
     short = name.removeprefix("weights/").rstrip("/")
     return shipped(short) if short in SHIPPED_MODELS else None
+
+
+def named_model(name: str) -> Path | None:
+    """A model name that is no path from here: a shipped model (``"shakespeare"``,
+    ``"weights/shakespeare"``, in a clone or installed), else a folder of the clone it was
+    imported from (``"weights/tiny-llama"`` from any working directory); None if neither.
+    ``load_model`` and every ``--model`` resolve names through this one function."""
+    if Path(name).is_absolute():
+        return None
+    found = shipped_model(name)
+    if found is not None:
+        return found
+    in_clone = CLONE_WEIGHTS.parent / name
+    return in_clone if (CLONE_WEIGHTS / "gpt2").is_dir() and in_clone.exists() else None

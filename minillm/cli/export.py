@@ -73,6 +73,9 @@ def check_target(out: Path, sources: list[Path], overwrite: bool) -> None:
     """Refuse an OUT that is an input, a link, a folder, or (without ``--overwrite``) a file."""
     from minillm.io.atomic import refuse_link
     refuse_link(out)
+    if not out.parent.is_dir():          # said now: not as the temporary file the write makes
+        raise FileNotFoundError(f"--gguf {out}: the folder {out.parent} does not exist; create "
+                                f"it first or choose a path in an existing folder")
     if not out.exists():
         return
     for source in sources:

@@ -141,6 +141,11 @@ def run(args) -> int:
     model, tokenizer = load_model(path, fast=False)        # plain arrays: the trainer's
     if tokenizer is None:
         raise ValueError(f"{path} carries no tokenizer; fine-tuning renders conversations with it")
+    if not args.full and model.config.arch != "llama":
+        raise ValueError(f"--model {args.model} is a GPT-2-style model (one fused Q|K|V "
+                         f"matrix): LoRA and --targets are for the Llama family (Llama, SmolLM2, "
+                         f"Qwen2, Mistral, Gemma, Phi-3, OLMo 2: separate q, k, v, o, gate, up, "
+                         f"down projections); fine-tune it with --full instead")
     from minillm.chat.formats.detect import choose_format
     fmt, note = choose_format(tokenizer, args.chat_format)
     print(f"minillm finetune: {note}", file=sys.stderr)
@@ -149,14 +154,22 @@ def run(args) -> int:
     say(f"{len(conversations)} conversations; {how} of {path.name} "
         f"({model.num_parameters():,} parameters)")
     before = evaluate_conversations(model, tokenizer, held_out, chat_format=fmt) if held_out else None
-    result = finetune(model, tokenizer, conversations, rank=args.lora, alpha=args.alpha,
-                      targets=targets, full=args.full, steps=args.steps, epochs=args.epochs,
-                      lr=args.lr, warmup=args.warmup, batch_size=args.batch, seed=args.seed,
-                      max_tokens=args.max_tokens, pack=args.pack, eval_conversations=held_out, chat_format=fmt,
-                      checkpoint_every=args.checkpoint_every, out=out, resume=args.resume,
-                      overwrite=args.overwrite,
-                      eval_every=args.eval_every, recompute=args.recompute,
-                      base_model=base, on_step=lambda r: show(r, say))
+    from minillm.cli.interrupt import FirstInterrupt, interrupted
+    from minillm.train.loop import TrainingInterrupted
+    stop = FirstInterrupt().install()      # Ctrl-C: a checkpoint between steps, then exit 130
+    try:
+        result = finetune(model, tokenizer, conversations, rank=args.lora, alpha=args.alpha,
+                          targets=targets, full=args.full, steps=args.steps, epochs=args.epochs,
+                          lr=args.lr, warmup=args.warmup, batch_size=args.batch, seed=args.seed,
+                          max_tokens=args.max_tokens, pack=args.pack, eval_conversations=held_out, chat_format=fmt,
+                          checkpoint_every=args.checkpoint_every, out=out, resume=args.resume,
+                          overwrite=args.overwrite,
+                          eval_every=args.eval_every, recompute=args.recompute,
+                          base_model=base, on_step=lambda r: show(r, say), stop=stop)
+    except TrainingInterrupted as exc:
+        return interrupted(exc)
+    finally:
+        stop.restore()
     if result.lora is not None:
         save_adapter(out, result.lora, model.config, base)
     if args.full or args.merge:

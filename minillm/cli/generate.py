@@ -103,32 +103,38 @@ def run(args) -> int:
                      sliding_window=model.config.n_ctx // 2 if args.sliding_window else None)
     if not as_json:
         _echo(args)                  # after generate() checked every flag: errors get a line
-    ids, pieces, tokens = [], [], []
-    for step in steps:
-        if step.id is not None:
-            ids.append(step.id)
-            timings.token()
-        if as_json:
-            pieces.append(step.text)
-            if step.id is not None or step.text:
-                tokens.append(token_object(step, tokenizer))
-                if args.json:
-                    print(dumps(tokens[-1]), flush=True)
-            continue
-        sys.stdout.write(step.text)
-        sys.stdout.flush()
-        if show is not None and step.id is not None:
-            print("\n" + table(step, tokenizer, len(ids)), file=sys.stderr, flush=True)
+    ids, pieces, tokens, code = [], [], [], 0
+    try:
+        for step in steps:
+            if step.id is not None:
+                ids.append(step.id)
+                timings.token()
+            if as_json:
+                pieces.append(step.text)
+                if step.id is not None or step.text:
+                    tokens.append(token_object(step, tokenizer))
+                    if args.json:
+                        print(dumps(tokens[-1]), flush=True)
+                continue
+            sys.stdout.write(step.text)
+            sys.stdout.flush()
+            if show is not None and step.id is not None:
+                print("\n" + table(step, tokenizer, len(ids)), file=sys.stderr, flush=True)
+    except KeyboardInterrupt:       # Ctrl-C: the text so far ends its line, the timings follow
+        code = 130                  # (128 + SIGINT, as the shell reports it)
     if args.json_final:
         print(dumps(final_object("".join(pieces), ids, args.max_new_tokens, len(prompt_ids),
                                  timings.seconds(), args.seed,
                                  tokens if args.logprobs else None)))
     elif not args.json:
         sys.stdout.write("\n")
+    sys.stdout.flush()
+    if code:
+        print(f"minillm: interrupted after {len(ids)} tokens", file=sys.stderr)
     n_ctx = model.config.n_ctx
     used = min(len(prompt_ids) + len(ids), n_ctx)     # a sliding window never holds more
     print(timings.line(len(prompt_ids), len(ids), used, n_ctx, seed=args.seed), file=sys.stderr)
-    return 0
+    return code
 
 
 def _prompts(args, model, tokenizer, eos) -> int:
@@ -176,8 +182,14 @@ def _beams(args, model, tokenizer, prompt_ids, eos) -> int:
                          "--sliding-window (only --max-new-tokens and --length-penalty)")
     from minillm.decoding.beam import beam_search
     timings = Timings(args.reference)
-    best = beam_search(model, prompt_ids, beam_size=args.beams, max_new_tokens=args.max_new_tokens,
-                       length_penalty=args.length_penalty, stop_ids=() if eos is None else eos)[0]
+    try:
+        best = beam_search(model, prompt_ids, beam_size=args.beams,
+                           max_new_tokens=args.max_new_tokens, length_penalty=args.length_penalty,
+                           stop_ids=() if eos is None else eos)[0]
+    except KeyboardInterrupt:      # nothing printed yet: beams are compared only at the end
+        print("minillm: interrupted (beam search prints its answer once it has finished)",
+              file=sys.stderr)
+        return 130
     ends = {eos, *model.config.eos_ids}                    # the model's EOS ids stop beams too
     ids = best.ids[:-1] if best.ids and best.ids[-1] in ends else best.ids
     _echo(args)

@@ -59,7 +59,7 @@ def help_text(option: str) -> str:
 def resolve_model_path(name: str, option: str = "--model") -> Path:
     """A downloaded model's name, a path as given, else a path relative to the repository."""
     from minillm.io.download import MODELS, resolve_model
-    from minillm.resources import shipped_model
+    from minillm.resources import named_model
     from minillm.tokenizer.formats.locate import NAMED
     path = resolve_model(name)                      # an un-downloaded known name raises here
     if name in MODELS and os.path.lexists(name):    # (said, as a user may have meant the folder)
@@ -67,8 +67,8 @@ def resolve_model_path(name: str, option: str = "--model") -> Path:
               f"folder is not used (give ./{name} to use it)", file=sys.stderr)
     if path.exists():
         return path
-    repo_path = shipped_model(name) or REPOSITORY / name   # shipped: in a clone or installed
-    if not path.is_absolute() and repo_path.exists():
+    repo_path = named_model(name)          # shipped (a clone or installed), or the clone's folder
+    if repo_path is not None:
         return repo_path
     hint = (f" ({name} is a vocabulary: use --tokenizer {name})"
             if option == "--model" and name in NAMED else "")
@@ -133,6 +133,12 @@ def load_model_and_tokenizer(model_name: str, tokenizer_name: str | None = None,
                              f"{tokenizer.vocab_size:,} tokens, which does not fit the model "
                              f"{path} ({V:,} tokens): its ids would name rows the model does "
                              f"not have; {instead} (at most {V:,} tokens)")
+        if tokenizer.vocab_size < V:         # the model may choose an id it cannot decode
+            raise ValueError(f"--tokenizer {tokenizer_name} has a vocabulary of "
+                             f"{tokenizer.vocab_size:,} tokens, fewer than the model {path}'s "
+                             f"{V:,}: the model can generate ids {tokenizer.vocab_size:,}-"
+                             f"{V - 1:,}, which this tokenizer cannot turn into text; pass the "
+                             f"tokenizer the model was trained with (exactly {V:,} tokens)")
     if tokenizer is None:
         raise ValueError(f"{path} carries no tokenizer: pass --tokenizer gpt2 or --tokenizer PATH")
     return path, model, tokenizer

@@ -88,15 +88,10 @@ def shard_size(text: str) -> int:
 
 def run(args) -> int:
     from minillm.config import ModelConfig
-    from minillm import GPT
-    from minillm.tokenizer import Tokenizer
-    from minillm.train.data import split_text, token_array
+    from minillm.train.data import split_text
     from minillm.cli._input import DATA_LIMIT, read_text
-    from minillm.io.atomic import atomic_write_text
-    from minillm.train.checkpoint import SUFFIXES, find_checkpoint, remove_written
-    from minillm.train.evaluate import evaluate_text
-    from minillm.train.loop import TrainSettings, train
-    from minillm.train.trainlog import LOG_NAME, append_record
+    from minillm.train.checkpoint import find_checkpoint
+    from minillm.train.loop import TrainSettings
 
     check_schedule(args.steps, args.warmup)        # checks that need no data come first
     check_pattern(_stages(args.pattern))
@@ -121,7 +116,26 @@ def run(args) -> int:
     found = find_checkpoint(out) if args.resume else False
     out.mkdir(parents=True, exist_ok=True)
     say = _printer()
+    from minillm.cli.interrupt import FirstInterrupt, interrupted
+    from minillm.train.loop import TrainingInterrupted
+    stop = FirstInterrupt().install()      # Ctrl-C: a checkpoint between steps, then exit 130
+    try:
+        trained = _prepare_and_train(args, out, found, train_text, val_text, settings,
+                                   model_config, say, stop)
+    except TrainingInterrupted as exc:
+        return interrupted(exc)
+    finally:
+        stop.restore()
+    return _finish(args, out, trained, settings, train_text, val_text, say)
 
+
+def _prepare_and_train(args, out, found, train_text, val_text, settings, model_config, say, stop):
+    """The tokenizer (trained, or the run's own on --resume), the model, then the steps."""
+    from minillm import GPT
+    from minillm.io.atomic import atomic_write_text
+    from minillm.tokenizer import Tokenizer
+    from minillm.train.data import token_array
+    from minillm.train.loop import train
     tok_path = out / "tokenizer.json"
     t0 = time.perf_counter()
     if args.resume:
@@ -148,7 +162,18 @@ def run(args) -> int:
     sample = _head_bytes(val_text, VAL_SAMPLE_BYTES)
     atomic_write_text(out / "val_sample.txt", sample)
 
-    train(model, train_ids, val_ids, out, settings, resume=found, progress=say)
+    train(model, train_ids, val_ids, out, settings, resume=found, progress=say, stop=stop)
+    return model, tok
+
+
+def _finish(args, out, trained, settings, train_text, val_text, say) -> int:
+    """The model saved, scored (eval.json), the checkpoint removed, a sample shown."""
+    from minillm.io.atomic import atomic_write_text
+    from minillm.train.checkpoint import SUFFIXES, remove_written
+    from minillm.train.evaluate import evaluate_text
+    from minillm.train.trainlog import LOG_NAME, append_record
+    model, tok = trained
+    sample = _head_bytes(val_text, VAL_SAMPLE_BYTES)
     model.save_pretrained(out, max_shard_size=args.max_shard_size)
 
     report = {"val_sample": evaluate_text(model, tok, sample),

@@ -61,6 +61,7 @@ class GenerationSettings:
         ``generate``'s. Example: ``GenerationSettings.build(model, sampling={"temperature": 0})``.
         """
         top_n = check_count(top_n, "top_n")
+        check_model(model)
         if top_n > model.config.vocab_size:
             raise ValueError(f"top_n must be in [0, vocab_size={model.config.vocab_size}], got {top_n}")
         sampler, rng = make_sampler(**(sampling or {})), make_rng(seed, rng)
@@ -108,8 +109,16 @@ def make_rng(seed=None, rng=None) -> np.random.Generator:
     return rng
 
 
+def check_model(model) -> None:
+    """load_model's whole pair, passed by mistake, named so (not a failure deep inside)."""
+    if isinstance(model, tuple):
+        raise TypeError("load_model returns (model, tokenizer): pass the model, as in "
+                        "model, tokenizer = load_model(...)")
+
+
 def check_prompt(model, prompt_ids) -> np.ndarray:
     """Prompt ids as a 1-D int64 array inside the vocabulary, or a ValueError/TypeError."""
+    check_model(model)
     ids = np.asarray(prompt_ids)
     if ids.ndim != 1 or ids.size == 0:
         raise ValueError(f"prompt_ids must be a non-empty 1-D sequence of token ids, got shape {ids.shape}")

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from minillm.model import GPT
-from minillm.train.checkpoint import write_checkpoint
+from minillm.train.checkpoint import find_checkpoint, write_checkpoint
 from minillm.train.data import eval_windows, random_batch
 from minillm.train.evaluate import evaluate
 from minillm.train.grad_model import check_trainable, loss_and_grads
@@ -41,6 +41,16 @@ RISING_EVALS = 3         # warn when the validation loss has risen this many eva
 
 class TrainingDiverged(ValueError):
     """The loss or the gradient norm stopped being a finite number."""
+
+
+class TrainingInterrupted(Exception):
+    """``stop()`` said so between two steps: ``step`` steps were done and written to
+    ``checkpoint`` (None when the run had no folder), which ``resume`` continues from exactly;
+    ``total``: the run's steps."""
+
+    def __init__(self, step: int, checkpoint, total: int):
+        super().__init__(f"interrupted after step {step} of {total}")
+        self.step, self.checkpoint, self.total = step, checkpoint, total
 
 
 @dataclass
@@ -76,11 +86,13 @@ class TrainSettings:
 
 def train(model: GPT, train_ids: np.ndarray, val_ids: np.ndarray, out: str | Path,
           settings: TrainSettings, resume: bool | tuple[Path, dict] = False,
-          progress=print) -> GPT:
+          progress=print, stop=None) -> GPT:
     """Train ``model`` in place for ``settings.steps`` steps; write checkpoints and the log in
     ``out``. With ``resume``, continue from the checkpoint in ``out`` (ValueError if there is
     none that verifies, or if it and the log disagree: never a silent restart); ``resume`` may
     also be the (folder, manifest) that ``find_checkpoint(out)`` returned (not verified again).
+    ``stop``: a callable asked before every step; when it returns True the run writes a checkpoint
+    of the steps done and raises ``TrainingInterrupted`` (the CLI's Ctrl-C: cli/interrupt/).
 
     Example: ``train(GPT(config), train_ids, val_ids, "runs/tiny", TrainSettings(steps=200))``
     with ``train_ids``, ``val_ids`` 1-D token arrays (``data.token_array``).
@@ -91,19 +103,28 @@ def train(model: GPT, train_ids: np.ndarray, val_ids: np.ndarray, out: str | Pat
     s, T = settings, model.config.n_ctx
     opt = AdamW(model.params.named(), weight_decay=s.weight_decay)
     data_sha256 = data_digest(train_ids, val_ids)
-    found = resume if isinstance(resume, tuple) else None
+    found = resume if isinstance(resume, tuple) else (find_checkpoint(out) if resume else None)
     start, records = resume_from(model, opt, out, s, data_sha256, found) if resume else (0, 0)
     truncate_log(out / LOG_NAME, records)
     best = best_so_far(out) if resume else math.inf
 
     def manifest_fields(done: int) -> dict:     # (manifest.py)
         return {"step": done, "log_records": records, "data_sha256": data_sha256,
-                "log_sha256": log_digest(out / LOG_NAME, records)}
+                "log_sha256": log_digest(out / LOG_NAME, records),
+                "pending_losses": [float(v) for v in losses]}   # since the last record
     val_x, val_y = eval_windows(val_ids, T, s.eval_windows)             # [W, T] each, fixed
     tokens_per_step = s.batch * T
-    losses, t0, t_last, log_last = [], time.perf_counter(), time.perf_counter(), start
+    # a checkpoint between two records carries the losses since the last one (floats: exact)
+    losses = [float(v) for v in found[1].get("pending_losses", [])] if found else []
+    t0, t_last, log_last = time.perf_counter(), time.perf_counter(), start
+    saved = start if resume else None           # the step the newest checkpoint holds
     val_history = []
     for step in range(start, s.steps):
+        if stop is not None and stop():         # between steps only: the state is whole here
+            if saved != step:
+                write_checkpoint(model, out, "checkpoint", manifest_fields(step), opt=opt,
+                                 settings=s)
+            raise TrainingInterrupted(step, out / "checkpoint", s.steps)
         x, y = random_batch(train_ids, s.batch, T, s.seed, step)        # [B, T] each
         with np.errstate(over="ignore", invalid="ignore"):   # a diverging run: checked below
             loss, grads = loss_and_grads(model.params, model.config, x, y)
@@ -139,6 +160,7 @@ def train(model: GPT, train_ids: np.ndarray, val_ids: np.ndarray, out: str | Pat
             losses, t_last, log_last = [], time.perf_counter(), done
         if done % s.checkpoint_every == 0 or done == s.steps:
             write_checkpoint(model, out, "checkpoint", manifest_fields(done), opt=opt, settings=s)
+            saved = done
     return model
 
 

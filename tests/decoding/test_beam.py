@@ -166,3 +166,20 @@ def test_beam_search_stops_at_the_models_eos_ids_by_default():
     assert hyps == beam_search(model, [1], beam_size=4, max_new_tokens=6, num_return_sequences=4,
                                stop_ids=2, stop_at_eos=False)
     assert any(h.ids[-1] == 2 for h in hyps)
+
+
+@given(tiny_configs(), st.data())
+def test_num_return_sequences_gives_the_n_best_the_first_being_the_default_answer(config, data):
+    """HF's ``num_return_sequences``: the N best finished hypotheses, best first; the first is
+    what the default (N = 1) returns; N above the beam count is refused."""
+    model = random_model(config, data.draw(st.integers(0, 99)))
+    prompt = data.draw(st.lists(st.integers(0, config.vocab_size - 1), min_size=1, max_size=4))
+    n_new = data.draw(st.integers(1, min(6, config.n_ctx - len(prompt))))
+    nb = data.draw(st.integers(1, 4))
+    n = data.draw(st.integers(1, nb))
+    (best,) = beam_search(model, prompt, beam_size=nb, max_new_tokens=n_new)
+    hyps = beam_search(model, prompt, beam_size=nb, max_new_tokens=n_new, num_return_sequences=n)
+    assert 1 <= len(hyps) <= n and hyps[0] == best
+    assert [h.score for h in hyps] == sorted((h.score for h in hyps), reverse=True)
+    with pytest.raises(ValueError, match="num_return_sequences must be in"):
+        beam_search(model, prompt, beam_size=nb, max_new_tokens=n_new, num_return_sequences=nb + 1)

@@ -24,6 +24,10 @@ MAX_FILE_BYTES = 1 << 30
 def read_conversations(path: str | Path) -> list[list[dict]]:
     """The conversations of a JSONL file (UTF-8), checked line by line (see the module doc)."""
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a folder: expected one JSONL file of conversations, "
+                                f"a {{\"messages\": [...]}} object per line (for example "
+                                f"data/tarvessa/train.jsonl)")
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file (a JSONL of conversations)")
     if path.stat().st_size > MAX_FILE_BYTES:

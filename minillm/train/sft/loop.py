@@ -30,7 +30,7 @@ import numpy as np
 from minillm.train.grad_model import check_trainable, loss_and_grads
 from minillm.train.lora.adapters import LoRA, init_lora, lora_loss_and_grads
 from minillm.train.lora.files import peft_names
-from minillm.train.loop import TrainingDiverged
+from minillm.train.loop import TrainingDiverged, TrainingInterrupted
 from minillm.train.memory.recompute import loss_and_grads_recompute
 from minillm.train.optim import AdamW, clip_grad_norm, lr_at
 from minillm.train.sft.batches import (batch_indices, check_lengths, pack_rows, pad_rows,
@@ -85,7 +85,7 @@ def finetune(model, tokenizer, conversations, *, rank: int = 8, alpha=None, targ
              batch_size: int = 4, seed: int = 0, max_tokens: int | None = None,
              eval_conversations=None, chat_format=None, on_step=None, out=None,
              resume: bool = False, overwrite: bool = False, base_model: str | None = None,
-             **more) -> FinetuneResult:
+             stop=None, **more) -> FinetuneResult:
     """Fine-tune ``model`` (plain arrays: ``load_model(path, fast=False)``) on ``conversations``
     (lists of {"role", "content"}: data.py). LoRA of ``rank`` on ``targets`` by default; ``full``
     trains every weight in place. ``on_step(record)`` after every step (step, loss, lr,
@@ -93,7 +93,9 @@ def finetune(model, tokenizer, conversations, *, rank: int = 8, alpha=None, targ
     the held-out score of ``eval_conversations`` then, logged too); ``recompute=True``: the same
     gradients in less memory (train/memory/recompute.py); ``out``: checkpoints in out/checkpoint
     (resume.py), ``resume`` continues the run there exactly, ``overwrite`` (a new run) deletes an
-    earlier run's output there once every check has passed. ``more``: the other
+    earlier run's output there once every check has passed; ``stop``: asked before every step,
+    True -> a checkpoint of the steps done (with ``out``) and ``TrainingInterrupted`` (the CLI's
+    Ctrl-C). ``more``: the other
     ``FinetuneSettings`` fields."""
     check_trainable(model.config)
     if resume and out is None:
@@ -126,7 +128,12 @@ def finetune(model, tokenizer, conversations, *, rank: int = 8, alpha=None, targ
     min_lr = s.lr / 10 if s.min_lr is None else s.min_lr
     result = FinetuneResult(model, lora, s)
     t0 = t_last = time.perf_counter()
+    saved = start if resume else None                # the step the newest checkpoint holds
     for step in range(start, total):
+        if stop is not None and stop():              # between steps only: the state is whole
+            if run and saved != step:
+                run.checkpoint(step)
+            raise TrainingInterrupted(step, run.out / "checkpoint" if run else None, total)
         chosen = [examples[i] for i in batch_indices(len(examples), s.batch, s.seed, step)]
         x, y, m, segments = make_batch(chosen, s, limit)                # [B, T] each
         with np.errstate(over="ignore", invalid="ignore"):     # a diverging run: checked below
@@ -159,6 +166,7 @@ def finetune(model, tokenizer, conversations, *, rank: int = 8, alpha=None, targ
             run.log(record)
             if done % s.checkpoint_every == 0 or done == total:
                 run.checkpoint(done)
+                saved = done
         if on_step is not None:
             on_step(record)
     if held_out:
