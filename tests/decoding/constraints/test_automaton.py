@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from minillm.decoding.constraints.automaton import build_dfa, build_nfa
 from minillm.decoding.constraints.byte_dfa import build_byte_dfa, utf8_sequences
 from minillm.decoding.constraints.regex import parse
-from tests.decoding.constraints.strategies import CHARS, patterns, texts
+from tests.decoding.constraints.strategies import patterns, texts
 
 
 def char_dfa(pattern):

@@ -30,6 +30,8 @@ def test_a_token_that_is_not_allowed_is_a_clear_value_error():
         g.advance(g.start, 4)                                      # the end before any digit
     with pytest.raises(ValueError, match="not a state"):
         g.allowed(99)
+    with pytest.raises(TypeError, match="must be an int"):
+        g.advance(g.start, "1")
 
 
 def test_the_mask_is_read_only():

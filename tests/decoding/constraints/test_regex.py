@@ -3,7 +3,8 @@ feature refused by name with a ValueError, before any automaton is built."""
 import pytest
 
 from minillm.decoding.constraints import Regex
-from minillm.decoding.constraints.regex import MAX_REPEAT, Chars, Repeat, complement, parse
+from minillm.decoding.constraints.charset import complement
+from minillm.decoding.constraints.regex import MAX_REPEAT, Chars, Repeat, parse
 
 REFUSED = {
     r"(a)\1": "backreference",
