@@ -18,7 +18,7 @@ def patterns():
         concat = st.lists(repeated, min_size=1, max_size=3).map("".join)
         return concat | st.lists(concat, min_size=2, max_size=3).map("|".join)
 
-    return st.recursive(atom, grow, max_leaves=6)
+    return st.recursive(atom, grow, max_leaves=5)
 
 
 def texts(max_size: int = 6):
