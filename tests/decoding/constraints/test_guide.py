@@ -3,10 +3,14 @@ after a text is where its bytes lead, finished when nothing can extend an accept
 vocabulary's bytes (index.py's token_bytes_of) are each token's real bytes."""
 import numpy as np
 import pytest
+import regex
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 import minillm
 from minillm.decoding.constraints import Guide, Regex, token_bytes_of
 from minillm.tokenizer.spm import SentencePieceBPE
+from tests.decoding.constraints.strategies import CHARS, patterns
 
 VOCAB = [b"1", b"23", b"a", b"4567", b""]          # id 4 stands for the end of text
 
@@ -78,3 +82,29 @@ def test_sentencepiece_spaces_and_byte_tokens_map_to_their_real_bytes():
         assert g.allowed(s)[token_id]
         s = g.advance(s, token_id)
     assert g.is_finished(s)
+
+
+@given(patterns(), st.integers(0, 2**32 - 1))
+def test_random_walks_of_allowed_tokens_spell_prefixes_of_matches(pattern, seed):
+    """Drawing only allowed tokens (as generation will), the text so far is always a prefix of
+    some match (Python `regex`'s partial full match), and whole when the guide accepts."""
+    vocabulary = [c.encode() for c in CHARS] + [b"ab", b"\xe4\xb8", b"\xad", b"1 ", b""]
+    try:
+        g = Guide.build(pattern, vocabulary, [len(vocabulary) - 1])
+    except ValueError:
+        assume(False)
+    rng, state, text = np.random.default_rng(seed), g.start, b""
+    for _ in range(12):
+        allowed = np.flatnonzero(g.allowed(state))
+        if len(allowed) == 0:
+            break
+        token_id = int(rng.choice(allowed))
+        if token_id == len(vocabulary) - 1:                        # the end of text
+            break
+        state, text = g.advance(state, token_id), text + vocabulary[token_id]
+        try:
+            decoded = text.decode("utf-8")
+        except UnicodeDecodeError:
+            continue                                               # mid-character: next token
+        assert regex.fullmatch(pattern, decoded, partial=True, flags=regex.ASCII), (pattern, text)
+        assert g.is_accepting(state) == bool(regex.fullmatch(pattern, decoded, flags=regex.ASCII))
