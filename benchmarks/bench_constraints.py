@@ -53,6 +53,14 @@ REPLY = ('{"name": "Ada Lovelace", "age": 36, "color": "green", "tags": ["math",
          '"engines"], "address": {"city": "London", "zip": "W1"}}')
 
 
+def cpu_model() -> str:
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+        return next(line.split(":", 1)[1].strip() for line in lines if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or platform.machine()
+
+
 def seconds(fn, rounds: int) -> float:
     times = []
     for _ in range(rounds):
@@ -100,7 +108,7 @@ def main() -> None:
     args = parser.parse_args()
     if not args.gguf.exists():
         sys.exit(f"{args.gguf} is absent: pass --gguf or set MINILLM_SHARED_DATA")
-    print(f"CPU {platform.processor() or platform.machine()}; {blas_info()}")
+    print(f"CPU {cpu_model()}; {blas_info()}")
     tok = load_tokenizer(args.gguf)
     token_bytes = token_bytes_of(tok)
     print(f"pattern ({len(OBJECT)} chars): {OBJECT}")
