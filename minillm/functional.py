@@ -1,4 +1,5 @@
 """The small numerical functions everything else uses — one place for each.
+Where it runs — shared (every sampler, the engine's attention, training, --reference): softmax.
 
 softmax(x)_i = exp(x_i - max x) / Σ_j exp(x_j - max x)
 

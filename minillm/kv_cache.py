@@ -1,4 +1,5 @@
 """The KV cache: keep every layer's keys and values so each new token costs O(n), not O(n²).
+Where it runs — shared (every cached loop, the engine and --reference alike): KVCache.store.
 
 Without a cache, generating token n+1 runs the model over all n+1 tokens again, recomputing keys
 and values that have not changed (position t's K and V depend only on tokens ≤ t — the causal

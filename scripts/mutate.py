@@ -55,7 +55,7 @@ TOKENIZER = ["tests/tokenizer/test_bpe.py", "tests/tokenizer/test_special.py",
              "tests/tokenizer/test_roundtrip.py", "tests/tokenizer/test_regressions.py",
              "tests/tokenizer/test_special_sets.py", "tests/tokenizer/test_split_pieces.py"]
 FILTERS = ["tests/sampling/test_filters.py", "tests/sampling/test_pipeline.py",
-           "tests/sampling/test_top_p_edge.py"]
+           "tests/sampling/test_top_p_edge.py", "tests/sampling/test_top_p_near_one.py"]
 DECODING = ["tests/decoding/test_generate.py", "tests/decoding/test_generate_simple.py",
             "tests/decoding/test_steps.py", "tests/decoding/test_beam.py"]
 TESTS = {

@@ -98,6 +98,14 @@ def test_the_afternoon_is_at_most_2500_lines():
     assert sum(lines.values()) <= MAX_LINES, lines
 
 
+def test_the_readme_gives_the_afternoons_line_count_to_the_nearest_hundred():
+    total = sum(len((ROOT / name).read_bytes().splitlines()) for name in AFTERNOON)
+    readme = (ROOT.parent / "README.md").read_text(encoding="utf-8")
+    stated = re.search(r"Everything a language model is, in about ([\d,]+) lines", readme)
+    assert stated, "README.md's afternoon section should say how many lines it is"
+    assert int(stated[1].replace(",", "")) == round(total, -2), f"the afternoon is {total} lines"
+
+
 @pytest.mark.parametrize("relative", AFTERNOON + BESIDE)
 def test_the_afternoon_imports_only_itself_and_what_is_beside_it(relative):
     allowed = {module_name(name) for name in AFTERNOON + BESIDE}

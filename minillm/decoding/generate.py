@@ -1,4 +1,5 @@
 """The generation loop: one token at a time, each step a forward pass on what came before.
+Where it runs — shared (the CLI, Chat, the engine and --reference alike): generate; definition only (generate runs): generate_simple.
 
 The explainer articles' five steps, numbered 1-5 in the code below:
 

@@ -1,4 +1,5 @@
 """Causal multi-head self-attention, with explicit Q, K and V.
+Where it runs — shared (the engine, training, --reference): scaled_dot_product, split_heads, merge_heads; copied (the engine's own: engine/layers.py::attention, tested equal in tests/engine/test_engine_equals_model.py): attention; definition only (scaled_dot_product runs): attend_per_head.
 
 For one head, with queries Q [T, D], keys K [S, D] and values V [S, D]:
 

@@ -1,4 +1,5 @@
 """Embedding lookup: token ids become vectors by selecting rows of a matrix.
+Where it runs — shared (the engine, training, --reference): embed.
 
     h[b, t] = wte[ids[b, t]] + wpe[positions[b, t]]        (GPT-2: learned positions)
     h[b, t] = wte[ids[b, t]]                               (Llama: positions enter later, as RoPE)

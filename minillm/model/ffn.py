@@ -1,4 +1,5 @@
 """The feed-forward network: the same small MLP applied to every position independently.
+Where it runs — copied (the engine's own: engine/layers.py::ffn, engine/ops.py's gelu_tanh_fast, silu_fast, tested equal in tests/engine/test_engine_equals_model.py): gelu_tanh, silu, gelu_mlp, swiglu, ffn.
 
 GPT-2 (GELU MLP):   FFN(x) = GELU(x W_up + b_up) W_down + b_down
 Llama (SwiGLU):     FFN(x) = (SiLU(x W_gate) ⊙ (x W_up)) W_down

@@ -1,4 +1,5 @@
 """The GPT model: token ids in, next-token logits out.
+Where it runs — shared (EngineGPT is a subclass): GPT.__call__; copied (the engine's own: engine/gpt.py::EngineGPT.forward, tested equal in tests/engine/test_engine_equals_model.py): GPT.forward.
 
     h₀ = Embed(ids)                            [B, T] -> [B, T, C]
     hₗ = Block_l(hₗ₋₁)     for l = 1 … L       attention + FFN, with residuals

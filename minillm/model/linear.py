@@ -1,4 +1,5 @@
 """A weight product: y = x W + b.
+Where it runs — copied (the engine's own: engine/ops.py::linear, tested equal in tests/engine/test_engine_equals_model.py): linear.
 
     linear(x [..., C], W [C, N], b [N]) = x W + b   -> [..., N]
 

@@ -1,4 +1,5 @@
 """Rotary position embeddings (RoPE): position enters attention by rotating Q and K.
+Where it runs — shared (the engine, training, --reference): apply_rope, rope_angles.
 
 Split a head's D dimensions into D/2 pairs. Pair i of the vector at position m is rotated by the
 angle m·θ_i, with θ_i = theta^(−2i/D) (theta = ``config.rope_theta``: 10,000 for Llama 2, 100,000

@@ -1,4 +1,5 @@
 """Weighted random draw (inverse CDF): pick token i with probability p_i.
+Where it runs — shared (Sampler, for the engine and --reference alike): categorical.
 
 Lay the probabilities end to end on [0, total): token i owns [cdf_{i-1}, cdf_i). Draw
 u ~ Uniform[0, 1) and return the token whose interval holds u · total,

@@ -1,4 +1,5 @@
 """Greedy decoding: always pick the most probable token, ``argmax_i z_i``.
+Where it runs — shared (Sampler at T = 0, for the engine and --reference alike): greedy.
 
 No randomness: the same logits give the same token. Ties go to the LOWEST id (``np.argmax``
 returns the first maximum), so the choice is deterministic even when two logits are equal.

@@ -1,4 +1,5 @@
 """Min-p: keep the tokens at least ``min_p`` times as likely as the most likely one.
+Where it runs — shared (Sampler, for the engine and --reference alike): min_p.
 
     keep_i  <=>  p_i >= min_p · p_max  <=>  exp(z_i - z_max) >= min_p
 

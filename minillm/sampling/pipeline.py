@@ -1,4 +1,5 @@
 """The sampler: every step in one documented order, plus the presets of the explainer articles' table.
+Where it runs — shared (every way of generating, the engine and --reference alike): Sampler._survivors.
 
 Order (HF's: logits processors, then warpers temperature -> top-k -> top-p -> min-p):
 
@@ -15,8 +16,8 @@ then top-k and top-p together. T = 0 is greedy: the argmax (lowest id on ties), 
 the generator.
 
 Speed: with a top-k set, only the k survivors can ever be drawn, so the sampler picks them first
-(``top_k_ids``, O(V) by partition) and runs temperature, top-p, min-p, softmax and the draw on k
-entries instead of V — the same result (temperature keeps the order, so top-k before or after it
+(``top_k``, O(V) by partition; ``survivors``: its k unmasked ids) and runs temperature, top-p,
+min-p, softmax and the draw on k entries instead of V — the same result (temperature keeps the order, so top-k before or after it
 selects the same ids), tested equal to the step-by-step chain. At V = 49,152 this is what keeps
 sampling a small fraction of a decode step (benchmarks/bench_decode.py).
 
@@ -38,7 +39,7 @@ from .min_p import min_p
 from .penalties import (check_finite, check_repetition_penalty, frequency_presence_penalty,
                         repetition_penalty)
 from .temperature import apply_temperature, check_temperature
-from .top_k import check_top_k, top_k, top_k_ids
+from .top_k import check_top_k, top_k
 from .top_p import top_p
 
 
@@ -129,10 +130,10 @@ class Sampler:
         check_logits(z, "logits after the allowed set, bias and penalties")
         ids = None
         if 0 < self.top_k < z.shape[-1]:
-            ids = top_k_ids(z, self.top_k)                         # [..., k]  O(V), no sort
+            z = top_k(z, self.top_k)                               # [..., V]  -inf but k of them
+            ids = survivors(z, self.top_k)                         # [..., k]  their ids
             z = np.take_along_axis(z, ids, axis=-1)                # [..., k]  in id order
         z = apply_temperature(z, self.temperature)                 # [..., M]
-        z = top_k(z, self.top_k)                                   # [..., M]  (done above if ids)
         z = top_p(z, self.top_p)                                   # [..., M]
         return ids, min_p(z, self.min_p)                           # [..., M]
 
@@ -154,6 +155,17 @@ class Sampler:
             z = frequency_presence_penalty(z, seen[0] if one else seen, self.frequency_penalty,
                                            self.presence_penalty)             # [..., V]
         return z
+
+
+def survivors(z: np.ndarray, k: int) -> np.ndarray:
+    """The ids of the k entries ``top_k`` left finite, ascending: ``[..., V] -> [..., k]``. A row
+    with fewer than k finite gets its lowest masked ids too (as ``top_k_ids``); a row with more
+    (an edited ``top_k``) its k lowest finite ones: what ``top_k`` returned decides, nothing else."""
+    kept = z != -np.inf                                            # [..., V]
+    if (kept.sum(axis=-1) == k).all():                             # the usual case: O(V)
+        return np.nonzero(kept)[-1].reshape(z.shape[:-1] + (k,))   # [..., k] ascending per row
+    first = np.argsort(~kept, axis=-1, kind="stable")[..., :k]     # [..., k]  kept first, by id
+    return np.sort(first, axis=-1)                                 # [..., k] ascending
 
 
 # The explainer articles' table (任务 / Temperature / Top-K / Top-P); top-k 0 means off.

@@ -1,4 +1,5 @@
 """Temperature: divide the logits by T before softmax, p_i = exp(z_i / T) / Σ_j exp(z_j / T).
+Where it runs — shared (Sampler, for the engine and --reference alike): apply_temperature.
 
 In probabilities this is p_i ∝ q_i^(1/T) where q = softmax(z): T < 1 sharpens the distribution,
 T > 1 flattens it, T = 1 changes nothing. Example from the explainer articles,

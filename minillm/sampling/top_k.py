@@ -1,4 +1,5 @@
 """Top-k: keep the k most probable tokens, mask the rest to -inf.
+Where it runs — shared (Sampler, for the engine and --reference alike): top_k; definition only (top_k runs, tested equal): top_k_sorted.
 
 Definition (ours): sort the tokens by logit, descending, ties broken by LOWER id first; keep the
 first k. Exactly k tokens survive (fewer only if fewer than k are finite: masked entries stay

@@ -1,4 +1,5 @@
 """Top-p (nucleus): keep the smallest set of most probable tokens whose mass is >= p.
+Where it runs — shared (Sampler, for the engine and --reference alike): top_p; definition only (top_p runs, tested equal): top_p_sorted.
 
 Definition (ours): sort by probability, descending, ties broken by LOWER id first, and keep a
 prefix: token j (in that order) is kept iff the mass of the tokens strictly before it is < p,

@@ -64,6 +64,16 @@ def test_pipeline_is_the_documented_composition(z, k, p, m, T):
     np.testing.assert_array_equal(s.process(z), want)
 
 
+
+@given(logits(batch=True), st.sampled_from([0.5, 1.0, 2.0]), st.integers(0, 1_000))
+def test_top_k_1_keeps_the_argmax_alone_at_any_temperature(z, T, seed):
+    """Sampler(top_k=1) keeps one token per row, the lowest-id argmax (top_k's rule), and draws it."""
+    s = Sampler(temperature=T, top_k=1)
+    kept = np.isfinite(s.process(z))                                   # [B, V]
+    assert (kept.sum(axis=-1) == 1).all()
+    np.testing.assert_array_equal(kept.argmax(axis=-1), z.argmax(axis=-1))
+    np.testing.assert_array_equal(s.sample(z, np.random.default_rng(seed)), z.argmax(axis=-1))
+
 @given(logits(batch=True), st.integers(0, 6), st.floats(0.05, 1.0), st.floats(0.0, 0.9))
 def test_kept_probabilities_stay_proportional(z, k, p, m):
     probs = Sampler(top_k=k, top_p=p, min_p=m).probs(z).astype(np.float64)     # [B, V]
