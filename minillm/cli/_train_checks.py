@@ -71,24 +71,23 @@ def check_out(out: Path, resume: bool, overwrite: bool) -> None:
                          f"files minillm writes there")
 
 
-def check_inputs(out: Path, inputs: dict) -> None:
+def check_inputs(out: Path, inputs: dict, written: tuple[str, ...]) -> None:
     """No input (``{flag: path}``; the model's adapter bases too) is a file the run writes or
     deletes in OUT (io/out_guard.py): refused before anything is deleted, naming it."""
     from minillm.io.out_guard import refuse_inputs_inside
     model = inputs.get("--model")
-    bases = {f"--model's base": b for b in adapter_bases(Path(model))} if model else {}
-    refuse_inputs_inside(out, {**inputs, **bases}, finetune_owned)
+    bases = {"--model's base": b for b in adapter_bases(Path(model))} if model else {}
+    refuse_inputs_inside(out, {**inputs, **bases}, lambda name: finetune_owned(name, written))
 
 
-def finetune_owned(name: str) -> bool:
+def finetune_owned(name: str, written: tuple[str, ...]) -> bool:
     """Whether a run writes or deletes OUT/name (what ``--overwrite`` clears, the log, the
     checkpoint folders and their spares)."""
     from minillm.io.folder_lock import RUN_LOCK
     from minillm.io.hf.shards import is_weights_name
     from minillm.train.checkpoint import SUFFIXES
-    from minillm.cli.finetune import WRITTEN as FINETUNE_WRITTEN
     from minillm.train.sft.resume import EARLIER
-    return name in (*WRITTEN, *FINETUNE_WRITTEN, *EARLIER, RUN_LOCK) or is_weights_name(name) or \
+    return name in (*WRITTEN, *written, *EARLIER, RUN_LOCK) or is_weights_name(name) or \
         name in {f + s for f in ("checkpoint", "best") for s in SUFFIXES}
 
 

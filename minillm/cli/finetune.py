@@ -149,7 +149,7 @@ def _run(args, out: Path) -> int:
         raise ValueError(f"--model {args.model} is --out: the run would write over the model it "
                          f"reads; choose another --out")
     from minillm.cli._train_checks import check_inputs
-    check_inputs(out, {"--data": args.data, "--eval": args.eval, "--model": path})
+    check_inputs(out, {"--data": args.data, "--eval": args.eval, "--model": path}, WRITTEN)
     base = args.model if args.model in MODELS else str(path.resolve())
     model, tokenizer = load_model(path, fast=False)        # plain arrays: the trainer's
     if tokenizer is None:
