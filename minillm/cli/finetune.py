@@ -134,7 +134,7 @@ def _run(args, out: Path) -> int:
     check_out(out, args.resume, args.overwrite)         # (again, under the lock)
     for name in WRITTEN:
         refuse_link(out / name)
-        if (out / name).exists() and not (out / name).is_file():      # (before, not after, training)
+        if (out / name).exists() and not (out / name).is_file():        # (before training)
             raise ValueError(f"{out / name} is not a regular file (a folder?) but has the name of "
                              f"a file this run writes: move it out of {out} first")
     if args.chat_format is not None:            # a wrong name: refused before any work

@@ -43,6 +43,7 @@ def refuse_inputs_inside(out: str | Path, inputs: dict, owned) -> None:
         rel = os.path.relpath(os.path.realpath(path), root)
         first = rel.split(os.sep)[0]
         if rel == os.curdir or (first != os.pardir and owned(first)):
-            raise ValueError(f"{flag} {path} is {'--out itself' if rel == os.curdir else 'in --out, as ' + first}"
-                             f", which this run writes or deletes: it would destroy its own "
-                             f"input; move it out of {out} or choose another --out")
+            where = "--out itself" if rel == os.curdir else f"in --out, as {first}"
+            raise ValueError(f"{flag} {path} is {where}, which this run writes or deletes: it "
+                             f"would destroy its own input; move it out of {out} or choose "
+                             f"another --out")

@@ -84,7 +84,8 @@ def base_digest(model, samples: int = 4096) -> str:
     for name, w in sorted(model.params.named().items()):
         flat = w.reshape(-1)                                           # [N]
         digest.update(f"{name} {w.shape}".encode("utf-8"))
-        digest.update(np.ascontiguousarray(flat[::max(1, flat.size // samples)], np.float32).tobytes())
+        sample = flat[::max(1, flat.size // samples)]                  # [<= 2 · samples]
+        digest.update(np.ascontiguousarray(sample, np.float32).tobytes())
     return digest.hexdigest()
 
 
