@@ -67,6 +67,15 @@ def check_sizes(args) -> None:
                              f"got {value:,}")
 
 
+def check_no_null_bytes(args) -> None:
+    """A null byte ends a C string: no file name holds one (the system's bare "embedded null
+    byte" would name neither the file nor the flag)."""
+    for name, value in vars(args).items():
+        if isinstance(value, str) and "\0" in value:
+            raise ValueError(f"--{name.replace('_', '-')} {value!r} holds a null byte, which no "
+                             f"file name (nor argument) may")
+
+
 def describe(exc: BaseException) -> str:
     """One line for an error: what went wrong, naming the file or argument, and what is allowed."""
     if isinstance(exc, OSError) and exc.strerror:
@@ -109,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0 if argv is None and len(sys.argv) == 1 else 2
     try:
+        check_no_null_bytes(args)
         check_sizes(args)
         return int(args._run(args) or 0)
     except BrokenPipeError:                 # the reader left (`minillm generate … | head`): stop

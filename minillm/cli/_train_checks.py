@@ -5,9 +5,12 @@ something it did not write, or leaves a half-made OUT behind:
   machine's memory;
 * an OUT that is a file, holds files minillm did not write, or is not empty (unless ``--resume``
   or ``--overwrite``);
+* an OUT that is a symbolic link or lies under one (io/out_guard.py);
 * a symbolic link at any name minillm writes, renames or deletes in OUT (a file, or a checkpoint
   folder ``checkpoint``, ``best`` and their ``.tmp`` / ``.old``): minillm never writes or deletes
   outside OUT, nor through a link it did not make;
+* an input (``--data``, ``--eval``, the model or an adapter's base) that is a file the run
+  writes or deletes in OUT (``check_inputs``): ``--overwrite`` would destroy it;
 * a ``--pattern`` that ``Tokenizer.train`` would refuse (tokenizer/train.py's check_trainable:
   one the loader would refuse, or one that matches the empty string), before OUT is made;
 * a ``--warmup`` longer than ``--steps`` (the learning rate would never reach ``--lr``);
@@ -45,6 +48,8 @@ def check_out(out: Path, resume: bool, overwrite: bool) -> None:
     if resume and overwrite:
         raise ValueError("--resume continues the run in --out and --overwrite replaces it: "
                          "choose one")
+    from minillm.io.out_guard import refuse_linked_path
+    refuse_linked_path(out, "--out")            # (OUT itself, or a folder on its path)
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} is a file, not a folder")
     from minillm.io.atomic import refuse_link
@@ -57,12 +62,51 @@ def check_out(out: Path, resume: bool, overwrite: bool) -> None:
     if resume or overwrite or not out.exists():
         return
     from minillm.io.atomic import owned_temp
-    held = sorted(p.name for p in out.iterdir() if not owned_temp(p.name))  # (a killed save's)
+    from minillm.io.folder_lock import RUN_LOCK       # (a run's lock: its own, or a killed one's)
+    held = sorted(p.name for p in out.iterdir() if not owned_temp(p.name) and p.name != RUN_LOCK)
     if held:
         shown = ", ".join(held[:5]) + (", …" if len(held) > 5 else "")
         raise ValueError(f"--out {out} is not empty ({shown}): choose a new or empty folder, "
                          f"--resume to continue the run in it, or --overwrite to replace the "
                          f"files minillm writes there")
+
+
+def check_inputs(out: Path, inputs: dict, written: tuple[str, ...]) -> None:
+    """No input (``{flag: path}``; the model's adapter bases too) is a file the run writes or
+    deletes in OUT (io/out_guard.py): refused before anything is deleted, naming it."""
+    from minillm.io.out_guard import refuse_inputs_inside
+    model = inputs.get("--model")
+    bases = {"--model's base": b for b in adapter_bases(Path(model))} if model else {}
+    refuse_inputs_inside(out, {**inputs, **bases}, lambda name: finetune_owned(name, written))
+
+
+def finetune_owned(name: str, written: tuple[str, ...]) -> bool:
+    """Whether a run writes or deletes OUT/name (what ``--overwrite`` clears, the log, the
+    checkpoint folders and their spares)."""
+    from minillm.io.folder_lock import RUN_LOCK
+    from minillm.io.hf.shards import is_weights_name
+    from minillm.train.checkpoint import SUFFIXES
+    from minillm.train.sft.resume import EARLIER
+    return name in (*WRITTEN, *written, *EARLIER, RUN_LOCK) or is_weights_name(name) or \
+        name in {f + s for f in ("checkpoint", "best") for s in SUFFIXES}
+
+
+def adapter_bases(path: Path) -> list[Path]:
+    """The base models an adapter folder's chain names (paths only; at most 8 links: a
+    longer or broken chain is the loader's to refuse)."""
+    from minillm.train.lora.files import adapter_base, is_adapter_folder
+    bases = []
+    for _ in range(8):
+        try:
+            if not (path.is_dir() and is_adapter_folder(path)):
+                break
+            path = adapter_base(path)
+        except (OSError, ValueError):
+            break
+        if not isinstance(path, Path):           # a downloaded model's name: not in OUT
+            break
+        bases.append(path)
+    return bases
 
 
 def check_pattern(stages) -> None:

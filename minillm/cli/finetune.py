@@ -105,6 +105,15 @@ def parse_targets(text: str) -> list[str]:
 
 def run(args) -> int:
     from minillm.cli._train_checks import check_out
+    from minillm.io.folder_lock import run_lock
+    out = Path(args.out)
+    check_out(out, args.resume, args.overwrite)         # before OUT is made or locked
+    with run_lock(out):                                  # one run at a time writes into OUT
+        return _run(args, out)
+
+
+def _run(args, out: Path) -> int:
+    from minillm.cli._train_checks import check_out
     from minillm.cli.resolve import resolve_model_path
     from minillm.io.atomic import atomic_write_text, refuse_link
     from minillm.io.download import MODELS
@@ -122,10 +131,12 @@ def run(args) -> int:
     if args.full and (args.merge or args.alpha is not None or args.targets != ",".join(TARGETS)):
         raise ValueError("--merge and --alpha are for LoRA, as is --targets; --full trains the "
                          "weights themselves")
-    out = Path(args.out)
-    check_out(out, args.resume, args.overwrite)
+    check_out(out, args.resume, args.overwrite)         # (again, under the lock)
     for name in WRITTEN:
         refuse_link(out / name)
+        if (out / name).exists() and not (out / name).is_file():        # (before training)
+            raise ValueError(f"{out / name} is not a regular file (a folder?) but has the name of "
+                             f"a file this run writes: move it out of {out} first")
     if args.chat_format is not None:            # a wrong name: refused before any work
         from minillm.chat.formats import get_format
         get_format(args.chat_format)
@@ -137,6 +148,8 @@ def run(args) -> int:
     if out.exists() and path.resolve() == out.resolve():
         raise ValueError(f"--model {args.model} is --out: the run would write over the model it "
                          f"reads; choose another --out")
+    from minillm.cli._train_checks import check_inputs
+    check_inputs(out, {"--data": args.data, "--eval": args.eval, "--model": path}, WRITTEN)
     base = args.model if args.model in MODELS else str(path.resolve())
     model, tokenizer = load_model(path, fast=False)        # plain arrays: the trainer's
     if tokenizer is None:

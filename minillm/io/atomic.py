@@ -4,6 +4,7 @@ is written, renamed or deleted through a symbolic link minillm did not make.
 One file (``atomic_open``)::
 
     refuse DIR/NAME if it is a symlink           (os.lstat: a planted link is never replaced)
+    refuse DIR if it, or a folder on its path as written, is a symlink
     delete DIR/.NAME.tmp-<12 hex> a killed save left (regular files with minillm's names only)
     write the new bytes to  DIR/.NAME.tmp-<random>   (same folder: same file system; created
                                                       with O_EXCL | O_NOFOLLOW)
@@ -51,6 +52,13 @@ def refuse_link(path: str | Path) -> None:
         raise ValueError(f"{path} is a symbolic link (to {os.readlink(path)}): minillm does not "
                          f"write, rename or delete through links; remove the link or choose "
                          f"another path")
+
+
+def refuse_linked_folder(folder: str | Path) -> None:
+    """ValueError if ``folder`` or a folder on the path to it, as written, is a symbolic link:
+    a write into it would land wherever the link points (out_guard.py)."""
+    from minillm.io.out_guard import refuse_linked_path
+    refuse_linked_path(folder, "the folder")
 
 
 def temp_name(name: str) -> str:
@@ -126,6 +134,7 @@ def atomic_open(path: str | Path, mode: str = "wb", encoding: str | None = None)
     """
     path = Path(path)
     refuse_link(path)
+    refuse_linked_folder(path.parent)
     remove_temps(path.parent, (path.name,))
     tmp = path.with_name(temp_name(path.name))
     try:

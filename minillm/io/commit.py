@@ -56,7 +56,7 @@ import threading
 from pathlib import Path
 
 from minillm.io.atomic import (RECORD, TEMP, atomic_write_text, fsync_dir, refuse_link,
-                               remove_temps, temp_name)
+                               refuse_linked_folder, remove_temps, temp_name)
 from minillm.io.commit_record import committed_pair, is_file, record_text, vouched
 from minillm.io.folder_lock import WAIT_SECONDS, locked
 from minillm.io.hf.shards import is_model_save, is_weights_name
@@ -75,6 +75,7 @@ def atomic_files(folder: str | Path, names: tuple[str, ...]):
                          f"('model.safetensors', 'config.json'), a LoRA adapter's "
                          f"('adapter_model.safetensors', 'adapter_config.json') or a "
                          f"tokenizer's ('<name>.json', 'tokenizer_config.json')")
+    refuse_linked_folder(folder)
     folder.mkdir(parents=True, exist_ok=True)
     model = is_model_save(names)
     for name in (*names, *(_weights_in(folder) if model else ())):

@@ -11,6 +11,15 @@ a save.
 
     with locked("weights/mine", exclusive=False):      # no commit starts or ends meanwhile
         ...read config.json and model.safetensors...
+
+A run's lock (``run_lock``) is another: one ``train`` or ``finetune`` at a time writes into an
+OUT. It is an flock on OUT/.minillm-run.lock (a file: commits take the folder's own lock, which
+the run must not hold against itself), taken without waiting — a second run is refused at once,
+naming the first's pid — and released on any exit (``kill -9`` too: the kernel drops it, and the
+stale file left behind is simply locked again by the next run). A clean exit removes the file.
+
+    with run_lock("runs/tiny"):        # ValueError at once if another run holds it
+        ...train, checkpoint, save...
 """
 from __future__ import annotations
 
@@ -24,6 +33,7 @@ try:
 except ImportError:                     # (Windows)
     fcntl = None
 
+RUN_LOCK = ".minillm-run.lock"    # OUT's run lock (never a user's file: check_out ignores it)
 WAIT_SECONDS = 60.0      # the longest a load waits for a commit (a few renames) to end
 
 
@@ -66,3 +76,61 @@ def _acquire(fd: int, exclusive: bool, wait: float | None, folder) -> bool:
             if exc.errno in (errno.ENOLCK, errno.EBADF, errno.EINVAL, errno.EOPNOTSUPP):
                 return False            # a file system without flock: unlocked (see above)
             raise
+
+
+@contextlib.contextmanager
+def run_lock(out):
+    """Hold OUT for one run (see above); OUT is made if missing, and removed again on exit if
+    the run left it empty. A ValueError at once if another live run holds it."""
+    from pathlib import Path
+    from minillm.io.atomic import O_NOFOLLOW, refuse_link
+    out = Path(out)
+    made = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / RUN_LOCK
+    refuse_link(path)
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | O_NOFOLLOW, 0o666)
+        try:
+            held = _acquire_now(fd, out, path)
+            same = os.stat(path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False              # (the run before removed it as we opened it: again)
+        except BaseException:
+            os.close(fd)
+            raise
+        if same or not held:
+            break
+        os.close(fd)
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+    try:
+        yield held
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        os.close(fd)                   # (releases the lock)
+        if made:
+            with contextlib.suppress(OSError):
+                out.rmdir()            # (only if empty: a refused run leaves no OUT behind)
+
+
+def _acquire_now(fd: int, out, path) -> bool:
+    if fcntl is None:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        try:
+            pid = path.read_text(encoding="ascii").strip() or "unknown"
+        except (OSError, ValueError):
+            pid = "unknown"
+        raise ValueError(f"--out {out}: another minillm run (pid {pid}) is writing into it; "
+                         f"wait for it to end or choose another --out") from None
+    except OSError as exc:
+        if exc.errno in (errno.ENOLCK, errno.EBADF, errno.EINVAL, errno.EOPNOTSUPP):
+            return False            # a file system without flock: unlocked
+        raise

@@ -45,8 +45,13 @@ def shard_names(n: int) -> list[str]:
 
 
 def is_weights_name(name: str) -> bool:
-    """Whether ``name`` is one of a model's weights files: the single file, the index, a shard."""
-    return name in (SINGLE, INDEX) or SHARD_NAME.fullmatch(name) is not None
+    """Whether ``name`` is one of a model's weights files: the single file, the index, a shard
+    i of n with 1 <= i <= n and n >= 2 (a save never writes "-00001-of-00001" nor shard 7 of 5:
+    a file so named is a user's, never deleted as a stale shard)."""
+    if SHARD_NAME.fullmatch(name) is not None:
+        i, n = int(name[6:11]), int(name[15:20])             # model-IIIII-of-NNNNN.safetensors
+        return 1 <= i <= n and n >= 2
+    return name in (SINGLE, INDEX)
 
 
 def is_model_save(names) -> bool:

@@ -86,6 +86,11 @@ def init_lora(params, rank: int, rng: np.random.Generator, alpha: float | None =
                          f"{kinds}, got {targets!r}")
     chosen = {name: w for name, w in named.items()
               if name.startswith("blocks.") and name.split(".")[-1] in targets}
+    most = max(max(w.shape) for w in chosen.values())
+    if rank > most:                       # (refused before any [in, rank] array is allocated)
+        raise ValueError(f"rank {rank:,} is out of range: LoRA's rank must be in [1, {most}] "
+                         f"(the largest side of the matrices it adapts; a higher rank adds only "
+                         f"memory)")
     lora = LoRA(rank, float(alpha))
     for name, w in chosen.items():
         n_in, n_out = w.shape

@@ -28,8 +28,10 @@ def read_conversations(path: str | Path) -> list[list[dict]]:
         raise IsADirectoryError(f"{path} is a folder: expected one JSONL file of conversations, "
                                 f"a {{\"messages\": [...]}} object per line (for example "
                                 f"data/tarvessa/train.jsonl)")
-    if not path.is_file():
+    if not path.exists():
         raise FileNotFoundError(f"{path}: no such file (a JSONL of conversations)")
+    if not path.is_file():                              # (a folder, a FIFO, a device)
+        raise ValueError(f"{path} is not a regular file (a JSONL of conversations is one)")
     if path.stat().st_size > MAX_FILE_BYTES:
         raise ValueError(f"{path}: {path.stat().st_size:,} bytes, more than the "
                          f"{MAX_FILE_BYTES:,} a conversation file may have")
@@ -43,7 +45,7 @@ def read_conversations(path: str | Path) -> list[list[dict]]:
 def parse_conversations(text: str, source: str = "<text>") -> list[list[dict]]:
     """JSONL text -> conversations; ``source`` names the file in the errors."""
     conversations = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):   # (not splitlines: U+2028 is text)
         if not line.strip():
             continue
         where = f"{source}, line {number}"

@@ -38,7 +38,7 @@ from minillm.train.sft.batches import (batch_indices, check_lengths, pack_rows, 
 from minillm.train.sft.data import check_conversation
 from minillm.train.sft.evaluate import evaluate_examples
 from minillm.train.sft.mask import render
-from minillm.train.sft.resume import Run
+from minillm.train.sft.resume import Run, dated_as_begun
 from minillm.train.sft.settings import FinetuneSettings
 
 
@@ -65,6 +65,7 @@ def render_all(tokenizer, conversations, fmt, limit: int, what: str) -> list:
     for n, messages in enumerate(conversations, start=1):
         check_conversation({"messages": messages}, f"{what} {n}")
     fmt = chat_format_for(tokenizer, fmt)
+    fmt.check_tokenizer(tokenizer)     # chat's own rule: what chat would refuse is not trained
     examples = [render(tokenizer, c, fmt) for c in conversations]
     check_lengths(examples, limit, what)
     return examples
@@ -107,6 +108,9 @@ def finetune(model, tokenizer, conversations, *, rank: int = 8, alpha=None, targ
     limit = config.n_ctx if s.max_tokens is None else s.max_tokens
     if not 2 <= limit <= config.n_ctx:
         raise ValueError(f"max_tokens must be in [2, n_ctx = {config.n_ctx}], got {limit}")
+    chat_format = chat_format_for(tokenizer, chat_format)
+    if resume:                                  # SmolLM3's date: the one the run began with
+        chat_format = dated_as_begun(out, chat_format, s.full)
     examples = render_all(tokenizer, conversations, chat_format, limit, "conversation")
     held_out = None if not eval_conversations else \
         render_all(tokenizer, eval_conversations, chat_format, limit, "held-out conversation")
@@ -122,6 +126,8 @@ def finetune(model, tokenizer, conversations, *, rank: int = 8, alpha=None, targ
     if lora is not None and out is not None:
         peft_names(config)              # checkpoints hold PEFT's layout: a ValueError now, not later
     run = Run(out, model, lora, opt, s, examples, held_out, base_model) if out is not None else None
+    if run:
+        run.chat_date = chat_format.options.get("date_string")
     start = run.resume() if (run and resume) else 0
     if run and not resume:
         run.start(clear=overwrite)

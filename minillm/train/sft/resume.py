@@ -10,7 +10,10 @@ the trained part only:
 
 ``resume`` checks, before loading anything, what train's resume checks: the settings (those
 added since an older checkpoint was written at their defaults: settings.py), the step,
-the data (sha256 of the rendered conversations), the log (train_log.jsonl) and the optimiser
+the data (sha256 of the rendered conversations), the base model (``base_digest``: its config
+and an even sample of every weight, so another model of the same shapes is refused by name; a
+checkpoint written before this was recorded resumes with a warning that the base is unchecked),
+the log (train_log.jsonl) and the optimiser
 state's names and shapes; then loads the adapters (or weights) and AdamW's state in place, so
 the resumed run computes exactly the numbers of an uninterrupted one (the batches depend only on
 (seed, step): batches.py).
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from dataclasses import asdict
 from pathlib import Path
 
@@ -72,6 +76,34 @@ def examples_digest(*groups) -> str:
     return digest.hexdigest()
 
 
+def base_digest(model, samples: int = 4096) -> str:
+    """sha256 of the model's config and of ``samples`` evenly spaced values of every weight
+    (name and shape too): cheap (a few thousand values a tensor), and a different model of the
+    same shapes differs in nearly every sampled value."""
+    digest = hashlib.sha256(repr(model.config).encode("utf-8"))
+    for name, w in sorted(model.params.named().items()):
+        flat = w.reshape(-1)                                           # [N]
+        digest.update(f"{name} {w.shape}".encode("utf-8"))
+        sample = flat[::max(1, flat.size // samples)]                  # [<= 2 · samples]
+        digest.update(np.ascontiguousarray(sample, np.float32).tobytes())
+    return digest.hexdigest()
+
+
+def dated_as_begun(out: Path, fmt, full: bool):
+    """A format that writes a date (SmolLM3's ``date_string``) as the run being resumed rendered
+    it (its checkpoint's ``chat_date``): so a run begun yesterday resumes today on the very
+    same tokens. Any other format, or no readable checkpoint (``resume`` says why), as it is."""
+    if fmt.options.get("date_string") is None:
+        return fmt
+    try:
+        _, manifest = find_checkpoint(Path(out), required=CHECKPOINT_FILES if full else
+                                      (*ADAPTER_FILES, OPTIMIZER))
+    except ValueError:
+        return fmt
+    date = manifest.get("chat_date")
+    return fmt.with_options(date_string=date) if isinstance(date, str) else fmt
+
+
 class Run:
     """out: the folder; the model, the adapters (None: full fine-tuning) and AdamW being trained."""
 
@@ -79,8 +111,10 @@ class Run:
         self.out, self.model, self.lora, self.opt, self.settings = Path(out), model, lora, opt, settings
         self.out.mkdir(parents=True, exist_ok=True)
         self.base_model = base_model
+        self.base_sha256 = base_digest(model)       # (before a resume loads trained weights)
         self.data_sha256 = examples_digest(examples, held_out)
         self.records = 0
+        self.chat_date = None                       # (SmolLM3's: dated_as_begun)
         self.files = (*ADAPTER_FILES, OPTIMIZER) if lora is not None else CHECKPOINT_FILES
 
     def start(self, clear: bool = False) -> None:
@@ -95,6 +129,8 @@ class Run:
 
     def checkpoint(self, step: int) -> Path:
         fields = {"step": step, "log_records": self.records, "data_sha256": self.data_sha256,
+                  "base_sha256": self.base_sha256, "base_model": self.base_model,
+                  **({"chat_date": self.chat_date} if self.chat_date is not None else {}),
                   "log_sha256": log_digest(self.out / LOG_NAME, self.records)}
         save = None if self.lora is None else \
             (lambda folder: save_adapter(folder, self.lora, self.model.config, self.base_model))
@@ -110,6 +146,10 @@ class Run:
         meta = _optimizer_metadata(opt_path, header.get("__metadata__", {}))
         saved = saved_settings(meta["settings"], opt_path)   # an older run's: + ADDED defaults
         now = json.loads(json.dumps(asdict(self.settings)))
+        if self.lora is not None:           # targets None (every projection) = their list
+            trained = sorted({name.split(".")[-1] for name in self.lora.adapters})
+            for either in (saved, now):
+                either["targets"] = sorted(either["targets"] or trained)
         if saved != now:
             differ = "; ".join(f"{k} {saved[k]!r}, now {now[k]!r}" for k in now if saved[k] != now[k])
             raise ValueError(f"{opt_path} was written with other settings ({differ}); resume "
@@ -120,6 +160,7 @@ class Run:
         if manifest["data_sha256"] != self.data_sha256:
             raise ValueError(f"{path} was fine-tuned on other conversations (their sha256 differs):"
                              f" resume with the same --data and --eval, or start a new run")
+        self._check_base(path, manifest)
         check_log(self.out / LOG_NAME, manifest["log_records"], step, manifest["log_sha256"])
         want = {f"{mv}.{k}": p.shape for k, p in self.opt.params.items() for mv in "mv"}
         got = {k: a.shape for k, a in state.items()}
@@ -142,3 +183,16 @@ class Run:
         self.records = manifest["log_records"]
         truncate_log(self.out / LOG_NAME, self.records)
         return step
+
+    def _check_base(self, path: Path, manifest: dict) -> None:
+        """The checkpoint continues training of this very base model (by ``base_digest``)."""
+        saved = manifest.get("base_sha256")
+        if saved is None:
+            warnings.warn(f"{path} was written before checkpoints recorded their base model: "
+                          f"resuming without checking that --model is the one it was trained "
+                          f"from", stacklevel=3)
+        elif saved != self.base_sha256:
+            raise ValueError(f"{path} was trained from another base model "
+                             f"({manifest.get('base_model') or 'unnamed'}, its weights differ "
+                             f"from {self.base_model or 'the model given'}'s): resume with the "
+                             f"same --model, or start a new run")
