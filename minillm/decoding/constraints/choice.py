@@ -27,10 +27,10 @@ class Choice:
         self.choices = tuple(dict.fromkeys(choices))
         self.pattern = "(" + "|".join(escape(c) for c in self.choices) + ")"
 
-    def guide(self, tokenizer):
-        """The token-level guide of ``pattern`` (built and cached by ``Regex``)."""
+    def guide(self, tokenizer, eos_ids=None):
+        """The token-level guide of ``pattern`` (``Regex.guide``: built once, cached)."""
         from minillm.decoding.constraints import Regex    # (the package imports this module)
-        return Regex(self.pattern).guide(tokenizer)
+        return Regex(self.pattern).guide(tokenizer, eos_ids)
 
     def __repr__(self) -> str:
         return f"Choice({list(self.choices)!r})"

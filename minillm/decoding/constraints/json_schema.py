@@ -205,10 +205,10 @@ class JsonSchema:
         self.schema = schema
         self.pattern = schema_to_regex(schema)
 
-    def guide(self, tokenizer):
-        """The token-level guide of ``pattern`` (built and cached by ``Regex``)."""
+    def guide(self, tokenizer, eos_ids=None):
+        """The token-level guide of ``pattern`` (``Regex.guide``: built once, cached)."""
         from minillm.decoding.constraints import Regex    # (the package imports this module)
-        return Regex(self.pattern).guide(tokenizer)
+        return Regex(self.pattern).guide(tokenizer, eos_ids)
 
     def __repr__(self) -> str:
         return f"JsonSchema({json.dumps(self.schema)})"
