@@ -24,7 +24,8 @@ from __future__ import annotations
 import sys
 
 from minillm.cli.candidates import MAX_CANDIDATES, table
-from minillm.cli.options import Timings, add_reference_argument, add_sampling_arguments, sampling_kwargs
+from minillm.cli.options import (Timings, add_constraint_arguments, add_reference_argument,
+                                 add_sampling_arguments, constraint_of, sampling_kwargs)
 from minillm.cli.resolve import help_text, load_model_and_tokenizer
 
 HELP = """commands:
@@ -47,6 +48,7 @@ def add_arguments(parser) -> None:
                         help="longest reply in tokens (default: 256, or half the context window "
                              "if that is smaller)")
     add_reference_argument(parser)
+    add_constraint_arguments(parser)
     parser.add_argument("--chat-format", default=None, metavar="NAME",
                         help="the conversation's format (default: the one the model's chat "
                              "template names, else ChatML): " + ", ".join(_format_names()))
@@ -64,7 +66,8 @@ def run(args) -> int:
         get_format(args.chat_format)                # a wrong name fails before the model loads
     _, model, tokenizer = load_model_and_tokenizer(args.model, reference=args.reference)
     chat = Chat(model, tokenizer, system=args.system, max_new_tokens=args.max_new_tokens,
-                seed=args.seed, chat_format=args.chat_format, **sampling_kwargs(args))
+                seed=args.seed, chat_format=args.chat_format, constraint=constraint_of(args),
+                **sampling_kwargs(args))
     print(f"minillm chat: {chat.format_note}", file=sys.stderr)
     interactive = sys.stdin.isatty()
     if interactive:

@@ -22,8 +22,8 @@ from __future__ import annotations
 import sys
 
 from minillm.cli.candidates import check_candidates, table
-from minillm.cli.options import (Timings, add_reference_argument, add_sampling_arguments,
-                                 sampling_kwargs, unescape)
+from minillm.cli.options import (Timings, add_constraint_arguments, add_reference_argument,
+                                 add_sampling_arguments, constraint_of, sampling_kwargs, unescape)
 from minillm.cli.resolve import help_text, load_model_and_tokenizer
 
 DEFAULT_MODEL = "weights/shakespeare"
@@ -51,17 +51,22 @@ def add_arguments(parser) -> None:
     parser.add_argument("--sliding-window", action="store_true",
                         help="when the context is full, forget all but the newest n_ctx // 2 tokens "
                              "instead of failing")
+    add_constraint_arguments(parser)
 
 
 def run(args) -> int:
     args.prompt = _prompt(args)                          # before the model loads: fail fast
     show = None if args.show_candidates is None else check_candidates(args.show_candidates)
+    constraint = constraint_of(args)                     # before the model loads, too
     path, model, tokenizer = load_model_and_tokenizer(args.model, args.tokenizer, args.reference)
     print(f"minillm: {path} ({model.num_parameters():,} parameters, n_ctx {model.config.n_ctx})",
           file=sys.stderr)
     prompt_ids = tokenizer.encode(args.prompt)
     eos = tokenizer.eos_id if tokenizer.eos_id is not None else model.config.eos_id
     if args.beams is not None:
+        if constraint is not None:
+            raise ValueError("--beams takes no --regex / --json-schema / --choice (constrained "
+                             "beam search is not supported)")
         if show is not None:
             raise ValueError("--show-candidates shows how a token is sampled; --beams does not "
                              "sample (leave out one of them)")
@@ -72,7 +77,8 @@ def run(args) -> int:
                      top_n=show or 0, logprobs=show is not None,
                      seed=args.seed, stop_ids=() if eos is None else (eos,),
                      stop_strings=tuple(unescape(s) for s in args.stop), tokenizer=tokenizer,
-                     sliding_window=model.config.n_ctx // 2 if args.sliding_window else None)
+                     sliding_window=model.config.n_ctx // 2 if args.sliding_window else None,
+                     constraint=constraint)
     _echo(args)                      # after generate() checked every flag: errors get a line
     generated = 0
     for step in steps:
