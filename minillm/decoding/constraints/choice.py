@@ -6,6 +6,8 @@ Example: ``escape("1+1")  == "1\\\\+1"``; ``Choice(["a.b", "c"]).pattern == "(a\
 """
 from __future__ import annotations
 
+from .guide import Regex
+
 _META = frozenset("\\.^$|?*+()[]{}")
 
 
@@ -29,7 +31,6 @@ class Choice:
 
     def guide(self, tokenizer, eos_ids=None):
         """The token-level guide of ``pattern`` (``Regex.guide``: built once, cached)."""
-        from minillm.decoding.constraints import Regex    # (the package imports this module)
         return Regex(self.pattern).guide(tokenizer, eos_ids)
 
     def __repr__(self) -> str:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 
 from .choice import escape
+from .guide import Regex
 
 SUPPORTED = ("type", "properties", "required", "additionalProperties", "enum", "const", "items",
              "minItems", "maxItems", "anyOf", "minLength", "maxLength")
@@ -207,7 +208,6 @@ class JsonSchema:
 
     def guide(self, tokenizer, eos_ids=None):
         """The token-level guide of ``pattern`` (``Regex.guide``: built once, cached)."""
-        from minillm.decoding.constraints import Regex    # (the package imports this module)
         return Regex(self.pattern).guide(tokenizer, eos_ids)
 
     def __repr__(self) -> str:
