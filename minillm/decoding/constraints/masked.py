@@ -79,3 +79,26 @@ def masked_steps(model, prompt, n_new, settings, *, cache) -> Iterator[Step]:
         if cache.length == cache.capacity:                    # only with a sliding window
             cache.rollback(0)
             fresh = context[end - keep:end]                   # [keep]
+
+
+class RowGuides:
+    """One guide state per row of a batch (``generate_batch(..., constraint=)``): ``mask`` the
+    rows' logits, ``advance`` them by the drawn tokens; a finished row's state is kept and its
+    logits left alone (its draws are discarded)."""
+
+    def __init__(self, guide, n_rows: int):
+        self.guide, self.states = guide, [guide.start] * n_rows
+
+    def mask(self, logits: np.ndarray, done: np.ndarray) -> np.ndarray:
+        """[B, V] logits -> [B, V], each live row masked by its own state."""
+        return np.stack([row if d else mask_logits(row, self.guide.allowed(s))
+                         for row, s, d in zip(logits, self.states, done)])   # [B, V]
+
+    def advance(self, tokens: np.ndarray, done: np.ndarray) -> np.ndarray:
+        """Move the live rows on; returns [B] bool: the rows whose text is now finished."""
+        ended = np.zeros(len(tokens), dtype=bool)                            # [B]
+        for b, (t, d) in enumerate(zip(tokens, done)):
+            if not d and int(t) not in self.guide.eos_ids:
+                self.states[b] = self.guide.advance(self.states[b], int(t))
+                ended[b] = self.guide.is_finished(self.states[b])
+        return ended

@@ -123,3 +123,17 @@ def test_constraint_refusals():
         list(minillm.generate(model, [1, 2], 3, constraint="a+", tokenizer=tok))
     with pytest.raises(ValueError, match="speculative"):
         list(minillm.generate(model, [1, 2], 3, constraint=Regex("a"), tokenizer=tok, draft="prompt"))
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_batch_rows_each_match(name):
+    """generate_batch(..., constraint=): every row's text matches; greedy rows equal generate's."""
+    model, tok = model_and_tokenizer(name)
+    c = JsonSchema({"type": "object", "properties": {"n": {"type": "integer"},
+                                                     "ok": {"type": "boolean"}}, "required": ["n", "ok"]})
+    prompts = [tok.encode(p) for p in ("The", "A long day", "Hi")]
+    rows = minillm.generate_batch(model, prompts, 25, temperature=0, constraint=c, tokenizer=tok)
+    for p, row in zip(prompts, rows):
+        assert regex.fullmatch(c.pattern, tok.decode(row), partial=True)
+        alone = [s.id for s in minillm.generate(model, p, 25, temperature=0, constraint=c, tokenizer=tok)]
+        assert row == alone
