@@ -1,6 +1,7 @@
 """Structured output: a regular expression the generated text must match, as a mask per step.
 
-In reading order: ``regex.py`` (pattern -> tree; the subset supported, the rest refused by name)
+In reading order: ``regex.py`` (pattern -> tree; the subset supported, the rest refused by name
+in ``refused.py``; character sets as ranges in ``charset.py``)
 · ``automaton.py`` (Thompson NFA, then a DFA by subset construction, over characters) ·
 ``byte_dfa.py`` (the same DFA over bytes, UTF-8 encoded; live states only; minimised) ·
 ``index.py`` (the vocabulary index: per state, the tokens allowed and where they lead) ·

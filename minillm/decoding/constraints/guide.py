@@ -115,6 +115,8 @@ class Guide:
     def advance(self, state, token_id) -> int:
         """The state after drawing `token_id` (an eos id in an accepting state: the same)."""
         state = self._check(state)
+        if not isinstance(token_id, (int, np.integer)) or isinstance(token_id, bool):
+            raise TypeError(f"a token id must be an int, got {type(token_id).__name__}")
         ids, nexts = self.index[state]
         pos = int(np.searchsorted(ids, token_id))
         if pos < len(ids) and ids[pos] == token_id:

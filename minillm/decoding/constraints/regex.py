@@ -23,8 +23,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-MAX_CODE = 0x10FFFF
-SURROGATES = (0xD800, 0xDFFF)
+from .charset import (CHAR_ESCAPES, CLASS_ESCAPES, HEX_LENGTHS, MAX_CODE, SURROGATES, complement,
+                      normalise)
+from .refused import REFUSED_ESCAPES, REFUSED_GROUPS
+
 MAX_REPEAT = 1000          # the largest m or n in {m,n}: a bound, so a pattern can't eat memory
 
 
@@ -48,53 +50,6 @@ class Repeat:              # node repeated lo..hi times (hi None: no upper bound
     node: object
     lo: int
     hi: int | None
-
-
-def normalise(ranges) -> tuple:
-    """Sort, merge overlapping or touching ranges, and drop the surrogates."""
-    merged: list[list[int]] = []
-    for lo, hi in sorted(ranges):
-        if merged and lo <= merged[-1][1] + 1:
-            merged[-1][1] = max(merged[-1][1], hi)
-        else:
-            merged.append([lo, hi])
-    out = []
-    for lo, hi in merged:      # cut [D800, DFFF] out of every range
-        for a, b in ((lo, min(hi, SURROGATES[0] - 1)), (max(lo, SURROGATES[1] + 1), hi)):
-            if a <= b:
-                out.append((a, b))
-    return tuple(out)
-
-
-def complement(ranges) -> tuple:
-    """Every scalar value not in `ranges`: [^...], \\D, \\W, \\S."""
-    out, start = [], 0
-    for lo, hi in normalise(ranges):
-        if lo > start:
-            out.append((start, lo - 1))
-        start = hi + 1
-    if start <= MAX_CODE:
-        out.append((start, MAX_CODE))
-    return normalise(out)
-
-
-DIGIT = ((0x30, 0x39),)
-WORD = ((0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A))
-SPACE = ((0x09, 0x0D), (0x20, 0x20))
-CLASS_ESCAPES = {"d": DIGIT, "w": WORD, "s": SPACE, "D": complement(DIGIT),
-                 "W": complement(WORD), "S": complement(SPACE)}
-CHAR_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v"}
-REFUSED_ESCAPES = {"b": "a word boundary \\b", "B": "a non-boundary \\B", "A": "an anchor \\A",
-                   "Z": "an anchor \\Z", "z": "an anchor \\z", "G": "an anchor \\G",
-                   "p": "a Unicode property \\p{..}", "P": "a Unicode property \\P{..}",
-                   "k": "a named backreference \\k<..>", "g": "a backreference \\g<..>",
-                   "N": "a named character \\N{..}", "X": "a grapheme \\X", "K": "\\K",
-                   "0": "an octal escape \\0", "a": "a bell \\a (write \\x07)"}
-REFUSED_GROUPS = {"=": "lookahead (?=", "!": "negative lookahead (?!", "<=": "lookbehind (?<=",
-                  "<!": "negative lookbehind (?<!", "P<": "a named group (?P<", "<": "a named group (?<",
-                  "P=": "a named backreference (?P=", "#": "a comment (?#", ">": "an atomic group (?>",
-                  "|": "a branch reset (?|", "(": "a conditional (?(", "R": "recursion (?R)"}
-HEX_LENGTHS = {"x": 2, "u": 4, "U": 8}
 
 
 class Parser:
