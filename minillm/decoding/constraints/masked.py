@@ -102,3 +102,29 @@ class RowGuides:
                 self.states[b] = self.guide.advance(self.states[b], int(t))
                 ended[b] = self.guide.is_finished(self.states[b])
         return ended
+
+
+class BeamGuides:
+    """One guide state per beam (``beam_search(..., constraint=)``). The beams' log-probs stay
+    the model's own (Σ log p of the raw distribution, as without a constraint); the mask only
+    sets the tokens that would leave the pattern to -inf. A candidate whose text is finished
+    (nothing can extend it) ends its beam, as a stop id does."""
+
+    def __init__(self, model, constraint, tokenizer, stops, n_beams: int):
+        from minillm.decoding.generate_args import constraint_guide
+        self.guide = constraint_guide(constraint, tokenizer, frozenset(int(i) for i in stops))
+        self.states = [self.guide.start] * n_beams
+
+    def mask(self, logp: np.ndarray) -> np.ndarray:
+        """[live, V] log-probs -> [live, V], each beam's disallowed tokens at -inf."""
+        return np.stack([mask_logits(row, self.guide.allowed(s)) for row, s in zip(logp, self.states)])
+
+    def finishes(self, beams: np.ndarray, tokens: np.ndarray) -> np.ndarray:
+        """[n] bool: does token t after beam b complete the text (only allowed pairs are asked)?"""
+        return np.array([int(t) not in self.guide.eos_ids and self.guide.is_finished(
+            self.guide.advance(self.states[b], int(t))) for b, t in zip(beams, tokens)], dtype=bool)
+
+    def follow(self, beams: np.ndarray, tokens: np.ndarray) -> None:
+        """The kept candidates become the running beams (row r continues beam ``beams[r]``)."""
+        self.states = [self.guide.advance(self.states[b], int(t)) for b, t in zip(beams, tokens)] \
+            + [self.guide.start] * (len(self.states) - len(beams))

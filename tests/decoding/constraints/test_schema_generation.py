@@ -33,6 +33,12 @@ def run(name, constraint, n=40, seed=0, prompt="The", **kw):
     return "".join(s.text for s in steps), [s.id for s in steps if s.id is not None]
 
 
+def prefix_text(name, ids) -> str:
+    """The text of ``ids`` without a UTF-8 character cut short at the end (max_new_tokens may
+    stop a text inside one; the streamed text shows that as U+FFFD)."""
+    return model_and_tokenizer(name)[1].decode_bytes(ids).decode("utf-8", "ignore")
+
+
 def finished(constraint, name, ids) -> bool:
     """Did generation end because the guide is finished (not max_new_tokens)?"""
     tok = model_and_tokenizer(name)[1]
@@ -49,7 +55,7 @@ def finished(constraint, name, ids) -> bool:
 def test_completed_json_outputs_parse_and_validate(name, schema, seed):
     c = JsonSchema(schema)
     text, ids = run(name, c, n=30, seed=seed, temperature=1.5)
-    assert regex.fullmatch(c.pattern, text, partial=True)        # every prefix stays inside
+    assert regex.fullmatch(c.pattern, prefix_text(name, ids), partial=True)   # stays inside
     if finished(c, name, ids):
         assert valid(json.loads(text), schema), (schema, text)
 
@@ -61,7 +67,7 @@ def test_completed_json_outputs_parse_and_validate(name, schema, seed):
 def test_completed_regex_outputs_match(name, pattern, seed):
     c = Regex(pattern)
     text, ids = run(name, c, n=12, seed=seed, temperature=1.0)
-    assert regex.fullmatch(pattern, text, partial=True)
+    assert regex.fullmatch(pattern, prefix_text(name, ids), partial=True)
     if finished(c, name, ids):
         assert regex.fullmatch(pattern, text)
 
@@ -137,3 +143,19 @@ def test_batch_rows_each_match(name):
         assert regex.fullmatch(c.pattern, tok.decode(row), partial=True)
         alone = [s.id for s in minillm.generate(model, p, 25, temperature=0, constraint=c, tokenizer=tok)]
         assert row == alone
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_beam_hypotheses_each_match(name):
+    """beam_search(..., constraint=): every returned hypothesis is a complete match; beam 1 is
+    constrained greedy's tokens."""
+    model, tok = model_and_tokenizer(name)
+    c = Choice(["yes", "no", "maybe so", "風"])
+    hyps = minillm.beam_search(model, tok.encode("The"), beam_size=3, max_new_tokens=8,
+                               num_return_sequences=3, constraint=c, tokenizer=tok)
+    assert hyps and all(h.ids and tok.decode(h.ids) in c.choices for h in hyps)
+    greedy = [s.id for s in minillm.generate(model, tok.encode("The"), 8, temperature=0,
+                                              constraint=c, tokenizer=tok)]
+    one = minillm.beam_search(model, tok.encode("The"), beam_size=1, max_new_tokens=8,
+                              constraint=c, tokenizer=tok)[0]
+    assert one.ids == greedy
