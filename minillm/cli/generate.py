@@ -64,13 +64,10 @@ def run(args) -> int:
     prompt_ids = tokenizer.encode(args.prompt)
     eos = tokenizer.eos_id if tokenizer.eos_id is not None else model.config.eos_id
     if args.beams is not None:
-        if constraint is not None:
-            raise ValueError("--beams takes no --regex / --json-schema / --choice (constrained "
-                             "beam search is not supported)")
         if show is not None:
             raise ValueError("--show-candidates shows how a token is sampled; --beams does not "
                              "sample (leave out one of them)")
-        return _beams(args, model, tokenizer, prompt_ids, eos)
+        return _beams(args, model, tokenizer, prompt_ids, eos, constraint)
     from minillm.decoding.generate import generate
     timings = Timings(args.reference)
     steps = generate(model, prompt_ids, args.max_new_tokens, **sampling_kwargs(args),
@@ -114,7 +111,7 @@ def _echo(args) -> None:
         sys.stdout.flush()
 
 
-def _beams(args, model, tokenizer, prompt_ids, eos) -> int:
+def _beams(args, model, tokenizer, prompt_ids, eos, constraint=None) -> int:
     sampling = (args.preset, args.temperature, args.top_k, args.top_p, args.min_p, args.seed)
     if any(x is not None for x in sampling) or args.stop or args.sliding_window:
         raise ValueError("--beams is deterministic: it takes no sampling options, --stop or "
@@ -122,7 +119,8 @@ def _beams(args, model, tokenizer, prompt_ids, eos) -> int:
     from minillm.decoding.beam import beam_search
     timings = Timings(args.reference)
     best = beam_search(model, prompt_ids, beam_size=args.beams, max_new_tokens=args.max_new_tokens,
-                       length_penalty=args.length_penalty, stop_ids=() if eos is None else eos)[0]
+                       length_penalty=args.length_penalty, stop_ids=() if eos is None else eos,
+                       constraint=constraint, tokenizer=tokenizer)[0]
     ends = {eos, *model.config.eos_ids}                    # the model's EOS ids stop beams too
     ids = best.ids[:-1] if best.ids and best.ids[-1] in ends else best.ids
     _echo(args)

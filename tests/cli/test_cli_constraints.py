@@ -22,12 +22,13 @@ def test_regex_choice_and_schema_flags_constrain_the_reply(capsys, tmp_path):
     (tmp_path / "s.json").write_text(json.dumps(schema))
     out = json.loads(reply(capsys, "--json-schema", str(tmp_path / "s.json")))
     assert isinstance(out["ok"], bool) and out["n"] in (1, 2)
+    code, out, _ = run_cli(capsys, "generate", "--no-echo", "--beams", "2", "--choice", "yes,no", "The")
+    assert code == 0 and out in ("yes\n", "no\n")                  # beam search too
 
 
 @pytest.mark.parametrize("flags, words", [
     (["--regex", "a(?=b)"], "--regex: regex 'a(?=b)': lookahead"),
     (["--choice", "a,,b"], "--choice: Choice needs"),
-    (["--regex", "a", "--beams", "2"], "--beams takes no --regex"),
 ])
 def test_bad_constraint_flags_name_the_flag(capsys, flags, words):
     code, _, err = run_cli(capsys, "generate", *flags, "The")
