@@ -21,6 +21,7 @@ from minillm.decoding.speculative_drafts import DraftModel, DraftSource, PromptL
 from minillm.decoding.serving import ContinuousBatcher, serve
 from minillm.decoding.beam import Hypothesis, beam_search
 from minillm.decoding.options import OptionScores, score_options
+from minillm.decoding.constraints import Choice, JsonSchema, Regex
 from minillm.chat.conversation import Chat
 from minillm.chat.chatml import DEFAULT_SYSTEM, chatml_ids, render_chatml
 from minillm.chat.formats import ChatFormat, get_format
@@ -38,6 +39,7 @@ __all__ = [
     "ModelConfig", "GPT", "GPTParams", "init_params", "KVCache",
     "generate", "generate_simple", "Step", "generate_batch", "beam_search", "Hypothesis",
     "PromptLookup", "DraftModel", "DraftSource", "first_layers", "ContinuousBatcher", "serve",
+    "Regex", "JsonSchema", "Choice",
     "score_options", "OptionScores", "Chat", "render_chatml", "chatml_ids", "DEFAULT_SYSTEM",
     "ChatFormat", "get_format",
     "load_model", "TrainSettings", "loss_and_grads", "AdamW", "evaluate_text",

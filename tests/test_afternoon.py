@@ -50,7 +50,9 @@ SEAMS = {"tokenizer/tokenizer.py": {"minillm.tokenizer.fast.FastEncoder",
                           "minillm.model.variants.softcap"},
          "config.py": {"minillm.model.variants.check_variants"},
          "model/block.py": {"minillm.model.moe.moe"},
-         "decoding/generate.py": {"minillm.decoding.speculative.speculative_steps"}}
+         "decoding/generate.py": {"minillm.decoding.speculative.speculative_steps",
+                                  "minillm.decoding.constraints.masked.masked_steps"},
+         "decoding/beam.py": {"minillm.decoding.constraints.masked.BeamGuides"}}
 # Definition first, faster forms after: (file, functions in the order they must be defined).
 DEFINITION_FIRST = [
     ("sampling/top_k.py", ("top_k_sorted", "top_k", "top_k_ids", "candidates")),

@@ -40,13 +40,14 @@ class Chat:
     None: the one the tokenizer's chat template names, else ChatML (``format_note`` says which).
     Generation settings (preset, temperature, top_k, top_p, min_p or sampler) are checked once,
     as ``generate`` checks them (``GenerationSettings``); ``seed`` builds the one generator every
-    turn draws from: same seed, same conversation.
+    turn draws from: same seed, same conversation. ``constraint`` (``Regex``, ``JsonSchema``,
+    ``Choice``): every reply matches it (``generate``'s ``constraint=``).
     When history + a full answer would overflow the context window, the oldest user/assistant
     turns are dropped (the system message stays) — why long chats "forget".
     """
 
     def __init__(self, model, tokenizer, system: str | None = None, max_new_tokens: int | None = None,
-                 seed: int | None = None, chat_format=None, **sampling):
+                 seed: int | None = None, chat_format=None, constraint=None, **sampling):
         if max_new_tokens is None:                # a reply may take up to half the window
             max_new_tokens = min(256, model.config.n_ctx // 2)
         if system is not None and not isinstance(system, str):
@@ -62,7 +63,8 @@ class Chat:
         self.stop_ids = self.format.stop_ids(tokenizer)
         # built once, for every turn: unknown or bad settings fail here, not mid-chat
         self.settings = GenerationSettings.build(model, sampling=sampling, rng=self.rng,
-                                                 stop_ids=self.stop_ids, tokenizer=tokenizer)
+                                                 stop_ids=self.stop_ids, tokenizer=tokenizer,
+                                                 constraint=constraint)
         self.messages: list[dict] = []           # user and assistant turns, oldest first
         # The KV cache lives across turns: each turn feeds only what the cache does not hold yet
         # (the new user message), instead of re-reading the whole conversation.

@@ -27,8 +27,9 @@ import dataclasses
 import sys
 
 from minillm.cli.candidates import MAX_CANDIDATES, table
-from minillm.cli.options import (Timings, add_reference_argument, add_sampling_arguments,
-                                 draw_seed, sampling_kwargs, unescape)
+from minillm.cli.options import (Timings, add_constraint_arguments, add_reference_argument,
+                                 add_sampling_arguments, constraint_of, draw_seed, sampling_kwargs,
+                                 unescape)
 from minillm.decoding.stop_strings import StopText
 from minillm.cli.resolve import help_text, load_model_and_tokenizer
 
@@ -55,6 +56,7 @@ def add_arguments(parser) -> None:
                         help="longest reply in tokens (default: 256, or half the context window "
                              "if that is smaller)")
     add_reference_argument(parser)
+    add_constraint_arguments(parser)
     parser.add_argument("--chat-format", default=None, metavar="NAME",
                         help="the conversation's format (default: the one the model's chat "
                              "template names, else ChatML): " + ", ".join(_format_names()))
@@ -74,7 +76,8 @@ def run(args) -> int:
     if args.seed is None:                       # drawn, used and shown: --seed replays the chat
         args.seed = draw_seed()
     chat = Chat(model, tokenizer, system=args.system, max_new_tokens=args.max_new_tokens,
-                seed=args.seed, chat_format=args.chat_format, **sampling_kwargs(args))
+                seed=args.seed, chat_format=args.chat_format, constraint=constraint_of(args),
+                **sampling_kwargs(args))
     if args.stop:                               # checked as generate's: non-empty strings
         stops = StopText(tuple(unescape(s) for s in args.stop)).stops
         chat.settings = dataclasses.replace(chat.settings, stop_strings=stops)

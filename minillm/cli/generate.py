@@ -29,8 +29,9 @@ import sys
 from minillm.cli.candidates import check_candidates, table
 from minillm.cli.machine.flags import check_output_flags
 from minillm.cli.machine.json_steps import dumps, final_object, token_object
-from minillm.cli.options import (Timings, add_reference_argument, add_sampling_arguments,
-                                 draw_seed, sampling_kwargs, unescape)
+from minillm.cli.options import (Timings, add_constraint_arguments, add_reference_argument,
+                                 add_sampling_arguments, constraint_of, draw_seed, sampling_kwargs,
+                                 unescape)
 from minillm.cli.resolve import help_text, load_model_and_tokenizer
 
 DEFAULT_MODEL = "weights/shakespeare"
@@ -72,6 +73,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--sliding-window", action="store_true",
                         help="when the context is full, forget all but the newest n_ctx // 2 tokens "
                              "instead of failing")
+    add_constraint_arguments(parser)
 
 
 def run(args) -> int:
@@ -79,6 +81,10 @@ def run(args) -> int:
         args.prompt = _prompt(args)                      # before the model loads: fail fast
     show = None if args.show_candidates is None else check_candidates(args.show_candidates)
     check_output_flags(args, show)
+    constraint = constraint_of(args)                     # before the model loads, too
+    if constraint is not None and args.prompts is not None:
+        raise ValueError("--prompts takes no --regex, --json-schema or --choice (one constraint "
+                         "per run: give the prompt itself)")
     path, model, tokenizer = load_model_and_tokenizer(args.model, args.tokenizer, args.reference)
     print(f"minillm: {path} ({model.num_parameters():,} parameters, n_ctx {model.config.n_ctx})",
           file=sys.stderr)
@@ -90,7 +96,7 @@ def run(args) -> int:
         if show is not None:
             raise ValueError("--show-candidates shows how a token is sampled; --beams does not "
                              "sample (leave out one of them)")
-        return _beams(args, model, tokenizer, prompt_ids, eos)
+        return _beams(args, model, tokenizer, prompt_ids, eos, constraint)
     from minillm.decoding.generate import generate
     if args.seed is None:                            # drawn, used and shown: --seed replays it
         args.seed = draw_seed()
@@ -100,7 +106,8 @@ def run(args) -> int:
                      top_n=top_n, logprobs=show is not None or as_json,
                      seed=args.seed, stop_ids=() if eos is None else (eos,),
                      stop_strings=tuple(unescape(s) for s in args.stop), tokenizer=tokenizer,
-                     sliding_window=model.config.n_ctx // 2 if args.sliding_window else None)
+                     sliding_window=model.config.n_ctx // 2 if args.sliding_window else None,
+                     constraint=constraint)
     if not as_json:
         _echo(args)                  # after generate() checked every flag: errors get a line
     ids, pieces, tokens, code = [], [], [], 0
@@ -174,7 +181,7 @@ def _echo(args) -> None:
         sys.stdout.flush()
 
 
-def _beams(args, model, tokenizer, prompt_ids, eos) -> int:
+def _beams(args, model, tokenizer, prompt_ids, eos, constraint=None) -> int:
     sampling = (args.preset, args.temperature, args.top_k, args.top_p, args.min_p, args.seed,
                 args.repeat_penalty, args.frequency_penalty, args.presence_penalty)
     if any(x is not None for x in sampling) or args.stop or args.sliding_window:
@@ -185,7 +192,8 @@ def _beams(args, model, tokenizer, prompt_ids, eos) -> int:
     try:
         best = beam_search(model, prompt_ids, beam_size=args.beams,
                            max_new_tokens=args.max_new_tokens, length_penalty=args.length_penalty,
-                           stop_ids=() if eos is None else eos)[0]
+                           stop_ids=() if eos is None else eos,
+                           constraint=constraint, tokenizer=tokenizer)[0]
     except KeyboardInterrupt:      # nothing printed yet: beams are compared only at the end
         print("minillm: interrupted (beam search prints its answer once it has finished)",
               file=sys.stderr)

@@ -175,3 +175,35 @@ class Timings:
 
 def _rate(n: int, seconds: float) -> str:
     return f"{n / seconds:.1f} tokens/s" if n > 0 and seconds > 0 else "- tokens/s"
+
+
+# --- Structured output (generate, chat): --regex / --json-schema / --choice ---------------------
+
+SCHEMA_LIMIT = 1 << 20            # a JSON schema file larger than 1 MiB is refused
+
+
+def add_constraint_arguments(parser) -> None:
+    """The three ways to constrain the reply, one at a time (argparse refuses two)."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--regex", metavar="P", help="the reply fully matches the regex P")
+    group.add_argument("--json-schema", metavar="FILE",
+                       help="the reply is JSON valid under the schema in FILE ('-': standard input)")
+    group.add_argument("--choice", metavar="A,B,C", help="the reply is one of these comma-separated strings")
+
+
+def constraint_of(args):
+    """The ``constraint=`` of the flags given (None without one); errors name the flag."""
+    from minillm.decoding.constraints import Choice, JsonSchema, Regex
+    try:
+        if args.regex is not None:
+            return Regex(args.regex)
+        if args.json_schema is not None:
+            from minillm.cli._input import read_text
+            return JsonSchema(read_text(args.json_schema, SCHEMA_LIMIT, "--json-schema"))
+        if args.choice is not None:
+            return Choice(args.choice.split(","))
+    except (ValueError, TypeError) as exc:
+        flag = "--regex" if args.regex is not None else "--json-schema" if args.json_schema \
+            is not None else "--choice"
+        raise type(exc)(f"{flag}: {exc}") from None
+    return None

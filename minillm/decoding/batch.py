@@ -60,7 +60,8 @@ def padded_inputs(valid: np.ndarray, T: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def generate_batch(model, prompts, max_new_tokens: int = 100, *, seed=None, rng=None,
-                   stop_ids=(), stop_at_eos: bool = True, **sampling) -> list[list[int]]:
+                   stop_ids=(), stop_at_eos: bool = True, constraint=None, tokenizer=None,
+                   **sampling) -> list[list[int]]:
     """Continue every prompt (a list of token-id lists); returns each row's new ids.
 
     ``sampling``: preset / temperature / top_k / top_p / min_p / sampler, as in ``generate``. One
@@ -70,11 +71,14 @@ def generate_batch(model, prompts, max_new_tokens: int = 100, *, seed=None, rng=
     not returned); it keeps a slot in the batch until every row is finished.
     Penalties (repetition, frequency, presence) see each row's own prompt and new ids.
     Needs max prompt length + max_new_tokens <= n_ctx (the padded width is what the cache holds).
+    ``constraint`` (with ``tokenizer``): each row's text matches it, as in ``generate`` (a row
+    is finished when nothing can extend it; constraints/masked.py's ``RowGuides``).
     """
     rows = [check_prompt(model, p) for p in prompts]
     n_new = check_count(max_new_tokens, "max_new_tokens")
     settings = GenerationSettings.build(model, sampling=sampling, seed=seed, rng=rng,
-                                        stop_ids=stop_ids, stop_at_eos=stop_at_eos)
+                                        stop_ids=stop_ids, stop_at_eos=stop_at_eos,
+                                        tokenizer=tokenizer, constraint=constraint)
     sampler, rng = settings.sampler, settings.rng
     stops = np.array(sorted(settings.stop_ids), dtype=np.int64)   # [n_stop]
     ids, mask = left_pad(rows)                                     # [B, S], [B, S]
@@ -94,13 +98,23 @@ def generate_batch(model, prompts, max_new_tokens: int = 100, *, seed=None, rng=
     positions, attend = padded_inputs(cache.valid[:, :S], S)       # [B, S], [B, S, S]
     logits = model(ids, cache=cache, positions=positions, mask=attend, last_only=True)[:, -1]  # [B, V]
     done = np.zeros(B, dtype=bool)                                 # [B]
+    guides = None
+    if settings.guide is not None:
+        from minillm.decoding.constraints.masked import RowGuides
+        guides = RowGuides(settings.guide, B)
     for n in range(n_new):
         # each row's history without its padding: views, no copy (only penalties read it)
         seen = [seq[b, S - prompt_lens[b]:S + n] for b in range(B)] if penalised else None
+        if guides is not None:
+            logits = guides.mask(logits, done)                     # [B, V] each row's pattern
         token = np.asarray(sampler.sample(logits, rng, history=seen, prompt_len=prompt_lens))  # [B]
         hit = np.isin(token, stops) & ~done                       # [B] rows ending now
         lengths[hit] = n                                           # [B]
         done |= hit                                                # [B]
+        if guides is not None:
+            complete = guides.advance(token, done)                 # [B] nothing can follow
+            lengths[complete] = n + 1                              # (the token is kept)
+            done |= complete
         seq[:, S + n] = token                                      # [B]
         if done.all() or n == n_new - 1:
             break

@@ -59,8 +59,10 @@ class Hypothesis:
 
 def beam_search(model, prompt_ids, beam_size: int = 4, max_new_tokens: int = 20,
                 length_penalty: float = 1.0, stop_ids=(), stop_at_eos: bool = True,
-                num_return_sequences: int = 1, early_stopping: str = "heuristic") -> list[Hypothesis]:
+                num_return_sequences: int = 1, early_stopping: str = "heuristic", constraint=None,
+                tokenizer=None) -> list[Hypothesis]:
     """The ``num_return_sequences`` best hypotheses, best first. beam_size=1 is greedy decoding.
+    ``constraint`` (with ``tokenizer``): every hypothesis matches it (constraints/masked.py).
 
     Example: ``beam_search(model, [464, 1893], beam_size=4, max_new_tokens=8, stop_ids=50256)``.
     """
@@ -83,6 +85,10 @@ def beam_search(model, prompt_ids, beam_size: int = 4, max_new_tokens: int = 20,
     check_cache_fits(model.config, nb, len(prompt) + n_new, "beam_size",   # before allocating
                      per_row=12 * V)           # each beam: [V] float32 logits, float64 scores
 
+    guides = None
+    if constraint is not None:                                     # the text must match a pattern
+        from minillm.decoding.constraints.masked import BeamGuides
+        guides = BeamGuides(model, constraint, tokenizer, stops, nb)
     cache, logits = shared_prefix_cache(model, prompt, nb, capacity=len(prompt) + n_new)
     logits = logits[None]                                          # [1, V]  one live beam at first
     tokens = np.zeros((nb, n_new), dtype=np.int64)                 # [B, N] running beams' new ids
@@ -92,13 +98,19 @@ def beam_search(model, prompt_ids, beam_size: int = 4, max_new_tokens: int = 20,
     live, pool = 1, []                                             # pool: finished Hypotheses
     for t in range(n_new):
         gen_len = t + 1
-        total = sums[:live, None] + log_softmax(logits[:live])    # [live, V] candidate Σ log p
+        logp = log_softmax(logits[:live])                          # [live, V]
+        total = sums[:live, None] + (logp if guides is None else guides.mask(logp))  # Σ log p
         flat = total.ravel()                                       # [live · V]
         n_cand = min(max(2, 1 + len(stops)) * nb, flat.size)      # K·B candidates (all live · V if fewer)
         top = top_k_ids(flat, n_cand)                              # [n_cand] the best (ties: lower index)
         top = top[np.lexsort((top, -flat[top]))]                   # [n_cand] best first, ties: lower index
         beam, token, score = top // V, top % V, flat[top]          # [n_cand] each
+        top = top[np.isfinite(score)]                              # (a constraint's -inf: never)
+        beam, token, score = top // V, top % V, flat[top]
         done = np.isin(token, stops) | (gen_len == n_new)          # [n_cand] candidate finishes here
+        if guides is not None:
+            done |= guides.finishes(beam, token)                   # nothing can extend the text
+        n_cand = len(top)
         pool_was_full = len(pool) == nb
         for r in range(min(nb, n_cand)):                           # only the top B may finish
             if done[r] and not (pool_was_full and early_stopping == "pool_full"):
@@ -113,6 +125,8 @@ def beam_search(model, prompt_ids, beam_size: int = 4, max_new_tokens: int = 20,
             break
         rows = np.zeros(nb, dtype=np.int64)                        # [B] which old beam each row continues
         rows[:live] = beam[keep]
+        if guides is not None:
+            guides.follow(beam[keep], token[keep])
         cache.reorder(rows)                                        # K/V histories follow their beams
         tokens[:] = tokens[rows]                                   # [B, N]
         tokens[:live, t] = token[keep]

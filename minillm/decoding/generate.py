@@ -69,7 +69,8 @@ def generate(model, prompt_ids, max_new_tokens: int = 100, *, temperature=None, 
              top_p=None, min_p=None, preset=None, sampler=None, seed=None, rng=None,
              stop_ids=(), stop_at_eos: bool = True, stop_strings=(), tokenizer=None,
              logprobs: bool = False, top_n: int = 0, sliding_window: int | None = None,
-             cache: KVCache | None = None, draft=None, num_draft_tokens: int = 5) -> Iterator[Step]:
+             cache: KVCache | None = None, draft=None, num_draft_tokens: int = 5,
+             constraint=None) -> Iterator[Step]:
     """Yield up to ``max_new_tokens`` ``Step``s continuing ``prompt_ids``.
 
     Sampling: ``preset`` ("chat", "code", "qa", "creative") and/or temperature/top_k/top_p/min_p
@@ -92,13 +93,16 @@ def generate(model, prompt_ids, max_new_tokens: int = 100, *, temperature=None, 
     Speculative decoding: ``draft`` ("prompt", a smaller GPT, or a DraftSource) guesses up to
     ``num_draft_tokens`` tokens that one forward checks; the output is unchanged
     (``minillm/decoding/speculative.py``).
+    Structured output: ``constraint`` (``Regex``, ``JsonSchema``, ``Choice``; needs ``tokenizer``)
+    masks the logits before the sampler, so the text always stays inside the pattern
+    (``minillm/decoding/constraints/masked.py``).
     """
     settings = GenerationSettings.build(
         model, sampling=dict(temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p,
                              preset=preset, sampler=sampler),
         seed=seed, rng=rng, stop_ids=stop_ids, stop_at_eos=stop_at_eos, stop_strings=stop_strings,
         tokenizer=tokenizer, logprobs=logprobs, top_n=top_n, sliding_window=sliding_window,
-        draft=draft, num_draft_tokens=num_draft_tokens)
+        draft=draft, num_draft_tokens=num_draft_tokens, constraint=constraint)
     return generate_with(model, prompt_ids, max_new_tokens, settings, cache=cache)
 
 
@@ -114,6 +118,9 @@ def generate_with(model, prompt_ids, max_new_tokens: int, settings: GenerationSe
     if settings.draft is not None:                             # same tokens, fewer forwards
         from minillm.decoding.speculative import speculative_steps
         return speculative_steps(model, prompt, n_new, settings, cache=cache)
+    if settings.guide is not None:                             # the text must match a pattern
+        from minillm.decoding.constraints.masked import masked_steps
+        return masked_steps(model, prompt, n_new, settings, cache=cache)
     return _steps(model, prompt, n_new, settings, cache=cache)
 
 

@@ -37,7 +37,8 @@ class GenerationSettings:
     ``stop_ids`` end a text (the model's EOS ids included unless ``stop_at_eos=False``);
     ``stop_strings``, ``tokenizer``, ``logprobs``, ``top_n`` shape each ``Step``;
     ``sliding_window`` is None or the tokens a slide keeps; ``draft`` (None: no speculative
-    decoding) proposes up to ``num_draft_tokens`` tokens per round (0 without a draft).
+    decoding) proposes up to ``num_draft_tokens`` tokens per round (0 without a draft);
+    ``guide`` (None: unconstrained) is ``constraint.guide(tokenizer, eos_ids=stop ids)``.
     Made by ``build``, which holds the defaults and the checks.
     """
     sampler: Sampler
@@ -50,12 +51,13 @@ class GenerationSettings:
     sliding_window: int | None
     draft: object
     num_draft_tokens: int
+    guide: object = None      # constraint= built for the tokenizer (constraints/masked.py), or None
 
     @classmethod
     def build(cls, model, *, sampling: Mapping | None = None, seed=None, rng=None, stop_ids=(),
               stop_at_eos: bool = True, stop_strings=(), tokenizer=None, logprobs: bool = False,
               top_n: int = 0, sliding_window: int | None = None, draft=None,
-              num_draft_tokens: int = 5) -> GenerationSettings:
+              num_draft_tokens: int = 5, constraint=None) -> GenerationSettings:
         """Check ``generate``'s keywords (``sampling``: preset / temperature / top_k / top_p /
         min_p / sampler, as ``make_sampler`` takes them) against ``model``; the defaults are
         ``generate``'s. Example: ``GenerationSettings.build(model, sampling={"temperature": 0})``.
@@ -78,9 +80,27 @@ class GenerationSettings:
             if k > model.config.n_ctx:      # (more guesses than the context holds: never useful)
                 raise ValueError(f"num_draft_tokens must be in [1, n_ctx={model.config.n_ctx:,}], "
                                  f"got {k:,}")
+        guide = constraint_guide(constraint, tokenizer, stops, draft)
         return cls(sampler=sampler, rng=rng, stop_ids=stops, stop_strings=stop_strings,
                    tokenizer=tokenizer, logprobs=bool(logprobs), top_n=top_n, sliding_window=keep,
-                   draft=draft, num_draft_tokens=k)
+                   draft=draft, num_draft_tokens=k, guide=guide)
+
+
+def constraint_guide(constraint, tokenizer, stops: frozenset[int], draft=None):
+    """``constraint=`` (a ``Regex``, ``JsonSchema`` or ``Choice`` of minillm.decoding.constraints,
+    or None) -> its guide over the tokenizer's vocabulary, the stop ids allowed only where the
+    text is complete; built once (and cached by the constraints package)."""
+    if constraint is None:
+        return None
+    if not callable(getattr(constraint, "guide", None)):
+        raise TypeError(f"constraint must be a Regex, JsonSchema or Choice (minillm.decoding."
+                        f"constraints), got {type(constraint).__name__}")
+    if tokenizer is None:
+        raise ValueError("constraint= needs a tokenizer= (the pattern is matched against its tokens' bytes)")
+    if draft is not None:
+        raise ValueError("constraint= cannot be combined with speculative decoding (draft=)")
+    V = tokenizer.vocab_size
+    return constraint.guide(tokenizer, eos_ids=sorted(i for i in stops if i < V))
 
 
 def make_sampler(temperature=None, top_k=None, top_p=None, min_p=None, preset=None,

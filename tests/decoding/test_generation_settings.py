@@ -33,7 +33,8 @@ def test_build_has_generates_defaults():
     public = inspect.signature(generate).parameters
     shared = set(ours) & set(public) - {"model"}
     assert shared == {"seed", "rng", "stop_ids", "stop_at_eos", "stop_strings", "tokenizer",
-                      "logprobs", "top_n", "sliding_window", "draft", "num_draft_tokens"}
+                      "logprobs", "top_n", "sliding_window", "draft", "num_draft_tokens",
+                      "constraint"}
     assert {n: ours[n].default for n in shared} == {n: public[n].default for n in shared}
     sampling = ("temperature", "top_k", "top_p", "min_p", "preset", "sampler")
     assert all(public[n].default is None for n in sampling)      # None: not given to make_sampler

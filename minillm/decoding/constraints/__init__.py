@@ -11,3 +11,10 @@ from .guide import Guide, Regex
 from .index import token_bytes_of
 
 __all__ = ["Guide", "Regex", "token_bytes_of"]
+
+# Structured output, part 2: a JSON schema or a list of choices as a regex; generation's mask
+# (``generate(..., constraint=...)``: masked.py).
+from .choice import Choice  # noqa: E402
+from .json_schema import JsonSchema, schema_to_regex  # noqa: E402
+
+__all__ += ["Choice", "JsonSchema", "schema_to_regex"]
