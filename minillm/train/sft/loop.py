@@ -34,10 +34,10 @@ from minillm.train.loop import TrainingDiverged
 from minillm.train.memory.recompute import loss_and_grads_recompute
 from minillm.train.optim import AdamW, clip_grad_norm, lr_at
 from minillm.train.sft.batches import (batch_indices, check_lengths, pack_rows, pad_rows,
-                                       steps_per_epoch)
+                                       steps_per_epoch, too_long)
 from minillm.train.sft.data import check_conversation
 from minillm.train.sft.evaluate import evaluate_examples
-from minillm.train.sft.mask import render
+from minillm.train.sft.mask import TooLong, render
 from minillm.train.sft.resume import Run
 from minillm.train.sft.settings import FinetuneSettings
 
@@ -65,7 +65,12 @@ def render_all(tokenizer, conversations, fmt, limit: int, what: str) -> list:
     for n, messages in enumerate(conversations, start=1):
         check_conversation({"messages": messages}, f"{what} {n}")
     fmt = chat_format_for(tokenizer, fmt)
-    examples = [render(tokenizer, c, fmt) for c in conversations]
+    examples = []
+    for n, c in enumerate(conversations, start=1):
+        try:
+            examples.append(render(tokenizer, c, fmt, limit))
+        except TooLong as exc:                  # (measured before the turns are: mask.render)
+            raise ValueError(too_long(what, n, exc.n_tokens, limit)) from None
     check_lengths(examples, limit, what)
     return examples
 
