@@ -233,3 +233,16 @@ try:
 except ValueError as exc:
     print("refused:", exc)""")
     assert "refused:" in out and "not a regular file" in out
+
+
+def test_a_peft_adapter_on_a_qwen3_moe_expert_is_refused_by_name(tmp_path):
+    config = ModelConfig(vocab_size=16, n_ctx=8, d_model=8, n_heads=2, n_layers=1, d_ff=8,
+                         arch="llama", qk_norm=True, n_experts=2, n_experts_used=1)
+    adapter(tmp_path)
+    stem = "base_model.model.model.layers.0.mlp.experts.0.gate_proj"
+    (tmp_path / "adapter_model.safetensors").unlink()
+    write_safetensors(tmp_path / "adapter_model.safetensors",
+                      {stem + ".lora_A.weight": np.zeros((2, 8), np.float32),
+                       stem + ".lora_B.weight": np.zeros((8, 2), np.float32)})
+    with pytest.raises(ValueError, match="adapts an expert of a mixture of experts"):
+        load_adapter(tmp_path, config)
