@@ -80,11 +80,44 @@ def sliding_inputs(config, mask: np.ndarray, rope, positions: np.ndarray, angles
     return local, (cos[:, None], sin[:, None])                  # [B, 1, T, D/2]
 
 
+# Sizes and scales a file may ask for, checked before anything is built from them: a per-layer
+# list of 10⁹ entries is gigabytes before any weight is read; a window past 2⁶³ overflows the
+# int64 mask; a positive number too small or too large for float32 (a query scale of 1e-300, a
+# soft-cap of 1e308, a RoPE factor of 1e-310) turns the logits into NaN.
+MAX_LAYERS = 1 << 16             # the largest released models have ~130 layers
+MAX_WINDOW = 2**32 - 1           # as every size (config.MAX_SIZE): GGUF stores it as a uint32
+SCALE_RANGE = (1e-4, 1e8)        # soft-caps, the query scale, RoPE scaling's factors
+THETA_RANGE = (1e-30, 1e30)     # a RoPE base: 1/θ and θ^(−2i/D) stay finite in float32
+
+
+def check_range(name: str, value: float, bounds: tuple[float, float]) -> None:
+    """A ValueError naming ``name`` unless ``bounds[0] <= value <= bounds[1]``."""
+    lo, hi = bounds
+    if not lo <= value <= hi:
+        raise ValueError(f"{name} = {value!r} is out of range: allowed [{lo:g}, {hi:g}] "
+                         f"(beyond it float32 scores or angles become inf or NaN)")
+
+
+def check_layer_count(n_layers, what: str = "n_layers") -> None:
+    """A ValueError unless ``n_layers`` is an int in [1, MAX_LAYERS] — checked before a reader
+    builds a per-layer list (Gemma's layer types, SmolLM3's no-RoPE layers) from it."""
+    if isinstance(n_layers, bool) or not isinstance(n_layers, int):
+        raise ValueError(f"{what} must be an integer in [1, {MAX_LAYERS:,}], got "
+                         f"{str(n_layers)[:40]!r} ({type(n_layers).__name__})")
+    if not 1 <= n_layers <= MAX_LAYERS:
+        raise ValueError(f"{what}: {n_layers:,} layers is out of range: allowed [1, "
+                         f"{MAX_LAYERS:,}]")
+
+
 def check_variants(c) -> None:
     """ValueError unless the window and Gemma fields of ModelConfig ``c`` make sense together;
     ``layer_types`` becomes a tuple (every layer "sliding" when a window comes without one)."""
-    if c.sliding_window is not None and (type(c.sliding_window) is not int or c.sliding_window < 1):
-        raise ValueError(f"sliding_window must be an integer >= 1 or None, got {c.sliding_window!r}")
+    if c.sliding_window is not None or c.layer_types is not None:   # (a list per layer follows)
+        check_layer_count(c.n_layers)
+    if c.sliding_window is not None and (type(c.sliding_window) is not int
+                                         or not 1 <= c.sliding_window <= MAX_WINDOW):
+        raise ValueError(f"sliding_window must be an integer >= 1 (at most {MAX_WINDOW:,}) or None, got "
+                         f"{c.sliding_window!r}")
     if c.layer_types is not None:
         if isinstance(c.layer_types, str) or len(c.layer_types) != c.n_layers \
                 or any(t not in LAYER_TYPES for t in c.layer_types):
@@ -101,7 +134,12 @@ def check_variants(c) -> None:
             if isinstance(value, bool) or not isinstance(value, numbers.Real) \
                     or not math.isfinite(value) or value <= 0:
                 raise ValueError(f"{name} must be a finite number > 0 or None, got {value!r}")
+            check_range(name, value, THETA_RANGE if name == "rope_local_theta" else SCALE_RANGE)
             setattr(c, name, float(value))          # (a Python float: no float64 promotion)
+    check_range("rope_theta", c.rope_theta, THETA_RANGE)
+    for name, value in (c.rope_scaling or {}).items():
+        if name in ("factor", "low_freq_factor", "high_freq_factor"):
+            check_range(f"rope_scaling {name}", value, SCALE_RANGE)
     for name in ("sandwich_norms", "embed_scale"):
         if not isinstance(getattr(c, name), bool):
             raise ValueError(f"{name} must be True or False, got {getattr(c, name)!r}")

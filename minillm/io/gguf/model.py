@@ -68,6 +68,7 @@ from minillm.io.gguf.qk_rows import PERMUTED_QK, unpermute_qk
 from minillm.io.gguf.rope_freqs import llama3_scaling, read_divisors
 from minillm.io.sizes import check_sizes
 from minillm.model.params import GPTParams, empty_params
+from minillm.model.variants import check_layer_count
 
 ARCHS = ("llama", "qwen2", "qwen3", "gpt2", "qwen3moe", *GEMMA) + FAMILIES   # general.architecture values read here
 
@@ -147,6 +148,7 @@ def gguf_config(meta: dict, tensors: dict, tied: bool | None = None,
                              f"width {d_head} (attention.key_length); not supported")
     theta = metadata_number(meta, f"{arch}.rope.freq_base", 10000.0)
     n_layers = key("block_count")
+    check_layer_count(n_layers, f"GGUF metadata {arch}.block_count")   # (before per-layer lists)
     window = window_config(meta, arch, n_layers, d_model, n_heads)     # (Gemma, a window: gemma.py)
     if rope_freqs is not None:
         rope_freqs = llama3_scaling(rope_freqs, d_head, theta,

@@ -6,6 +6,7 @@ import numbers
 import reprlib
 
 from minillm.config import check_rope_scaling
+from minillm.model.variants import check_layer_count
 
 
 def _rope(d: dict, default_theta: float = 10000.0) -> tuple[float, dict | None]:
@@ -48,6 +49,9 @@ def _check_json_types(d: dict) -> None:
         if key in d and (d[key] is not None or key not in _NULLABLE) \
                 and (type(d[key]) is not int or d[key] <= 0):
             bad(key, "an integer > 0")
+    for key in ("num_hidden_layers", "n_layer"):     # (before any per-layer list is built)
+        if key in d:
+            check_layer_count(d[key], f"config.json: {key}")
     for key in _NUMBERS:
         if key in d and (isinstance(d[key], bool) or not isinstance(d[key], numbers.Real)):
             bad(key, "a number")

@@ -24,6 +24,9 @@ def _gemma(d: dict, model_type: str) -> ModelConfig:
     types = d.get("layer_types")
     if types is None:               # Gemma 2: every other layer; Gemma 3: all but every 6th
         pattern = d.get("sliding_window_pattern", 6) if gemma3 else 2
+        if type(pattern) is not int or pattern < 1:     # (0 would divide by zero below)
+            raise ValueError(f"config.json: sliding_window_pattern must be an integer >= 1 "
+                             f"(every n-th layer full), got {reprlib.repr(pattern)}")
         types = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(L)]
     if not isinstance(types, list) or any(t not in GEMMA_LAYER_TYPES for t in types):
         raise ValueError(f"config.json layer_types must list {sorted(GEMMA_LAYER_TYPES)}, got "

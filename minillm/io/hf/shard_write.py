@@ -26,6 +26,7 @@ import re
 
 import numpy as np
 
+MAX_SHARD_BYTES = 2**63 - 1     # (a file's size is an int64: safetensors, os.stat)
 UNITS = {"KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}    # decimal, as transformers
 _SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([A-Za-z]{2})\s*")
 
@@ -41,12 +42,19 @@ def shard_limit(max_shard_size: int | str) -> int:
             raise ValueError(f"max_shard_size {max_shard_size!r}: give a number of bytes or a "
                              f"number with a unit KB, MB, GB or TB (decimal: 1 GB = 10^9 bytes), "
                              f"like '500MB' or '2GB'")
-        limit = int(float(match[1]) * UNITS[match[2].upper()])
+        number = float(match[1])                 # (400 nines: inf, which int() cannot take)
+        if number * UNITS[match[2].upper()] > MAX_SHARD_BYTES:
+            raise ValueError(f"max_shard_size {max_shard_size[:40]!r} is out of range: allowed "
+                             f"1 byte to {MAX_SHARD_BYTES:,} bytes")
+        limit = int(number * UNITS[match[2].upper()])
     elif isinstance(max_shard_size, (int, np.integer)) and not isinstance(max_shard_size, bool):
         limit = int(max_shard_size)
     else:
         raise TypeError(f"max_shard_size must be an int (bytes) or a string like '2GB', got "
                         f"{type(max_shard_size).__name__}")
+    if limit > MAX_SHARD_BYTES:
+        raise ValueError(f"max_shard_size {str(max_shard_size)[:40]} is out of range: allowed "
+                         f"1 byte to {MAX_SHARD_BYTES:,} bytes")
     if limit < 1:
         raise ValueError(f"max_shard_size {max_shard_size!r} is {limit} bytes: a shard holds at "
                          f"least 1 byte")

@@ -114,8 +114,10 @@ def merged_params(params, lora: LoRA):
     matrices are new arrays and every other entry *is* the base's array (nothing else copied;
     the base is not modified). Also how the adapters are merged for export."""
     named = adapted_named(params, lora)
-    return _rebuild(params, {name: named[name] + lora.scale * (A @ B)     # [in, r] @ [r, out]
-                             for name, (A, B) in lora.adapters.items()})
+    with np.errstate(over="ignore", invalid="ignore"):     # (an overflow: refused by _finite)
+        merged = {name: _finite(name, named[name] + lora.scale * (A @ B))   # [in, r] @ [r, out]
+                  for name, (A, B) in lora.adapters.items()}
+    return _rebuild(params, merged)
 
 
 def merge_in_place(params, lora: LoRA) -> None:
@@ -123,8 +125,21 @@ def merge_in_place(params, lora: LoRA) -> None:
     an adapter for chat does: an engine model's weights live in its arena, and are written in
     place there). After it, ``params`` is the merged model; the adapter is no longer needed."""
     named = adapted_named(params, lora)
-    for name, (A, B) in lora.adapters.items():
-        named[name] += lora.scale * (A @ B)                             # [in, r] @ [r, out]
+    with np.errstate(over="ignore", invalid="ignore"):     # (an overflow: refused by _finite)
+        merged = {name: _finite(name, named[name] + lora.scale * (A @ B))   # [in, r] @ [r, out]
+                  for name, (A, B) in lora.adapters.items()}   # (all checked, then written)
+    for name, w in merged.items():
+        named[name][...] = w
+
+
+def _finite(name: str, w: np.ndarray) -> np.ndarray:
+    """``w``, or a ValueError when W + s · A B is not finite (a NaN or overflowing adapter would
+    give a model whose every logit is NaN, and an export of it)."""
+    if not np.all(np.isfinite(w)):
+        raise ValueError(f"merging the adapter into {name} gives values that are not finite "
+                         f"(NaN or beyond float32's range): the adapter (its values, its alpha) "
+                         f"is broken")
+    return w
 
 
 def frozen_params(params, lora: LoRA):

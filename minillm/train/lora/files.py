@@ -18,6 +18,8 @@ Both files are replaced together or not at all (``io/commit.py``), as a model fo
 from __future__ import annotations
 
 import json
+import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +36,11 @@ PREFIX = "base_model.model."
 # PEFT settings that change what the adapter computes, which minillm does not implement
 UNSUPPORTED = ("use_dora", "use_rslora", "lora_bias", "fan_in_fan_out", "use_qalora", "use_bdlora",
                "rank_pattern", "alpha_pattern", "modules_to_save", "trainable_token_indices",
-               "target_parameters", "layer_replication")
+               "target_parameters", "layer_replication", "alora_invocation_tokens",
+               "layers_pattern", "exclude_modules")
+MAX_CONFIG_BYTES = 1 << 20       # adapter_config.json: 1-2 KB in practice
+MAX_ALPHA = 1e6                  # lora_alpha; PEFT's are 8-256 (s = α / r)
+MAX_ABS = 1e4                    # |a value| of lora_A / lora_B: trained ones are < 10
 
 
 def peft_names(config) -> dict[str, str]:
@@ -68,12 +74,21 @@ def save_adapter(folder: str | Path, lora: LoRA, config, base_model: str | None 
         write_new_text(tmp[CONFIG], json.dumps(settings, indent=2) + "\n")
 
 
+def read_settings(folder: Path) -> dict:
+    """adapter_config.json as a dict: a regular file of at most 1 MB holding a JSON object (a
+    FIFO, /dev/zero, a 2 GB file, a list, deep nesting: a ValueError naming the file)."""
+    from minillm.io.hf.config import _read_json
+    return _read_json(folder / CONFIG)
+
+
 def load_adapter(folder: str | Path, config) -> LoRA:
     """Read a PEFT LoRA adapter (minillm's or PEFT's own) for a model of this config. Settings it
-    cannot honour (another method, DoRA, rsLoRA, bias training, extra saved modules) and tensors
-    that name no projection of this model are ValueErrors."""
+    cannot honour (another method, DoRA, rsLoRA, bias training, aLoRA, extra saved modules),
+    tensors that name no projection of this model, or that ``target_modules`` /
+    ``layers_to_transform`` leave out (PEFT would not apply them), values that are not finite or
+    beyond ±1e4, and an adapter without tensors are ValueErrors."""
     folder = Path(folder)
-    settings = json.loads((folder / CONFIG).read_text(encoding="utf-8"))
+    settings = read_settings(folder)
     wrong = {k: settings[k] for k in UNSUPPORTED if settings.get(k)}    # absent, null, {}, false: fine
     if settings.get("peft_type") != "LORA" or settings.get("bias", "none") != "none":
         wrong |= {k: settings.get(k) for k in ("peft_type", "bias")}
@@ -83,19 +98,37 @@ def load_adapter(folder: str | Path, config) -> LoRA:
                          f"{', '.join(UNSUPPORTED)})")
     rank, alpha = settings.get("r"), settings.get("lora_alpha")
     if isinstance(rank, bool) or not isinstance(rank, int) or rank <= 0 \
-            or isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or alpha <= 0:
+            or isinstance(alpha, bool) or not isinstance(alpha, (int, float)) \
+            or not (math.isfinite(alpha) and 0 < alpha <= MAX_ALPHA):
         raise ValueError(f"{folder / CONFIG}: r must be a positive integer and lora_alpha a "
-                         f"number > 0, got r={rank!r}, lora_alpha={alpha!r}")
+                         f"finite number in (0, {MAX_ALPHA:g}], got r={rank!r}, "
+                         f"lora_alpha={alpha!r}")
     tensors = load_safetensors(folder / WEIGHTS, mmap=False)
+    if not tensors:
+        raise ValueError(f"{folder / WEIGHTS} holds no tensors: an adapter without lora_A / "
+                         f"lora_B changes nothing")
     stems = {stem: name for name, stem in peft_names(config).items()}
+    applies = _applies(settings, folder)
+    shapes = param_shapes(config)
     parts: dict[str, dict[str, np.ndarray]] = {}
     for key, t in tensors.items():
         stem, _, part = key.rpartition(".lora_")
         if part not in ("A.weight", "B.weight") or stem not in stems:
             raise ValueError(f"{folder / WEIGHTS}: {key!r} is not a LoRA tensor of a projection "
                              f"of this model")
+        if stems[stem] not in shapes:       # (an expert of a mixture: stored stacked)
+            raise ValueError(f"{folder / WEIGHTS}: {key!r} adapts an expert of a mixture of "
+                             f"experts; minillm's LoRA adapts attention and dense FFN projections "
+                             f"only")
+        if not applies(stem[len(PREFIX):]):
+            raise ValueError(f"{folder / WEIGHTS}: {key!r} is outside the adapter's own "
+                             f"target_modules {settings.get('target_modules')!r} / "
+                             f"layers_to_transform {settings.get('layers_to_transform')!r}: PEFT "
+                             f"would not apply it")
+        if not np.all(np.isfinite(t)) or np.max(np.abs(t), initial=0.0) > MAX_ABS:
+            raise ValueError(f"{folder / WEIGHTS}: {key!r} holds values that are not finite or "
+                             f"beyond ±{MAX_ABS:g} (allowed: finite values within ±{MAX_ABS:g})")
         parts.setdefault(stems[stem], {})[part[0]] = t
-    shapes = param_shapes(config)
     lora = LoRA(rank, float(alpha))
     for name, ab in sorted(parts.items()):
         n_in, n_out = shapes[name]
@@ -108,6 +141,38 @@ def load_adapter(folder: str | Path, config) -> LoRA:
     return lora
 
 
+def _applies(settings: dict, folder: Path):
+    """module path (``model.layers.3.self_attn.q_proj``) -> whether PEFT adapts it, from
+    ``target_modules`` (a list of name endings, a regex matching the whole path, "all-linear",
+    or absent) and ``layers_to_transform`` (an index or a list of them, or absent)."""
+    targets, layers = settings.get("target_modules"), settings.get("layers_to_transform")
+    where = f"{folder / CONFIG}:"
+    if not (targets is None or isinstance(targets, str) or isinstance(targets, list)
+            and all(isinstance(t, str) for t in targets)):
+        raise ValueError(f"{where} target_modules must be a list of module names or a regex, "
+                         f"got {str(targets)[:60]!r}")
+    if isinstance(layers, int) and not isinstance(layers, bool):
+        layers = [layers]
+    if not (layers is None or isinstance(layers, list) and all(type(i) is int for i in layers)):
+        raise ValueError(f"{where} layers_to_transform must be a layer index or a list of them, "
+                         f"got {str(layers)[:60]!r}")
+    if isinstance(targets, str) and targets != "all-linear":
+        try:
+            pattern = re.compile(targets)
+        except re.error as exc:
+            raise ValueError(f"{where} target_modules {targets[:60]!r} is not a regex: {exc}") from None
+
+    def applies(path: str) -> bool:
+        if isinstance(targets, str) and targets != "all-linear":
+            return pattern.fullmatch(path) is not None   # (PEFT: a string is matched whole)
+        found = re.search(r"\.layers\.(\d+)\.", path)
+        if layers is not None and (found is None or int(found[1]) not in layers):
+            return False
+        return not isinstance(targets, list) or any(path == t or path.endswith("." + t)
+                                                    for t in targets)
+    return applies
+
+
 def is_adapter_folder(folder: Path) -> bool:
     """An adapter alone (adapter_config.json, no config.json): what ``load_adapted_model`` reads."""
     return (folder / CONFIG).is_file() and not (folder / "config.json").exists()
@@ -116,15 +181,26 @@ def is_adapter_folder(folder: Path) -> bool:
 def adapter_base(folder: str | Path) -> str | Path:
     """The base model an adapter folder names (``base_model_name_or_path``): a downloaded
     model's name as it is (or its Hugging Face repo id: ``HF_REPOS``), a path (a relative one from
-    the adapter's folder) that must exist."""
+    the adapter's folder) that must exist and hold a model: an adapter naming itself (".") or
+    another adapter (a chain, or a cycle) is a ValueError."""
     from minillm.io.download import HF_REPOS, MODELS
     folder = Path(folder)
-    base = json.loads((folder / CONFIG).read_text(encoding="utf-8")).get("base_model_name_or_path")
+    base = read_settings(folder).get("base_model_name_or_path")
     if not isinstance(base, str) or not base:
         raise ValueError(f"{folder / CONFIG} names no base model (base_model_name_or_path): "
                          f"load the base model and apply the adapter with load_adapter")
     if HF_REPOS.get(base, base) in MODELS:
         return HF_REPOS.get(base, base)
-    if not (folder / base).exists():                     # (an absolute path stays itself)
+    try:
+        exists = (folder / base).exists()                # (an absolute path stays itself)
+    except (OSError, ValueError) as exc:                 # (a name too long, a NUL)
+        raise ValueError(f"{folder / CONFIG}: its base model {base[:80]!r}: {exc}") from None
+    if not exists:
         raise FileNotFoundError(f"{folder / CONFIG}: its base model {base} is not there")
+    if is_adapter_folder(folder / base):
+        itself = (folder / base).resolve() == folder.resolve()
+        raise ValueError(f"{folder / CONFIG}: its base model {base!r} is "
+                         f"{'this adapter itself' if itself else 'another adapter'}: the base "
+                         f"must be a model (config.json or a GGUF); chains of adapters are not "
+                         f"supported")
     return folder / base

@@ -30,9 +30,13 @@ def check_lengths(examples, limit: int, what: str = "conversation") -> None:
     """ValueError naming the first example with more than ``limit`` tokens."""
     for n, (ids, _) in enumerate(examples, start=1):
         if len(ids) > limit:
-            raise ValueError(f"{what} {n} has {len(ids)} tokens, more than the limit of {limit} "
-                             f"(the model's context or --max-tokens); shorten or split it: "
-                             f"conversations are never truncated")
+            raise ValueError(too_long(what, n, len(ids), limit))
+
+
+def too_long(what: str, n: int, n_tokens: int, limit: int) -> str:
+    return (f"{what} {n} has {n_tokens} tokens, more than the limit of {limit} "
+            f"(the model's context or --max-tokens); shorten or split it: "
+            f"conversations are never truncated")
 
 
 def steps_per_epoch(n: int, batch: int) -> int:

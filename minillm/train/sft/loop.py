@@ -34,10 +34,10 @@ from minillm.train.loop import TrainingDiverged, TrainingInterrupted
 from minillm.train.memory.recompute import loss_and_grads_recompute
 from minillm.train.optim import AdamW, clip_grad_norm, lr_at
 from minillm.train.sft.batches import (batch_indices, check_lengths, pack_rows, pad_rows,
-                                       steps_per_epoch)
+                                       steps_per_epoch, too_long)
 from minillm.train.sft.data import check_conversation
 from minillm.train.sft.evaluate import evaluate_examples
-from minillm.train.sft.mask import render
+from minillm.train.sft.mask import TooLong, render
 from minillm.train.sft.resume import Run, dated_as_begun
 from minillm.train.sft.settings import FinetuneSettings
 
@@ -66,7 +66,12 @@ def render_all(tokenizer, conversations, fmt, limit: int, what: str) -> list:
         check_conversation({"messages": messages}, f"{what} {n}")
     fmt = chat_format_for(tokenizer, fmt)
     fmt.check_tokenizer(tokenizer)     # chat's own rule: what chat would refuse is not trained
-    examples = [render(tokenizer, c, fmt) for c in conversations]
+    examples = []
+    for n, c in enumerate(conversations, start=1):
+        try:
+            examples.append(render(tokenizer, c, fmt, limit))
+        except TooLong as exc:                  # (measured before the turns are: mask.render)
+            raise ValueError(too_long(what, n, exc.n_tokens, limit)) from None
     check_lengths(examples, limit, what)
     return examples
 

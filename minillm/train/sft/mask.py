@@ -54,11 +54,43 @@ class ChatMLFormat:
         return stop_ids(tokenizer)
 
 
-def render(tokenizer, messages, fmt=None) -> tuple[np.ndarray, np.ndarray]:
+class TooLong(ValueError):
+    """A conversation of ``n_tokens`` tokens, over the limit ``render`` was given."""
+
+    def __init__(self, n_tokens: int, limit: int):
+        super().__init__(f"{n_tokens} tokens, more than the limit of {limit}")
+        self.n_tokens = n_tokens
+
+
+class _Memo:
+    """The tokenizer with ``encode_ordinary`` remembered per text: the prefixes ``render``
+    renders share every text run but the last, so each run is encoded once."""
+
+    def __init__(self, tokenizer):
+        self._tokenizer, self._ids = tokenizer, {}
+
+    def __getattr__(self, name):
+        return getattr(self._tokenizer, name)
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        if text not in self._ids:
+            self._ids[text] = self._tokenizer.encode_ordinary(text)
+        return list(self._ids[text])
+
+
+def render(tokenizer, messages, fmt=None, limit: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """-> (ids [L] int64, counted [L] bool): the whole conversation and which tokens the loss
-    counts (``fmt``: a format object, default ``ChatMLFormat()``)."""
+    counts (``fmt``: a format object, default ``ChatMLFormat()``). With ``limit``, a
+    conversation of more tokens is a ``TooLong`` error as soon as the whole is rendered.
+
+    subtle: the prefixes below make the work turns × length; the length is measured first
+    (and bounded by ``limit``) and each text run is encoded once (``_Memo``), so the
+    tokenizer's work is linear and the rest bounded by turns × limit list steps."""
     fmt = fmt or ChatMLFormat()
+    tokenizer = _Memo(tokenizer)
     ids = fmt.ids(tokenizer, messages, add_generation_prompt=False)
+    if limit is not None and len(ids) > limit:
+        raise TooLong(len(ids), limit)
     stops = set(fmt.stop_ids(tokenizer))
     counted = np.zeros(len(ids), bool)
     for i, m in enumerate(messages):
