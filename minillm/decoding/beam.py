@@ -85,10 +85,8 @@ def beam_search(model, prompt_ids, beam_size: int = 4, max_new_tokens: int = 20,
     check_cache_fits(model.config, nb, len(prompt) + n_new, "beam_size",   # before allocating
                      per_row=12 * V)           # each beam: [V] float32 logits, float64 scores
 
-    guides = None
-    if constraint is not None:                                     # the text must match a pattern
-        from minillm.decoding.constraints.masked import BeamGuides
-        guides = BeamGuides(model, constraint, tokenizer, stops, nb)
+    from minillm.decoding.constraints.masked import BeamGuides     # the text must match a pattern
+    guides = None if constraint is None else BeamGuides(model, constraint, tokenizer, stops, nb)
     cache, logits = shared_prefix_cache(model, prompt, nb, capacity=len(prompt) + n_new)
     logits = logits[None]                                          # [1, V]  one live beam at first
     tokens = np.zeros((nb, n_new), dtype=np.int64)                 # [B, N] running beams' new ids
@@ -104,15 +102,13 @@ def beam_search(model, prompt_ids, beam_size: int = 4, max_new_tokens: int = 20,
         n_cand = min(max(2, 1 + len(stops)) * nb, flat.size)      # K·B candidates (all live · V if fewer)
         top = top_k_ids(flat, n_cand)                              # [n_cand] the best (ties: lower index)
         top = top[np.lexsort((top, -flat[top]))]                   # [n_cand] best first, ties: lower index
+        top = top[np.isfinite(flat[top])]                          # (a constraint's -inf: never)
         beam, token, score = top // V, top % V, flat[top]          # [n_cand] each
-        top = top[np.isfinite(score)]                              # (a constraint's -inf: never)
-        beam, token, score = top // V, top % V, flat[top]
         done = np.isin(token, stops) | (gen_len == n_new)          # [n_cand] candidate finishes here
         if guides is not None:
             done |= guides.finishes(beam, token)                   # nothing can extend the text
-        n_cand = len(top)
         pool_was_full = len(pool) == nb
-        for r in range(min(nb, n_cand)):                           # only the top B may finish
+        for r in range(min(nb, len(top))):                           # only the top B may finish
             if done[r] and not (pool_was_full and early_stopping == "pool_full"):
                 ids = [*tokens[beam[r], :t].tolist(), int(token[r])]
                 pool.append(Hypothesis(ids, float(score[r]) / gen_len ** length_penalty, float(score[r])))

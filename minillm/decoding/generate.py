@@ -94,8 +94,7 @@ def generate(model, prompt_ids, max_new_tokens: int = 100, *, temperature=None, 
     ``num_draft_tokens`` tokens that one forward checks; the output is unchanged
     (``minillm/decoding/speculative.py``).
     Structured output: ``constraint`` (``Regex``, ``JsonSchema``, ``Choice``; needs ``tokenizer``)
-    masks the logits before the sampler, so the text always stays inside the pattern
-    (``minillm/decoding/constraints/masked.py``).
+    masks the logits before the sampler: the text stays inside the pattern (constraints/masked.py).
     """
     settings = GenerationSettings.build(
         model, sampling=dict(temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p,

@@ -17,8 +17,8 @@ the generator.
 
 Speed: with a top-k set, only the k survivors can ever be drawn, so the sampler picks them first
 (``top_k``, O(V) by partition; ``survivors``: its k unmasked ids) and runs temperature, top-p,
-min-p, softmax and the draw on k entries instead of V — the same result (temperature keeps the order, so top-k before or after it
-selects the same ids), tested equal to the step-by-step chain. At V = 49,152 this is what keeps
+min-p, softmax and the draw on k entries instead of V — the same result (temperature keeps the
+order, so top-k before or after it selects the same ids), tested equal to the step-by-step chain. At V = 49,152 this is what keeps
 sampling a small fraction of a decode step (benchmarks/bench_decode.py).
 
 Example: ``Sampler.from_preset("code").sample(logits, np.random.default_rng(0))``.
@@ -158,14 +158,12 @@ class Sampler:
 
 
 def survivors(z: np.ndarray, k: int) -> np.ndarray:
-    """The ids of the k entries ``top_k`` left finite, ascending: ``[..., V] -> [..., k]``. A row
-    with fewer than k finite gets its lowest masked ids too (as ``top_k_ids``); a row with more
-    (an edited ``top_k``) its k lowest finite ones: what ``top_k`` returned decides, nothing else."""
+    """The ids of the k entries ``top_k`` left finite, ascending: ``[..., V] -> [..., k]`` (fewer
+    finite: the lowest masked ids too; more, as an edited ``top_k`` gives: the k lowest finite)."""
     kept = z != -np.inf                                            # [..., V]
     if (kept.sum(axis=-1) == k).all():                             # the usual case: O(V)
         return np.nonzero(kept)[-1].reshape(z.shape[:-1] + (k,))   # [..., k] ascending per row
-    first = np.argsort(~kept, axis=-1, kind="stable")[..., :k]     # [..., k]  kept first, by id
-    return np.sort(first, axis=-1)                                 # [..., k] ascending
+    return np.sort(np.argsort(~kept, axis=-1, kind="stable")[..., :k], axis=-1)  # kept first, by id
 
 
 # The explainer articles' table (任务 / Temperature / Top-K / Top-P); top-k 0 means off.
