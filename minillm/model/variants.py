@@ -88,6 +88,7 @@ MAX_LAYERS = 1 << 16             # the largest released models have ~130 layers
 MAX_WINDOW = 2**32 - 1           # as every size (config.MAX_SIZE): GGUF stores it as a uint32
 SCALE_RANGE = (1e-4, 1e8)        # soft-caps, the query scale, RoPE scaling's factors
 THETA_RANGE = (1e-30, 1e30)     # a RoPE base: 1/θ and θ^(−2i/D) stay finite in float32
+EPS_RANGE = (1e-30, 1e30)       # a norm's ε (released models: 1e-6 to 1e-5; past float32's max: inf)
 
 
 def check_range(name: str, value: float, bounds: tuple[float, float]) -> None:
@@ -137,6 +138,7 @@ def check_variants(c) -> None:
             check_range(name, value, THETA_RANGE if name == "rope_local_theta" else SCALE_RANGE)
             setattr(c, name, float(value))          # (a Python float: no float64 promotion)
     check_range("rope_theta", c.rope_theta, THETA_RANGE)
+    check_range("norm_eps", c.norm_eps, EPS_RANGE)
     for name, value in (c.rope_scaling or {}).items():
         if name in ("factor", "low_freq_factor", "high_freq_factor"):
             check_range(f"rope_scaling {name}", value, SCALE_RANGE)

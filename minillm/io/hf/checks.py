@@ -21,8 +21,9 @@ def _rope(d: dict, default_theta: float = 10000.0) -> tuple[float, dict | None]:
     if partial != 1:                      # (Phi-3 writes 1.0 in rope_parameters)
         raise ValueError(f"partial rotary embeddings (partial_rotary_factor {partial!r}) are "
                          f"not supported: minillm rotates every dimension of a head")
-    if isinstance(theta, bool) or not isinstance(theta, numbers.Real):
-        raise ValueError(f"config.json: rope_theta must be a number, got {reprlib.repr(theta)}")
+    if isinstance(theta, bool) or not isinstance(theta, numbers.Real) or abs(theta) > 1e300:
+        raise ValueError(f"config.json: rope_theta must be a number (within ±1e300), got "
+                         f"{reprlib.repr(theta)}")
     if kind == "default":
         if rope:
             raise ValueError(f"config.json's RoPE settings {sorted(rope)} are not supported")
@@ -53,8 +54,9 @@ def _check_json_types(d: dict) -> None:
         if key in d:
             check_layer_count(d[key], f"config.json: {key}")
     for key in _NUMBERS:
-        if key in d and (isinstance(d[key], bool) or not isinstance(d[key], numbers.Real)):
-            bad(key, "a number")
+        if key in d and (isinstance(d[key], bool) or not isinstance(d[key], numbers.Real)
+                         or not -1e300 < d[key] < 1e300):   # (a huge JSON int: no float has it)
+            bad(key, "a number (within ±1e300)")
     for key in _BOOLS:
         if d.get(key) is not None and not isinstance(d[key], bool):
             bad(key, "true or false")

@@ -18,7 +18,6 @@ Both files are replaced together or not at all (``io/commit.py``), as a model fo
 from __future__ import annotations
 
 import json
-import math
 import re
 from pathlib import Path
 
@@ -99,7 +98,7 @@ def load_adapter(folder: str | Path, config) -> LoRA:
     rank, alpha = settings.get("r"), settings.get("lora_alpha")
     if isinstance(rank, bool) or not isinstance(rank, int) or rank <= 0 \
             or isinstance(alpha, bool) or not isinstance(alpha, (int, float)) \
-            or not (math.isfinite(alpha) and 0 < alpha <= MAX_ALPHA):
+            or not 0 < alpha <= MAX_ALPHA:               # (NaN and a huge JSON int fail too)
         raise ValueError(f"{folder / CONFIG}: r must be a positive integer and lora_alpha a "
                          f"finite number in (0, {MAX_ALPHA:g}], got r={rank!r}, "
                          f"lora_alpha={alpha!r}")
