@@ -234,7 +234,7 @@ vocab = token_bytes_of(tok)
 prompt = chat_prompt(tok, "Is the sea blue? Answer yes or no and say why in one sentence.")
 state, text = guide.start, ""
 for n, step in enumerate(generate(model, prompt, 40, temperature=0, tokenizer=tok, constraint=Regex(REAL_PATTERN),
-                                  stop_ids=stops or None)):
+                                  stop_ids=stops)):
     mask = guide.allowed(state)                                        # [V] bool
     few = [vocab[i].decode("utf-8", errors="replace") for i in np.flatnonzero(mask)[:5]]
     if n < 12 or guide.is_accepting(state):
