@@ -28,7 +28,7 @@ import numpy as np
 
 from minillm import JsonSchema, Regex, generate
 from minillm.chat.chatml import stop_ids
-from minillm.decoding.constraints.automaton import build_dfa, build_nfa
+from minillm.decoding.constraints.automaton import build_dfa, build_nfa, closure
 from minillm.decoding.constraints.byte_dfa import build_byte_dfa
 from minillm.decoding.constraints.guide import Guide
 from minillm.decoding.constraints.index import fast_index, token_bytes_of, walk_index
@@ -69,47 +69,84 @@ for state, edges in enumerate(dfa.edges):
     print(f"  state {state}{mark}: " + (", ".join(f"{label(lo, hi)} -> {t}" for lo, hi, t in edges) or "no edge"))
 
 # %% [markdown]
-# Drawn: states on a circle (a double ring where the text may stop), one arrow per edge with
-# the characters it reads.
+# Drawn: states on a circle (gold the start, a ring where the text may stop), one arrow per
+# edge with what it reads — ε for the NFA's edges that read nothing. The NFA is the pattern
+# written as a machine, piece by piece; the DFA is what the subset construction made of it.
 
 # %%
-def draw_dfa(edges, accepting, start, title):
-    n = len(edges)
-    angle = [2 * math.pi * i / max(n, 1) for i in range(n)]
-    pos = [(math.cos(a), math.sin(a)) for a in angle]
-    fig, ax = plt.subplots(figsize=(5.5, 5))
-    for s, out in enumerate(edges):
+def byte_label(lo, hi):
+    """An interval of bytes: printable ASCII as itself, other bytes in hex ('E6', '80-BF')."""
+    show = lambda b: chr(b) if 33 <= b < 127 else f"{b:02X}"
+    return show(lo) if lo == hi else f"{show(lo)}-{show(hi)}"
+
+
+def dfa_arrows(edges, name=label):
+    """A DFA's [(lo, hi, target)] per state -> [(label, target)], one arrow per target."""
+    arrows = []
+    for out in edges:
         by_target = {}
         for lo, hi, t in out:
-            by_target.setdefault(t, []).append(label(lo, hi))
-        for t, names in by_target.items():
-            text = ",".join(names)
+            by_target.setdefault(t, []).append(name(lo, hi))
+        arrows.append([(",".join(names), t) for t, names in by_target.items()])
+    return arrows
+
+
+def nfa_arrows(nfa):
+    """The NFA's character edges and ε-edges -> [(label, target)] per state."""
+    return [[(",".join(label(lo, hi) for lo, hi in ranges), t) for ranges, t in nfa.edges[s]]
+            + [("ε", t) for t in nfa.epsilon[s]] for s in range(len(nfa.epsilon))]
+
+
+def draw_automaton(arrows, accepting, start, title, ax):
+    n = len(arrows)
+    pos = [(math.cos(2 * math.pi * i / n), math.sin(2 * math.pi * i / n)) for i in range(n)]
+    for s, out in enumerate(arrows):
+        for text, t in out:
             (x0, y0), (x1, y1) = pos[s], pos[t]
             if s == t:                                      # a self-loop: a small circle outside
-                cx, cy = 1.25 * x0, 1.25 * y0
-                ax.add_patch(plt.Circle((cx, cy), 0.13, fill=False, color="grey"))
-                ax.text(1.45 * x0, 1.45 * y0, text, ha="center", va="center", fontsize=9)
+                ax.add_patch(plt.Circle((1.2 * x0, 1.2 * y0), 0.1, fill=False, color="grey"))
+                ax.text(1.42 * x0, 1.42 * y0, text, ha="center", va="center", fontsize=9)
                 continue
             ax.annotate("", xy=(x1, y1), xytext=(x0, y0),
-                        arrowprops=dict(arrowstyle="->", color="grey", shrinkA=14, shrinkB=14,
+                        arrowprops=dict(arrowstyle="->", color="grey", shrinkA=12, shrinkB=12,
                                         connectionstyle="arc3,rad=0.15"))
-            mx, my = (x0 + x1) / 2, (y0 + y1) / 2
-            ax.text(mx + 0.12 * (y1 - y0), my - 0.12 * (x1 - x0), text, ha="center", va="center",
-                    fontsize=9, color="darkblue")
+            ax.text((x0 + x1) / 2 + 0.1 * (y1 - y0), (y0 + y1) / 2 - 0.1 * (x1 - x0), text,
+                    ha="center", va="center", fontsize=9, color="grey" if text == "ε" else "darkblue")
     for s, (x, y) in enumerate(pos):
-        ax.add_patch(plt.Circle((x, y), 0.1, color="lightblue" if s != start else "gold"))
+        ax.add_patch(plt.Circle((x, y), 0.08, color="gold" if s == start else "lightblue"))
         if s in accepting:
-            ax.add_patch(plt.Circle((x, y), 0.13, fill=False, color="black"))
-        ax.text(x, y, str(s), ha="center", va="center")
-    ax.set_xlim(-1.7, 1.7)
-    ax.set_ylim(-1.7, 1.7)
+            ax.add_patch(plt.Circle((x, y), 0.11, fill=False, color="black"))
+        ax.text(x, y, str(s), ha="center", va="center", fontsize=8)
+    ax.set_xlim(-1.6, 1.6)
+    ax.set_ylim(-1.6, 1.6)
     ax.set_aspect("equal")
     ax.axis("off")
     ax.set_title(title)
-    plt.show()
 
 
-draw_dfa(dfa.edges, dfa.accepting, dfa.start, f"the DFA of {PATTERN} (gold: start; ringed: accepting)")
+fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 5.5))
+draw_automaton(nfa_arrows(nfa), {nfa.accept}, nfa.start, f"Thompson NFA of {PATTERN}: {len(nfa.epsilon)} states", a1)
+draw_automaton(dfa_arrows(dfa.edges), dfa.accepting, dfa.start, f"its DFA: {len(dfa.edges)} states", a2)
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# The subset construction by hand, on `WALK`: start from the ε-closure of the NFA's start (every
+# state reachable reading nothing); for each character keep the states an edge reading it leads
+# to, and close again. The text matches when the last set holds the NFA's accepting state. Each
+# set is one DFA state: the DFA has computed these sets once, ahead of time.
+
+# %%
+states = closure(nfa, {nfa.start})
+print(f"start: NFA states {sorted(states)}")
+for ch in WALK:
+    states = closure(nfa, {t for s in states for ranges, t in nfa.edges[s]
+                           if any(lo <= ord(ch) <= hi for lo, hi in ranges)})
+    print(f"  {ch!r} -> NFA states {sorted(states) if states else 'none: the text left the pattern'}")
+    if not states:
+        break
+print(f"the NFA's accepting state {nfa.accept} is {'in' if nfa.accept in states else 'not in'} the last set")
+assert (nfa.accept in states) == dfa.fullmatch(WALK), "the sets walked by hand must agree with the DFA"
 
 # %% [markdown]
 # Walked by hand: one character, one lookup. The text matches when the walk never falls off the
@@ -176,8 +213,10 @@ for s in range(bdfa.n_states):
             out.append((b, b, t))
     byte_edges.append(out)
 print(f"character DFA {len(dfa.edges)} states -> byte DFA {bdfa.n_states} states")
-draw_dfa(byte_edges, {s for s in range(bdfa.n_states) if bdfa.accepting[s]}, bdfa.start,
-         f"the byte DFA of {PATTERN}, minimised")
+fig, ax = plt.subplots(figsize=(5, 5))
+draw_automaton(dfa_arrows(byte_edges, byte_label), {s for s in range(bdfa.n_states) if bdfa.accepting[s]}, bdfa.start,
+               f"the byte DFA of {PATTERN}, minimised", ax)
+plt.show()
 assert bdfa.fullmatch(WALK.encode("utf-8")) == matched, "the byte DFA must accept what the character DFA accepts"
 
 # %% [markdown]
