@@ -18,6 +18,8 @@ from minillm.model.rope import apply_rope, rope_angles
 from minillm.model.variants import softcap, window_mask
 from minillm.sampling import allow_only, apply_temperature, min_p, top_k, top_p
 from minillm.decoding.speculative import verify
+from minillm.decoding.constraints.byte_dfa import ByteDFA
+from minillm.decoding.constraints.index import walk_index
 from minillm.tokenizer.bpe import NO_MERGE, merge_reference
 from minillm.train.grad_norm import layer_norm_backward
 from tests.exercise_variants.common import load_solutions
@@ -79,6 +81,8 @@ LIBRARY = {
         lambda i: softmax(logits[i]), np.asarray(drafts, dtype=np.int64), None, None, greedy=True),
     "softcap": softcap,
     "sliding_window_mask": lambda T, W: causal_mask(T, T) & window_mask(T, T, W),
+    "dfa_walk": lambda table, state, data: ByteDFA(table, np.zeros(len(table), bool)).walk(state, data),
+    "allowed_tokens": lambda table, state, vocab: walk_index(ByteDFA(table, np.zeros(len(table), bool)), vocab)[state][0],
 }
 
 

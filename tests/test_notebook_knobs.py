@@ -123,6 +123,11 @@ KNOBS = {
         {"CAPS": "[1.0, 100.0]", "X_RANGE": "500.0", "T_MASK": "32", "WINDOW": "32", "ROPE_THETA": "10_000_000.0",
          "HEAD_DIM": "256", "FACTOR": "64.0", "ORIGINAL_CONTEXT": "131_072", "SCALES": "[0.1, 100.0]",
          "GATE_RANGE": "10.0", "TEXT": '"海水会吸收较多红光，" + "x" * 34', "EXPERTS": "16", "TOP_K": "16"}],
+    "17_structured_output": [  # each knob at both ends of its stated range
+        {"PATTERN": '"a"', "WALK": '""', "TOY_VOCAB": '[b"a"]', "REAL_PATTERN": '"[0-9]"', "N_PROMPTS": "1"},
+        {"PATTERN": r'"[0-9]{1,2}(\\.[0-9])?"', "WALK": '"12.5"', "REAL_PATTERN": r'"(yes|no)[a-z ]{0,60}\\."',
+         "TOY_VOCAB": '[b"1", b"2", b".", b"12", b"2.", b".5", b"5", b"x", b"9", b"99", b"9.9", b"0", b"00", b"a", b"b", b"c"]',
+         "N_PROMPTS": "4"}],
 }
 CASES = [(name, i) for name, runs in KNOBS.items() for i in range(len(runs))]
 

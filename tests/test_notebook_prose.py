@@ -44,6 +44,7 @@ STATED = {
                     "199": "the last conversation's index (a knob's range)",
                     "576": "SmolLM2's width (printed as ΔW's shape when SmolLM2 is present)"},
     "16_model_families": {"3.1": "a model's name, Llama 3.1", "3.2": "a model's name, Llama 3.2"},
+    "17_structured_output": {"2023": "the year of Willard & Louf's paper on the vocabulary index"},
 }
 NAMES = sorted(path.stem for path in SOURCES.glob("[0-9][0-9]_*.py"))
 
