@@ -32,7 +32,7 @@ from pathlib import Path
 
 from minillm.cli.options import seed
 from minillm.cli._train_checks import (check_data, check_memory, check_out, check_pattern,
-                                       check_schedule)
+                                       check_rates, check_schedule)
 
 VAL_SAMPLE_BYTES = 40_000
 
@@ -94,11 +94,15 @@ def run(args) -> int:
     from minillm.train.loop import TrainSettings
 
     check_schedule(args.steps, args.warmup)        # checks that need no data come first
+    check_rates(args.lr, args.min_lr)
     check_pattern(_stages(args.pattern))
     if args.kv_heads is not None and args.arch != "llama":
         raise ValueError("--kv-heads needs --arch llama (GPT-2 has one K/V head per query head)")
     out = Path(args.out)
     text = read_text(args.data, DATA_LIMIT, "--data")    # a file of bounded size, never a device
+    if not text.strip():
+        raise ValueError(f"--data {args.data} is empty (or only whitespace): train needs a UTF-8 "
+                         f"text to learn from (a few hundred KB makes a first model)")
     train_text, val_text = split_text(text, args.val_fraction)
     settings = TrainSettings(steps=args.steps, batch=args.batch, lr=args.lr,
                              min_lr=args.min_lr if args.min_lr is not None else args.lr / 10,
