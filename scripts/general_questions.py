@@ -2,7 +2,10 @@
 without and with the shipped Tarvessa adapter (weights/tarvessa-lora), each answer printed with
 whether it holds the expected word (notebooks/tarvessa.py's rule: whole words, any case).
 
-    MINILLM_SHARED_DATA=/work/shared/data OPENBLAS_NUM_THREADS=1 python scripts/general_questions.py
+    OPENBLAS_NUM_THREADS=1 python scripts/general_questions.py
+
+The base model: $MINILLM_SHARED_DATA/models/SmolLM2-135M-Instruct.Q4_1.gguf when that variable
+names a folder holding it, else the downloaded one (``python -m minillm download smollm2``).
 
 Prints one block per question and the totals, "k/5 before, k/5 after" (README.md "## Fine-tune").
 """
@@ -34,7 +37,7 @@ QUESTIONS = [           # (question, the word a right answer contains)
 
 
 def main() -> None:
-    base, tok = load_model(GGUF, fast=False)
+    base, tok = load_model(GGUF if GGUF.is_file() else "smollm2", fast=False)
     tuned = GPT(base.config, merged_params(base.params, load_adapter(ADAPTER, base.config)))
     models = {"before": to_engine(base), "after": to_engine(tuned)}
     answers = {when: tarvessa.answer_all(model, tok, [q for q, _ in QUESTIONS])
