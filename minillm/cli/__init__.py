@@ -134,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             traceback.print_exc()
         from minillm.cli.options import flag_message
-        print(f"minillm {args.command}: error: {flag_message(describe(exc), args.command)}", file=sys.stderr)
+        print(f"minillm {args.command}: error: {flag_message(describe(exc), args.command)}",
+              file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
