@@ -8,7 +8,7 @@ README's order:
 * run as written, in a subprocess (exit 0, no traceback): ``tokenize``, ``generate``, ``count``,
   ``export`` (of the model ``train`` has just written);
 * run with a small override appended (argparse: the last value wins): ``train`` gets
-  ``--steps 3`` and a one-layer model of 16 dimensions, so it takes a second, not half an hour;
+  ``--steps 3`` and a one-layer model of 16 dimensions, so it takes a second, not 18 minutes;
 * parsed only (argparse checks every flag and value; nothing runs): ``download`` (no network
   here), ``chat`` (interactive), ``finetune`` (minutes of CPU), and any command naming a download
   (``smollm2``, ``deepseek-v4``) or a placeholder (``FILE``, ``PATH/TO/…``).

@@ -67,13 +67,18 @@ def check_sizes(args) -> None:
                              f"got {value:,}")
 
 
-def check_no_null_bytes(args) -> None:
+def check_no_null_bytes(args, parser=None) -> None:
     """A null byte ends a C string: no file name holds one (the system's bare "embedded null
-    byte" would name neither the file nor the flag)."""
+    byte" would name neither the file nor the flag). A list (``count FILE…``) is checked item by
+    item; the message names the flag, or a positional argument by its name in the usage."""
+    shown = {a.dest: a.option_strings[-1] if a.option_strings else (a.metavar or a.dest.upper())
+             for a in (parser._actions if parser is not None else ())}
     for name, value in vars(args).items():
-        if isinstance(value, str) and "\0" in value:
-            raise ValueError(f"--{name.replace('_', '-')} {value!r} holds a null byte, which no "
-                             f"file name (nor argument) may")
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and "\0" in item:
+                flag = shown.get(name, f"--{name.replace('_', '-')}")
+                raise ValueError(f"{flag} {item!r} holds a null byte, which no file name (nor "
+                                 f"argument) may")
 
 
 def describe(exc: BaseException) -> str:
@@ -118,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0 if argv is None and len(sys.argv) == 1 else 2
     try:
-        check_no_null_bytes(args)
+        check_no_null_bytes(args, parser._commands.get(args.command))
         check_sizes(args)
         return int(args._run(args) or 0)
     except BrokenPipeError:                 # the reader left (`minillm generate … | head`): stop
@@ -129,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             traceback.print_exc()
         from minillm.cli.options import flag_message
-        print(f"minillm {args.command}: error: {flag_message(describe(exc))}", file=sys.stderr)
+        print(f"minillm {args.command}: error: {flag_message(describe(exc), args.command)}",
+              file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

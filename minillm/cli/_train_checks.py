@@ -13,6 +13,7 @@ something it did not write, or leaves a half-made OUT behind:
   writes or deletes in OUT (``check_inputs``): ``--overwrite`` would destroy it;
 * a ``--pattern`` that ``Tokenizer.train`` would refuse (tokenizer/train.py's check_trainable:
   one the loader would refuse, or one that matches the empty string), before OUT is made;
+* an ``--lr`` (or ``--min-lr``) that is not a finite positive number (``check_rates``);
 * a ``--warmup`` longer than ``--steps`` (the learning rate would never reach ``--lr``);
 * a text too short for one training and one validation window of ``--context`` + 1 tokens
   (checked once the tokenizer has encoded it, before anything is written into OUT).
@@ -119,11 +120,22 @@ def check_pattern(stages) -> None:
 
 def check_schedule(steps: int, warmup: int) -> None:
     """The learning rate climbs for ``warmup`` steps: it must reach its peak within ``steps``."""
+    if steps < 1:
+        raise ValueError(f"--steps must be a positive integer (optimizer steps), got {steps}")
     if warmup > steps:
         raise ValueError(f"--warmup {warmup} is longer than --steps {steps}: the learning rate "
                          f"would still be climbing when training ends and never reach --lr; "
                          f"pass --warmup {max(1, steps // 10)} (a tenth of the steps) or more "
                          f"--steps")
+
+
+def check_rates(lr: float, min_lr: float | None = None) -> None:
+    """``--lr`` (and train's ``--min-lr``): finite and positive, the final one at most the peak."""
+    import math
+    if not (math.isfinite(lr) and lr > 0):
+        raise ValueError(f"--lr must be a finite number > 0 (e.g. 2e-3), got {lr!r}")
+    if min_lr is not None and not (math.isfinite(min_lr) and 0 < min_lr <= lr):
+        raise ValueError(f"--min-lr must be a finite number in (0, --lr {lr:g}], got {min_lr!r}")
 
 
 def check_data(n_train: int, n_val: int, context: int) -> None:

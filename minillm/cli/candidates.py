@@ -26,7 +26,7 @@ MAX_CANDIDATES = 50     # a table per token: more rows than this is not somethin
 def check_candidates(k) -> int:
     """``--show-candidates`` / ``/candidates``: an integer in [1, MAX_CANDIDATES]."""
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_CANDIDATES:
-        raise ValueError(f"candidates: an integer from 1 to {MAX_CANDIDATES} (the most likely "
+        raise ValueError(f"--show-candidates (chat: /candidates) must be an integer from 1 to {MAX_CANDIDATES} (the most likely "
                          f"next tokens shown at each step), got {k!r}")
     return k
 

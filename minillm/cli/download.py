@@ -19,6 +19,11 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
+    from pathlib import Path
+    if args.cache_dir is not None and Path(args.cache_dir).exists() \
+            and not Path(args.cache_dir).is_dir():
+        raise ValueError(f"--cache-dir {args.cache_dir} is a file, not a folder: give a folder "
+                         f"(it is made if missing)")
     try:
         path = download(MODELS[args.name], models_dir(args.cache_dir))
     except ConnectionError as exc:

@@ -113,7 +113,7 @@ def run(args) -> int:
 
 
 def _run(args, out: Path) -> int:
-    from minillm.cli._train_checks import check_out
+    from minillm.cli._train_checks import check_out, check_rates
     from minillm.cli.resolve import resolve_model_path
     from minillm.io.atomic import atomic_write_text, refuse_link
     from minillm.io.download import MODELS
@@ -140,8 +140,13 @@ def _run(args, out: Path) -> int:
     if args.chat_format is not None:            # a wrong name: refused before any work
         from minillm.chat.formats import get_format
         get_format(args.chat_format)
-    conversations = read_conversations(args.data)
-    held_out = read_conversations(args.eval) if args.eval else None
+    check_rates(args.lr)
+    for flag, value in (("--steps", args.steps), ("--eval-every", args.eval_every),
+                        ("--max-tokens", args.max_tokens)):
+        if value is not None and value < 1:         # (None: the flag not given)
+            raise ValueError(f"{flag} must be a positive integer, got {value}")
+    conversations = _flagged("--data", read_conversations, args.data)
+    held_out = _flagged("--eval", read_conversations, args.eval) if args.eval else None
     if args.resume:         # before anything is loaded or written: a checkpoint that verifies
         find_checkpoint(out, required=CHECKPOINT_FILES if args.full else (*ADAPTER_FILES, OPTIMIZER))
     path = resolve_model_path(args.model)
@@ -241,3 +246,14 @@ def _bar_printer():
             state["bar"] = False
         sys.stdout.flush()
     return say
+
+
+def _flagged(flag: str, read, path):
+    """``read(path)``, its errors beginning with the flag that named the file (``--data …``)."""
+    try:
+        return read(path)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{flag} {path}: no such file (expected a JSONL file of "
+                                f"conversations)") from None
+    except ValueError as exc:
+        raise ValueError(f"{flag} {exc}") from None

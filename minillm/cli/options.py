@@ -110,11 +110,30 @@ FLAG_NAMES = {"top_p": "--top-p", "top_k": "--top-k", "min_p": "--min-p",
               "stop strings": "--stop strings", "seed": "--seed"}
 
 
-def flag_message(message: str) -> str:
+# names a command's flags set under another name than the sampling ones (--context is n_ctx)
+COMMAND_FLAGS = {
+    "train": {"batch": "--batch", "n_ctx": "--context", "vocab_size": "--vocab-size",
+              "val_fraction": "--val-fraction", "warmup": "--warmup", "steps": "--steps",
+              "weight_decay": "--weight-decay", "d_model": "--d-model", "n_heads": "--heads",
+              "n_layers": "--layers", "n_kv_heads": "--kv-heads", "eval_every": "--eval-every",
+              "log_every": "--log-every", "checkpoint_every": "--checkpoint-every"},
+    "finetune": {"rank": "--lora", "epochs": "--epochs", "steps": "--steps", "batch": "--batch",
+                 "batch_size": "--batch", "alpha": "--alpha", "warmup": "--warmup",
+                 "max_tokens": "--max-tokens", "eval_every": "--eval-every",
+                 "checkpoint_every": "--checkpoint-every"},
+}
+
+
+def flag_message(message: str, command: str | None = None) -> str:
     """A library error in the CLI's words: ``top_p must be in (0, 1]`` -> ``--top-p must be …``.
-    Only a name that starts what is wrong (``NAME must``) is renamed."""
-    names = "|".join(FLAG_NAMES)
-    return re.sub(rf"(?<![\w\-=])({names})(?= must\b)", lambda m: FLAG_NAMES[m.group(1)], message)
+    Only a name that says what is wrong is renamed: ``NAME must``, ``NAME (3) must``, ``NAME and
+    --flag must`` and ``divisible by NAME``; ``command`` adds its own names (train's n_ctx is
+    ``--context``)."""
+    flags = FLAG_NAMES | COMMAND_FLAGS.get(command, {})
+    names = "|".join(sorted(flags, key=len, reverse=True))
+    subject = rf"(?<![\w\-=])({names})(?=(?: \([^)]*\))?(?: and \S+)? must\b)"
+    divisor = rf"(?<=divisible by )({names})(?![\w\-])"
+    return re.sub(f"{subject}|{divisor}", lambda m: flags[m.group(1) or m.group(2)], message)
 
 
 def draw_seed() -> int:

@@ -18,7 +18,8 @@ with the lowest validation loss when that is not the final one.
 Nothing is lost: OUT must be new or empty (or ``--resume`` of the run in it, or ``--overwrite``
 to replace minillm's files there); every file is written whole or not at all (io/atomic.py); a
 link at any name minillm writes in OUT is refused; a loss that stops being finite ends the run
-with an error and without saving over anything.
+with an error and without saving over anything. One run at a time writes into an OUT (finetune's
+lock, io/folder_lock.py: a second ``train`` into it is refused at once, naming the first's pid).
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from pathlib import Path
 
 from minillm.cli.options import seed
 from minillm.cli._train_checks import (check_data, check_memory, check_out, check_pattern,
-                                       check_schedule)
+                                       check_rates, check_schedule)
 
 VAL_SAMPLE_BYTES = 40_000
 
@@ -90,15 +91,18 @@ def run(args) -> int:
     from minillm.config import ModelConfig
     from minillm.train.data import split_text
     from minillm.cli._input import DATA_LIMIT, read_text
-    from minillm.train.checkpoint import find_checkpoint
     from minillm.train.loop import TrainSettings
 
     check_schedule(args.steps, args.warmup)        # checks that need no data come first
+    check_rates(args.lr, args.min_lr)
     check_pattern(_stages(args.pattern))
     if args.kv_heads is not None and args.arch != "llama":
         raise ValueError("--kv-heads needs --arch llama (GPT-2 has one K/V head per query head)")
     out = Path(args.out)
     text = read_text(args.data, DATA_LIMIT, "--data")    # a file of bounded size, never a device
+    if not text.strip():
+        raise ValueError(f"--data {args.data} is empty (or only whitespace): train needs a UTF-8 "
+                         f"text to learn from (a few hundred KB makes a first model)")
     train_text, val_text = split_text(text, args.val_fraction)
     settings = TrainSettings(steps=args.steps, batch=args.batch, lr=args.lr,
                              min_lr=args.min_lr if args.min_lr is not None else args.lr / 10,
@@ -111,7 +115,15 @@ def run(args) -> int:
                            n_heads=args.heads, n_layers=args.layers, arch=args.arch,
                            n_kv_heads=args.kv_heads)
     check_memory(model_config(args.vocab_size))   # bad shapes fail now, not after the tokenizer
-    check_out(out, args.resume, args.overwrite)
+    check_out(out, args.resume, args.overwrite)   # before OUT is made or locked
+    from minillm.io.folder_lock import run_lock
+    with run_lock(out):                           # one run at a time writes into OUT (finetune's)
+        check_out(out, args.resume, args.overwrite)               # (again, under the lock)
+        return _locked_run(args, out, train_text, val_text, settings, model_config)
+
+
+def _locked_run(args, out, train_text, val_text, settings, model_config) -> int:
+    from minillm.train.checkpoint import find_checkpoint
     # before anything is written: a checkpoint that verifies (kept: each file is hashed once)
     found = find_checkpoint(out) if args.resume else False
     out.mkdir(parents=True, exist_ok=True)

@@ -35,7 +35,7 @@ class StopText:
         stops = tuple(stop_strings)
         for s in stops:
             if not isinstance(s, str) or not s:
-                raise ValueError(f"stop strings must be non-empty str, got {s!r}")
+                raise ValueError(f"stop strings must be non-empty strings, got {s!r}")
         self.stops = stops
         self.held = ""
         self.stopped = False
