@@ -12,7 +12,7 @@ A stop string's held-back text released at the very end comes as ``{"id": null, 
 
 At the end (``--json-final``), one line: the text, the ids, why it ended (``"stop"``: an
 end-of-text id or a stop string; ``"length"``: ``--max-new-tokens`` reached), the token counts,
-the timings and the seed; with ``--logprobs K`` also ``"tokens"``, the per-token objects.
+the timings and the random seed; with ``--logprobs K`` also ``"tokens"``, the per-token objects.
 """
 from __future__ import annotations
 
