@@ -105,9 +105,13 @@ def parse_targets(text: str) -> list[str]:
 
 def run(args) -> int:
     from minillm.cli._train_checks import check_out
-    from minillm.io.folder_lock import run_lock
+    from minillm.io.folder_lock import refuse_if_held, run_lock
     out = Path(args.out)
-    check_out(out, args.resume, args.overwrite)         # before OUT is made or locked
+    try:
+        check_out(out, args.resume, args.overwrite)     # before OUT is made or locked
+    except ValueError:
+        refuse_if_held(out)                             # (another run's half-swapped files)
+        raise
     with run_lock(out):                                  # one run at a time writes into OUT
         return _run(args, out)
 

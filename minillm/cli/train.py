@@ -115,8 +115,12 @@ def run(args) -> int:
                            n_heads=args.heads, n_layers=args.layers, arch=args.arch,
                            n_kv_heads=args.kv_heads)
     check_memory(model_config(args.vocab_size))   # bad shapes fail now, not after the tokenizer
-    check_out(out, args.resume, args.overwrite)   # before OUT is made or locked
-    from minillm.io.folder_lock import run_lock
+    from minillm.io.folder_lock import refuse_if_held, run_lock
+    try:
+        check_out(out, args.resume, args.overwrite)     # before OUT is made or locked
+    except ValueError:
+        refuse_if_held(out)                             # (another run's half-swapped files)
+        raise
     with run_lock(out):                           # one run at a time writes into OUT (finetune's)
         check_out(out, args.resume, args.overwrite)               # (again, under the lock)
         return _locked_run(args, out, train_text, val_text, settings, model_config)

@@ -117,6 +117,23 @@ def run_lock(out):
                 out.rmdir()            # (only if empty: a refused run leaves no OUT behind)
 
 
+def refuse_if_held(out) -> None:
+    """The lock's ValueError if another live run holds OUT now (nothing is made or changed):
+    a check that failed on what that run is writing (a checkpoint half swapped) says so instead."""
+    from pathlib import Path
+    from minillm.io.atomic import O_NOFOLLOW
+    path = Path(out) / RUN_LOCK
+    try:
+        fd = os.open(path, os.O_RDONLY | O_NOFOLLOW)
+    except OSError:
+        return                              # no lock file: no run holds OUT
+    try:
+        if _acquire_now(fd, out, path):     # free: ours for a moment, given back
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
 def _acquire_now(fd: int, out, path) -> bool:
     if fcntl is None:
         return False
