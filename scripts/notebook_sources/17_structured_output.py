@@ -170,7 +170,7 @@ claim(matched, f"{WALK!r} matches {PATTERN!r}")
 # %% [markdown]
 # ## 2. Why bytes: a token may end inside a character
 #
-# A tokenizer's pieces are bytes, and a byte-level BPE (GPT-2's, SmolLM2's) often cuts a CJK
+# A tokenizer's pieces are bytes, and a byte-level BPE (GPT-2's, below) can cut a CJK
 # character, three bytes in UTF-8, between two tokens. A DFA over characters cannot say whether
 # such a token is allowed: half a character is not a character. So minillm rewrites the DFA over
 # bytes (`build_byte_dfa`: each character range becomes the byte sequences that encode it), keeps
@@ -198,7 +198,8 @@ print(f"the byte DFA of '海+水' has {zh_dfa.n_states} states; its character DF
 # %% [markdown]
 # The byte DFA of section 1's pattern, minimised: states that behave alike merge (here the
 # states before "ab" or after "c" or "ab" are one), so it can have fewer states than the
-# character DFA.
+# character DFA — or more, as 海+水 above shows: each multi-byte character adds the states
+# between its bytes.
 
 # %%
 bdfa = build_byte_dfa(dfa)
@@ -244,8 +245,9 @@ for s, (allowed_ids, nexts) in enumerate(slow):
     print(f"state {s}: {len(allowed_ids)} of {len(TOY_VOCAB)} tokens allowed: {moves or 'none'}{eos}")
 
 # %% [markdown]
-# Brute force says the same: a token is allowed when the text so far plus the token is still a
-# prefix of some match. From the start state, every token tried against the byte DFA's prefix test:
+# Token by token, the same rule: a token is allowed when the text so far plus the token is still
+# a prefix of some match. The byte DFA keeps only live states (section 2), so a token whose bytes
+# all walk without falling off is exactly such a prefix. From the start state, every token walked:
 
 # %%
 brute = [i for i, b in enumerate(TOY_VOCAB) if bdfa.walk(bdfa.start, b) >= 0]
@@ -289,10 +291,10 @@ claim(bool(__import__("re").fullmatch(REAL_PATTERN, text)), f"the reply fully ma
 # ## 5. SmolLM2 asked for JSON, with and without the constraint
 #
 # The same prompts, greedy, at most 40 new tokens each, once free and once under a `JsonSchema`
-# (an object with a string `name` and an integer `age`, both required). A reply counts as
+# (an object with a string `name` of at most 20 characters and an integer `age`, both required). A reply counts as
 # *parsing* when `json.loads` accepts the whole reply and as *valid* when it is an object with
-# exactly those keys and types. This needs SmolLM2: the small shipped model cannot follow the
-# instruction.
+# exactly those keys and types. This needs SmolLM2, a model trained to follow instructions; the
+# shipped Shakespeare model was not. A match guarantees the form, not the truth of the content.
 
 # %%
 N_PROMPTS = 4
