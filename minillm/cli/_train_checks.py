@@ -5,7 +5,7 @@ something it did not write, or leaves a half-made OUT behind:
   machine's memory;
 * an OUT that is a file, holds files minillm did not write, or is not empty (unless ``--resume``
   or ``--overwrite``);
-* an OUT that is a symbolic link or lies under one (io/out_guard.py);
+* an OUT that is a symbolic link, or would be created through one (io/out_guard.py);
 * a symbolic link at any name minillm writes, renames or deletes in OUT (a file, or a checkpoint
   folder ``checkpoint``, ``best`` and their ``.tmp`` / ``.old``): minillm never writes or deletes
   outside OUT, nor through a link it did not make;
@@ -50,7 +50,7 @@ def check_out(out: Path, resume: bool, overwrite: bool) -> None:
         raise ValueError("--resume continues the run in --out and --overwrite replaces it: "
                          "choose one")
     from minillm.io.out_guard import refuse_linked_path
-    refuse_linked_path(out, "--out")            # (OUT itself, or a folder on its path)
+    refuse_linked_path(out, "--out")            # (OUT itself, or a folder it would create)
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} is a file, not a folder")
     from minillm.io.atomic import refuse_link
