@@ -52,6 +52,8 @@ def test_phi3_adapters_give_pefts_logits(base, which, key):
     fixtures were made: 1.4e-5 for minillm's file in PEFT, max |logit| 9.5)."""
     lora = load_adapter(LORA / which, base.config)
     assert len(lora.adapters) == 2 * 7                       # every projection of both layers
+    q, k = lora.adapters["blocks.0.attn.wq"][0], lora.adapters["blocks.0.attn.wk"][0]
+    assert np.array_equal(q, k) and not np.shares_memory(q, k)   # (each trains on its own)
     expected = load_safetensors(LORA / "expected.safetensors")
     want = expected[key]
     got = GPT(base.config, merged(base, lora))(expected["input_ids"])

@@ -95,7 +95,8 @@ def load_adapter(folder: str | Path, config) -> LoRA:
     cannot honour (another method, DoRA, rsLoRA, bias training, aLoRA, extra saved modules),
     tensors that name no projection of this model, or that ``target_modules`` /
     ``layers_to_transform`` leave out (PEFT would not apply them), values that are not finite or
-    beyond ±1e4, and an adapter without tensors are ValueErrors."""
+    beyond ±1e4, and an adapter without tensors are ValueErrors. A Phi-3's adapter is PEFT's, on
+    the fused qkv_proj / gate_up_proj (split into per-projection adapters: fused.py)."""
     folder = Path(folder)
     settings = read_settings(folder)
     wrong = {k: settings[k] for k in UNSUPPORTED if settings.get(k)}    # absent, null, {}, false: fine
@@ -116,11 +117,12 @@ def load_adapter(folder: str | Path, config) -> LoRA:
     if not tensors:
         raise ValueError(f"{folder / WEIGHTS} holds no tensors: an adapter without lora_A / "
                          f"lora_B changes nothing")
-    stems = {stem: name for name, stem in peft_names(config).items()}
+    named = peft_names(config)
+    stems = {stem: name for name, stem in named.items()}
     fused: dict[str, dict[str, slice]] = {}   # Phi-3: fused stem -> {minillm name: its rows of B}
     if config.fused_projections:
         for name, (module, rows) in fused_rows(config).items():
-            del stems[peft_names(config)[name]]              # (no q_proj … in Phi-3's model)
+            del stems[named[name]]                           # (no q_proj … in Phi-3's model)
             fused.setdefault(PREFIX + module, {})[name] = rows
     applies = _applies(settings, folder)
     shapes = param_shapes(config)
@@ -156,6 +158,7 @@ def load_adapter(folder: str | Path, config) -> LoRA:
             continue
         lora.adapters[name] = (np.ascontiguousarray(ab["A"].T, np.float32),    # [r, in] -> [in, r]
                                np.ascontiguousarray(ab["B"].T, np.float32))    # [out, r] -> [r, out]
+    lora.adapters = dict(sorted(lora.adapters.items()))     # (by minillm name, whatever the file)
     return lora
 
 

@@ -58,9 +58,11 @@ def fused_height(config, module: str) -> int:
 
 def split(A: np.ndarray, B: np.ndarray, names: dict[str, slice]) -> dict[str, tuple]:
     """One fused adapter (PEFT's stored A [r, C], B [out, r]) -> {name: (A [C, r], B_name [r, n])}:
-    the same A for each projection and its rows of B (minillm's [in, r], [r, out] layout)."""
-    A_t = np.ascontiguousarray(A.T, np.float32)                                   # [r, C] -> [C, r]
-    return {name: (A_t, np.ascontiguousarray(B[rows].T, np.float32))              # [n, r] -> [r, n]
+    the same A for each projection and its rows of B (minillm's [in, r], [r, out] layout).
+    subtle: each projection gets its own copy of A, since training updates arrays in place (one
+    array under three names would take three steps each step)."""
+    return {name: (np.array(A.T, np.float32, order="C"),                          # [r, C] -> [C, r]
+                   np.array(B[rows].T, np.float32, order="C"))                    # [n, r] -> [r, n]
             for name, rows in names.items()}
 
 
@@ -89,7 +91,7 @@ def fuse(lora, config, stems: dict[str, str], prefix: str) -> tuple[dict[str, tu
             B[where[name][1], cols] = lora.adapters[name][1].T         # [r, n] -> [n, r]
         modules[stem] = (As[0].T if shared else np.concatenate([a.T for a in As]),  # [k·r, in]
                          B)
-    R = max(A.shape[0] for A, _ in modules.values())
+    R = max((A.shape[0] for A, _ in modules.values()), default=lora.rank)   # (no adapters: r)
     return {m: (_pad(A, R, axis=0), _pad(B, R, axis=1)) for m, (A, B) in modules.items()}, R
 
 
