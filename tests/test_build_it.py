@@ -15,8 +15,7 @@ from tests.conftest import REPO, shared_file
 sys.path.insert(0, str(REPO / "notebooks"))
 from build_it import (LIBRARY, RTOL, ATOL, YourGPT, check_model, check_part, generate_with,  # noqa: E402
                       grade_runs, library_tokens)
-from build_it_bpe import WRONG_ORDERS, encode_with, merges_of  # noqa: E402
-from build_it_toys import bpe_texts  # noqa: E402
+from build_it_bpe import WRONG_ORDERS, encode_with, merges_of, probe_texts  # noqa: E402
 
 PROMPT = "ROMEO.\nBut soft, what light"
 MODELS = ["shakespeare", "tiny-llama", "smollm2"]
@@ -110,8 +109,10 @@ def test_nothing_written_is_never_a_tick(capsys):
     assert "✗ nothing to grade yet: no parts given" in out
     assert "✗ nothing to grade yet: every part given is a stub (bpe, embed" in out
     assert "✓" not in out
-    assert check_model({**S.PARTS, "ffn": stub}, m, tok, PROMPT, 2)
-    assert "(not written yet, the library's used: ffn)" in capsys.readouterr().out
+    assert not check_model({**S.PARTS, "ffn": stub}, m, tok, PROMPT, 2)
+    out = capsys.readouterr().out
+    assert out.startswith("✗ not written yet: ffn (it raises NotImplementedError); the parts you wrote "
+                          "(bpe, embed, norm, rope, kv_append, attention, block, sample) equal"), out
 
 
 def test_parts_given_wrongly_are_told_in_the_learners_terms():
@@ -156,11 +157,25 @@ def test_the_solutions_generate_the_library_tokens_and_the_engine_agrees(model):
 
 
 def test_each_wrong_bpe_order_differs_on_a_probe_text(model):
-    """The texts the bpe is graded on expose each wrong order on each tokenizer."""
+    """The texts the bpe is graded on expose each wrong order on each tokenizer, and (for the
+    shipped tokenizers) apply every merge of the vocabulary at least once."""
     name, _, tok = model
     merges = merges_of(tok)
-    texts = [PROMPT] + bpe_texts()
+    texts = probe_texts(tok, PROMPT)
+    used = set()
+
+    def tracing(ids, merges):
+        while len(ids) > 1:
+            pair = min(zip(ids, ids[1:]), key=lambda p: merges.get(p, float("inf")))
+            if pair not in merges:
+                break
+            used.add(pair)
+            ids = S.merge(ids, pair, merges[pair])
+        return ids
+
     for text in texts:
-        assert encode_with(S.bpe, tok, text, merges) == tok.encode(text), text
+        assert encode_with(tracing, tok, text, merges) == tok.encode(text), text
+    if name != "smollm2":
+        assert used == set(merges), f"{len(set(merges) - used)} merges never applied"
     for why, wrong in WRONG_ORDERS:
         assert any(encode_with(wrong, tok, t, merges) != tok.encode(t) for t in texts), why
