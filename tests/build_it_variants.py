@@ -81,6 +81,16 @@ def bpe_one_merge_only(ids, merges):
     return S.merge(ids, min(pairs, key=merges.get), merges[min(pairs, key=merges.get)]) if pairs else ids
 
 
+@variant("bpe", "a pair missing from merges is ranked as len(merges)")
+def bpe_missing_pair_ranked_as_len(ids, merges):
+    while len(ids) > 1:
+        pair = min(zip(ids, ids[1:]), key=lambda p: merges.get(p, len(merges)))   # "past the last rank"
+        if pair not in merges:
+            break
+        ids = S.merge(ids, pair, merges[pair])
+    return ids
+
+
 @variant("bpe", "did you forget `return`")
 def bpe_without_return(ids, merges):
     S.bpe(ids, merges)
@@ -332,6 +342,33 @@ def attention_for_one_row(q, k, v, mask):
     return (w / w.sum(-1, keepdims=True)) @ v0
 
 
+@variant("attention", "query head h uses KV head h // KV")
+def attention_grouped_by_the_kv_count(q, k, v, mask):
+    B, H, T, D = q.shape
+    KV = k.shape[1]
+    out = np.empty_like(q)
+    for h in range(H):
+        g = h // KV if KV < H else h                 # the group of head h (right for G = 1 and G = KV)
+        s = np.where(mask, q[:, h] @ k[:, g].transpose(0, 2, 1) / math.sqrt(D), -np.inf)
+        w = np.exp(s - s.max(-1, keepdims=True))
+        out[:, h] = (w / w.sum(-1, keepdims=True)) @ v[:, g]
+    return out
+
+
+@variant("attention", "the mask is skipped when there is one new query (T = 1")
+def attention_without_mask_for_one_token(q, k, v, mask):
+    if q.shape[2] == 1:                              # one new token: nothing in the future to hide
+        mask = np.ones_like(mask)
+    return S.attention(q, k, v, mask)
+
+
+@variant("attention", "raised NotImplementedError: a branch not written yet")
+def attention_short_contexts_only(q, k, v, mask):
+    if k.shape[2] > 5:                               # the toys have at most 5 keys: never raised there
+        raise NotImplementedError("more than 5 keys")
+    return S.attention(q, k, v, mask)
+
+
 @variant("attention", "returned a tuple of 2")
 def attention_with_weights(q, k, v, mask):
     return S.attention(q, k, v, mask), None
@@ -449,6 +486,15 @@ def sample_argmin(logits):
 @variant("sample", "the last of equal maxima")
 def sample_last_maximum(logits):
     return int(len(logits) - 1 - np.argmax(logits[::-1]))
+
+
+@variant("sample", "id 0 is never chosen")
+def sample_never_id_0(logits):
+    best = None
+    for i, z in enumerate(logits):
+        if not best or z > logits[best]:             # `not best` is also True for id 0
+            best = i
+    return best
 
 
 @variant("sample", "return one token id, an int")

@@ -97,6 +97,18 @@ def test_a_part_that_differs_only_on_the_model_is_caught_though_the_tokens_agree
     assert "greedy tokens agree with the library's, but this part does not" in message, message
 
 
+def test_a_mask_skipped_for_one_token_is_caught_on_a_padded_batch_decoded_token_by_token(model, capsys):
+    def attention_unmasked_decode_steps(q, k, v, mask):
+        if q.shape[2] == 1 and k.shape[2] > 5:                     # right on the toys (S <= 5)
+            mask = np.ones_like(mask)
+        return S.attention(q, k, v, mask)
+
+    ok, message = grade({**S.PARTS, "attention": attention_unmasked_decode_steps}, model, capsys)
+    assert not ok and message.startswith("✗ your attention at layer 0 differs"), message
+    assert "in a padded batch decoded one token at a time (T = 1 onto S = 12" in message, message
+    assert "the mask is skipped when there is one new query (T = 1" in message, message
+
+
 def test_nothing_written_is_never_a_tick(capsys):
     _, m, tok = "shakespeare", *minillm.load_model(REPO / "weights" / "shakespeare", fast=False)
 
