@@ -18,7 +18,8 @@ NotImplementedError at any call (a stub, or a branch not written) as not written
     "block"      (x [B, T, C], attn, norm1, ffn, norm2: functions [B, T, C] -> [B, T, C]) -> [B, T, C]
     "sample"     (logits [V]) -> int, the next token (greedy)
 
-``check_part(name, fn)``: your part against the library's on toy inputs (build_it_toys.py).
+``check_part(name, fn)``: your part against the library's on toy inputs (build_it_toys.py); also
+the trainer's "merge" and "train_bpe", each on its own (build_it_trainer.py).
 ``check_model(parts, model, tok, prompt)``: toys first, then the library's model runs a prompt
 (through a cache: S = 0, then T = 3 new rows onto S > 0, then one at a time), and a batch of two
 rows, one left-padded, read at once and then decoded one token at a time; at EVERY call of a part,
@@ -41,6 +42,7 @@ from build_it_bpe import bpe_difference, encode_with, probe_texts
 from build_it_judge import ATOL, RTOL, TOY_ATOL, TOY_RTOL, judge, show, shown
 from build_it_parts import LIBRARY
 from build_it_toys import CASES
+from build_it_trainer import PARTS as TRAINER, trainer_difference
 
 __all__ = ["LIBRARY", "YourGPT", "check_part", "check_model", "generate_with", "library_tokens",
            "grade_runs", "RTOL", "ATOL"]
@@ -107,12 +109,12 @@ class YourGPT(GPT):
         return linear(merge_heads(out), p.wo, p.bo)                       # [B, T, H·D] -> [B, T, C]
 
 
-def checked(parts) -> dict:
+def checked(parts, known=LIBRARY) -> dict:
     if not isinstance(parts, dict):
         raise TypeError(f"parts must be a dict {{name: function}}, got {type(parts).__name__}")
-    unknown = sorted(set(parts) - set(LIBRARY))
+    unknown = sorted(set(parts) - set(known))
     if unknown:
-        raise ValueError(f"unknown parts {unknown}; the parts are {list(LIBRARY)}")
+        raise ValueError(f"unknown parts {unknown}; the parts are {list(known)}")
     for name, fn in parts.items():
         if not callable(fn):
             raise TypeError(f"parts[{name!r}] is {type(fn).__name__} {show(fn)}, not a function: "
@@ -140,9 +142,13 @@ def library_tokens(model, prompt, n_new: int) -> list[int]:
 
 def check_part(name: str, fn, tok=None, quiet=False) -> bool:
     """Your part ``name`` against the library's on the toy inputs (build_it_toys.py) — for "bpe",
-    on texts through ``tok``'s merges: ✓ or ✗ and what differs (a stub: ✗ not written yet)."""
+    on texts through ``tok``'s merges; "merge" and "train_bpe" on their own toys
+    (build_it_trainer.py): ✓ or ✗ and what differs (a stub: ✗ not written yet)."""
     try:
-        found = toy_difference(name, checked({name: fn})[name], tok)
+        if name in TRAINER:
+            found = trainer_difference(name, checked({name: fn}, TRAINER)[name])
+        else:
+            found = toy_difference(name, checked({name: fn})[name], tok)
     except NotImplementedError:
         return report(f"your {name} is not written yet (it raises NotImplementedError): write it "
                       f"above and run this cell again", quiet)
@@ -152,6 +158,8 @@ def check_part(name: str, fn, tok=None, quiet=False) -> bool:
 
 
 def count(name, tok=None) -> int:
+    if name in TRAINER:
+        return len(TRAINER[name][1])
     return len(probe_texts(tok)) if name == "bpe" else len(CASES[name]())
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+from collections import Counter
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -47,6 +48,119 @@ def _named(fn, name):
 
 WRONG: list[Variant] = []
 RIGHT: list[Variant] = []
+
+
+# ---- merge and train_bpe (the trainer, graded on their own by check_part) ----------------------
+
+TRAINER_WRONG: list[Variant] = []
+TRAINER_RIGHT: list[Variant] = []
+
+
+def trainer_variant(part, says=""):
+    def register(fn):
+        (TRAINER_WRONG if says else TRAINER_RIGHT).append(Variant(part, fn, says))
+        return fn
+    return register
+
+
+@trainer_variant("merge", "it replaces only the first occurrence of the pair")
+def merge_first_occurrence_only(ids, pair, new_id):
+    for i in range(len(ids) - 1):
+        if (ids[i], ids[i + 1]) == tuple(pair):
+            return ids[:i] + [new_id] + ids[i + 2:]
+    return ids
+
+
+@trainer_variant("merge", "changed its input ids in place")
+def merge_in_place(ids, pair, new_id):
+    i = 0
+    while i < len(ids) - 1:
+        if (ids[i], ids[i + 1]) == tuple(pair):
+            ids[i:i + 2] = [new_id]
+        i += 1
+    return ids
+
+
+@trainer_variant("merge", "it merges from the right")
+def merge_from_the_right(ids, pair, new_id):
+    out, i = [], len(ids) - 1
+    while i >= 0:
+        if i > 0 and (ids[i - 1], ids[i]) == tuple(pair):
+            out.insert(0, new_id)
+            i -= 2
+        else:
+            out.insert(0, ids[i])
+            i -= 1
+    return out
+
+
+@trainer_variant("merge")
+def merge_by_string_replace(ids, pair, new_id):
+    out, skip = [], False
+    for a, b in zip(ids, ids[1:] + [None]):
+        if skip:
+            skip = False
+        elif (a, b) == tuple(pair):
+            out.append(new_id)
+            skip = True
+        else:
+            out.append(a)
+    return out
+
+
+@trainer_variant("train_bpe", "it counts each pair once per word")
+def train_bpe_counting_once_per_word(words, n_merges):
+    words, pairs = [list(w) for w in words], []
+    for k in range(n_merges):
+        counts = Counter(p for w in words for p in set(zip(w, w[1:])))     # the pairs of each word
+        if not counts:
+            break
+        pair = min(counts, key=lambda p: (-counts[p], p))
+        pairs.append(pair)
+        words = [S.merge(w, pair, 256 + k) for w in words]
+    return pairs
+
+
+@trainer_variant("train_bpe", "ties go to the largest pair")
+def train_bpe_ties_to_the_largest(words, n_merges):
+    words, pairs = [list(w) for w in words], []
+    for k in range(n_merges):
+        counts = Counter(p for w in words for p in zip(w, w[1:]))
+        if not counts:
+            break
+        pair = max(counts, key=lambda p: (counts[p], p))
+        pairs.append(pair)
+        words = [S.merge(w, pair, 256 + k) for w in words]
+    return pairs
+
+
+@trainer_variant("train_bpe", "it merges only the first occurrence of each pair in a word")
+def train_bpe_with_a_first_occurrence_merge(words, n_merges):
+    words, pairs = [list(w) for w in words], []
+    for k in range(n_merges):
+        counts = Counter(p for w in words for p in zip(w, w[1:]))
+        if not counts:
+            break
+        pair = min(counts, key=lambda p: (-counts[p], p))
+        pairs.append(pair)
+        words = [merge_first_occurrence_only(w, pair, 256 + k) for w in words]
+    return pairs
+
+
+@trainer_variant("train_bpe")
+def train_bpe_by_counter_most_common(words, n_merges):
+    words, pairs = [tuple(w) for w in words], []
+    for k in range(n_merges):
+        counts = Counter()
+        for w in words:
+            counts.update(zip(w, w[1:]))
+        if not counts:
+            break
+        top = counts.most_common(1)[0][1]
+        pair = sorted(p for p, c in counts.items() if c == top)[0]
+        pairs.append(pair)
+        words = [tuple(S.merge(list(w), pair, 256 + k)) for w in words]
+    return pairs
 
 
 # ---- bpe --------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import minillm
-from tests.build_it_variants import RIGHT, WRONG, S
+from tests.build_it_variants import RIGHT, TRAINER_RIGHT, TRAINER_WRONG, WRONG, S, Variant
 from tests.conftest import REPO, shared_file
 
 sys.path.insert(0, str(REPO / "notebooks"))
@@ -63,6 +63,22 @@ def test_the_right_variants_together(model, capsys, which):
         parts.setdefault(v.part, []).append(v.fn)
     ok, message = grade({p: fns[min(which, len(fns) - 1)] for p, fns in parts.items()}, model, capsys, 2)
     assert ok, message
+
+
+@pytest.mark.parametrize("variant", TRAINER_WRONG, ids=lambda v: v.why)
+def test_a_wrong_merge_or_trainer_is_rejected_on_its_own(capsys, variant):
+    """merge and train_bpe are graded on their own: an encoder's loop hides a merge that replaces
+    only the first occurrence, and few words repeat a pair."""
+    assert not check_part(variant.part, variant.fn)
+    message = capsys.readouterr().out.strip()
+    assert message.startswith(f"✗ your {variant.part} ") and variant.says in message, message
+
+
+@pytest.mark.parametrize("variant", TRAINER_RIGHT + [Variant("merge", S.merge), Variant("train_bpe", S.train_bpe)],
+                         ids=lambda v: v.why)
+def test_a_merge_or_trainer_written_another_way_is_accepted(capsys, variant):
+    assert check_part(variant.part, variant.fn)
+    assert capsys.readouterr().out.startswith(f"✓ your {variant.part} equals the library's on")
 
 
 def test_the_solutions_agree_with_the_library_far_inside_the_tolerance(model):
