@@ -210,4 +210,7 @@ def test_each_wrong_bpe_order_differs_on_a_probe_text(model):
     if name != "smollm2":
         assert used == set(merges), f"{len(set(merges) - used)} merges never applied"
     for why, wrong in WRONG_ORDERS:
+        if name == "smollm2" and "len(merges)" in why:      # the known gap (see the strict xfail)
+            assert all(encode_with(wrong, tok, t, merges) == tok.encode(t) for t in texts), why
+            continue
         assert any(encode_with(wrong, tok, t, merges) != tok.encode(t) for t in texts), why
