@@ -35,7 +35,7 @@ WRITTEN = ("tokenizer.json", "tokenizer_config.json", "tokenizer.json.vocab", "c
 def check_memory(config) -> None:
     """Parameters, gradients and AdamW's m and v: 16 bytes per parameter must fit in memory."""
     from minillm.io.sizes import parameter_count
-    from minillm.kv_cache import memory_bytes
+    from minillm.kv_cache_sizes import memory_bytes
     need, have = 16 * parameter_count(config), memory_bytes()
     if have is not None and need > have:                # (not every system reports it)
         raise ValueError(f"--layers {config.n_layers} --d-model {config.d_model} --vocab-size "
