@@ -31,16 +31,12 @@ from __future__ import annotations
 import numpy as np
 
 from minillm.config import ModelConfig
+from minillm.families import family, family_of_gguf
+from minillm.families.smollm3 import NOPE_STEP, gguf_nope_layers as smollm3_nope_layers  # noqa: F401
 
 FAMILIES = ("phi3", "olmo2", "smollm3", "olmoe")
-NOPE_STEP = 4                    # llama.cpp's smollm3: hparams.n_no_rope_layer_step = 4
-OLMO2_NORMS = {"norm1.weight": ("post_attention_norm.weight", False),
-               "norm2.weight": ("post_ffw_norm.weight", False)}
-
-
-def smollm3_nope_layers(n_layers: int) -> tuple[int, ...]:
-    """The layers llama.cpp's smollm3 runs without RoPE: 3, 7, 11, … (below ``n_layers``)."""
-    return tuple(i for i in range(n_layers) if (i + 1) % NOPE_STEP == 0)
+# (their homes: minillm/families/olmo2.py, smollm3.py; re-exported for old imports)
+OLMO2_NORMS = family("olmo2").gguf_tensors
 
 
 def family_arch(config: ModelConfig) -> str | None:
@@ -81,18 +77,13 @@ def family_metadata(config: ModelConfig, arch: str) -> dict:
 
 
 def family_switches(meta: dict, arch: str, n_layers: int) -> dict:
-    """ModelConfig's switches for a file of ``arch`` (one of FAMILIES or another)."""
-    if arch == "phi3":
-        return {"fused_projections": True}
-    if arch == "olmo2":
-        if meta.get("olmo2.attention.sliding_window"):
-            raise ValueError("olmo2.attention.sliding_window (OLMo 3's) is not supported")
-        return {"post_norms": True, "qk_norm": True, "qk_norm_whole": True}
-    if arch == "smollm3":
-        return {"nope_layers": smollm3_nope_layers(n_layers)}
-    if arch == "olmoe":
-        return {"qk_norm": True, "qk_norm_whole": True}
-    return {}
+    """Deprecated (use ``minillm.families.family_of_gguf(arch)``: its ``switches`` and
+    ``gguf_switches``): ModelConfig's switches for a file of ``arch``."""
+    f = family_of_gguf(arch)
+    if f is None or arch not in FAMILIES:
+        return {}
+    own = f.gguf_switches(meta, n_layers, 0, 1) if f.gguf_switches else {}
+    return {**f.switches, **{k: v for k, v in own.items() if k != "n_ctx"}}
 
 
 def context_limit(meta: dict, arch: str, n_ctx: int) -> int:
