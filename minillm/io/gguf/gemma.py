@@ -39,12 +39,12 @@ attention changed, so with other logits.
 """
 from __future__ import annotations
 
-from minillm.families.gemma2 import GGUF_TENSORS
+from minillm.families import family
 from minillm.io.gguf.values import metadata_number
 from minillm.io.gguf.write import ARRAY, BOOL, FLOAT32, UINT32
 
 GEMMA = ("gemma2", "gemma3")      # (their modules: minillm/families/gemma2.py, gemma3.py)
-POST_NORMS = GGUF_TENSORS          # the norms after each sub-layer (re-exported for old imports)
+POST_NORMS = family("gemma2").gguf_tensors   # the norms after each sub-layer (for old imports)
 
 
 def gemma_arch(config) -> str:
