@@ -66,6 +66,28 @@ def read_hf(d: dict) -> ModelConfig:
         query_pre_attn_scalar=d.get("query_pre_attn_scalar", 256), **soft)
 
 
+def write_hf(c: ModelConfig) -> dict:
+    """Gemma 2's or (with q/k norms) Gemma 3's config.json keys (what ``read_hf`` reads back)."""
+    names, scalar = {v: k for k, v in LAYER_TYPES.items()}, c.query_pre_attn_scalar or c.d_head
+    d = {"model_type": "gemma3_text" if c.qk_norm else "gemma2",
+         "architectures": ["Gemma3ForCausalLM" if c.qk_norm else "Gemma2ForCausalLM"],
+         "vocab_size": c.vocab_size, "max_position_embeddings": c.n_ctx,
+         "hidden_size": c.d_model, "num_attention_heads": c.n_heads,
+         "num_hidden_layers": c.n_layers, "intermediate_size": c.d_ff,
+         "num_key_value_heads": c.n_kv_heads, "head_dim": c.d_head, "rms_norm_eps": c.norm_eps,
+         "hidden_activation": "gelu_pytorch_tanh", "attention_bias": False,
+         "query_pre_attn_scalar": int(scalar) if scalar == int(scalar) else scalar,  # (an int)
+         "sliding_window": c.sliding_window or c.n_ctx,
+         "layer_types": [names[t] for t in c.layer_types or ("full",) * c.n_layers],
+         "attn_logit_softcapping": c.attn_softcap, "final_logit_softcapping": c.final_softcap,
+         "rope_theta": c.rope_theta, "tie_word_embeddings": c.tie_embeddings}
+    if c.qk_norm:
+        d["rope_local_base_freq"] = c.rope_local_theta or c.rope_theta
+    if c.rope_scaling is not None:
+        d["rope_scaling"] = dict(c.rope_scaling)
+    return d
+
+
 def gguf_switches(meta: dict, n_layers: int, d_model: int, n_heads: int) -> dict:
     """The window, layer types, soft-caps and scales of a gemma2 / gemma3 file (io/gguf/gemma.py)."""
     from minillm.io.gguf.gemma import window_config
@@ -86,7 +108,8 @@ FAMILY = Family(
     switches={"ffn": "geglu", "sandwich_norms": True, "embed_scale": True},
     hf_keys=("head_dim", "query_pre_attn_scalar", "sliding_window", "layer_types",
              "attn_logit_softcapping", "final_logit_softcapping", "hidden_activation"),
-    read_hf=read_hf, tensor_switch="sandwich_norms", hf_tensors=HF_TENSORS,
+    read_hf=read_hf, write_hf=write_hf, hf_marks=lambda c: c.arch == "llama" and c.sandwich_norms and not c.qk_norm,
+    tensor_switch="sandwich_norms", hf_tensors=HF_TENSORS,
     gguf_architectures=("gemma2",), gguf_switches=gguf_switches, gguf_tensors=GGUF_TENSORS,
     gguf_keys=("attention.sliding_window", "attn_logit_softcapping", "final_logit_softcapping",
                "attention.sliding_window_pattern", "attention.query_pre_attn_scalar"),

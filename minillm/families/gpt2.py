@@ -27,13 +27,22 @@ def read_hf(d: dict) -> ModelConfig:
                        bos_id=d.get("bos_token_id"), eos_ids=as_ids(d.get("eos_token_id")))
 
 
+def write_hf(c: ModelConfig) -> dict:
+    """GPT-2's config.json keys for ``c`` (what ``read_hf`` reads back)."""
+    return {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"],
+            "vocab_size": c.vocab_size, "n_positions": c.n_ctx, "n_ctx": c.n_ctx,
+            "n_embd": c.d_model, "n_head": c.n_heads, "n_layer": c.n_layers, "n_inner": c.d_ff,
+            "layer_norm_epsilon": c.norm_eps, "activation_function": "gelu_new",
+            "tie_word_embeddings": c.tie_embeddings}
+
+
 FAMILY = Family(
     name="gpt2", base="gpt2",
     summary="LayerNorm, GELU MLP, learned positions, biases: ModelConfig's arch='gpt2' defaults",
     hf_model_types=("gpt2",), hf_architecture="GPT2LMHeadModel",
     hf_keys=("n_embd", "n_head", "n_layer", "n_positions", "n_inner", "layer_norm_epsilon",
              "activation_function", "scale_attn_weights", "scale_attn_by_inverse_layer_idx"),
-    read_hf=read_hf,
+    read_hf=read_hf, write_hf=write_hf, hf_marks=lambda c: c.arch == "gpt2",
     gguf_architectures=("gpt2",), gguf_keys=("attention.layer_norm_epsilon",),
     chat_formats=(),
     refuses=("activation_function other than gelu_new / gelu_pytorch_tanh",

@@ -16,10 +16,15 @@ def hf_switches(d: dict) -> dict:
     return {"sliding_window": d.get("sliding_window")}
 
 
+def write_hf(config) -> dict:
+    return {"sliding_window": config.sliding_window}
+
+
 FAMILY = Family(
     name="mistral", base="llama",
     summary="Llama with a sliding window on every layer",
     hf_model_types=("mistral",), hf_architecture="MistralForCausalLM",
-    hf_keys=("sliding_window",), hf_switches=hf_switches,
+    hf_keys=("sliding_window",), hf_switches=hf_switches, write_hf=write_hf,
+    hf_marks=lambda c: c.sliding_window is not None,
     chat_formats=("mistral", "mistral-tekken"),
     refuses=("layer_types other than full_attention (every layer slides alike)",))

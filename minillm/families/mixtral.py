@@ -19,12 +19,18 @@ def hf_switches(d: dict) -> dict:
     return {}
 
 
+def write_hf(c) -> dict:
+    return {"model_type": "mixtral", "architectures": ["MixtralForCausalLM"],
+            "num_local_experts": c.n_experts, "num_experts_per_tok": c.n_experts_used,
+            "sliding_window": None}
+
+
 FAMILY = Family(
     name="mixtral", base="llama",
     summary="Llama with a mixture of experts on every FFN (routing weights renormalised)",
     hf_model_types=("mixtral",), hf_architecture="MixtralForCausalLM",
     hf_keys=("num_local_experts", "num_experts", "num_experts_per_tok"),
-    hf_switches=hf_switches,
+    hf_switches=hf_switches, hf_marks=lambda c: not c.qk_norm, write_hf=write_hf,
     experts={"d_ff": None, "always_renormalise": True,
              "hf_prefix": "model.layers.{i}.block_sparse_moe.",
              "hf_names": {"w_gate": "w1", "w_up": "w3", "w_down": "w2"}},

@@ -25,7 +25,7 @@ FAMILY = Family(
     summary="Llama with norms after the sub-layers and whole-width q/k norms",
     hf_model_types=("olmo2",), hf_architecture="Olmo2ForCausalLM",
     switches={"post_norms": True, "qk_norm": True, "qk_norm_whole": True},
-    refuses_attention_bias=True, tensor_switch="post_norms",
+    refuses_attention_bias=True, tensor_switch="post_norms", hf_marks=lambda c: c.post_norms,
     hf_tensors={"norm1.weight": ("model.layers.{i}.post_attention_layernorm.weight", False),
                 "norm2.weight": ("model.layers.{i}.post_feedforward_layernorm.weight", False)},
     gguf_architectures=("olmo2",), gguf_switches=gguf_switches,

@@ -26,6 +26,12 @@ def hf_switches(d: dict) -> dict:
     return {}
 
 
+def write_hf(c) -> dict:
+    return {"model_type": "olmoe", "architectures": ["OlmoeForCausalLM"],
+            "num_experts": c.n_experts, "num_experts_per_tok": c.n_experts_used,
+            "norm_topk_prob": c.norm_topk_prob, "clip_qkv": None}
+
+
 FAMILY = Family(
     name="olmoe", base="llama",
     summary="Llama pre-norms, whole-width q/k norms, mixture of experts (not renormalised)",
@@ -34,6 +40,7 @@ FAMILY = Family(
     hf_keys=("num_experts", "num_experts_per_tok", "norm_topk_prob", "clip_qkv"),
     hf_defaults={"rms_norm_eps": 1e-5, "max_position_embeddings": 4096, "norm_topk_prob": False},
     hf_switches=hf_switches, experts={**EXPERTS, "d_ff": None},
+    hf_marks=lambda c: c.qk_norm_whole, write_hf=write_hf,
     gguf_architectures=("olmoe",), gguf_experts=False,
     gguf_keys=("expert_count", "expert_used_count"),
     chat_formats=(),

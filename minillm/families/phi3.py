@@ -38,7 +38,7 @@ FAMILY = Family(
     hf_model_types=("phi3",), hf_architecture="Phi3ForCausalLM",
     switches={"fused_projections": True}, refuses_attention_bias=True,
     hf_keys=("sliding_window", "partial_rotary_factor"), hf_switches=hf_switches,
-    gguf_architectures=("phi3",), gguf_switches=gguf_switches,
+    hf_marks=lambda c: c.fused_projections, gguf_architectures=("phi3",), gguf_switches=gguf_switches,
     gguf_keys=("rope.scaling.original_context_length", "attention.sliding_window"),
     chat_formats=("phi3", "phi3.5"),
     refuses=("head_dim · num_attention_heads != hidden_size", "partial_rotary_factor != 1",

@@ -16,6 +16,7 @@ FAMILY = Family(
     summary="Llama with per-head q/k RMSNorm (qk_norm) and a free head width",
     hf_model_types=("qwen3",), hf_architecture="Qwen3ForCausalLM",
     switches={"qk_norm": True}, hf_keys=("head_dim",), refuses_attention_bias=True,
+    hf_marks=lambda c: c.qk_norm and not c.post_norms,
     gguf_architectures=("qwen3",), gguf_keys=("attention.key_length", "attention.value_length"),
     chat_formats=("qwen3",),
     refuses=("attention_bias=true (an o_proj bias)",))

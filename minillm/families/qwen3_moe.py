@@ -17,6 +17,13 @@ EXPERTS = {"d_ff": "moe_intermediate_size", "always_renormalise": False,
            "hf_names": {"w_gate": "gate_proj", "w_up": "up_proj", "w_down": "down_proj"}}
 
 
+def write_hf(c) -> dict:
+    return {"model_type": "qwen3_moe", "architectures": ["Qwen3MoeForCausalLM"],
+            "num_experts": c.n_experts, "num_experts_per_tok": c.n_experts_used,
+            "moe_intermediate_size": c.d_ff, "norm_topk_prob": c.norm_topk_prob,
+            "decoder_sparse_step": 1, "mlp_only_layers": []}
+
+
 def gguf_switches(meta: dict, n_layers: int, d_model: int, n_heads: int) -> dict:
     """The experts' F (``qwen3moe.expert_feed_forward_length``)."""
     if meta.get("qwen3moe.expert_feed_forward_length") is None:
@@ -31,7 +38,7 @@ FAMILY = Family(
     switches={"qk_norm": True}, refuses_attention_bias=True,
     hf_keys=("num_experts", "num_experts_per_tok", "moe_intermediate_size", "norm_topk_prob",
              "decoder_sparse_step", "mlp_only_layers"),
-    experts=EXPERTS,
+    experts=EXPERTS, hf_marks=lambda c: c.qk_norm and not c.qk_norm_whole, write_hf=write_hf,
     gguf_architectures=("qwen3moe",), gguf_experts=True, gguf_switches=gguf_switches,
     gguf_keys=("expert_count", "expert_used_count", "expert_feed_forward_length"),
     chat_formats=("qwen3",),

@@ -33,6 +33,12 @@ def hf_switches(d: dict) -> dict:
     return {"nope_layers": tuple(i for i in range(n) if uses_rope[i] == 0)}
 
 
+def write_hf(config) -> dict:
+    """``no_rope_layers``: 1 where a layer USES RoPE."""
+    return {"no_rope_layers": [int(i not in config.nope_layers) for i in range(config.n_layers)],
+            "use_sliding_window": False}
+
+
 def gguf_nope_layers(n_layers: int) -> tuple[int, ...]:
     """The layers llama.cpp's smollm3 runs without RoPE: 3, 7, 11, … (below ``n_layers``)."""
     return tuple(i for i in range(n_layers) if (i + 1) % NOPE_STEP == 0)
@@ -49,6 +55,7 @@ FAMILY = Family(
     hf_model_types=("smollm3",), hf_architecture="SmolLM3ForCausalLM",
     hf_keys=("no_rope_layers", "no_rope_layer_interval"), refuses_attention_bias=True,
     hf_defaults={"rope_theta": 2000000.0, "tie_word_embeddings": True}, hf_switches=hf_switches,
+    hf_marks=lambda c: bool(c.nope_layers), write_hf=write_hf,
     gguf_architectures=("smollm3",), gguf_permuted_qk=True, gguf_switches=gguf_switches,
     chat_formats=("smollm3", "smollm3-unsloth"),
     refuses=("attention_bias=true", "in GGUF: no-RoPE layers other than every 4th"))

@@ -26,7 +26,7 @@ from pathlib import Path
 from minillm.config import ModelConfig, as_ids
 from minillm.io.hf.checks import _check_json_types, _reject, _rope
 from minillm.families import families, family, family_of_hf
-from minillm.io.hf.families import _experts, _experts_hf, _gemma_dict, _olmoe_family
+from minillm.io.hf.families import _experts, _experts_family, _olmoe_family
 
 MAX_CONFIG_BYTES = 1 << 20   # real config.json files are 1-10 KB
 
@@ -86,15 +86,12 @@ def _llama_family(d: dict, model_type: str, family) -> ModelConfig:
     return ModelConfig(**(fields | family.switches | own))     # (the family's fields win)
 
 def to_hf_dict(config: ModelConfig) -> dict:
-    """A ``config.json`` dict that Hugging Face can read, plus minillm's own exact copy."""
-    if config.arch == "gpt2":
-        d = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"],
-             "vocab_size": config.vocab_size, "n_positions": config.n_ctx, "n_ctx": config.n_ctx,
-             "n_embd": config.d_model, "n_head": config.n_heads, "n_layer": config.n_layers,
-             "n_inner": config.d_ff, "layer_norm_epsilon": config.norm_eps,
-             "activation_function": "gelu_new", "tie_word_embeddings": config.tie_embeddings}
-    elif config.sandwich_norms:
-        d = _gemma_dict(config)
+    """A ``config.json`` dict that Hugging Face can read, plus minillm's own exact copy: Llama's
+    keys and the family's own (each family module's ``write_hf``), or all of a family's own
+    (GPT-2, Gemma: the families with a reader of their own)."""
+    whole = [f for f in families().values() if f.read_hf and f.hf_marks and f.hf_marks(config)]
+    if whole:
+        d = whole[0].write_hf(config)
     else:
         model_type, architecture = hf_family(config)
         d = {"model_type": model_type, "architectures": [architecture],
@@ -108,13 +105,9 @@ def to_hf_dict(config: ModelConfig) -> dict:
              "pad_token_id": None}           # (minillm keeps none; Phi-3's default is id 32000)
         if config.rope_scaling is not None:     # read by transformers 4 and 5 alike
             d["rope_scaling"] = dict(config.rope_scaling)
-        if config.nope_layers:                  # SmolLM3: 1 where a layer USES RoPE
-            d.update(no_rope_layers=[int(i not in config.nope_layers) for i in range(config.n_layers)],
-                     use_sliding_window=False)
-        if config.sliding_window is not None:   # Mistral: every layer's window
-            d["sliding_window"] = config.sliding_window
-        if config.n_experts:                    # Qwen3-MoE (q/k norms) or Mixtral
-            d.update(_experts_hf(config))
+        # the family's own keys (SmolLM3's no_rope_layers, Mistral's window), then the experts'
+        for own in [family_of_hf(model_type)] + ([_experts_family(config)] if config.n_experts else []):
+            d.update(own.write_hf(config) if own.write_hf else {})
     eos = list(config.eos_ids) if len(config.eos_ids) > 1 else config.eos_id    # HF: an int or a list
     d.update({"bos_token_id": config.bos_id, "eos_token_id": eos,
               "minillm": dataclasses.asdict(config)})
@@ -122,19 +115,18 @@ def to_hf_dict(config: ModelConfig) -> dict:
 
 
 def hf_family(config: ModelConfig) -> tuple[str, str]:
-    """(model_type, architecture) of a Llama-family config as transformers names it."""
+    """(model_type, architecture) of a Llama-family config as transformers names it: the one
+    family whose ``hf_marks`` the config has (families/), else Qwen2 or Llama by its biases."""
     if config.n_experts and config.qk_norm_whole and not config.post_norms:
         return _olmoe_family(config)
-    families = [name for name, on in (("phi3", config.fused_projections), ("olmo2", config.post_norms),
-                                      ("smollm3", bool(config.nope_layers)),
-                                      ("qwen3", config.qk_norm and not config.post_norms),
-                                      ("mistral", config.sliding_window is not None)) if on]
-    if len(families) > 1 or config.post_norms != config.qk_norm_whole:   # (OLMo 2: both)
-        raise ValueError(f"this config mixes {families or ['qk_norm_whole']} switches: no "
+    marked = [f.name for f in families().values() if f.read_hf is None and f.experts is None
+              and f.hf_marks and f.hf_marks(config)]
+    if len(marked) > 1 or config.post_norms != config.qk_norm_whole:   # (OLMo 2: both)
+        raise ValueError(f"this config mixes {marked or ['qk_norm_whole']} switches: no "
                          f"transformers model runs it, so it has no config.json")
     # subtle: Llama's attention_bias puts a bias on o_proj too; biases on Q, K, V only are Qwen2's
-    name = families[0] if families else "qwen2" if config.attn_bias else "llama"
-    return family(name).hf_model_types[0], family(name).hf_architecture    # (minillm/families/)
+    name = marked[0] if marked else "qwen2" if config.attn_bias else "llama"
+    return family(name).hf_model_types[0], family(name).hf_architecture
 
 
 def read_config(path: str | Path) -> ModelConfig:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import reprlib
 
 from minillm.config import ModelConfig
-from minillm.families.gemma2 import LAYER_TYPES, read_hf
+from minillm.families import families
+from minillm.families.gemma2 import LAYER_TYPES, read_hf, write_hf
 
 
 GEMMA_LAYER_TYPES = LAYER_TYPES        # (its home: minillm/families/gemma2.py)
@@ -59,45 +60,16 @@ def _olmoe_family(config: ModelConfig) -> tuple[str, str]:
 
 
 def _gemma_dict(c: ModelConfig) -> dict:
-    """Gemma 2's or (with q/k norms) Gemma 3's config.json keys."""
-    gemma3 = c.qk_norm
-    names = {v: k for k, v in GEMMA_LAYER_TYPES.items()}
-    d = {"model_type": "gemma3_text" if gemma3 else "gemma2",
-         "architectures": ["Gemma3ForCausalLM" if gemma3 else "Gemma2ForCausalLM"],
-         "vocab_size": c.vocab_size, "max_position_embeddings": c.n_ctx,
-         "hidden_size": c.d_model, "num_attention_heads": c.n_heads,
-         "num_hidden_layers": c.n_layers, "intermediate_size": c.d_ff,
-         "num_key_value_heads": c.n_kv_heads, "head_dim": c.d_head, "rms_norm_eps": c.norm_eps,
-         "hidden_activation": "gelu_pytorch_tanh", "attention_bias": False,
-         "query_pre_attn_scalar": _int_if_whole(c.query_pre_attn_scalar or c.d_head),
-         "sliding_window": c.sliding_window or c.n_ctx,
-         "layer_types": [names[t] for t in c.layer_types or ("full",) * c.n_layers],
-         "attn_logit_softcapping": c.attn_softcap, "final_logit_softcapping": c.final_softcap,
-         "rope_theta": c.rope_theta, "tie_word_embeddings": c.tie_embeddings}
-    if gemma3:
-        d["rope_local_base_freq"] = c.rope_local_theta or c.rope_theta
-    if c.rope_scaling is not None:
-        d["rope_scaling"] = dict(c.rope_scaling)
-    return d
-
-
-def _int_if_whole(x):
-    """12.0 -> 12 (transformers' Gemma configs take an int), 12.5 stays."""
-    return int(x) if x == int(x) else x
+    """Deprecated: ``minillm.families.gemma2.write_hf`` writes Gemma 2 / 3's config.json."""
+    return write_hf(c)
 
 
 def _experts_hf(config: ModelConfig) -> dict:
-    """config.json's keys for a mixture of experts: Qwen3-MoE when it has q/k norms, else
-    Mixtral (``hf_names.named_to_hf`` refuses what neither can hold)."""
-    if config.qk_norm_whole:                    # OLMoE: the experts' F is intermediate_size
-        return {"model_type": "olmoe", "architectures": ["OlmoeForCausalLM"],
-                "num_experts": config.n_experts, "num_experts_per_tok": config.n_experts_used,
-                "norm_topk_prob": config.norm_topk_prob, "clip_qkv": None}
-    if config.qk_norm:
-        return {"model_type": "qwen3_moe", "architectures": ["Qwen3MoeForCausalLM"],
-                "num_experts": config.n_experts, "num_experts_per_tok": config.n_experts_used,
-                "moe_intermediate_size": config.d_ff, "norm_topk_prob": config.norm_topk_prob,
-                "decoder_sparse_step": 1, "mlp_only_layers": []}
-    return {"model_type": "mixtral", "architectures": ["MixtralForCausalLM"],
-            "num_local_experts": config.n_experts, "num_experts_per_tok": config.n_experts_used,
-            "sliding_window": None}
+    """Deprecated: each mixture-of-experts family's ``write_hf`` (families/olmoe.py,
+    qwen3_moe.py, mixtral.py) writes its config.json keys."""
+    return _experts_family(config).write_hf(config)
+
+
+def _experts_family(config: ModelConfig):
+    """The mixture-of-experts family that writes ``config`` (OLMoE, Qwen3-MoE or Mixtral)."""
+    return next(f for f in families().values() if f.experts is not None and f.hf_marks(config))
