@@ -32,13 +32,20 @@ def gguf_switches(meta: dict, n_layers: int, d_model: int, n_heads: int) -> dict
     return {"n_ctx": context_limit(meta, "phi3", meta.get("phi3.context_length"))}
 
 
+def write_gguf(config) -> dict:
+    """The keys llama.cpp's converter adds for phi3 (no window: 0)."""
+    return {"phi3.rope.scaling.original_context_length": config.n_ctx,
+            "phi3.attention.sliding_window": 0}
+
+
 FAMILY = Family(
     name="phi3", base="llama",
     summary="Llama with fused qkv_proj and gate_up_proj files",
     hf_model_types=("phi3",), hf_architecture="Phi3ForCausalLM",
     switches={"fused_projections": True}, refuses_attention_bias=True,
     hf_keys=("sliding_window", "partial_rotary_factor"), hf_switches=hf_switches,
-    hf_marks=lambda c: c.fused_projections, gguf_architectures=("phi3",), gguf_switches=gguf_switches,
+    hf_marks=lambda c: c.fused_projections, write_gguf=write_gguf,
+    gguf_architectures=("phi3",), gguf_switches=gguf_switches,
     gguf_keys=("rope.scaling.original_context_length", "attention.sliding_window"),
     chat_formats=("phi3", "phi3.5"),
     refuses=("head_dim · num_attention_heads != hidden_size", "partial_rotary_factor != 1",

@@ -23,8 +23,10 @@ them (``convert_hf_to_gguf.py``: Phi3MiniModel, Olmo2Model, SmolLM3Model, OlmoeM
              does when config.json says norm_topk_prob; OLMoE's releases say false): a file reads
              as norm_topk_prob=False, and a config with True is not written.
 
-``gguf/model.py`` (reading) and ``gguf/export.py`` (writing) call these for the four names.
-Example: a 4-layer SmolLM3 file reads as ``nope_layers = (3,)``.
+Each family's names, keys and switches are declared in its module (minillm/families/phi3.py,
+olmo2.py, smollm3.py, olmoe.py), which ``gguf/model.py`` reads; what stays here is machinery:
+Phi-3's fused rows split and joined, and ``family_arch``, what llama.cpp's four cannot run
+(``gguf/export.py`` asks it). Example: a 4-layer SmolLM3 file reads as ``nope_layers = (3,)``.
 """
 from __future__ import annotations
 
@@ -69,11 +71,10 @@ def family_arch(config: ModelConfig) -> str | None:
 
 
 def family_metadata(config: ModelConfig, arch: str) -> dict:
-    """The keys the converter adds for ``arch`` beyond the Llama ones: {key: value} (uint32)."""
-    if arch != "phi3":
-        return {}
-    return {"phi3.rope.scaling.original_context_length": config.n_ctx,
-            "phi3.attention.sliding_window": 0}
+    """The keys the converter adds for ``arch`` beyond the Llama ones: {key: value} (uint32),
+    as the family module declares them (``write_gguf``: families/phi3.py)."""
+    f = family_of_gguf(arch)
+    return f.write_gguf(config) if f is not None and f.write_gguf else {}
 
 
 def family_switches(meta: dict, arch: str, n_layers: int) -> dict:
