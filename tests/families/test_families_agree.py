@@ -24,7 +24,8 @@ import minillm
 import minillm.families as package
 from minillm.chat.formats import FORMATS
 from minillm.config import ModelConfig
-from minillm.families import Family, families, family_of_gguf, family_of_hf
+from minillm.families import Family, families, family, family_of_gguf, family_of_hf
+from minillm.io.gguf.export import gguf_arch
 from minillm.io.gguf.model import ARCHS
 from minillm.io.hf.config import from_hf_dict, to_hf_dict
 from tests.conftest import FIXTURES
@@ -69,6 +70,9 @@ def test_every_switch_is_a_config_field_and_every_chat_format_exists():
         assert f.tensor_switch is None or f.tensor_switch in f.switches
         assert bool(f.tensor_switch) == bool(f.hf_tensors or f.gguf_tensors)
         assert set(f.chat_formats) <= set(FORMATS), f.name
+        assert f.write_hf is None or f.hf_marks is not None       # (what it writes, and when)
+        assert f.read_hf is None or f.write_hf is not None        # a reader of its own: a writer
+        assert f.write_gguf is None or f.gguf_architectures
         ModelConfig(vocab_size=16, n_ctx=8, d_model=8, n_heads=2, n_layers=2, arch=f.base,
                     **f.switches)                       # (a ValueError if they disagree)
 
@@ -85,6 +89,12 @@ def test_each_fixture_reads_with_its_familys_switches_and_writes_its_names(folde
     config = from_hf_dict(d)
     assert {k: getattr(config, k) for k in f.switches} == f.switches
     assert to_hf_dict(config)["model_type"] in f.hf_model_types
+    try:
+        arch = gguf_arch(config)
+    except ValueError:                  # (what llama.cpp cannot run: tests/io/ name each)
+        return
+    assert arch in (f.gguf_architectures or family("llama").gguf_architectures)
+    assert family_of_gguf(arch).base == f.base
 
 
 def test_no_code_in_model_or_engine_compares_with_a_family_name():
