@@ -83,6 +83,7 @@ def family_switches(meta: dict, arch: str, n_layers: int) -> dict:
     f = family_of_gguf(arch)
     if f is None or arch not in FAMILIES:
         return {}
+    meta = {f"{arch}.context_length": 1, **meta}     # (the context is not asked for here)
     own = f.gguf_switches(meta, n_layers, 0, 1) if f.gguf_switches else {}
     return {**f.switches, **{k: v for k, v in own.items() if k != "n_ctx"}}
 
