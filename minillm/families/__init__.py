@@ -36,7 +36,7 @@ class Family:
     read_hf: Callable | None = None    # a reader of its own (config.json -> ModelConfig)
     hf_marks: Callable | None = None   # config -> True when it is this family's (written so)
     write_hf: Callable | None = None   # config -> its config.json keys (all of them with read_hf)
-    experts: dict | None = None        # a mixture of experts' config.json names (io/hf/experts.py)
+    experts: dict | None = None        # a mixture of experts' config.json names (io/hf/families.py)
     refuses_attention_bias: bool = False   # attention_bias=true (an o_proj bias minillm lacks)
     tensor_switch: str | None = None   # the switch under which hf_tensors / gguf_tensors apply
     hf_tensors: dict = field(default_factory=dict)     # block tensor names apart from its base's
