@@ -44,6 +44,7 @@ class Family:
     gguf_keys: tuple[str, ...] = ()    # {arch}.* keys of its own
     gguf_switches: Callable | None = None   # (metadata, L, C, H) -> more ModelConfig fields
     write_gguf: Callable | None = None   # config -> its own {arch}.* keys' values (uint32)
+    gguf_problems: Callable | None = None   # config -> [(what llama.cpp's arch cannot run, has it?)]
     gguf_experts: bool | None = None   # experts in its files: llama.cpp renormalises (True) or not
     gguf_permuted_qk: bool = False     # llama.cpp's converter reorders Q/K rows (io/gguf/qk_rows.py)
     gguf_tensors: dict = field(default_factory=dict)   # block tensor names apart from its base's

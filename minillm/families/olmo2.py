@@ -20,6 +20,13 @@ def gguf_switches(meta: dict, n_layers: int, d_model: int, n_heads: int) -> dict
     return {}
 
 
+def gguf_problems(c) -> list:
+    """What llama.cpp's olmo2 cannot run (io/gguf/families.py's family_arch refuses it)."""
+    return [("a head width other than C / H", c.head_dim is not None),
+            ("per-head q/k norms", not c.qk_norm_whole),
+            ("tied embeddings (llama.cpp's olmo2 needs output.weight)", c.tie_embeddings),
+            ("layers without RoPE", bool(c.nope_layers))]
+
 FAMILY = Family(
     name="olmo2", base="llama",
     summary="Llama with norms after the sub-layers and whole-width q/k norms",
@@ -28,7 +35,7 @@ FAMILY = Family(
     refuses_attention_bias=True, tensor_switch="post_norms", hf_marks=lambda c: c.post_norms,
     hf_tensors={"norm1.weight": ("model.layers.{i}.post_attention_layernorm.weight", False),
                 "norm2.weight": ("model.layers.{i}.post_feedforward_layernorm.weight", False)},
-    gguf_architectures=("olmo2",), gguf_switches=gguf_switches,
+    gguf_architectures=("olmo2",), gguf_switches=gguf_switches, gguf_problems=gguf_problems,
     gguf_tensors={"norm1.weight": ("post_attention_norm.weight", False),
                   "norm2.weight": ("post_ffw_norm.weight", False)},
     chat_formats=("olmo2",),

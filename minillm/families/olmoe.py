@@ -32,6 +32,14 @@ def write_hf(c) -> dict:
             "norm_topk_prob": c.norm_topk_prob, "clip_qkv": None}
 
 
+def gguf_problems(c) -> list:
+    """What llama.cpp's olmoe cannot run (io/gguf/families.py's family_arch refuses it)."""
+    return [("a head width other than C / H", c.head_dim is not None),
+            ("tied embeddings (llama.cpp's olmoe needs output.weight)", c.tie_embeddings),
+            ("renormalised routing weights (norm_topk_prob)", c.norm_topk_prob),
+            ("grouped-query attention (its attn_k_norm is C wide: KV·D = C)",
+             c.n_kv_heads != c.n_heads), ("layers without RoPE", bool(c.nope_layers))]
+
 FAMILY = Family(
     name="olmoe", base="llama",
     summary="Llama pre-norms, whole-width q/k norms, mixture of experts (not renormalised)",
@@ -41,7 +49,7 @@ FAMILY = Family(
     hf_defaults={"rms_norm_eps": 1e-5, "max_position_embeddings": 4096, "norm_topk_prob": False},
     hf_switches=hf_switches, experts={**EXPERTS, "d_ff": None},
     hf_marks=lambda c: c.qk_norm_whole, write_hf=write_hf,
-    gguf_architectures=("olmoe",), gguf_experts=False,
+    gguf_architectures=("olmoe",), gguf_problems=gguf_problems, gguf_experts=False,
     gguf_keys=("expert_count", "expert_used_count"),
     chat_formats=(),
     refuses=("clip_qkv", "attention_bias=true", "head_dim · num_attention_heads != hidden_size",

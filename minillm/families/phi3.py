@@ -38,6 +38,12 @@ def write_gguf(config) -> dict:
             "phi3.attention.sliding_window": 0}
 
 
+def gguf_problems(c) -> list:
+    """What llama.cpp's phi3 cannot run (io/gguf/families.py's family_arch refuses it)."""
+    return [("a head width other than C / H", c.head_dim is not None), ("q/k norms", c.qk_norm),
+            ("layers without RoPE", bool(c.nope_layers)),
+            ("norms after the sub-layers", c.post_norms)]
+
 FAMILY = Family(
     name="phi3", base="llama",
     summary="Llama with fused qkv_proj and gate_up_proj files",
@@ -45,6 +51,7 @@ FAMILY = Family(
     switches={"fused_projections": True}, refuses_attention_bias=True,
     hf_keys=("sliding_window", "partial_rotary_factor"), hf_switches=hf_switches,
     hf_marks=lambda c: c.fused_projections, write_gguf=write_gguf,
+    gguf_problems=gguf_problems,
     gguf_architectures=("phi3",), gguf_switches=gguf_switches,
     gguf_keys=("rope.scaling.original_context_length", "attention.sliding_window"),
     chat_formats=("phi3", "phi3.5"),

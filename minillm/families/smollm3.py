@@ -49,6 +49,11 @@ def gguf_switches(meta: dict, n_layers: int, d_model: int, n_heads: int) -> dict
     return {"nope_layers": gguf_nope_layers(n_layers)}
 
 
+def gguf_problems(c) -> list:
+    """What llama.cpp's smollm3 cannot run (io/gguf/families.py's family_arch refuses it)."""
+    return [("q/k norms", c.qk_norm), ("layers without RoPE other than every 4th",
+                                       c.nope_layers != gguf_nope_layers(c.n_layers))]
+
 FAMILY = Family(
     name="smollm3", base="llama",
     summary="Llama with some layers without RoPE (every 4th by default), tied embeddings",
@@ -57,5 +62,6 @@ FAMILY = Family(
     hf_defaults={"rope_theta": 2000000.0, "tie_word_embeddings": True}, hf_switches=hf_switches,
     hf_marks=lambda c: bool(c.nope_layers), write_hf=write_hf,
     gguf_architectures=("smollm3",), gguf_permuted_qk=True, gguf_switches=gguf_switches,
+    gguf_problems=gguf_problems,
     chat_formats=("smollm3", "smollm3-unsloth"),
     refuses=("attention_bias=true", "in GGUF: no-RoPE layers other than every 4th"))

@@ -49,21 +49,10 @@ def family_arch(config: ModelConfig) -> str | None:
         config.qk_norm_whole else None
     if arch is None:
         return None
-    problems = [why for why, bad in (
-        ("Q, K, V biases", config.attn_bias),
-        ("RoPE scaling", config.rope_scaling is not None),
-        ("a head width other than C / H", config.head_dim is not None and arch != "smollm3"),
-        ("q/k norms", config.qk_norm and arch not in ("olmo2", "olmoe")),
-        ("per-head q/k norms", arch == "olmo2" and not config.qk_norm_whole),
-        (f"tied embeddings (llama.cpp's {arch} needs output.weight)",
-         arch in ("olmo2", "olmoe") and config.tie_embeddings),
-        ("renormalised routing weights (norm_topk_prob)", arch == "olmoe" and config.norm_topk_prob),
-        ("grouped-query attention (its attn_k_norm is C wide: KV·D = C)",
-         arch == "olmoe" and config.n_kv_heads != config.n_heads),
-        ("layers without RoPE other than every 4th", arch == "smollm3" and
-         config.nope_layers != smollm3_nope_layers(config.n_layers)),
-        ("layers without RoPE", arch != "smollm3" and bool(config.nope_layers)),
-        ("norms after the sub-layers", arch == "phi3" and config.post_norms)) if bad]
+    # the two every one of them refuses, then what its module declares (families/<arch>.py)
+    problems = [why for why, bad in [("Q, K, V biases", config.attn_bias),
+                                     ("RoPE scaling", config.rope_scaling is not None),
+                                     *family_of_gguf(arch).gguf_problems(config)] if bad]
     if problems:
         raise ValueError(f"llama.cpp's {arch} does not run {problems[0]}: this config cannot be "
                          f"exported")
