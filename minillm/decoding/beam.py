@@ -1,4 +1,5 @@
 """Beam search: keep the ``beam_size`` best partial answers instead of one, and return the best.
+Where it runs — shared (generate --beams, the engine and --reference alike): beam_search.
 
 Greedy commits to the argmax at every step; a token that looks slightly worse now may lead to a
 much better sentence. Beam search keeps B running beams, scored by Σ log p of their tokens. Each
