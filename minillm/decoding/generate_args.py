@@ -164,7 +164,10 @@ def make_stops(stops=None, **shortcuts) -> Stops:
         if not isinstance(stops, Stops):
             raise TypeError(f"stops must be a minillm.Stops, got {type(stops).__name__}")
         return stops
-    return Stops(**given)
+    return Stops(**given) if given else NO_STOPS
+
+
+NO_STOPS = Stops()      # the default, shared: a Stops is frozen
 
 
 def make_rng(seed=None, rng=None) -> np.random.Generator:

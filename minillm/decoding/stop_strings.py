@@ -56,7 +56,8 @@ class Stops:
         if not isinstance(self.eos, bool):
             raise TypeError(f"stop_at_eos must be True or False (Stops.eos), got {self.eos!r}")
         object.__setattr__(self, "ids", frozenset(int(i) for i in ids))
-        object.__setattr__(self, "strings", StopText(self.strings).stops)   # non-empty strs
+        if type(self.strings) is not tuple or self.strings:       # (the default () needs no check)
+            object.__setattr__(self, "strings", StopText(self.strings).stops)   # non-empty strs
 
 
 class StopText:
