@@ -28,9 +28,10 @@ Choices (see ``generate`` for the rest):
   API does not document which it returns.)
 - Generation stops where the model stops: at its EOS ids (``ModelConfig.eos_ids``), as
   transformers' ``generate`` does; ``stop_at_eos=False`` turns that off (``generate_args.stop_set``).
-- The keywords are checked once, into a frozen ``GenerationSettings`` (``generate_args.py``);
-  the loop (and ``speculative.py``'s) receives that one object. ``steps.py`` turns each chosen
-  token into its ``Step``.
+- How to sample is one ``Sampler``, what ends the text one ``Stops`` (the shortcuts temperature=,
+  stop_ids=, … become them in ONE place, ``generate_args.sampler_and_stops``); all is checked
+  once, into a frozen ``GenerationSettings``: the loop (and ``speculative.py``'s) receives that one
+  object. ``steps.py`` turns each chosen token into its ``Step``.
 - A stop id ends generation and is not yielded. A stop string is trimmed from the text; the
   tokens that spelled it were generated and are yielded, releasing only the text before it.
 """
