@@ -160,6 +160,24 @@ def test_every_afternoon_file_with_a_definition_has_a_map_line():
     assert defining <= set(MAPPED), f"no map line (or no edit): {sorted(defining - set(MAPPED))}"
 
 
+def test_the_readmes_experiment_says_what_the_map_says():
+    """README's "Where to change X" experiment: an edit of ``gelu_tanh`` shows only under
+    ``--reference`` (the map: copied), one of ``scaled_dot_product`` in both (shared), and an
+    edit to the samplers changes both (every definition Sampler runs: shared)."""
+    readme = (ROOT.parent / "README.md").read_text(encoding="utf-8")
+    section = " ".join(readme[readme.index("### Where to change X"):readme.index("| to change |")].split())
+    claims = {("model/ffn.py", "gelu_tanh"): ("nothing changes", "copied"),
+              ("model/attention.py", "scaled_dot_product"): ("both change", "shared")}
+    for (relative, name), (outcome, status) in claims.items():
+        said = section[section.index(f"Edit `{name}` in `minillm/{relative}`"):]
+        assert outcome in said[:300], f"the README's experiment should say {name}'s edit: {outcome}"
+        assert the_map(relative)[name] == status
+    assert "an edit to `minillm/sampling/` changes both" in section
+    sampler_files = [rel for rel in MAPPED if rel.startswith("sampling/")]
+    ran = {the_map(rel)[name] for rel in sampler_files for name in the_map(rel)}
+    assert ran <= {"shared", "definition only"}      # (definition only: the reference forms)
+
+
 @pytest.fixture(scope="module")
 def copy(tmp_path_factory):
     """minillm/ copied (no bytecode: every run compiles the edited source), weights/ linked."""
