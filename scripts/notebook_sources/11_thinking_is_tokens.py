@@ -288,7 +288,8 @@ for k in range(N_PROBLEMS):
 suffix = {name: text[len(QUESTION):] for name, text in PROMPTS.items()}   # the instruction each adds
 batch = [chat_prompt(tok, question + suffix[name]) for name in PROMPTS for question, _ in problems]
 limit = min(MEASURE_LIMIT, model.config.n_ctx - max(map(len, batch)))    # within the model's window
-all_replies = serve(model, batch, limit, batch_size=len(batch), temperature=0, stop_ids=ENDS)
+all_replies = serve(model, batch, limit, batch_size=len(batch), capacity=max(map(len, batch)) + limit,
+                    temperature=0, stop_ids=ENDS)                       # every row at once, none waits
 measured = {}
 for k, name in enumerate(PROMPTS):
     replies = all_replies[k * N_PROBLEMS:(k + 1) * N_PROBLEMS]
