@@ -66,6 +66,8 @@ PEAK, BANDWIDTH = 64.0, 16.0          # the made-up machine: flop/ns and bytes/n
 knob_range("PEAK and BANDWIDTH", [PEAK, BANDWIDTH], 1, 1000)
 toy_ridge = PEAK / BANDWIDTH
 print(f"ridge = {PEAK:g} / {BANDWIDTH:g} = {toy_ridge:g} flop/byte")
+claim(toy_ridge == 4, "on the default machine one row (intensity 0.5) is memory-bound and 8 rows (4) reach "
+      "the ridge: from there on, more rows cost time", f"your PEAK / BANDWIDTH put the ridge at {toy_ridge:g}")
 print(f"{'rows B':>6} {'flops':>6} {'weight bytes':>13} {'intensity':>10} {'attainable flop/ns':>19}  side")
 for B in (1, 2, 8, 32):
     x, W = np.ones((B, 4), dtype=np.float32), np.ones((4, 4), dtype=np.float32)
@@ -76,8 +78,6 @@ for B in (1, 2, 8, 32):
     side = ("memory-bound" if intensity_toy < toy_ridge else "at the ridge" if intensity_toy == toy_ridge
             else "compute-bound")
     print(f"{B:>6} {flops_toy:>6} {bytes_toy:>13} {intensity_toy:>10g} {attainable:>19g}  {side}")
-claim(toy_ridge == 4, "on the default machine one row (intensity 0.5) is memory-bound and 8 rows (4) reach "
-      "the ridge: from there on, more rows cost time", f"your PEAK / BANDWIDTH put the ridge at {toy_ridge:g}")
 
 # %% [markdown]
 # One row uses an eighth of the default machine's arithmetic; eight rows share each weight read
