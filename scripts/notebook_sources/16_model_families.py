@@ -148,14 +148,18 @@ for family, (checkpoint, H, KV, tied, _) in RELEASED.items():
         if fixture.tie_embeddings != tied:
             differs.append(f"{family}: the fixture {'ties' if fixture.tie_embeddings else 'unties'} its "
                            f"embeddings, {checkpoint} {'does' if tied else 'does not'}")
+print("plain MHA:", ", ".join(c for c, H, KV, _, _ in RELEASED.values() if KV == H))
+print("tied embeddings:", ", ".join(c for c, _, _, tied, _ in RELEASED.values() if tied))
 print(f"\nwhere the tiny fixture's switches differ from the released model's ({len(differs)}):")
 print("\n".join("  " + line for line in differs) or "  none")
 
 # %% [markdown]
 # So the fixtures above test that each switch works; the rows here say which a real checkpoint
-# uses. Plain MHA is still common at 7B (Llama 2, Phi-3, OLMo 2) and in OLMoE; untied embeddings
-# are the rule for the large models, tied ones for the small (GPT-2, Llama 3.2 1B, Gemma, SmolLM3),
-# where the embedding matrix is a large share of all the weights.
+# uses. Plain MHA is still what Llama-2-7b, Phi-3-mini, OLMo-2-7B and OLMoE use; the newer models
+# share KV heads. Tied embeddings are common among the small checkpoints (GPT-2, Llama 3.2 1B,
+# SmolLM3-3B), where the embedding matrix is a large share of all the weights, and in both Gemma
+# checkpoints here; the 7B-and-up checkpoints here keep a separate output matrix (both lists
+# printed above).
 
 # %% [markdown]
 # ## 2. Where each switch acts
