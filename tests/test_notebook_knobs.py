@@ -103,8 +103,10 @@ KNOBS = {
                                "TRACE_LENGTHS": "[1_000_000]", "REPEATS": "10"}],
     "12_past_the_memory_bound": [
         {"gpt2": "ModelConfig(vocab_size=50257, n_ctx=1024, d_model=1024, n_heads=16, n_layers=24)", "BATCH_SIZES": "(1,)",
-         "BUDGETS": "[1]", "SLOTS": "1", "VERSE": '"JULIET:\\nO Romeo, Romeo!\\n"', "NUM_DRAFT": "1"},
-        {"BATCH_SIZES": "(32,)", "BUDGETS": "[60]", "SLOTS": "12", "NUM_DRAFT": "12"}],
+         "BUDGETS": "[1]", "SLOTS": "1", "VERSE": '"JULIET:\\nO Romeo, Romeo!\\n"', "NUM_DRAFT": "1",
+         "PEAK": "1.0", "BANDWIDTH": "1000.0"},
+        {"BATCH_SIZES": "(32,)", "BUDGETS": "[60]", "SLOTS": "12", "NUM_DRAFT": "12", "PEAK": "1000.0",
+         "BANDWIDTH": "1.0"}],
     "13_formulas": [  # each knob at both ends of its stated range
         {"DIMS": "[1]", "SAMPLES": "1_000", "SHARPNESS": "0.5", "THETA": "10", "PAIRS": "1", "OFFSET": "-100",
          "GELU_RANGE": "1", "N_HEADS": "1", "N_KV": "1"},

@@ -57,8 +57,11 @@ print(f"{len(SENTENCE)} characters, {len(SENTENCE.encode('utf-8'))} UTF-8 bytes;
 # ## BPE by hand, on a toy word
 #
 # Byte-level BPE encodes a word like this: start from its single bytes; look at every adjacent
-# pair; merge the pair with the **lowest rank** (the merge learned earliest, i.e. the most
-# frequent in the training text); repeat until no adjacent pair has a rank. Here is a made-up
+# pair; merge the pair with the **lowest rank** (the merge learned earliest: training adds one
+# merge at a time, each time for the pair most frequent in the text *as merged so far*, so a low
+# rank means frequent early on, not most frequent overall — a merge of two whole characters can
+# only come after the merges that built each character); repeat until no adjacent pair has a
+# rank. Here is a made-up
 # rank table small enough to follow with a pencil — `merge_reference` is minillm's textbook loop,
 # and `trace=` collects every step:
 
@@ -116,7 +119,9 @@ else:
 # The articles' key point: 较多红光 is 较多 + 红光, but 较多蓝光 is 较多 + 蓝 + 光. The trace shows
 # why. Each Chinese character is 3 bytes; the first merges join bytes into characters, and the
 # last step for 红光 joins two whole characters — a merge DeepSeek's training learned because
-# 红光 was frequent in its text. For 蓝光 the loop stops at 蓝 | 光: there is **no merge rule**
+# 红光 was frequent in its text, and learned late (its rank, printed below, is far above those of
+# the byte merges that build 红 and 光: ranks order merges by when they were learned, not by how
+# frequent the pair is). For 蓝光 the loop stops at 蓝 | 光: there is **no merge rule**
 # for that pair, so no amount of merging can join them.
 
 # %%
@@ -137,6 +142,10 @@ if HAVE_DEEPSEEK:
           and deepseek.merges.get((blue, light)) is None,
           "红光 ends as one token; (蓝, 光) has no merge rule, so 蓝光 stays two",
           "this DeepSeek-V4 tokenizer.json is not the one the articles used")
+    red = deepseek.merge_trace("红光")
+    claim(red[-1].rank > 10 * max(step.rank for step in red[:-1]),
+          "the merge 红 + 光 was learned long after the byte merges that build 红 and 光 (rank order = order learned)",
+          f"ranks {[step.rank for step in red]}")
 
 # %% [markdown]
 # ## The tokenizers
@@ -275,7 +284,9 @@ print(f"median count in the training text: whole {median_whole}, split {median_s
 # Every bar is measured above (without DeepSeek-V4's tokenizer file, its 19 is drawn hatched as
 # quoted by the articles).
 # The English translation of the sentence is counted too: GPT-2's vocabulary was learned on
-# English web text, so it spends about one token per *byte* on Chinese but far fewer on English.
+# English web text, so on Chinese it spends more tokens than characters (though fewer than
+# bytes: some of its tokens hold two bytes of a character) and far fewer on English; the tokens
+# per character and per byte are printed after the bars.
 
 # %%
 ENGLISH = "Seawater absorbs more red light, and blue light is more easily scattered back, so the sea often looks blue."
@@ -296,8 +307,10 @@ ax.set_ylabel("tokens")
 ax.set_title("Tokens for the same sentence under different tokenizers")
 ax.legend(fontsize=8)
 plt.show()
+n_bytes = len(SENTENCE.encode("utf-8"))
 for n in names:
-    print(f"{n:10s} Chinese {counts[n]:3d}   English {english_counts[n]:3d}")
+    print(f"{n:10s} Chinese {counts[n]:3d} ({counts[n] / len(SENTENCE):.2f} a character, "
+          f"{counts[n] / n_bytes:.2f} a byte)   English {english_counts[n]:3d}")
 
 # %% [markdown]
 # The claims of the next paragraph, checked on the numbers above (✓ or ✗: with your own SENTENCE
@@ -307,6 +320,8 @@ for n in names:
 others = {n: c for n, c in counts.items() if n != "DeepSeek-V4"}
 claim(counts["gpt2"] > 2 * len(SENTENCE), "GPT-2 spends more than 2 tokens per character",
       f"{counts['gpt2']} tokens on {len(SENTENCE)} characters")
+claim(counts["gpt2"] < n_bytes, "but fewer than one per byte: some GPT-2 tokens hold two bytes of a character",
+      f"{counts['gpt2']} tokens on {n_bytes} bytes")
 claim(english_counts["gpt2"] < counts["gpt2"], "GPT-2 needs fewer tokens for the English",
       f"{english_counts['gpt2']} vs {counts['gpt2']}")
 claim(english_counts["songci BPE"] > 2 * english_counts["gpt2"],

@@ -78,11 +78,16 @@ ax.set_xlabel("next word")
 ax.set_ylabel("word")
 ax.set_title("the bigram table: one row per word")
 plt.show()
+if {"sea", "sky", "is"} <= set(vocab):                                # the default TOY_TEXT's words
+    nexts = {w: [vocab[i] for i in np.flatnonzero(table[index[w]])] for w in ("sea", "sky", "is")}
+    print(f"after 'sea': {nexts['sea']}; after 'sky': {nexts['sky']}; after 'the sea is' and "
+          f"'the sky is' alike (the row of 'is'): {nexts['is']}")
 
 # %% [markdown]
 # Greedy choice from a table soon repeats itself (the printed text above cycles once a word
-# recurs), and the table cannot tell "the sea" from "the sky" once it is past "the": it sees one
-# word. A network replaces the table by a function of the *whole* context — the forward pass —
+# recurs), and the table sees one word: right after "sea" or "sky" it still knows which (their
+# rows differ), but one word later it has forgotten — after "the sea is" and "the sky is" it
+# reads the same row, "is" (printed below). A network replaces the table by a function of the *whole* context — the forward pass —
 # and the loop around it stays the same.
 #
 # ## The same loop on a real model
@@ -250,7 +255,8 @@ plt.show()
 # > *That is why answering "why is the sea blue" takes 19 steps of computation.*
 #
 # 19 is the sentence's length in DeepSeek-V4's tokens (notebook 01). The number of sequential
-# forward passes is the number of tokens *in the generating model's vocabulary*:
+# forward passes is the number of tokens the *text* takes under the generating model's tokenizer
+# (one pass per token written, not one per entry of its vocabulary):
 
 # %%
 SENTENCE = "海水会吸收较多红光，蓝光更容易被散射回来，所以大海常呈蓝色。"

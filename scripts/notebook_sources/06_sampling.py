@@ -331,9 +331,10 @@ def article_sample_next_token_pool(logits, temperature=1.0, top_k=50, top_p=0.9)
 # %% [markdown]
 # The pipeline diagram (and Hugging Face's `TopKLogitsWarper` → `TopPLogitsWarper`, and minillm's
 # `Sampler`) applies top-p to the distribution *as it is after top-k*, i.e. renormalised over
-# the k survivors. The renormalised cumulative sums are larger, so top-p stops earlier: the
-# pipeline's pool is never larger than the articles', and smaller whenever the k survivors hold
-# less than all the mass. The smallest example, on the articles' own distribution with top-k 2
+# the k survivors. The renormalised cumulative sums are larger, so top-p stops no later: the
+# pipeline's pool is never larger than the articles', and smaller only when the larger sums
+# cross p at an earlier token — which the k survivors holding less than all the mass allows but
+# does not force (a preset whose pools never differ on the paragraph below shows it). The smallest example, on the articles' own distribution with top-k 2
 # and top-p 0.6: their code sums 0.5, 0.8 and keeps two tokens; renormalised, 0.5 / 0.8 = 0.625
 # ≥ 0.6 already, so the pipeline keeps one.
 

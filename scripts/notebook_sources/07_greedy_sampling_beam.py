@@ -262,6 +262,9 @@ claim(rows["greedy"]["within"] < rows["sampling"]["within"] and rows["beam"]["wi
       "greedy and beam repeat themselves more than sampling", "not for this PROMPT / N_NEW")
 claim(rows["beam"]["logprob"] >= rows["greedy"]["logprob"], f"beam's Σ log p {rows['beam']['logprob']:.2f} ≥ "
       f"greedy's {rows['greedy']['logprob']:.2f}", "beam search is not guaranteed to win: it prunes too")
+claim(rows["sampling"]["logprob"] < min(rows["greedy"]["logprob"], rows["beam"]["logprob"]),
+      f"sampling's mean Σ log p {rows['sampling']['logprob']:.2f} is the lowest of the three",
+      "not for this PROMPT / N_NEW / seed")
 
 fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
 names = list(rows)
@@ -287,7 +290,9 @@ plt.show()
 #   — but the prompt is computed once and shared by all beams (`kv_cache.shared_prefix_cache`), and
 #   the rows run as one batched forward (`forwards` above: the same count as greedy).
 # - Probability: beam search's output has the highest total log-probability of the three here
-#   (checked above) — what it optimises; sampling's is the lowest, by design.
+#   and sampling's the lowest (both checked above). Beam search keeps the likeliest partial
+#   sequences (ranked by the length-normalised score below, which orders outputs of equal length
+#   as Σ log p does); sampling draws unlikely tokens by design.
 # - Determinism: greedy and beam search are deterministic algorithms — not "fairly" but *fully*
 #   deterministic: no random number is drawn. Sampling is random across seeds and exactly
 #   reproducible with the same seed (minillm draws only from the generator it is given).
@@ -350,8 +355,8 @@ check("beam_step", beam_step)
 
 # %% [markdown]
 # **2. A sequence's log-probability.** `logprobs` [T, V] holds log p of every token at each of T
-# positions, `ids` the T tokens chosen: return their total log-probability (what beam search ranks
-# by).
+# positions, `ids` the T tokens chosen: return their total log-probability (a hypothesis's
+# `logprob`; beam search ranks by it divided by length ** length_penalty, its `score`).
 
 # %%
 def sequence_logprob(logprobs, ids):

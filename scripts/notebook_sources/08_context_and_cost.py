@@ -102,13 +102,15 @@ name_at = TOY_TEXT.index("Zorblat")
 for W in sorted({*range(len(TOY_TEXT), len(TOY_TEXT) - name_at - 3, -1), TOY_WINDOW}, reverse=True):
     seen = TOY_TEXT[-W:]                                                # the last W words
     print(f"W = {W:2d}: reads {' '.join(seen)[:60]:60s} → {toy_answer(seen)}")
+answers_from = min(W for W in range(len(TOY_TEXT), 0, -1)                # the smallest W that still answers
+                   if all(toy_answer(TOY_TEXT[-w:]) != "(a guess)" for w in range(W, len(TOY_TEXT) + 1)))
 print(f"the name is word {name_at} of {len(TOY_TEXT)}: it is in the window for W ≥ "
-      f"{len(TOY_TEXT) - name_at}, but the toy answers only for W ≥ {len(TOY_TEXT)} — "
+      f"{len(TOY_TEXT) - name_at}, but the toy answers only for W ≥ {answers_from} — "
       f"'is called', the words that tie the name to the question, leave first")
 
 # %% [markdown]
-# The toy loses the answer *before* the name leaves its window: what it needs is the link
-# between "my friend" and the name, and that link is written before the name. A real model
+# The toy loses the answer *before* the name leaves its window: what it needs is the words that
+# link the name to the question ("is called"), and they are written before the name. A real model
 # reads all of its window at once, not with a rule — measured next.
 #
 # ## Forgetting: a sliding window on a real model

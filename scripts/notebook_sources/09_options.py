@@ -18,8 +18,9 @@
 # sampler that may only draw the option letters (`allowed_ids`).
 #
 # It starts with a toy whose logits are set by hand, then runs SmolLM2 (or, without it, the small
-# shipped model) on one question, and ends by measuring: 20 questions, each asked with its options
-# in all four orders, answered three ways.
+# shipped model) on one question, and ends by measuring: 20 easy questions, each asked with its
+# options in all four orders, answered four ways — where scoring the option words beats chance
+# and scoring the letters is a preference for A.
 #
 # **Try this:** change `QUESTION`, its options (`LETTERS`, `FULL`) and the right one (`ANSWER`, one
 # of `LETTERS`), the `PRESET` used for sampling (a name in `minillm.sampling.PRESETS`), the toy's
@@ -31,6 +32,7 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # CI runs two notebooks at once on two cores
 
 import dataclasses
+import math
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -296,20 +298,24 @@ print(f"generation: {gen_calls} forward passes for a reply of {len(steps)} token
 # %% [markdown]
 # ## 5. Measured: 20 questions, every order of the options
 #
-# One question is an anecdote. Below, `N_QUESTIONS` easy questions, each asked four times with
-# its options rotated (the right answer at A, B, C and D in turn), answered three ways from the
-# same prompt:
+# One question is an anecdote. Below, `N_QUESTIONS` easy questions — facts a child knows, sums
+# below 20, common sense — each asked four times with its options rotated (the right answer at
+# A, B, C and D in turn), answered four ways:
 # - **letters**: the most probable of the four letters at the reply's first position — also what
 #   greedy decoding under `allowed_ids` answers (section 4);
-# - **full text**: the most probable option text ("B. Paris"), summed over its tokens;
-# - **option words**: the most probable option *without* its letter ("Paris"): the letter
-#   channel removed, what is left is what the model knows about the content;
+# - **full text**: the most probable option text ("B. Paris"), summed over its tokens, after the
+#   same prompt;
+# - **option words**: no letters and no list at all — the question alone as plain text
+#   ("Question: … Answer:"), and the most probable continuation among the four option words
+#   (" Paris"), Σ log p over their tokens. This is how benchmarks score small models (the "cloze"
+#   form): it asks what the model knows about the content, with no letter to map it to, and it
+#   cannot depend on the order (one answer per question, the same in all four orders);
 # - **generation**: the first token greedy decoding writes — right only if it is the right letter
 #   (a reply that opens with "The" answers nothing yet).
 #
 # Cost: the four orders of a question have the same token count, so they run as one batch of 4
-# rows; the options of all four (with and without letters) run as one batch of 32 rows on copies
-# of that cache — two forward passes per question.
+# rows; their option texts run as one batch of 16 rows on copies of that cache; the plain
+# question and its four option words take two passes more — four forward passes per question.
 
 # %%
 N_QUESTIONS = 20
@@ -317,23 +323,23 @@ knob_range("N_QUESTIONS", N_QUESTIONS, 1, 20)
 QUIZ = [("What is the capital of France?", "Paris", ["London", "Berlin", "Madrid"]),
         ("What is the capital of Japan?", "Tokyo", ["Beijing", "Seoul", "Bangkok"]),
         ("How many legs does a spider have?", "Eight", ["Six", "Four", "Ten"]),
-        ("Which planet is closest to the Sun?", "Mercury", ["Venus", "Mars", "Jupiter"]),
         ("What do bees make?", "Honey", ["Milk", "Silk", "Wax paper"]),
         ("What is frozen water called?", "Ice", ["Steam", "Sand", "Glass"]),
-        ("Which animal is known as the king of the jungle?", "Lion", ["Mouse", "Cow", "Sheep"]),
         ("How many days are in a week?", "Seven", ["Five", "Ten", "Twelve"]),
         ("What colour is the sky on a clear day?", "Blue", ["Green", "Red", "Purple"]),
-        ("Which gas do plants take in from the air?", "Carbon dioxide", ["Helium", "Neon", "Argon"]),
-        ("What is the largest ocean on Earth?", "The Pacific", ["The Arctic", "The Indian", "The Southern"]),
-        ("Who wrote Romeo and Juliet?", "William Shakespeare", ["Charles Dickens", "Mark Twain", "Jane Austen"]),
         ("What is 2 + 2?", "4", ["3", "5", "22"]),
-        ("Which is the largest planet in the Solar System?", "Jupiter", ["Mercury", "Mars", "Venus"]),
-        ("What do cows drink?", "Water", ["Milk", "Oil", "Juice"]),
+        ("What is 3 + 5?", "8", ["6", "7", "9"]),
+        ("What is 10 - 4?", "6", ["14", "4", "5"]),
+        ("What is the opposite of hot?", "Cold", ["Warm", "Loud", "Tall"]),
+        ("Which animal barks?", "Dog", ["Cat", "Fish", "Cow"]),
+        ("What do we use to see?", "Eyes", ["Ears", "Feet", "Hands"]),
         ("Which season comes after winter?", "Spring", ["Autumn", "Summer", "Night"]),
-        ("What is the boiling point of water at sea level?", "100 °C", ["50 °C", "0 °C", "200 °C"]),
-        ("How many continents are there?", "Seven", ["Three", "Five", "Twelve"]),
-        ("What is the chemical symbol for gold?", "Au", ["Ag", "Fe", "Gd"]),
-        ("Which instrument has 88 keys?", "The piano", ["The violin", "The flute", "The drum"])]
+        ("What is the opposite of up?", "Down", ["Left", "Fast", "Big"]),
+        ("Which is a fruit?", "Apple", ["Chair", "Car", "Shoe"]),
+        ("What do cows drink?", "Water", ["Milk", "Oil", "Juice"]),
+        ("Who wrote Romeo and Juliet?", "William Shakespeare", ["Charles Dickens", "Mark Twain", "Jane Austen"]),
+        ("What is the largest planet in the Solar System?", "Jupiter", ["Mercury", "Mars", "Venus"]),
+        ("What is 5 × 2?", "10", ["7", "3", "25"])]
 
 
 def ask(question, options):
@@ -378,19 +384,22 @@ for question, right, wrong in QUIZ[:N_QUESTIONS]:
     orders = [base[r:] + base[:r] for r in range(4)]                    # right at B, A, D, C
     asked = [ask(question, o) for o in orders]
     prompts = [chat_prompt(tok, text) for text, _ in asked]
-    option_rows = [[tok.encode(line) for line in lines] + [tok.encode(o) for o in order]
-                   for (_, lines), order in zip(asked, orders)]             # "B. Paris" …, then "Paris" …
+    option_rows = [[tok.encode(line) for line in lines] for _, lines in asked]   # "B. Paris" …
     if len({len(p) for p in prompts}) == 1:                             # one batch of 4
         answers = answer_three_ways(prompts, option_rows)
         passes += 2
     else:                                                               # lengths differ: one by one
         answers = [answer_three_ways([p], [o])[0] for p, o in zip(prompts, option_rows)]
         passes += 8
+    plain_question = tok.encode(f"Question: {question}\nAnswer:")      # no list, no letters
+    _, word_logp, _ = answer_three_ways([plain_question], [[tok.encode(" " + o) for o in base]])[0]
+    passes += 2
+    word_pick = base[int(np.argmax(word_logp))]                         # the same in every order
     for r, (letter_logits, full_logp, generated) in enumerate(answers):
         records.append(dict(question=question, rotation=r, truth="ABCD"[orders[r].index(right)],
                             letters="ABCD"[int(np.argmax(letter_logits))],
-                            full="ABCD"[int(np.argmax(full_logp[:4]))],
-                            words="ABCD"[int(np.argmax(full_logp[4:]))],
+                            full="ABCD"[int(np.argmax(full_logp))],
+                            words="ABCD"[orders[r].index(word_pick)],
                             generation=generated if generated in ("A", "B", "C", "D") else "other"))
 print(f"{len(records)} answers per method ({N_QUESTIONS} questions × 4 orders), "
       f"{passes} forward passes in all")
@@ -411,9 +420,26 @@ stable = {m: np.mean([len({qs[i][key[m]] == qs[i]['truth'] for i in range(4)}) =
                       for qs in by_question.values()]) for m in METHODS}
 print("questions answered alike (all right or all wrong) in all 4 orders:",
       {m: f"{stable[m]:.0%}" for m in METHODS})
-claim(max(pick_share["letters"]) > 0.35, f"letter scoring picks one position in {max(pick_share['letters']):.0%} "
-      f"of the answers, though each position is right in 25 %: a position bias",
-      "no letter is picked in more than 35 % here")
+
+
+def chance_p_value(right, n, p=0.25):
+    """One-sided binomial p-value: the chance of at least ``right`` of ``n`` by guessing."""
+    return sum(math.comb(n, k) * p ** k * (1 - p) ** (n - k) for k in range(right, n + 1))
+
+
+words_right = sum(qs[0]["words"] == qs[0]["truth"] for qs in by_question.values())   # one per question
+words_p = chance_p_value(words_right, len(by_question))
+share_A = pick_share["letters"][0]
+print(f"option words, one answer per question: {words_right} of {len(by_question)} right "
+      f"(guessing: {len(by_question) / 4:g} expected; at least {words_right} by chance: p = {words_p:.2g})")
+print(f"letter scoring answers A in {share_A:.0%} of the {len(records)} answers; A is right in 25 %")
+if model_name == "SmolLM2-135M-Instruct" and N_QUESTIONS == 20:   # the paragraph below, checked
+    claim(words_p < 0.01, f"scoring the option words beats chance: {words_right} of {len(by_question)} "
+          f"(p = {words_p:.2g} < 0.01, one-sided binomial)", "not on this QUIZ")
+    claim(share_A > 0.5 and accuracy["letters"] < 0.4,
+          f"letter scoring is a position bias: it answers A in {share_A:.0%} of the answers, and is right in "
+          f"{accuracy['letters']:.0%} — near the 25 % that always answering A would get",
+          "not on this QUIZ")
 claim(accuracy["letters"] < 1 and sum(pick_share["letters"]) == 1,
       f"under the constraint every answer is a letter and {1 - accuracy['letters']:.0%} are wrong: "
       f"the form is guaranteed, not the truth", "every constrained answer was right here")
@@ -436,17 +462,20 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# **Reading the measurement.** With every answer in every position once, a model that only knew
-# the content would pick A, B, C and D a quarter of the time each; a share far above 25 % for
-# one letter is a preference for the position, not knowledge (the left panel, checked above).
-# Rotating the options is what exposes it: on one order, bias and knowledge look alike (the toy).
-# Full-text scoring still begins each option with its letter, so the same bias can carry over;
-# scoring the option words alone removes the letter and leaves what the model knows about the
-# content — whether that is more or less right is in the table, and the line on answering alike
-# in all four orders says which method depends least on the order. The first generated token is
-# letter scoring over the whole vocabulary: it also loses whenever the reply opens with a word.
+# **Reading the measurement** (with SmolLM2; the two claims above check it). The model knows
+# many of these answers: asked for the option words after the bare question, it picks the right
+# one far more often than guessing would (the count and its chance probability are printed). But
+# asked to answer with a *letter*, it does not map what it knows to the letters: letter scoring
+# answers A in most cases whatever stands behind it, so it is right about as often as always
+# saying A — a quarter of the time, by construction of the rotations. That is what the position
+# bias is: letter A's share of the answers, far above the 25 % a model following the content
+# would give it. Rotating the options is what exposes it: on one order, bias and knowledge look
+# alike (the toy). Full-text scoring begins each option with its letter and reads the option
+# after the same listed prompt, so the same preference carries over; the first generated token is
+# letter scoring over the whole vocabulary and also loses whenever the reply opens with a word.
 # And the constraint (`allowed_ids`, the letters column) makes every answer a letter without
-# making one more of them right: **the constraint guarantees the form, not the truth.**
+# making one more of them right: **the constraint guarantees the form, not the truth.** For a
+# model this small, ask for the content, not the letter.
 
 # %% [markdown]
 # ## Exercises

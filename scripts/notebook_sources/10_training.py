@@ -230,9 +230,16 @@ print(f"one training step (forward + backward over {settings.batch} × {config.n
 #
 # ## Without the causal mask: the model peeks at the answer
 #
-# > 训练时如果不遮住后面的词，模型就能直接"偷看"答案。
+# > 位置 i 的 token，不能依赖位置 > i 的 token。否则就会发生：训练时偷看答案、推理时行为不一致。……
+# > 这不是防作弊，是定义计算图的因果结构。
 # >
-# > *If training did not hide the later words, the model could simply "peek" at the answer.*
+# > *The token at position i must not depend on the tokens after i. Otherwise: in training the
+# > model peeks at the answer; at inference it behaves inconsistently. … This is not about
+# > preventing cheating; it defines the causal structure of the computation graph.*
+#
+# (The article calls "to stop the model seeing the future" the surface view; the experiment below
+# shows both of its consequences at once: the peek in the training loss, the inconsistency in
+# the loss as generation sees it.)
 #
 # The mask is one line of the forward pass: `causal_mask(T, T)` in `minillm/train/grad_model.py`.
 # The clearest test is a text with nothing to learn: random tokens, 16 possible, each drawn

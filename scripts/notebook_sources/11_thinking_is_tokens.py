@@ -23,7 +23,8 @@
 # **Try this:** change the toy's `TOY_DIGITS` (1 to 12 digits per number), `QUESTION` (and its
 # `ANSWER`), the two
 # `PROMPTS`, the `LIMITS` (1 to 256 tokens per reply, within the model's window) or the number of
-# problems measured, `N_PROBLEMS` (1 to 20), and re-run.
+# problems measured, `N_PROBLEMS` (1 to 20), with `MEASURE_LIMIT` tokens of room per reply (1 to
+# 512), and re-run.
 
 # %%
 import os
@@ -38,7 +39,7 @@ import numpy as np
 from minillm.decoding.budget import context_budget
 from minillm.chat.chatml import stop_ids
 from minillm.functional import softmax
-from minillm import generate, generate_batch
+from minillm import generate, serve
 from minillm.tokenizer.display import render_token
 from nbhelpers import CountingModel, chat_prompt, claim, knob_range, load_pretrained
 
@@ -257,14 +258,17 @@ plt.show()
 #
 # `N_PROBLEMS` small word problems (sums, differences, products of numbers below 20), each asked
 # both ways with the prompts above, greedy. A reply counts as right when the last number it
-# writes is the answer. Both prompts of all problems run as one batch (`generate_batch`: the same
-# tokens as one by one, greedy), with room for `MEASURE_LIMIT` tokens per reply (1 to 256) — a
-# reply cut by it is counted, and right only if its last number is.
+# writes is the answer. Both prompts of all problems run together through `serve` (continuous
+# batching, notebook 12: a finished reply leaves the batch, so the short direct answers do not
+# wait for the long derivations; greedy, the same tokens as one by one), with room for
+# `MEASURE_LIMIT` tokens per reply (1 to 512) — enough for a derivation to end by itself. A reply
+# cut by the cap is counted (and the end of one is shown), and right only if its last number
+# is.
 
 # %%
-N_PROBLEMS, MEASURE_LIMIT = 20, 128
+N_PROBLEMS, MEASURE_LIMIT = 20, 320
 knob_range("N_PROBLEMS", N_PROBLEMS, 1, 20)
-knob_range("MEASURE_LIMIT", MEASURE_LIMIT, 1, 256)
+knob_range("MEASURE_LIMIT", MEASURE_LIMIT, 1, 512)
 NAMES = ["Tom", "Ana", "Li", "Sam", "Maya"]
 THINGS = ["apples", "books", "coins", "stamps", "shells"]
 problem_rng = np.random.default_rng(1)
@@ -284,7 +288,8 @@ for k in range(N_PROBLEMS):
 suffix = {name: text[len(QUESTION):] for name, text in PROMPTS.items()}   # the instruction each adds
 batch = [chat_prompt(tok, question + suffix[name]) for name in PROMPTS for question, _ in problems]
 limit = min(MEASURE_LIMIT, model.config.n_ctx - max(map(len, batch)))    # within the model's window
-all_replies = generate_batch(model, batch, limit, temperature=0, stop_ids=ENDS)
+all_replies = serve(model, batch, limit, batch_size=len(batch), capacity=max(map(len, batch)) + limit,
+                    temperature=0, stop_ids=ENDS)                       # every row at once, none waits
 measured = {}
 for k, name in enumerate(PROMPTS):
     replies = all_replies[k * N_PROBLEMS:(k + 1) * N_PROBLEMS]
@@ -309,8 +314,11 @@ verdict = ("helps" if sum(measured["step by step"]["right"]) > sum(measured["dir
            "does not help")
 capped = N_PROBLEMS - sum(measured["step by step"]["ended"])
 print(f"on these problems, for {model_name}, writing steps {verdict}, at {ratio:.1f}× the tokens"
-      + (f" — with {capped} step-by-step replies cut by the {limit}-token cap before they ended (raise "
-         f"MEASURE_LIMIT to let them finish)" if capped else ""))
+      + (f" — with {capped} step-by-step replies cut by the {limit}-token cap before they ended" if capped
+         else "; every step-by-step reply ended by itself"))
+cut_texts = [t for t, e in zip(measured["step by step"]["texts"], measured["step by step"]["ended"]) if not e]
+if cut_texts:
+    print(f"how a cut reply ends (its last 120 characters): {cut_texts[0][-120:]!r}")
 if model_name != "SmolLM2-135M-Instruct":
     print(f"({model_name} writes Shakespeare, not arithmetic: its counts are 0 either way. The "
           f"measurement needs SmolLM2: python -m minillm download smollm2)")

@@ -4,10 +4,12 @@
 # Notebook 05 made each new token cost O(n) instead of O(n²). What is left is the cost of the
 # weights: to produce ONE token, the model multiplies one vector by every weight matrix, so
 # every weight is read from memory once — for two floating-point operations (a multiply and an
-# add). A processor does dozens of operations in the time memory delivers one float, so a
-# single stream of tokens waits for memory, not for arithmetic: **decoding is memory-bound**.
+# add). A processor can do many more than two operations in the time memory delivers one float
+# (how many is the *ridge* of this machine, measured in section 1), so a single stream of tokens
+# waits for memory, not for arithmetic: **decoding is memory-bound**.
 #
 # The plan, all small enough to run in seconds:
+# 0. a roofline by hand: one tiny matrix product on a made-up machine, counted with a pencil;
 # 1. bytes and flops per token, and this machine's two limits (memory bandwidth, arithmetic
 #    speed) — the **roofline**, a prediction of how fast decoding can go;
 # 2. **batching** and **speculation** measured: B sequences share each read of the weights; one
@@ -15,9 +17,10 @@
 #    where the gap between prediction and measurement is the lesson;
 # 3. continuous batching (`serve`) against static batches, counted the same way;
 # 4. speculative decoding: output identical to plain greedy decoding (`generate(..., draft=...)`).
-# An appendix at the end says how the engine lays out its weights to get there.
+# An appendix at the end times two of the engine's weight layouts.
 #
-# **Try this:** change the model shape `gpt2` in section 1, the `BATCH_SIZES` measured (1 to
+# **Try this:** change the made-up machine's `PEAK` and `BANDWIDTH` in section 0 (each 1 to
+# 1000), the model shape `gpt2` in section 1, the `BATCH_SIZES` measured (1 to
 # 32 rows), the request `BUDGETS` (1 to 60 tokens) and `SLOTS` (1 to 12) of continuous
 # batching, or the `VERSE` and `NUM_DRAFT` guesses of speculative decoding (1 to 12), and re-run.
 
@@ -42,6 +45,45 @@ knob_range("SLOTS", SLOTS, 1, 12)
 knob_range("NUM_DRAFT", NUM_DRAFT, 1, 12)
 
 # %% [markdown]
+# ## 0. A roofline by hand
+#
+# One layer's product `y = x @ W` with W of shape [4, 4] (16 weights, 4 bytes each in float32),
+# for B rows of x [B, 4]. With a pencil:
+# - **flops**: each of the B × 4 outputs is a sum of 4 products: 4 multiplies and 4 adds, so
+#   2 · B · 4 · 4 flops;
+# - **bytes of weights**: W is read once however many rows share it: 16 · 4 bytes;
+# - **intensity** = flops / bytes = B / 2 flop per byte. (x and y are left out: in this toy they
+#   are as large as W, but in a real model a row of x is a few hundred numbers against millions
+#   of weights.)
+#
+# A made-up machine does `PEAK` flop per nanosecond and reads `BANDWIDTH` bytes per nanosecond.
+# A kernel can go no faster than either: attainable = min(PEAK, BANDWIDTH × intensity). The
+# **ridge** is where the two meet, PEAK / BANDWIDTH flop per byte: left of it a kernel waits for
+# memory, right of it for arithmetic.
+
+# %%
+PEAK, BANDWIDTH = 64.0, 16.0          # the made-up machine: flop/ns and bytes/ns
+knob_range("PEAK and BANDWIDTH", [PEAK, BANDWIDTH], 1, 1000)
+toy_ridge = PEAK / BANDWIDTH
+print(f"ridge = {PEAK:g} / {BANDWIDTH:g} = {toy_ridge:g} flop/byte")
+claim(toy_ridge == 4, "on the default machine one row (intensity 0.5) is memory-bound and 8 rows (4) reach "
+      "the ridge: from there on, more rows cost time", f"your PEAK / BANDWIDTH put the ridge at {toy_ridge:g}")
+print(f"{'rows B':>6} {'flops':>6} {'weight bytes':>13} {'intensity':>10} {'attainable flop/ns':>19}  side")
+for B in (1, 2, 8, 32):
+    x, W = np.ones((B, 4), dtype=np.float32), np.ones((4, 4), dtype=np.float32)
+    flops_toy = 2 * x.shape[0] * W.shape[0] * W.shape[1]           # 2 · B · 4 · 4
+    bytes_toy = W.nbytes                                           # 16 weights · 4 bytes
+    intensity_toy = flops_toy / bytes_toy
+    attainable = min(PEAK, BANDWIDTH * intensity_toy)
+    side = ("memory-bound" if intensity_toy < toy_ridge else "at the ridge" if intensity_toy == toy_ridge
+            else "compute-bound")
+    print(f"{B:>6} {flops_toy:>6} {bytes_toy:>13} {intensity_toy:>10g} {attainable:>19g}  {side}")
+
+# %% [markdown]
+# One row uses an eighth of the default machine's arithmetic; eight rows share each weight read
+# and reach the ridge; past it, more rows no longer come for free. The rest of the notebook is
+# this table for a real model on this machine.
+#
 # ## 1. Bytes and flops per token
 #
 # A GPT-2-124M-shaped model: 12 blocks of d = 768, a vocabulary of 50,257. Per token, each
@@ -245,20 +287,13 @@ print(repr(tok.decode(fast)))
 # roofline); `benchmarks/bench_speculative.py` measures it on SmolLM2.
 
 # %% [markdown]
-# ## Appendix: how the engine lays out a matrix for a few rows
+# ## Appendix: two weight layouts
 #
-# Why the measured points sit where they do depends on the matrix-product routine. A product
-# `x [B, 1, C] @ W` with a batch dimension is computed by NumPy as B separate vector-matrix
-# products (each reading W), so the engine's `linear` (`minillm/engine/ops.py`) flattens it to
-# `x [B·T, C] @ W`: one product, one read. For a few rows, OpenBLAS's matrix product first copies
-# ("packs") W into blocks, and for so few rows the copy costs more than the arithmetic. The
-# "rows" layout (`minillm/engine/rows.py`), used above, stores each matrix as
-# Wᵀ [N, C], one row per output, so 32 outputs are 32 contiguous rows: each such tile is small
-# enough for OpenBLAS's small-matrix kernel, which reads it where it lies, and one row still
-# takes one matrix-vector product. The "decode" layout (W stored [C, N], one product) is timed
-# beside it, the same way as section 2. Ratios, not promises: the output is this machine today.
-# (The loaders' default, "by_width", mixes the two: a matrix narrower than its input by output
-# row, every other one [C, N]; which wins depends on the BLAS kernels, see benchmarks/README.md.)
+# How close the points come to the roof depends on the matrix-product routine. The "rows" layout
+# used above (`minillm/engine/rows.py`) stores each matrix as Wᵀ [N, C], one row per output, in
+# small tiles OpenBLAS reads where they lie; the "decode" layout stores W [C, N] for one large
+# product. Both timed the same way as section 2 — ratios for this machine today, not promises
+# (benchmarks/README.md compares them properly).
 
 # %%
 by_columns = to_engine(mem_model, layout="decode")           # same weights, stored [C, N]

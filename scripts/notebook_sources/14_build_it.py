@@ -261,7 +261,9 @@ for broken in ({"attention": attention_without_mask}, {"norm": norm_divided_by_c
 #
 # SmolLM2-135M-Instruct is a Llama: RoPE, RMSNorm, SwiGLU, 9 query heads sharing 3 KV heads. The
 # same `parts` run it (still loaded with `fast=False`: every weight a plain array). Asked in its
-# chat format (ChatML), it should answer Paris — with your functions doing the arithmetic.
+# chat format (ChatML), it should answer Paris — with your functions doing the arithmetic once
+# you have written them. Until then the cell names the parts that are still stubs: the library's
+# parts computed the answer in their place, so it is not graded.
 
 # %%
 QUESTION = "What is the capital of France?"

@@ -10,7 +10,8 @@
 # questions**: the same facts asked in words the training never used, so a right answer means the
 # model generalised, not only memorised.
 #
-# This notebook draws the loss mask (only the assistant's tokens teach), counts what the adapter's
+# This notebook first does LoRA with a pencil (a 4 × 4 matrix, rank 1: the forward and the merge),
+# then draws the loss mask (only the assistant's tokens teach), counts what the adapter's
 # rank costs, checks that merging the adapter into the weights changes nothing, trains a few live
 # steps, compares answers before and after, with the full run's measured score, and shows the
 # memory-saving step (`recompute=True`).
@@ -38,6 +39,44 @@ from nbhelpers import WEIGHTS, claim, knob_range, load_pretrained
 import tarvessa
 
 # %% [markdown]
+# ## 0. LoRA with a pencil: a 4 × 4 matrix, rank 1
+#
+# A frozen weight W [4, 4] (here the identity, so x W = x), applied as y = x W. LoRA adds a
+# correction of rank r = 1: a column A [4, 1] and a row B [1, 4], scaled by s = α / r:
+#
+#     y = x W + s · (x A) B          the forward: x A is one number, times the row B
+#     W' = W + s · A B               the merge: A B is a 4 × 4 matrix of rank 1
+#
+# With x = [1, 2, 0, 1], A = [1, 0, 1, 0]ᵀ, B = [0, 1, 0, 2] and α = 2 (s = 2): x A = 1, so the
+# correction is 2 · [0, 1, 0, 2] = [0, 2, 0, 4] and y = [1, 2, 0, 1] + [0, 2, 0, 4] = [1, 4, 0, 5].
+# Merging gives the same y from one matrix, so a merged adapter costs nothing at inference.
+
+# %%
+W_toy = np.eye(4, dtype=np.float32)                                  # [4, 4] frozen
+A_toy = np.array([[1], [0], [1], [0]], dtype=np.float32)             # [4, 1] trained
+B_toy = np.array([[0, 1, 0, 2]], dtype=np.float32)                   # [1, 4] trained
+x_toy = np.array([[1, 2, 0, 1]], dtype=np.float32)                   # [1, 4] one input row
+alpha_toy, r_toy = 2.0, A_toy.shape[1]
+s_toy = alpha_toy / r_toy
+y_adapter = x_toy @ W_toy + s_toy * (x_toy @ A_toy) @ B_toy          # [1, 4] the forward
+W_merged = W_toy + s_toy * A_toy @ B_toy                             # [4, 4] the merge
+print("x A =", (x_toy @ A_toy).ravel(), "  y = x W + s (x A) B =", y_adapter.ravel())
+print("W' = W + s A B =\n", W_merged)
+print("x W' =", (x_toy @ W_merged).ravel(), f"  rank of A B: {np.linalg.matrix_rank(A_toy @ B_toy)}")
+print(f"trained numbers: {A_toy.size + B_toy.size} (A and B) instead of {W_toy.size} (all of W); "
+      f"at 576 × 576, rank 8: {8 * (576 + 576):,} instead of {576 * 576:,}")
+assert np.array_equal(y_adapter, x_toy @ W_merged), "the forward and the merged matrix must agree"
+B_start = np.zeros_like(B_toy)                                       # LoRA's start: B = 0
+print("with B = 0 (how training starts):", (x_toy @ W_toy + s_toy * (x_toy @ A_toy) @ B_start).ravel(),
+      "= x W: the model begins exactly as it was")
+
+# %% [markdown]
+# Why s = α / r: with rank r the correction x A B is a sum of r terms (one per column of A), so
+# at a larger rank it starts larger and moves faster for the same learning rate; dividing by r
+# keeps its size comparable when r changes, and α sets it once (minillm, like PEFT's usual
+# choice, takes α = 2r, so s = 2). Sections 3 and 4 count and merge the real adapter; the
+# training of A and B from their gradients is notebook 19's.
+#
 # ## 1. The data: 200 conversations, and questions kept apart
 #
 # `data/tarvessa/` holds the training conversations (one JSON object per line, `{"messages":

@@ -55,13 +55,18 @@ if len(found) < len(FAMILIES):
 rng = np.random.default_rng(0)
 
 # %% [markdown]
-# ## 1. Which switches each family turns on
+# ## 1. Which switches each family's tiny test model turns on
 #
 # `ModelConfig`'s fields past the sizes are switches. `arch` ("gpt2" or "llama") only sets the
 # defaults of the first of them (norm, FFN, positions, biases); every later family is a Llama with
-# more switches on. Each column is one family's tiny `config.json`, read by `read_config`; a cell
-# shows the value when the switch is on (✓ for a boolean), `·` when it is off. For `layer_types`,
-# S is a sliding layer and F a full one.
+# more switches on. Each column is one family's tiny `config.json` from the test fixtures, read by
+# `read_config`; a cell shows the value when the switch is on (✓ for a boolean), `·` when it is
+# off. For `layer_types`, S is a sliding layer and F a full one.
+#
+# **These are the fixtures, not the released models.** They are made a few kilobytes small to
+# test every code path against transformers, so they turn on more than their families do:
+# grouped-query attention (2 KV heads for 4 query heads) and tied embeddings in nearly every
+# column, a window of a few positions. What the released models turn on is in section 1b.
 
 # %%
 NOT_SWITCHES = {"vocab_size", "n_ctx", "d_model", "n_heads", "n_layers", "d_ff", "norm_eps", "arch",
@@ -95,6 +100,66 @@ if configs:
     claim(all(configs[n].arch == "llama" and configs[n].norm == "rmsnorm" and configs[n].position == "rope"
               for n in names if n != "GPT-2"),
           "every family after GPT-2 is a Llama underneath: RMSNorm and RoPE, more switches on top")
+
+# %% [markdown]
+# ## 1b. What the released models turn on
+#
+# The released checkpoints, from their published `config.json` (the Hugging Face repository named
+# in each row; stated here from those files, not downloaded: this notebook makes no network
+# call). Heads are query heads / KV heads: equal means plain multi-head attention (MHA), fewer KV
+# heads grouped-query attention (GQA). Sizes change within a family — Llama 2's 70B uses GQA
+# where its 7B does not, Llama 3.2's 1B ties its embeddings where 3.1's 8B does not — so each row
+# names one model.
+
+# %%
+RELEASED = {   # family: (checkpoint, query heads, KV heads, tied embeddings, what else it turns on)
+    "GPT-2": ("openai-community/gpt2", 12, 12, True, "LayerNorm, GELU MLP, learned positions, biases"),
+    "Llama 2": ("meta-llama/Llama-2-7b-hf", 32, 32, False, "RMSNorm, SwiGLU, RoPE (theta 10000)"),
+    # (meta-llama/Llama-2-70b-hf: 64 query heads, 8 KV heads — the one Llama 2 size with GQA)
+    "Llama 3.x": ("meta-llama/Llama-3.1-8B", 32, 8, False,
+                  "rope_scaling llama3 (factor 8, original context 8192), rope_theta 500000"),
+    "Llama 3.2": ("meta-llama/Llama-3.2-1B", 32, 8, True, "rope_scaling llama3 (factor 32)"),
+    "Qwen2": ("Qwen/Qwen2-7B", 28, 4, False, "biases on q, k, v"),
+    "Qwen3": ("Qwen/Qwen3-8B", 32, 8, False, "qk_norm, head_dim 128"),
+    "Mistral": ("mistralai/Mistral-7B-v0.1", 32, 8, False, "sliding_window 4096 on every layer"),
+    "Gemma 2": ("google/gemma-2-2b", 8, 4, True, "head_dim 256; attn_logit_softcapping 50, "
+                "final_logit_softcapping 30; sliding_window 4096 on every other layer; sandwich norms; "
+                "GeGLU; embeddings × √d_model; query_pre_attn_scalar 256"),
+    "Gemma 3": ("google/gemma-3-1b-pt", 4, 1, True, "head_dim 256; qk_norm; sliding_window 512 on 5 "
+                "layers of every 6, local rope_theta 10000; no soft caps; sandwich norms; GeGLU"),
+    "Phi-3": ("microsoft/Phi-3-mini-4k-instruct", 32, 32, False, "fused qkv_proj and gate_up_proj"),
+    "OLMo 2": ("allenai/OLMo-2-1124-7B", 32, 32, False, "post_norms, qk_norm over the whole projection"),
+    "SmolLM3": ("HuggingFaceTB/SmolLM3-3B", 16, 4, True, "no RoPE on every 4th layer"),
+    "Qwen3-MoE": ("Qwen/Qwen3-30B-A3B", 32, 4, False, "128 experts, 8 used, norm_topk_prob; qk_norm"),
+    "Mixtral": ("mistralai/Mixtral-8x7B-v0.1", 32, 8, False, "8 experts, 2 used; no sliding window"),
+    "OLMoE": ("allenai/OLMoE-1B-7B-0924", 16, 16, False, "64 experts, 8 used; qk_norm over the whole projection"),
+}
+print(f"{'family':10} {'checkpoint':34} {'heads':>6} {'':4} {'tied':5} other switches")
+for family, (checkpoint, H, KV, tied, other) in RELEASED.items():
+    kind = "MHA" if KV == H else "GQA"
+    print(f"{family:10} {checkpoint:34} {H:>3}/{KV:<3} {kind:4} {'✓' if tied else '·':5} {other}")
+differs = []
+for family, (checkpoint, H, KV, tied, _) in RELEASED.items():
+    if family in configs:
+        fixture = configs[family]
+        if (fixture.n_kv_heads < fixture.n_heads) != (KV < H):
+            differs.append(f"{family}: the fixture {'uses' if fixture.n_kv_heads < fixture.n_heads else 'lacks'} "
+                           f"GQA, {checkpoint} {'does not' if KV == H else 'does'}")
+        if fixture.tie_embeddings != tied:
+            differs.append(f"{family}: the fixture {'ties' if fixture.tie_embeddings else 'unties'} its "
+                           f"embeddings, {checkpoint} {'does' if tied else 'does not'}")
+print("plain MHA:", ", ".join(c for c, H, KV, _, _ in RELEASED.values() if KV == H))
+print("tied embeddings:", ", ".join(c for c, _, _, tied, _ in RELEASED.values() if tied))
+print(f"\nwhere the tiny fixture's switches differ from the released model's ({len(differs)}):")
+print("\n".join("  " + line for line in differs) or "  none")
+
+# %% [markdown]
+# So the fixtures above test that each switch works; the rows here say which a real checkpoint
+# uses. Plain MHA is still what Llama-2-7b, Phi-3-mini, OLMo-2-7B and OLMoE use; the newer models
+# share KV heads. Tied embeddings are common among the small checkpoints (GPT-2, Llama 3.2 1B,
+# SmolLM3-3B), where the embedding matrix is a large share of all the weights, and in both Gemma
+# checkpoints here; the 7B-and-up checkpoints here keep a separate output matrix (both lists
+# printed above).
 
 # %% [markdown]
 # ## 2. Where each switch acts
