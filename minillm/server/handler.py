@@ -1,0 +1,256 @@
+"""The HTTP side: one ``Handler`` per connection (a thread of ``ThreadingHTTPServer``).
+
+    GET  /v1/models                 the one model served (OpenAI's list shape)
+    GET  /health                    {"status": "ok"} (llama-server's)
+    POST /v1/chat/completions       a reply in the model's chat format (stream: SSE)
+    POST /v1/completions            a continuation of a prompt (stream: SSE)
+    POST /tokenize                  {"content": str, "with_pieces"?: bool} -> {"tokens": [...]}
+    POST /detokenize                {"tokens": [int, ...]} -> {"content": str}
+
+Every request passes the same gate before any work: the API key (if the server has one), a
+Content-Length under the limit, a body read within the client timeout, JSON that is an object,
+a known ``model``. A refusal is OpenAI's error JSON with a 4xx status (errors.py); an unexpected
+failure is a 500 with one line (logged once), and the server goes on. A client that disconnects
+or stops reading loses its slot before the next decode step (``Engine.cancel``).
+"""
+from __future__ import annotations
+
+import hmac
+import json
+import select
+import socket
+from http.server import BaseHTTPRequestHandler
+
+from minillm.server import jobs
+from minillm.server.app import log
+from minillm.server.errors import APIError, bad, error_body
+from minillm.server.replies import Reply
+
+GONE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, socket.timeout)
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"          # keep-alive, as the openai client expects
+    server_version = "minillm"
+    sys_version = ""
+
+    def setup(self):
+        self.timeout = self.server.client_timeout      # every read and write on the socket
+        super().setup()
+
+    def log_message(self, format, *args):  # noqa: A002 (the base class's name)
+        pass                               # quiet: one line per error only (``log``)
+
+    # --- routing ------------------------------------------------------------------------------
+    def do_GET(self):
+        self._answer({"/v1/models": self._models, "/models": self._models,
+                      "/health": lambda: {"status": "ok"}}, with_body=False)
+
+    def do_POST(self):
+        self._answer({"/v1/chat/completions": self._chat, "/chat/completions": self._chat,
+                      "/v1/completions": self._completions, "/completions": self._completions,
+                      "/tokenize": self._tokenize, "/detokenize": self._detokenize},
+                     with_body=True)
+
+    def do_PUT(self):
+        self._refuse(APIError(405, f"{self.command} is not allowed: use GET or POST"))
+
+    do_DELETE = do_PATCH = do_PUT
+
+    def _answer(self, routes: dict, with_body: bool) -> None:
+        path = self.path.split("?", 1)[0]
+        try:
+            self._check_key()
+            route = routes.get(path)
+            if route is None:
+                other = "POST" if self.command == "GET" else "GET"
+                raise APIError(404 if path not in self._paths(other) else 405,
+                               f"{self.command} {path}: no such endpoint" if path not in
+                               self._paths(other) else f"{path} takes {other}, not {self.command}")
+            self.body = self._read_json() if with_body else {}
+            result = route()
+            if result is not None:
+                self._send_json(200, result)
+        except APIError as exc:
+            self._refuse(exc)
+        except GONE:
+            self.close_connection = True
+        except Exception as exc:           # noqa: BLE001 (a bug must not kill the server)
+            log(f"internal error on {self.command} {path}: {type(exc).__name__}: {exc}")
+            self._refuse(APIError(500, f"internal server error ({type(exc).__name__})"))
+
+    def _paths(self, method: str) -> set:
+        return ({"/v1/models", "/models", "/health"} if method == "GET" else
+                {"/v1/chat/completions", "/chat/completions", "/v1/completions",
+                 "/completions", "/tokenize", "/detokenize"})
+
+    # --- the gate -----------------------------------------------------------------------------
+    def _check_key(self) -> None:
+        key = self.server.api_key
+        if key is None:
+            return
+        given = self.headers.get("Authorization", "")
+        token = given[7:] if given.startswith("Bearer ") else ""
+        if not hmac.compare_digest(token.encode(), key.encode()):
+            raise APIError(401, "a valid API key is needed: send the header "
+                                "'Authorization: Bearer KEY'", code="invalid_api_key")
+
+    def _read_json(self) -> dict:
+        if self.headers.get("Transfer-Encoding"):
+            self.close_connection = True
+            raise APIError(411, "send the body with a Content-Length (no chunked encoding)")
+        length = self.headers.get("Content-Length")
+        if length is None or not length.isdigit():
+            self.close_connection = True
+            raise APIError(411, "a POST needs a Content-Length header")
+        if int(length) > self.server.max_body:
+            self.close_connection = True   # the body is not read: the connection ends here
+            raise APIError(413, f"the body is {int(length):,} bytes; the limit is "
+                                f"{self.server.max_body:,}")
+        try:
+            raw = self.rfile.read(int(length))
+        except socket.timeout:
+            self.close_connection = True
+            raise APIError(408, f"the body did not arrive within {self.server.client_timeout:g} s") \
+                from None
+        if len(raw) < int(length):
+            self.close_connection = True
+            raise APIError(400, "the body is shorter than its Content-Length")
+        try:
+            body = json.loads(raw)
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise APIError(400, f"the body is not valid JSON ({str(exc)[:100]})") from None
+        if not isinstance(body, dict):
+            raise APIError(400, "the body must be a JSON object")
+        model = body.get("model")
+        if model is not None and model != self.server.served.name:
+            raise APIError(404, f"the model {model!r} does not exist: this server serves "
+                                f"{self.server.served.name!r}", param="model",
+                           code="model_not_found")
+        return body
+
+    # --- replies ------------------------------------------------------------------------------
+    def _send_json(self, status: int, obj, body: bytes | None = None) -> None:
+        data = body if body is not None else json.dumps(obj).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _refuse(self, exc: APIError) -> None:
+        try:
+            self._send_json(exc.status, None, body=exc.body())
+        except GONE:
+            self.close_connection = True
+
+    # --- endpoints ----------------------------------------------------------------------------
+    def _models(self) -> dict:
+        served = self.server.served
+        return {"object": "list", "data": [{"id": served.name, "object": "model", "created": 0,
+                                            "owned_by": "minillm",
+                                            "meta": {"n_ctx": served.capacity,
+                                                     "n_vocab": served.model.config.vocab_size,
+                                                     "chat_format": served.format.name}}]}
+
+    def _chat(self):
+        return self._generate(jobs.chat_job(self.server.served, self.body))
+
+    def _completions(self):
+        return self._generate(jobs.completion_job(self.server.served, self.body))
+
+    def _tokenize(self) -> dict:
+        content = self.body.get("content")
+        if not isinstance(content, str):
+            raise bad("content", "content must be a string")
+        tok = self.server.served.tokenizer
+        ids = tok.encode_ordinary(content)
+        if self.body.get("with_pieces") is True:
+            return {"tokens": [{"id": i, "piece": tok.decode([i])} for i in ids]}
+        return {"tokens": ids}
+
+    def _detokenize(self) -> dict:
+        ids, V = self.body.get("tokens"), self.server.served.tokenizer.vocab_size
+        if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool)
+                                                and 0 <= i < V for i in ids):
+            raise bad("tokens", f"tokens must be a list of token ids in [0, {V})")
+        return {"content": self.server.served.tokenizer.decode(ids)}
+
+    # --- a generation -------------------------------------------------------------------------
+    def _generate(self, job) -> None:
+        server = self.server
+        if server.closing:
+            raise APIError(503, "the server is shutting down")
+        reply, live = Reply(job, server.served), server.engine.submit(job)
+        with server.lock:
+            server.active += 1
+        try:
+            (self._stream if job.stream else self._whole)(live, reply)
+        finally:
+            server.engine.cancel(live)     # (a no-op once it has ended)
+            with server.lock:
+                server.active -= 1
+
+    def _events(self, live):
+        """The job's events; None when the client is gone or the batch thread has stopped."""
+        for event in live.events(timeout=0.25):
+            if event is None:
+                if self._client_gone() or not self.server.engine.thread.is_alive():
+                    return
+                continue
+            yield event
+
+    def _client_gone(self) -> bool:
+        """The client closed its side (a readable socket with nothing to read)."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
+
+    def _whole(self, live, reply) -> None:
+        kind, rest = None, [None]
+        for kind, *rest in self._events(live):
+            if kind != "step":
+                break
+            reply.add(rest[0])
+        if kind == "end" and rest[0] != "cancelled":
+            return self._send_json(200, reply.whole(rest[0]))
+        self.close_connection = True
+        if kind == "error":
+            raise APIError(500, rest[0])
+        if self.server.closing or not self.server.engine.thread.is_alive():
+            raise APIError(503, "the server is shutting down: the reply was cut")
+        # else the client has gone: nobody to answer
+
+    def _stream(self, live, reply) -> None:
+        self.close_connection = True           # the stream ends with the connection
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        send = self._event
+        if reply.job.kind == "chat":
+            send(reply.chunk(first=True))
+        for kind, *rest in self._events(live):
+            if kind == "step":
+                send(reply.chunk(rest[0]))
+                continue
+            if kind == "end" and rest[0] != "cancelled":
+                send(reply.chunk(reason=rest[0]))
+                if reply.job.include_usage:
+                    send(reply.usage_chunk())
+            else:                              # OpenAI streams an error as an error event
+                message = rest[0] if kind == "error" else "the server is shutting down"
+                self.wfile.write(b"data: " + error_body(500 if kind == "error" else 503,
+                                                        message) + b"\n\n")
+            break
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+
+    def _event(self, obj) -> None:
+        self.wfile.write(b"data: " + json.dumps(obj).encode() + b"\n\n")
+        self.wfile.flush()
