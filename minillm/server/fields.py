@@ -102,7 +102,11 @@ def logit_bias(body: dict, vocab_size: int):
         if not (isinstance(key, str) and key.isdigit() and int(key) < vocab_size):
             raise bad("logit_bias", f"logit_bias keys must be token ids in [0, {vocab_size}), "
                                     f"got {key!r}")
-        out[int(key)] = number(value, key, 0.0, low=-100.0, high=100.0)
+        if isinstance(bias, bool) or not isinstance(bias, (int, float)) or \
+                not -100 <= bias <= 100:                  # (NaN fails the range too)
+            raise bad("logit_bias", f"logit_bias[{key!r}] must be a number in [-100, 100], "
+                                    f"got {_kind(bias)}")
+        out[int(key)] = float(bias)
     return out
 
 

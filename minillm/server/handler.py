@@ -19,6 +19,7 @@ import hmac
 import json
 import select
 import socket
+import time
 from http.server import BaseHTTPRequestHandler
 
 from minillm.server import jobs
@@ -31,8 +32,9 @@ GONE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, socket.ti
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"          # keep-alive, as the openai client expects
-    server_version = "minillm"
-    sys_version = ""
+
+    def version_string(self) -> str:
+        return "minillm"
 
     def setup(self):
         self.timeout = self.server.client_timeout      # every read and write on the socket
@@ -194,13 +196,16 @@ class Handler(BaseHTTPRequestHandler):
                 server.active -= 1
 
     def _events(self, live):
-        """The job's events; None when the client is gone or the batch thread has stopped."""
-        for event in live.events(timeout=0.25):
-            if event is None:
+        """The job's events; stops early when the client is gone or the batch thread has
+        stopped (both looked at every 0.1 s, whether or not events keep coming)."""
+        looked = time.monotonic()
+        for event in live.events(timeout=0.1):
+            if time.monotonic() - looked >= 0.1:
+                looked = time.monotonic()
                 if self._client_gone() or not self.server.engine.thread.is_alive():
                     return
-                continue
-            yield event
+            if event is not None:
+                yield event
 
     def _client_gone(self) -> bool:
         """The client closed its side (a readable socket with nothing to read)."""

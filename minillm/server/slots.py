@@ -57,7 +57,9 @@ class Live(Request):
 
 
 class SlotBatcher(ContinuousBatcher):
-    """A ContinuousBatcher whose every slot samples with its own ``GenerationSettings``."""
+    """A ContinuousBatcher whose every slot samples with its own ``GenerationSettings``;
+    ``cut`` counts the running requests freed because their client went away."""
+    cut = 0
 
     def add(self, live: Live) -> None:
         if live.settings.guide is not None:
@@ -72,6 +74,7 @@ class SlotBatcher(ContinuousBatcher):
         for b, r in enumerate(self.slots):
             if r is not None and r.cancelled:
                 self._finish(b, "cancelled")
+                self.cut += 1
 
     def _choose(self, rows: list[int], logits: np.ndarray) -> None:
         """Each row's next token (``logits`` [R, V], R = len(rows)) by its own settings."""
