@@ -7,7 +7,8 @@ work starts (a 400 names the field at fault).
 
 Then the fields both share (``settings_of``): max_tokens (or max_completion_tokens), temperature,
 top_p, top_k, min_p, frequency_penalty, presence_penalty, repeat_penalty, logit_bias, seed, stop,
-logprobs / top_logprobs, response_format (structured.py), n. They become ``generate``'s keyword
+ignore_eos (llama-server's: the end-of-text ids do not stop), logprobs / top_logprobs,
+response_format (structured.py), n. They become ``generate``'s keyword
 arguments (the one place the server names them) and are checked once more by
 ``GenerationSettings.build``, whose ValueError becomes a 400 too: the server accepts exactly what
 the library accepts.
@@ -149,6 +150,9 @@ def settings_of(served, body: dict, stop_ids, logprobs: bool, top_n: int,
     """The sampling and stopping fields -> the library's checked GenerationSettings
     (``text_stops``: the chat format's end-of-turn markers when they are plain text)."""
     seed = fields.integer(body, "seed", None, low=0, high=2**63 - 1)
+    ignore_eos = fields.boolean(body, "ignore_eos", False)     # llama-server's: benchmarks
+    if ignore_eos:
+        stop_ids = ()
     sampling = dict(
         temperature=fields.number(body, "temperature", 1.0, low=0.0, high=100.0),
         top_p=fields.number(body, "top_p", 1.0, low=0.0, low_open=True, high=1.0),
@@ -164,6 +168,7 @@ def settings_of(served, body: dict, stop_ids, logprobs: bool, top_n: int,
         return GenerationSettings.build(
             served.model, sampling=dict(sampler=sampler),
             seed=secrets.randbits(63) if seed is None else seed, stop_ids=stop_ids,
+            stop_at_eos=not ignore_eos,
             stop_strings=tuple(dict.fromkeys(fields.stop_strings(body) + tuple(text_stops))),
             tokenizer=served.tokenizer, logprobs=logprobs,
             top_n=top_n, constraint=constraint_of(body.get("response_format")))

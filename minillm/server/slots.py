@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import queue
 import threading
+import time
 
 import numpy as np
 
@@ -58,8 +59,26 @@ class Live(Request):
 
 class SlotBatcher(ContinuousBatcher):
     """A ContinuousBatcher whose every slot samples with its own ``GenerationSettings``;
-    ``cut`` counts the running requests freed because their client went away."""
+    ``cut`` counts the running requests freed because their client went away; ``clock`` the
+    batch thread's seconds (wall and CPU) in prompt forwards (each new request's first token)
+    and in whole steps, admissions included (benchmarks/bench_server.py reads them)."""
     cut = 0
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.clock = {"prefill_wall": 0.0, "prefill_cpu": 0.0, "step_wall": 0.0, "step_cpu": 0.0}
+
+    def step(self) -> None:
+        wall, cpu = time.perf_counter(), time.thread_time()
+        super().step()
+        self.clock["step_wall"] += time.perf_counter() - wall
+        self.clock["step_cpu"] += time.thread_time() - cpu
+
+    def _admit(self, b: int, request) -> None:
+        wall, cpu = time.perf_counter(), time.thread_time()
+        super()._admit(b, request)
+        self.clock["prefill_wall"] += time.perf_counter() - wall
+        self.clock["prefill_cpu"] += time.thread_time() - cpu
 
     def add(self, live: Live) -> None:
         if live.settings.guide is not None:
