@@ -123,7 +123,6 @@ def main() -> None:
     server = make_server(model, tokenizer, name="bench", port=0, slots=slots,
                          capacity=min(args.context, model.config.n_ctx))
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    port = server.server_address[1]
     print(f"server: {slots} slots, context {server.served.capacity}; {args.tokens} new tokens "
           f"per stream, greedy; {args.rounds} rounds, concurrency interleaved")
     run(server, 1, 4, 0)                             # warm-up

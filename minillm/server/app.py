@@ -16,12 +16,13 @@ model's n_ctx: the KV cache holds ``slots`` × ``capacity`` positions.
 from __future__ import annotations
 
 import dataclasses
-import sys
 import threading
 import time
 from http.server import ThreadingHTTPServer
 
 from minillm.chat.formats.detect import choose_format
+from minillm.server.errors import error_body
+from minillm.server.handler import Handler
 from minillm.server.slots import Engine
 
 DEFAULT_CAPACITY = 2048              # tokens per request (prompt + completion), at most n_ctx
@@ -76,7 +77,6 @@ class Server(ThreadingHTTPServer):
     def __init__(self, served: Served, host: str = "127.0.0.1", port: int = 8000, *,
                  slots: int = 4, api_key: str | None = None, max_body: int = MAX_BODY,
                  client_timeout: float = 30.0, max_connections: int = 64):
-        from minillm.server.handler import Handler
         if api_key is not None and (not isinstance(api_key, str) or not api_key):
             raise ValueError("api_key must be a non-empty string (or None: no key)")
         if isinstance(slots, bool) or not isinstance(slots, int) or not 1 <= slots <= 256:
@@ -101,7 +101,6 @@ class Server(ThreadingHTTPServer):
             if not full:
                 self.connections += 1
         if full:                          # answered here, no thread: a flood stays cheap
-            from minillm.server.errors import error_body
             body = error_body(503, f"too many connections (at most {self.max_connections})")
             try:
                 request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: "
@@ -148,7 +147,3 @@ def make_server(model, tokenizer, name: str = "minillm", host: str = "127.0.0.1"
     max_connections."""
     return Server(served_model(model, tokenizer, name, capacity, chat_format), host, port,
                   **options)
-
-
-def log(message: str) -> None:
-    print(f"minillm serve: {message}", file=sys.stderr, flush=True)

@@ -13,6 +13,7 @@ key, 404 an unknown path or model, 405 a wrong method, 408 a client too slow to 
 from __future__ import annotations
 
 import json
+import sys
 
 TYPES = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
          405: "invalid_request_error", 408: "timeout_error", 411: "invalid_request_error",
@@ -44,3 +45,8 @@ def error_body(status: int, message: str, param: str | None = None, code: str | 
 def bad(param: str, message: str, code: str | None = None) -> APIError:
     """A 400 for one field: ``raise bad("top_p", "top_p must be in (0, 1], got 2")``."""
     return APIError(400, message, param=param, code=code)
+
+
+def log(message: str) -> None:
+    """One line on stderr: the start, the stop, an internal error (never a request's data)."""
+    print(f"minillm serve: {message}", file=sys.stderr, flush=True)

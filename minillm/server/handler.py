@@ -23,8 +23,7 @@ import time
 from http.server import BaseHTTPRequestHandler
 
 from minillm.server import jobs
-from minillm.server.app import log
-from minillm.server.errors import APIError, bad, error_body
+from minillm.server.errors import APIError, bad, error_body, log
 from minillm.server.replies import Reply
 
 GONE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, socket.timeout)

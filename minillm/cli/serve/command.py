@@ -40,17 +40,33 @@ def add_arguments(parser) -> None:
                         help="run minillm/model/'s readable code instead of the engine")
 
 
-def run(args) -> int:
-    from minillm.server.app import log, make_server
+def check_arguments(args) -> None:
+    """What ``serve`` refuses before loading the model, each naming its flag."""
     if not 0 <= args.port <= 65535:
-        raise ValueError(f"--port must be in [0, 65535], got {args.port}")
-    if not args.grace >= 0:
+        raise ValueError(f"--port must be in [0, 65535] (0: any free port), got {args.port}")
+    if not 1 <= args.slots <= 256:
+        raise ValueError(f"--slots must be an integer in [1, 256], got {args.slots}")
+    if args.context is not None and args.context < 2:
+        raise ValueError(f"--context must be at least 2 tokens, got {args.context}")
+    if not 0 <= args.grace < float("inf"):
         raise ValueError(f"--grace must be a number of seconds >= 0, got {args.grace}")
+    if args.api_key is not None and not args.api_key:
+        raise ValueError("--api-key must not be empty (leave it out for no key)")
+
+
+def run(args) -> int:
+    from minillm.server.app import make_server
+    from minillm.server.errors import log
+    check_arguments(args)
     _, model, tokenizer = load_model_and_tokenizer(args.model, reference=args.reference)
     key = args.api_key if args.api_key is not None else os.environ.get("MINILLM_API_KEY")
-    server = make_server(model, tokenizer, name=args.name or args.model, host=args.host,
-                         port=args.port, capacity=args.context, chat_format=args.chat_format,
-                         slots=args.slots, api_key=key or None)
+    try:
+        server = make_server(model, tokenizer, name=args.name or args.model, host=args.host,
+                             port=args.port, capacity=args.context, chat_format=args.chat_format,
+                             slots=args.slots, api_key=key or None)
+    except OSError as exc:                  # a port in use, an address not of this machine
+        raise ValueError(f"--host {args.host} --port {args.port}: cannot listen there "
+                         f"({exc.strerror or exc})") from None
     host, port = server.server_address[:2]
     log(server.served.note)
     where = ("this machine only" if host in ("127.0.0.1", "::1", "localhost") else
