@@ -73,6 +73,7 @@ class Server(ThreadingHTTPServer):
     """The HTTP server: ``served`` (the model), ``engine`` (the batch thread) and the limits."""
     daemon_threads = True                 # an idle keep-alive connection never blocks exit
     allow_reuse_address = True
+    request_queue_size = 128              # the listen backlog (socketserver's 5 resets a burst)
 
     def __init__(self, served: Served, host: str = "127.0.0.1", port: int = 8000, *,
                  slots: int = 4, api_key: str | None = None, max_body: int = MAX_BODY,

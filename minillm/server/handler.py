@@ -60,6 +60,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _answer(self, routes: dict, with_body: bool) -> None:
         path = self.path.split("?", 1)[0]
+        self.body = None
         try:
             self._check_key()
             route = routes.get(path)
@@ -73,6 +74,8 @@ class Handler(BaseHTTPRequestHandler):
             if result is not None:
                 self._send_json(200, result)
         except APIError as exc:
+            if with_body and self.body is None:   # refused before its body was read: the
+                self.close_connection = True      # stream is not at the next request
             self._refuse(exc)
         except GONE:
             self.close_connection = True

@@ -10,6 +10,7 @@ cache holds slots × context positions. Ctrl-C stops accepting, gives running re
 """
 from __future__ import annotations
 
+import ipaddress
 import os
 import sys
 
@@ -19,8 +20,8 @@ from minillm.cli.resolve import help_text, load_model_and_tokenizer
 def add_arguments(parser) -> None:
     parser.add_argument("-m", "--model", required=True, help=help_text("--model"))
     parser.add_argument("--host", default="127.0.0.1",
-                        help="the address to listen on (0.0.0.0: every interface — the network "
-                             "can then reach the model)")
+                        help="the address to listen on; any but a loopback address lets other "
+                             "machines reach the model (then set --api-key)")
     parser.add_argument("--port", type=int, default=8000, help="the port (0: any free one)")
     parser.add_argument("--slots", type=int, default=4,
                         help="requests decoded together (the continuous batcher's rows)")
@@ -69,7 +70,7 @@ def run(args) -> int:
                          f"({exc.strerror or exc})") from None
     host, port = server.server_address[:2]
     log(server.served.note)
-    where = ("this machine only" if host in ("127.0.0.1", "::1", "localhost") else
+    where = ("this machine only" if ipaddress.ip_address(host).is_loopback else
              f"ANY host that can reach {host}" + ("" if key else " — and no --api-key is set"))
     log(f"serving {server.served.name!r} on {server.url}/v1 ({where}); {args.slots} slots, "
         f"{server.served.capacity} tokens per request{', API key required' if key else ''}. "
