@@ -29,6 +29,14 @@ from minillm.server.replies import Reply
 GONE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, socket.timeout)
 
 
+def drain(out) -> list:
+    """What a queue holds now, without waiting."""
+    items = []
+    while not out.empty():
+        items.append(out.get_nowait())
+    return items
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"          # keep-alive, as the openai client expects
 
@@ -198,13 +206,16 @@ class Handler(BaseHTTPRequestHandler):
                 server.active -= 1
 
     def _events(self, live):
-        """The job's events; stops early when the client is gone or the batch thread has
-        stopped (both looked at every 0.1 s, whether or not events keep coming)."""
+        """The job's events; stops early when the client is gone, or once the batch thread has
+        stopped and its last events are read (both looked at every 0.1 s)."""
         looked = time.monotonic()
         for event in live.events(timeout=0.1):
             if time.monotonic() - looked >= 0.1:
                 looked = time.monotonic()
-                if self._client_gone() or not self.server.engine.thread.is_alive():
+                if self._client_gone():
+                    return
+                if not self.server.engine.thread.is_alive():
+                    yield from ([event] if event is not None else []) + drain(live.out)
                     return
             if event is not None:
                 yield event
@@ -242,6 +253,7 @@ class Handler(BaseHTTPRequestHandler):
         send = self._event
         if reply.job.kind == "chat":
             send(reply.chunk(first=True))
+        kind = None
         for kind, *rest in self._events(live):
             if kind == "step":
                 send(reply.chunk(rest[0]))
@@ -250,11 +262,11 @@ class Handler(BaseHTTPRequestHandler):
                 send(reply.chunk(reason=rest[0]))
                 if reply.job.include_usage:
                     send(reply.usage_chunk())
-            else:                              # OpenAI streams an error as an error event
-                message = rest[0] if kind == "error" else "the server is shutting down"
-                self.wfile.write(b"data: " + error_body(500 if kind == "error" else 503,
-                                                        message) + b"\n\n")
             break
+        if kind != "end" or rest[0] == "cancelled":          # no finish reason: say why
+            message = rest[0] if kind == "error" else "the server is shutting down: the reply was cut"
+            self.wfile.write(b"data: " + error_body(500 if kind == "error" else 503, message)
+                             + b"\n\n")
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
 
