@@ -2,6 +2,7 @@
 
     GET  /v1/models                 the one model served (OpenAI's list shape)
     GET  /health                    {"status": "ok"} (llama-server's)
+    GET  /, POST /inspect/...       the page and its endpoints (inspector.py)
     POST /v1/chat/completions       a reply in the model's chat format (stream: SSE)
     POST /v1/completions            a continuation of a prompt (stream: SSE)
     POST /tokenize                  {"content": str, "with_pieces"?: bool} -> {"tokens": [...]}
@@ -22,7 +23,7 @@ import socket
 import time
 from http.server import BaseHTTPRequestHandler
 
-from minillm.server import jobs
+from minillm.server import inspector, jobs
 from minillm.server.errors import APIError, bad, error_body, log
 from minillm.server.replies import Reply
 
@@ -52,14 +53,16 @@ class Handler(BaseHTTPRequestHandler):
 
     # --- routing ------------------------------------------------------------------------------
     def do_GET(self):
+        page = {path: (lambda p=path: inspector.static(self, p)) for path in inspector.STATIC}
         self._answer({"/v1/models": self._models, "/models": self._models,
-                      "/health": lambda: {"status": "ok"}}, with_body=False)
+                      "/health": lambda: {"status": "ok"}, **page}, with_body=False)
 
     def do_POST(self):
         self._answer({"/v1/chat/completions": self._chat, "/chat/completions": self._chat,
                       "/v1/completions": self._completions, "/completions": self._completions,
-                      "/tokenize": self._tokenize, "/detokenize": self._detokenize},
-                     with_body=True)
+                      "/tokenize": self._tokenize, "/detokenize": self._detokenize,
+                      "/inspect/steps": lambda: inspector.steps(self),
+                      "/inspect/attention": lambda: inspector.attention(self)}, with_body=True)
 
     def do_PUT(self):
         self._refuse(APIError(405, f"{self.command} is not allowed: use GET or POST"))
@@ -92,9 +95,10 @@ class Handler(BaseHTTPRequestHandler):
             self._refuse(APIError(500, f"internal server error ({type(exc).__name__})"))
 
     def _paths(self, method: str) -> set:
-        return ({"/v1/models", "/models", "/health"} if method == "GET" else
+        return ({"/v1/models", "/models", "/health", *inspector.STATIC} if method == "GET" else
                 {"/v1/chat/completions", "/chat/completions", "/v1/completions",
-                 "/completions", "/tokenize", "/detokenize"})
+                 "/completions", "/tokenize", "/detokenize", "/inspect/steps",
+                 "/inspect/attention"})
 
     # --- the gate -----------------------------------------------------------------------------
     def _check_key(self) -> None:

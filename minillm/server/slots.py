@@ -41,9 +41,11 @@ class Live(Request):
     state: int = 0
     out: queue.Queue = dataclasses.field(default_factory=queue.Queue)
     cancelled: bool = False
+    keep_logits: bool = False      # the page's requests: each step's raw logits [V] too
 
     def events(self, timeout: float | None = None):
-        """Yield ("step", Step) events until ("end", reason) or ("error", message), inclusive;
+        """Yield ("step", Step) events (each after its ("logits", [V]) with ``keep_logits``)
+        until ("end", reason) or ("error", message), inclusive;
         with ``timeout`` a None between events that waited that long (the handler's chance to
         see whether its client is still there)."""
         while True:
@@ -53,7 +55,7 @@ class Live(Request):
                 yield None
                 continue
             yield event
-            if event[0] != "step":
+            if event[0] not in ("step", "logits"):
                 return
 
 
@@ -119,6 +121,8 @@ class SlotBatcher(ContinuousBatcher):
             return self._finish(b, "stop")
         if guide is not None:
             r.state = guide.advance(r.state, token)
+        if r.keep_logits:                                     # before its step (inspector.py)
+            r.out.put(("logits", logits.copy()))
         r.new.append(token)
         full = len(r.new) == r.max_new_tokens
         complete = guide is not None and guide.is_finished(r.state)   # nothing can follow
@@ -160,9 +164,9 @@ class Engine:
         self.thread = threading.Thread(target=self._run, name="minillm-batch", daemon=True)
         self.thread.start()
 
-    def submit(self, job) -> Live:
+    def submit(self, job, keep_logits: bool = False) -> Live:
         live = Live(id=0, prompt=np.asarray(job.prompt, dtype=np.int64),
-                    max_new_tokens=job.max_tokens, settings=job.settings)
+                    max_new_tokens=job.max_tokens, settings=job.settings, keep_logits=keep_logits)
         self.inbox.put(live)
         self.wake.set()
         return live
