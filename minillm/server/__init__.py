@@ -4,8 +4,10 @@ minillm serve``): any OpenAI client, chat UI or agent framework can talk to a mi
 In reading order: ``errors`` (OpenAI's error JSON) · ``fields`` (a body's fields, typed and
 ranged) · ``structured`` (response_format -> a constraint) · ``jobs`` (a body -> prompt ids and
 GenerationSettings) · ``slots`` (the continuous batcher with one sampler and generator per slot,
-and the batch thread) · ``replies`` (OpenAI's reply and chunk shapes) · ``handler`` (routing,
-the gate, streaming) · ``app`` (the served model, the server, its limits and shutdown).
+and the batch thread) · ``replies`` (OpenAI's reply and chunk shapes) · ``streaming`` (a reply
+written whole or as server-sent events, the client watched) · ``handler`` (routing, the gate) ·
+``app`` (the served model, the server, its limits and shutdown) · ``inspector`` and ``page/``
+(the page at ``/`` and its JSON endpoints).
 
 Example::
 
