@@ -19,9 +19,9 @@ def tiny():
     return load_model("weights/tiny-llama")
 
 
-def start(model, tokenizer, **options):
-    """A running server (``port=0``: a free one) and its thread."""
-    server = make_server(model, tokenizer, name="tiny-llama", host=HOST, port=0, **options)
+def start(model, tokenizer, name: str = "tiny-llama", **options):
+    """A running server (``port=0``: a free one), serving in a thread."""
+    server = make_server(model, tokenizer, name=name, host=HOST, port=0, **options)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     return server
