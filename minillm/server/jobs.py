@@ -62,9 +62,8 @@ def chat_job(served, body: dict) -> Job:
     top_n = fields.integer(body, "top_logprobs", 0, low=0, high=MAX_TOP_LOGPROBS)
     if top_n and not logprobs:
         raise bad("top_logprobs", "top_logprobs needs logprobs: true")
-    limit = body.get("max_completion_tokens", body.get("max_tokens"))
-    name = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
-    return _job("chat", served, body, ids, logprobs, top_n, {name: limit},
+    name = "max_completion_tokens" if body.get("max_completion_tokens") is not None else "max_tokens"
+    return _job("chat", served, body, ids, logprobs, top_n, {name: body.get(name)},
                 stop_ids=served.format.stop_ids(served.tokenizer), text_stops=served.text_stops)
 
 

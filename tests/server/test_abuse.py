@@ -220,3 +220,14 @@ def test_a_client_that_disconnects_while_waiting_for_a_whole_reply_frees_its_slo
         assert not any(server.engine.batcher.slots) and server.engine.batcher.cut == 1
     finally:
         server.stop(grace=0.5)
+
+
+def test_max_completion_tokens_is_max_tokens_new_name(server):
+    """Chat takes ``max_completion_tokens`` (OpenAI's newer name), winning over ``max_tokens``."""
+    for body, n in (({"max_completion_tokens": 3}, 3), ({"max_tokens": 4}, 4),
+                    ({"max_completion_tokens": 2, "max_tokens": 9}, 2),
+                    ({"max_completion_tokens": None, "max_tokens": 5}, 5)):
+        status, reply = post(server, CHAT, {"messages": MSG, "seed": 1, "ignore_eos": True, **body})
+        assert status == 200 and reply["usage"]["completion_tokens"] == n, (body, reply)
+    status, reply = post(server, CHAT, {"messages": MSG, "max_completion_tokens": 0})
+    assert_error(status, reply, 400, param="max_completion_tokens")
