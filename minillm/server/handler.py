@@ -25,6 +25,7 @@ from minillm.server import inspector, jobs
 from minillm.server.errors import APIError, bad, log
 from minillm.server.streaming import GONE, Replying
 
+
 class Handler(Replying, BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"          # keep-alive, as the openai client expects
 
@@ -58,7 +59,7 @@ class Handler(Replying, BaseHTTPRequestHandler):
 
     def _answer(self, routes: dict, with_body: bool) -> None:
         path = self.path.split("?", 1)[0]
-        self.body = None
+        self.body, self.streaming = None, False
         try:
             self._check_key()
             route = routes.get(path)
@@ -79,7 +80,9 @@ class Handler(Replying, BaseHTTPRequestHandler):
             self.close_connection = True
         except Exception as exc:           # noqa: BLE001 (a bug must not kill the server)
             log(f"internal error on {self.command} {path}: {type(exc).__name__}: {exc}")
-            self._refuse(APIError(500, f"internal server error ({type(exc).__name__})"))
+            self.close_connection = True
+            if not self.streaming:             # (mid-stream, a new response cannot start)
+                self._refuse(APIError(500, f"internal server error ({type(exc).__name__})"))
 
     def _paths(self, method: str) -> set:
         return ({"/v1/models", "/models", "/health", *inspector.STATIC} if method == "GET" else
@@ -103,7 +106,7 @@ class Handler(Replying, BaseHTTPRequestHandler):
             self.close_connection = True
             raise APIError(411, "send the body with a Content-Length (no chunked encoding)")
         length = self.headers.get("Content-Length")
-        if length is None or not length.isdigit():
+        if length is None or not (length.isascii() and length.isdigit()):
             self.close_connection = True
             raise APIError(411, "a POST needs a Content-Length header")
         if int(length) > self.server.max_body:

@@ -80,7 +80,7 @@ def steps(handler) -> None:
     if handler.server.closing:
         raise APIError(503, "the server is shutting down")
     live = handler.server.engine.submit(job, keep_logits=True)
-    handler.close_connection = True
+    handler.close_connection = handler.streaming = True
     handler.send_response(200)
     handler.send_header("Content-Type", "text/event-stream")
     handler.send_header("Cache-Control", "no-cache")

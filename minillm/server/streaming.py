@@ -83,7 +83,7 @@ class Replying:
         # else the client has gone: nobody to answer
 
     def _stream(self, live, reply) -> None:
-        self.close_connection = True           # the stream ends with the connection
+        self.close_connection = self.streaming = True     # the stream ends with the connection
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
