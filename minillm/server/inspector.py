@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import queue
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +30,7 @@ import numpy as np
 from minillm.functional import log_softmax
 from minillm.server import fields, jobs
 from minillm.server.errors import APIError, bad
+from minillm.server.slots import Tagged
 
 PAGE = Path(__file__).resolve().parent / "page"
 STATIC = {"/": ("index.html", "text/html; charset=utf-8"),
@@ -79,7 +81,8 @@ def steps(handler) -> None:
     job, K = steps_job(served, handler.body)
     if handler.server.closing:
         raise APIError(503, "the server is shutting down")
-    live = handler.server.engine.submit(job, keep_logits=True)
+    shared = queue.Queue()
+    live = handler.server.engine.submit(job, out=Tagged(shared, 0), keep_logits=True)
     handler.close_connection = handler.streaming = True
     handler.send_response(200)
     handler.send_header("Content-Type", "text/event-stream")
@@ -88,7 +91,7 @@ def steps(handler) -> None:
     handler.end_headers()
     logits, ids, finish = None, list(job.prompt), None
     try:
-        for kind, *rest in handler._events(live):
+        for _, (kind, *rest) in handler._events(shared):
             if kind == "logits":
                 logits = rest[0]
             elif kind == "step" and rest[0].id is not None:

@@ -16,12 +16,15 @@ the library accepts.
 Defaults, as OpenAI's: temperature 1, top_p 1, no top-k or min-p, max_tokens = all the room the
 context has left (a prompt longer than the context, or prompt + max_tokens past it, is a 400).
 No seed: a fresh one is drawn, so each reply differs; with one, the same request gives the same
-text, alone or among others (each job has its own generator).
+text, alone or among others (each job has its own generator). ``n`` choices (at most 8) are n
+generations of the same prompt, choice i seeded ``seed + i``: choice 0 is the reply n = 1 gives.
 """
 from __future__ import annotations
 
 import dataclasses
 import secrets
+
+import numpy as np
 
 from minillm.decoding.generate_args import GenerationSettings
 from minillm.server import fields
@@ -29,6 +32,7 @@ from minillm.server.errors import APIError, bad
 from minillm.server.structured import constraint_of
 
 MAX_TOP_LOGPROBS = 20            # OpenAI's chat limit (completions: 5; the same limit here)
+MAX_N = 8                        # choices per request (each takes a slot)
 ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
 
 
@@ -46,6 +50,15 @@ class Job:
     logprobs: bool = False
     top_n: int = 0
     echo: bool = False
+    n: int = 1
+    seed: int = 0
+
+    def choice_settings(self, i: int) -> GenerationSettings:
+        """Choice i's settings: the job's, with its own generator seeded ``seed + i`` (choice 0
+        is the request made with n = 1)."""
+        if i == 0:
+            return self.settings
+        return dataclasses.replace(self.settings, rng=np.random.default_rng(self.seed + i))
 
 
 def chat_job(served, body: dict) -> Job:
@@ -128,9 +141,7 @@ def _job(kind, served, body, ids, logprobs, top_n, limit: dict, stop_ids, text_s
         raise APIError(400, f"{name}={max_tokens} with a {len(ids)}-token prompt is past this "
                             f"server's context of {capacity} tokens: at most "
                             f"{capacity - len(ids)}", param=name, code="context_length_exceeded")
-    if fields.integer(body, "n", 1, low=1) != 1:
-        raise bad("n", "n must be 1 (one choice per request): send n requests, each with its "
-                       "own seed, to get n choices")
+    n = fields.integer(body, "n", 1, low=1, high=MAX_N)
     for unsupported in ("tools", "functions", "suffix"):
         if body.get(unsupported):
             raise bad(unsupported, f"{unsupported} is not supported by this server")
@@ -138,17 +149,18 @@ def _job(kind, served, body, ids, logprobs, top_n, limit: dict, stop_ids, text_s
     options = fields.mapping(body, "stream_options") or {}
     if options and not stream:
         raise bad("stream_options", "stream_options is only allowed with stream: true")
-    settings = settings_of(served, body, stop_ids, logprobs, top_n, text_stops)
+    seed = fields.integer(body, "seed", None, low=0, high=2**63 - 1 - MAX_N)
+    seed = secrets.randbits(62) if seed is None else seed
+    settings = settings_of(served, body, stop_ids, logprobs, top_n, text_stops, seed)
     return Job(kind, ids, max_tokens, settings,
                stream=stream, include_usage=fields.boolean(options, "include_usage", False),
-               logprobs=logprobs, top_n=top_n)
+               logprobs=logprobs, top_n=top_n, n=n, seed=seed)
 
 
 def settings_of(served, body: dict, stop_ids, logprobs: bool, top_n: int,
-                text_stops=()) -> GenerationSettings:
+                text_stops=(), seed: int = 0) -> GenerationSettings:
     """The sampling and stopping fields -> the library's checked GenerationSettings
     (``text_stops``: the chat format's end-of-turn markers when they are plain text)."""
-    seed = fields.integer(body, "seed", None, low=0, high=2**63 - 1)
     ignore_eos = fields.boolean(body, "ignore_eos", False)     # llama-server's: benchmarks
     if ignore_eos:
         stop_ids = ()
@@ -166,7 +178,7 @@ def settings_of(served, body: dict, stop_ids, logprobs: bool, top_n: int,
         sampler = Sampler(**sampling)
         return GenerationSettings.build(
             served.model, sampling=dict(sampler=sampler),
-            seed=secrets.randbits(63) if seed is None else seed, stop_ids=stop_ids,
+            seed=seed, stop_ids=stop_ids,
             stop_at_eos=not ignore_eos,
             stop_strings=tuple(dict.fromkeys(fields.stop_strings(body) + tuple(text_stops))),
             tokenizer=served.tokenizer, logprobs=logprobs,

@@ -20,14 +20,15 @@ import uuid
 
 
 class Reply:
-    """One request's answer as it grows: ``chunk(step)`` for a stream, ``whole(reason)`` at the
-    end; ``kind`` "chat" or "text" (``/v1/completions``)."""
+    """One choice of a request's answer as it grows: ``chunk(step)`` for a stream,
+    ``whole(reason)`` at the end; ``kind`` "chat" or "text" (``/v1/completions``). A request's
+    n choices are n Replies sharing one id (``choices``)."""
 
-    def __init__(self, job, served):
-        self.job, self.served = job, served
+    def __init__(self, job, served, index: int = 0, first=None):
+        self.job, self.served, self.index = job, served, index
         prefix = "chatcmpl" if job.kind == "chat" else "cmpl"
-        self.id = f"{prefix}-{uuid.uuid4().hex[:24]}"
-        self.created = int(time.time())
+        self.id = first.id if first else f"{prefix}-{uuid.uuid4().hex[:24]}"
+        self.created = first.created if first else int(time.time())
         self.text, self.tokens, self.entries, self.chars = "", 0, [], 0
 
     def add(self, step) -> dict | None:
@@ -54,11 +55,11 @@ class Reply:
     def whole(self, reason: str) -> dict:
         """The non-streamed answer."""
         if self.job.kind == "chat":
-            choice = {"index": 0, "message": {"role": "assistant", "content": self.text},
+            choice = {"index": self.index, "message": {"role": "assistant", "content": self.text},
                       "logprobs": self._chat_logprobs(self.entries), "finish_reason": reason}
             return {**self._head("chat.completion"), "choices": [choice], "usage": self.usage()}
         text = (self.served.tokenizer.decode(self.job.prompt) if self.job.echo else "") + self.text
-        choice = {"index": 0, "text": text, "logprobs": self._text_logprobs(self.entries),
+        choice = {"index": self.index, "text": text, "logprobs": self._text_logprobs(self.entries),
                   "finish_reason": reason}
         return {**self._head("text_completion"), "choices": [choice], "usage": self.usage()}
 
@@ -71,19 +72,19 @@ class Reply:
         if self.job.kind == "chat":
             delta = {"role": "assistant", "content": ""} if first else \
                 ({} if step is None else {"content": piece})
-            choice = {"index": 0, "delta": delta, "logprobs": lp, "finish_reason": reason}
+            choice = {"index": self.index, "delta": delta, "logprobs": lp, "finish_reason": reason}
             out = {**self._head("chat.completion.chunk"), "choices": [choice]}
         else:
-            choice = {"index": 0, "text": piece, "logprobs": lp, "finish_reason": reason}
+            choice = {"index": self.index, "text": piece, "logprobs": lp, "finish_reason": reason}
             out = {**self._head("text_completion"), "choices": [choice]}
         if self.job.include_usage:
             out["usage"] = None                     # OpenAI: null on every chunk but the last
         return out
 
-    def usage_chunk(self) -> dict:
+    def usage_chunk(self, usage: dict) -> dict:
         """``stream_options.include_usage``: the last chunk, no choices, the usage."""
         obj = "chat.completion.chunk" if self.job.kind == "chat" else "text_completion"
-        return {**self._head(obj), "choices": [], "usage": self.usage()}
+        return {**self._head(obj), "choices": [], "usage": usage}
 
     def _chat_logprobs(self, entries) -> dict | None:
         if not self.job.logprobs:
@@ -99,3 +100,23 @@ class Reply:
                 "top_logprobs": [{e["token"]: e["logprob"] for e in top[:self.job.top_n]}
                                  for _, top, _ in entries] if self.job.top_n else None,
                 "text_offset": [at for _, _, at in entries]}
+
+
+def choices(job, served) -> list[Reply]:
+    """The n Replies of one request (one id, indices 0 … n − 1)."""
+    first = Reply(job, served)
+    return [first] + [Reply(job, served, i, first) for i in range(1, job.n)]
+
+
+def usage(replies: list[Reply]) -> dict:
+    """The request's usage: the prompt once, every choice's tokens."""
+    P, made = len(replies[0].job.prompt), sum(r.tokens for r in replies)
+    return {"prompt_tokens": P, "completion_tokens": made, "total_tokens": P + made}
+
+
+def whole(replies: list[Reply], reasons: list[str]) -> dict:
+    """The non-streamed answer with every choice."""
+    answer = replies[0].whole(reasons[0])
+    answer["choices"] = [r.whole(why)["choices"][0] for r, why in zip(replies, reasons)]
+    answer["usage"] = usage(replies)
+    return answer

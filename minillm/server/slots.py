@@ -10,10 +10,10 @@ log-probs). Each request's draws come from its own ``np.random.default_rng(seed)
 request's logits do not depend on which other requests share the step (the padding rule of
 serving.py), so the same seed gives the same text alone and under load (tests/server/).
 
-    handler thread                      batch thread (``Engine``, one)
-    live = engine.submit(job)   ──►    inbox -> a free slot (prefill alone) -> every step:
-    for event in live.events():  ◄──   ("step", Step) ... ("end", finish_reason)
-    engine.cancel(live)         ──►    (a client gone) its slot is freed before the next step
+    handler thread                       batch thread (``Engine``, one)
+    live = engine.submit(job, out=q)  ──►  inbox -> a free slot (prefill alone) -> every step:
+    q.get() (streaming.py)            ◄──  ("step", Step) ... ("end", finish_reason)
+    engine.cancel(live)               ──►  (a client gone) its slot is freed before the next step
 
 The batch thread never waits for a client: a slow reader only fills its own queue.
 """
@@ -43,20 +43,16 @@ class Live(Request):
     cancelled: bool = False
     keep_logits: bool = False      # the page's requests: each step's raw logits [V] too
 
-    def events(self, timeout: float | None = None):
-        """Yield ("step", Step) events (each after its ("logits", [V]) with ``keep_logits``)
-        until ("end", reason) or ("error", message), inclusive;
-        with ``timeout`` a None between events that waited that long (the handler's chance to
-        see whether its client is still there)."""
-        while True:
-            try:
-                event = self.out.get(timeout=timeout)
-            except queue.Empty:
-                yield None
-                continue
-            yield event
-            if event[0] not in ("step", "logits"):
-                return
+
+class Tagged:
+    """A Live's ``out`` for one of a request's n choices: its events go, as (index, event), into
+    one queue the request's handler reads."""
+
+    def __init__(self, shared: queue.Queue, index: int):
+        self.shared, self.index = shared, index
+
+    def put(self, event) -> None:
+        self.shared.put((self.index, event))
 
 
 class SlotBatcher(ContinuousBatcher):
@@ -152,7 +148,7 @@ class SlotBatcher(ContinuousBatcher):
 
 
 class Engine:
-    """The batch thread: ``submit`` a Job, read its ``Live.events()``, ``cancel`` it; ``close``
+    """The batch thread: ``submit`` a Job, read its events from ``out``, ``cancel`` it; ``close``
     lets the running requests finish for ``grace`` seconds, then cuts the rest."""
 
     def __init__(self, model, slots: int, capacity: int):
@@ -164,9 +160,14 @@ class Engine:
         self.thread = threading.Thread(target=self._run, name="minillm-batch", daemon=True)
         self.thread.start()
 
-    def submit(self, job, keep_logits: bool = False) -> Live:
+    def submit(self, job, settings=None, out=None, keep_logits: bool = False) -> Live:
+        """Queue ``job`` (with ``settings``, default the job's own; events into ``out``, default
+        the Live's own queue)."""
         live = Live(id=0, prompt=np.asarray(job.prompt, dtype=np.int64),
-                    max_new_tokens=job.max_tokens, settings=job.settings, keep_logits=keep_logits)
+                    max_new_tokens=job.max_tokens, settings=settings or job.settings,
+                    keep_logits=keep_logits)
+        if out is not None:
+            live.out = out
         self.inbox.put(live)
         self.wake.set()
         return live

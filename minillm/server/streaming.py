@@ -9,12 +9,14 @@ one cut short (shutdown, an error) first gets an error event in OpenAI's shape.
 from __future__ import annotations
 
 import json
+import queue
 import select
 import socket
 import time
 
 from minillm.server.errors import APIError, error_body
-from minillm.server.replies import Reply
+from minillm.server.replies import choices, usage, whole
+from minillm.server.slots import Tagged
 
 GONE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, socket.timeout)
 
@@ -34,30 +36,39 @@ class Replying:
         server = self.server
         if server.closing:
             raise APIError(503, "the server is shutting down")
-        reply, live = Reply(job, server.served), server.engine.submit(job)
+        replies, shared = choices(job, server.served), queue.Queue()
+        lives = [server.engine.submit(job, job.choice_settings(i), Tagged(shared, i))
+                 for i in range(job.n)]
         with server.lock:
             server.active += 1
         try:
-            (self._stream if job.stream else self._whole)(live, reply)
+            (self._stream if job.stream else self._whole)(shared, replies)
         finally:
-            server.engine.cancel(live)     # (a no-op once it has ended)
+            for live in lives:
+                server.engine.cancel(live)     # (a no-op once it has ended)
             with server.lock:
                 server.active -= 1
 
-    def _events(self, live):
-        """The job's events; stops early when the client is gone, or once the batch thread has
-        stopped and its last events are read (both looked at every 0.1 s)."""
-        looked = time.monotonic()
-        for event in live.events(timeout=0.1):
+    def _events(self, shared, n: int = 1):
+        """(choice, event) pairs until each of the n choices has ended; stops early when the
+        client is gone, or once the batch thread has stopped and its last events are read (both
+        looked at every 0.1 s)."""
+        looked, ended = time.monotonic(), 0
+        while ended < n:
+            try:
+                item = shared.get(timeout=0.1)
+            except queue.Empty:
+                item = None
             if time.monotonic() - looked >= 0.1:
                 looked = time.monotonic()
                 if self._client_gone():
                     return
                 if not self.server.engine.thread.is_alive():
-                    yield from ([event] if event is not None else []) + drain(live.out)
+                    yield from ([item] if item is not None else []) + drain(shared)
                     return
-            if event is not None:
-                yield event
+            if item is not None:
+                ended += item[1][0] not in ("step", "logits")
+                yield item
 
     def _client_gone(self) -> bool:
         """The client closed its side (a readable socket with nothing to read)."""
@@ -67,45 +78,51 @@ class Replying:
         except OSError:
             return True
 
-    def _whole(self, live, reply) -> None:
-        kind, rest = None, [None]
-        for kind, *rest in self._events(live):
-            if kind != "step":
-                break
-            reply.add(rest[0])
-        if kind == "end" and rest[0] != "cancelled":
-            return self._send_json(200, reply.whole(rest[0]))
+    def _whole(self, shared, replies) -> None:
+        reasons = [None] * len(replies)
+        for i, (kind, *rest) in self._events(shared, len(replies)):
+            if kind == "step":
+                replies[i].add(rest[0])
+            elif kind == "error":
+                self.close_connection = True
+                raise APIError(500, rest[0])
+            else:
+                reasons[i] = rest[0]
+        if None not in reasons and "cancelled" not in reasons:
+            return self._send_json(200, whole(replies, reasons))
         self.close_connection = True
-        if kind == "error":
-            raise APIError(500, rest[0])
         if self.server.closing or not self.server.engine.thread.is_alive():
             raise APIError(503, "the server is shutting down: the reply was cut")
         # else the client has gone: nobody to answer
 
-    def _stream(self, live, reply) -> None:
+    def _stream(self, shared, replies) -> None:
         self.close_connection = self.streaming = True     # the stream ends with the connection
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Connection", "close")
         self.end_headers()
-        send = self._event
-        if reply.job.kind == "chat":
-            send(reply.chunk(first=True))
-        kind = None
-        for kind, *rest in self._events(live):
+        send, job = self._event, replies[0].job
+        if job.kind == "chat":
+            for r in replies:
+                send(r.chunk(first=True))
+        reasons, failure = [None] * len(replies), None
+        for i, (kind, *rest) in self._events(shared, len(replies)):
             if kind == "step":
-                send(reply.chunk(rest[0]))
-                continue
-            if kind == "end" and rest[0] != "cancelled":
-                send(reply.chunk(reason=rest[0]))
-                if reply.job.include_usage:
-                    send(reply.usage_chunk())
-            break
-        if kind != "end" or rest[0] == "cancelled":          # no finish reason: say why
-            message = rest[0] if kind == "error" else "the server is shutting down: the reply was cut"
-            self.wfile.write(b"data: " + error_body(500 if kind == "error" else 503, message)
-                             + b"\n\n")
+                send(replies[i].chunk(rest[0]))
+            elif kind == "end" and rest[0] != "cancelled":
+                reasons[i] = rest[0]
+                send(replies[i].chunk(reason=rest[0]))
+            else:
+                failure = rest[0] if kind == "error" else "the server is shutting down: the reply was cut"
+                break
+        if failure is None and None in reasons:
+            failure = "the server is shutting down: the reply was cut"
+        if failure is not None:                               # no finish reason: say why
+            status = 500 if not failure.startswith("the server is shutting down") else 503
+            self.wfile.write(b"data: " + error_body(status, failure) + b"\n\n")
+        elif job.include_usage:
+            send(replies[0].usage_chunk(usage(replies)))
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
 

@@ -31,7 +31,7 @@ def assert_error(status, body, expected_status, param="skip"):
     ("temperature", -0.5), ("temperature", "hot"), ("top_p", 0), ("top_p", 1.5),
     ("top_k", -3), ("min_p", 2), ("seed", -1), ("seed", "x"), ("frequency_penalty", 9),
     ("presence_penalty", None if False else [1]), ("stop", 5), ("stop", [""]), ("stream", "yes"),
-    ("logprobs", 1), ("top_logprobs", 99), ("n", 3), ("n", 0), ("logit_bias", {"x": 1}),
+    ("logprobs", 1), ("top_logprobs", 99), ("n", 9), ("n", 0), ("logit_bias", {"x": 1}),
     ("logit_bias", {"5": 500}), ("response_format", {"type": "yaml"}),
     ("response_format", {"type": "json_schema", "json_schema": {"schema": {"pattern": "a"}}}),
     ("messages", "Hi"), ("messages", []), ("messages", [{"role": "wizard", "content": "x"}]),

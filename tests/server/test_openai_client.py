@@ -174,7 +174,23 @@ def test_an_unknown_model_is_a_404_the_client_raises(client):
     assert err.value.body["code"] == "model_not_found"
 
 
-def test_n_above_one_is_a_clear_400(client):
+def test_n_choices_are_n_seeds_and_choice_0_is_the_single_reply(client):
+    """n = 3: three choices (indices 0-2), choice i the reply of n = 1 with seed + i; usage counts
+    the prompt once and every choice's tokens; a stream carries each choice's chunks by index."""
+    args = dict(model="tiny-llama", messages=HI, max_tokens=7, temperature=1.0)
+    r = client.chat.completions.create(**args, seed=40, n=3)
+    single = [client.chat.completions.create(**args, seed=40 + i).choices[0] for i in range(3)]
+    assert [c.index for c in r.choices] == [0, 1, 2]
+    assert [c.message.content for c in r.choices] == [c.message.content for c in single]
+    assert r.usage.completion_tokens == 3 * 7
+    texts = ["", "", ""]
+    for chunk in client.chat.completions.create(**args, seed=40, n=3, stream=True):
+        for c in chunk.choices:
+            texts[c.index] += c.delta.content or ""
+    assert texts == [c.message.content for c in r.choices]
+
+
+def test_n_above_eight_is_a_clear_400(client):
     with pytest.raises(openai.BadRequestError) as err:
-        client.chat.completions.create(model="tiny-llama", messages=HI, max_tokens=2, n=2)
+        client.chat.completions.create(model="tiny-llama", messages=HI, max_tokens=2, n=9)
     assert err.value.body["param"] == "n"
