@@ -27,6 +27,7 @@ import secrets
 import numpy as np
 
 from minillm.decoding.generate_args import GenerationSettings
+from minillm.sampling import Sampler
 from minillm.server import fields
 from minillm.server.errors import APIError, bad
 from minillm.server.structured import constraint_of
@@ -173,15 +174,13 @@ def settings_of(served, body: dict, stop_ids, logprobs: bool, top_n: int,
         presence_penalty=fields.number(body, "presence_penalty", 0.0, low=-2.0, high=2.0),
         repetition_penalty=fields.number(body, "repeat_penalty", 1.0, low=0.0, low_open=True),
         logit_bias=fields.logit_bias(body, served.model.config.vocab_size))
-    from minillm.sampling import Sampler
     try:
         sampler = Sampler(**sampling)
         return GenerationSettings.build(
             served.model, sampling=dict(sampler=sampler),
-            seed=seed, stop_ids=stop_ids,
-            stop_at_eos=not ignore_eos,
+            seed=seed, stop_ids=stop_ids, stop_at_eos=not ignore_eos,
             stop_strings=tuple(dict.fromkeys(fields.stop_strings(body) + tuple(text_stops))),
-            tokenizer=served.tokenizer, logprobs=logprobs,
-            top_n=top_n, constraint=constraint_of(body.get("response_format")))
+            tokenizer=served.tokenizer, logprobs=logprobs, top_n=top_n,
+            constraint=constraint_of(body.get("response_format")))
     except (ValueError, TypeError) as exc:
         raise bad(None, str(exc)) from None
