@@ -91,7 +91,7 @@ def instrument(model) -> Timers:
         tm.wrap(module, "linear", lambda x, w, b=None: names.get(tuple(w.shape), "other product"), nbytes)
         tm.wrap(module, "norm_fast", lambda *a: "norms")
     tm.wrap(layers, "scaled_dot_product", lambda *a: "attention over the cache",
-            lambda q, k, v, mask: k.nbytes + v.nbytes)
+            lambda q, k, v, *rest: k.nbytes + v.nbytes)
     tm.wrap(layers, "apply_rope", lambda *a: "RoPE")
     tm.wrap(layers, "split_heads", lambda *a: "split / merge heads")
     tm.wrap(layers, "merge_heads", lambda *a: "split / merge heads")

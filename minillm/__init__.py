@@ -16,6 +16,7 @@ from minillm.decoding.chunks import chunk_ids, chunk_spans
 from minillm.decoding.perplexity import Perplexity, perplexity, token_logprobs
 from minillm.io import load_safetensors, save_safetensors, read_gguf
 from minillm.decoding.generate import Step, generate, generate_simple
+from minillm.decoding.stop_strings import Stops
 from minillm.decoding.batch import generate_batch
 from minillm.decoding.speculative_drafts import DraftModel, DraftSource, PromptLookup, first_layers
 from minillm.decoding.serving import ContinuousBatcher, serve
@@ -58,7 +59,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Tokenizer", "StreamDecoder", "load_tokenizer",
     "ModelConfig", "GPT", "GPTParams", "init_params", "KVCache",
-    "generate", "generate_simple", "Step", "generate_batch", "beam_search", "Hypothesis",
+    "generate", "generate_simple", "Step", "Stops", "generate_batch", "beam_search", "Hypothesis",
     "PromptLookup", "DraftModel", "DraftSource", "first_layers", "ContinuousBatcher", "serve",
     "Regex", "JsonSchema", "Choice",
     "score_options", "OptionScores", "Chat", "render_chatml", "chatml_ids", "DEFAULT_SYSTEM",

@@ -1,4 +1,5 @@
 """ModelConfig: every number that fixes a model's shape, for both variants minillm implements.
+Where it runs — shared (every model: the engine, training and --reference alike): ModelConfig.__post_init__.
 
                  GPT-2                         Llama (SmolLM2, Qwen2 …)
   positions      learned table ``wpe``          rotary (RoPE), theta = ``rope_theta``

@@ -101,12 +101,102 @@ def test_the_afternoon_is_at_most_2500_lines():
     assert sum(lines.values()) <= MAX_LINES, lines
 
 
-def test_the_readme_gives_the_afternoons_line_count_to_the_nearest_hundred():
-    total = sum(len((ROOT / name).read_bytes().splitlines()) for name in AFTERNOON)
+def afternoon_section() -> str:
     readme = (ROOT.parent / "README.md").read_text(encoding="utf-8")
-    stated = re.search(r"Everything a language model is, in about ([\d,]+) lines", readme)
-    assert stated, "README.md's afternoon section should say how many lines it is"
-    assert int(stated[1].replace(",", "")) == round(total, -2), f"the afternoon is {total} lines"
+    start = readme.index("### The afternoon")
+    return readme[start:readme.index("| step | module |", start)]
+
+
+def number(text: str) -> int:
+    """"2,300" -> 2300; "seven" -> 7 (the README writes small counts in words)."""
+    words = ("zero one two three four five six seven eight nine ten eleven twelve").split()
+    return words.index(text.lower()) if text.lower() in words else int(text.replace(",", ""))
+
+
+def test_the_readmes_figures_are_the_afternoons():
+    """The README's afternoon paragraph states the size ("about N lines": N rounded to its last
+    non-zero digit, at most to the hundred), the file count, the cap and the seams (how many, and
+    which modules): each computed here from AFTERNOON, MAX_LINES and SEAMS."""
+    section = afternoon_section()
+    total = sum(len((ROOT / name).read_bytes().splitlines()) for name in AFTERNOON)
+    size = re.search(r"Everything a language model is, in about ([\d,]+) lines, (\w+) files", section)
+    assert size, "the afternoon paragraph should say 'in about N lines, M files'"
+    stated = number(size[1])
+    unit = next(u for u in (100, 10, 1) if stated % u == 0)
+    assert stated == round(total / unit) * unit, f"the afternoon is {total} lines"
+    assert number(size[2]) == len(AFTERNOON), f"the afternoon is {len(AFTERNOON)} files"
+    cap = re.search(r"under\s+([\d,]+)\s+lines", section)
+    assert cap and number(cap[1]) == MAX_LINES
+    seams = re.search(r"except\s+through\s+(\w+)\s+named\s+seams(.*?)\(`tests/test_afternoon.py`",
+                      section, re.S)
+    assert seams, "the afternoon paragraph should say 'except through N named seams: …'"
+    reached = {name.rpartition(".")[0] for names in SEAMS.values() for name in names}
+    reached = {m.removeprefix("minillm.").replace(".", "/") for m in reached}
+    named = {m.removesuffix(".py").removesuffix("/") for m in re.findall(r"`([\w/]+(?:\.py|/))`", seams[2])}
+    assert number(seams[1]) == len(reached), f"the seams reach {sorted(reached)}"
+    assert named == reached, "the seams the README names (by module, in backticks) must be SEAMS'"
+
+
+def is_check(node) -> bool:
+    """``if …: raise …`` (an ``elif`` chain of them too): an input check."""
+    return (isinstance(node, ast.If) and isinstance(node.body[-1], ast.Raise)
+            and (not node.orelse or (len(node.orelse) == 1 and is_check(node.orelse[0]))
+                 or isinstance(node.orelse[-1], ast.Raise)))
+
+
+def check_runs(tree) -> list[tuple[str, int, int]]:
+    """(function, first line, last line) of every run of consecutive ``if …: raise`` statements
+    in any statement list inside a function."""
+    found = []
+    for function in (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        for node in ast.walk(function):
+            for field in ("body", "orelse", "finalbody"):
+                run = []
+                statements = getattr(node, field, None)
+                for statement in statements if isinstance(statements, list) else []:
+                    if isinstance(statement, ast.stmt) and is_check(statement):
+                        run.append(statement)
+                        continue
+                    if run:
+                        found.append((function.name, run[0].lineno, run[-1].end_lineno))
+                    run = []
+                if run:
+                    found.append((function.name, run[0].lineno, run[-1].end_lineno))
+    return sorted(set(found))
+
+
+MAX_CHECK_LINES = 5
+
+
+@pytest.mark.parametrize("relative", AFTERNOON)
+def test_each_afternoon_file_starts_with_its_concept(relative):
+    """The first statement is the module's docstring (the concept, before any import)."""
+    tree = ast.parse((ROOT / relative).read_text(encoding="utf-8"))
+    assert tree.body and isinstance(tree.body[0], ast.Expr) and \
+        isinstance(tree.body[0].value, ast.Constant) and isinstance(tree.body[0].value.value, str), \
+        f"{relative} must open with its docstring"
+
+
+@pytest.mark.parametrize("relative", AFTERNOON)
+def test_no_afternoon_function_holds_a_block_of_checks(relative):
+    """No run of consecutive ``if …: raise`` over 5 lines in an afternoon function: checks that
+    long live beside the formula (model/checks.py, config_checks.py, sampling/checks.py,
+    decoding/generate_args.py), so that the function reads as the math."""
+    long = [(name, a, b) for name, a, b in check_runs(ast.parse((ROOT / relative).read_text(encoding="utf-8")))
+            if b - a + 1 > MAX_CHECK_LINES]
+    assert not long, f"{relative}: runs of checks over {MAX_CHECK_LINES} lines (function, lines): {long}"
+
+
+def test_the_check_rule_sees_a_block_of_checks():
+    """The rule itself: six one-line checks in a row are caught, five are not, and an elif chain
+    counts as one run."""
+    six = "def f(x):\n" + "".join(f"    if x == {i}:\n        raise ValueError\n" for i in range(3))
+    assert [b - a + 1 for _, a, b in check_runs(ast.parse(six))] == [6]
+    five = "def f(x):\n    if x:\n        raise ValueError\n    y = 1\n" + \
+        "".join(f"    if x == {i}: raise ValueError\n" for i in range(5))
+    assert [b - a + 1 for _, a, b in check_runs(ast.parse(five))] == [2, 5]
+    chain = "def f(x):\n    if x == 0:\n        raise ValueError\n    elif x == 1:\n        raise TypeError\n"
+    assert max(b - a + 1 for _, a, b in check_runs(ast.parse(chain))) == 4
 
 
 @pytest.mark.parametrize("relative", AFTERNOON + BESIDE)

@@ -7,8 +7,14 @@ original), so the package is copied to a temporary folder, ONE definition's sour
 (a small change of behaviour), and ``python -m minillm generate`` runs on the copy in a subprocess,
 with and without ``--reference``. The output must change exactly where the map says.
 
+A definition that ``generate`` never runs is edited under the command that runs it: beam search
+under ``generate --beams``; GPT-2's initialisation (``model/init.py``) under ``train`` (a tiny
+run: its losses are compared), which has no ``--reference`` since training always runs model/'s
+code, so its one run stands for both modes.
+
 Cost: one subprocess per (edit, mode), each ~0.5 s of CPU on the shipped tiny models.
 """
+import ast
 import os
 import re
 import shutil
@@ -24,6 +30,8 @@ ROOT = Path(minillm.__file__).parent
 GREEDY = ("-t", "0", "--max-new-tokens", "8")
 SAMPLED = ("-t", "1", "--seed", "0", "--max-new-tokens", "12")
 GPT2, LLAMA = "weights/shakespeare", "weights/tiny-llama"     # RoPE, RMSNorm, SwiGLU: LLAMA only
+BEAMS = ("--max-new-tokens", "8", "--beams", "3")
+TRAIN = "train"     # instead of a model: a 2-step training run on a small text (see ``run``)
 
 # (file, definition, the text replaced, its replacement, model, flags): one behaviour-changing edit
 EDITS = [
@@ -85,6 +93,34 @@ EDITS = [
      "return generate_with(model, prompt_ids, max_new_tokens // 2,", GPT2, GREEDY),
     ("decoding/generate.py", "generate_simple", "ids.append(token)  ", "ids.append(0)  ", GPT2,
      GREEDY),
+    ("decoding/steps.py", "StepWriter.step", "text = self.stop_text.push(piece)",
+     "text = self.stop_text.push(piece.upper())", GPT2, GREEDY),
+    ("decoding/beam.py", "beam_search", "pool = sorted(pool, key=lambda h: -h.score)[:nb]",
+     "pool = sorted(pool, key=lambda h: h.score)[:nb]", GPT2, BEAMS),
+    ("tokenizer/patterns.py", "PreTokenizer.split",
+     "pieces = [p for piece in pieces for p in split_isolated(rx, piece, budget)]",
+     "pieces = [p for piece in pieces for p in split_isolated(rx, piece, budget)][::-1]", GPT2, SAMPLED),
+    ("tokenizer/bpe.py", "rank_function", "return lambda a, b: get_pair((a, b), NO_MERGE)",
+     "return lambda a, b: NO_MERGE", GPT2, SAMPLED),
+    ("tokenizer/bpe.py", "merge_reference", "best = min(ranks)", "best = max(ranks)", GPT2, SAMPLED),
+    ("tokenizer/bpe.py", "token_ids", "ids = [encoder.get(part, unk_id) for part in parts]",
+     "ids = [encoder.get(part, unk_id) for part in parts[::-1]]", GPT2, SAMPLED),
+    ("tokenizer/special.py", "SpecialTokens.split", "return [(text, None)]",
+     "return [(text[::-1], None)]", GPT2, SAMPLED),
+    ("tokenizer/tokenizer.py", "Tokenizer.encode", "return self.post_processor(ids) if add_special",
+     "ids = ids[::-1]\n        return self.post_processor(ids) if add_special", GPT2, SAMPLED),
+    ("tokenizer/tokenizer.py", "Tokenizer._read_ids", "for piece in self.pre_tokenizer.split(text):",
+     "for piece in self.pre_tokenizer.split(text)[::-1]:", GPT2, SAMPLED),
+    ("tokenizer/tokenizer.py", "Tokenizer.decode_bytes", 'return b"".join(parts)',
+     'return b"".join(parts).upper()', GPT2, GREEDY),
+    ("tokenizer/stream.py", "StreamDecoder.feed", "return self._utf8.decode(self._token_bytes(token_id))",
+     "return self._utf8.decode(self._token_bytes(token_id)).upper()", GPT2, GREEDY),
+    ("config.py", "ModelConfig.__post_init__", "        check_config(self)",
+     "        self.norm_eps *= 1e4\n        check_config(self)", GPT2, GREEDY),
+    ("model/params.py", "GPTParams.from_named", 'BlockParams(norm(f"{b}.norm1"), attn,',
+     'BlockParams(norm(f"{b}.norm2"), attn,', GPT2, GREEDY),
+    ("model/init.py", "init_params", "resid_std = std / math.sqrt(2 * config.n_layers)",
+     "resid_std = std * 10", TRAIN, ()),
 ]
 # what each status means: (the default generate changes, generate --reference changes)
 CHANGES = {"shared": (True, True), "copied": (False, True), "definition only": (False, False)}
@@ -113,6 +149,35 @@ def test_every_definition_the_map_lists_has_an_edit_and_each_edit_a_line():
     assert listed == edited
 
 
+def test_every_afternoon_file_with_a_definition_has_a_map_line():
+    """Each afternoon file that defines a function or class says where it runs (and so is
+    edited above); only model/__init__.py, which re-exports, defines nothing."""
+    from tests.test_afternoon import AFTERNOON
+    defining = {rel for rel in AFTERNOON if any(
+        isinstance(node, (ast.FunctionDef, ast.ClassDef))
+        for node in ast.parse((ROOT / rel).read_text(encoding="utf-8")).body)}
+    assert defining == set(AFTERNOON) - {"model/__init__.py"}
+    assert defining <= set(MAPPED), f"no map line (or no edit): {sorted(defining - set(MAPPED))}"
+
+
+def test_the_readmes_experiment_says_what_the_map_says():
+    """README's "Where to change X" experiment: an edit of ``gelu_tanh`` shows only under
+    ``--reference`` (the map: copied), one of ``scaled_dot_product`` in both (shared), and an
+    edit to the samplers changes both (every definition Sampler runs: shared)."""
+    readme = (ROOT.parent / "README.md").read_text(encoding="utf-8")
+    section = " ".join(readme[readme.index("### Where to change X"):readme.index("| to change |")].split())
+    claims = {("model/ffn.py", "gelu_tanh"): ("nothing changes", "copied"),
+              ("model/attention.py", "scaled_dot_product"): ("both change", "shared")}
+    for (relative, name), (outcome, status) in claims.items():
+        said = section[section.index(f"Edit `{name}` in `minillm/{relative}`"):]
+        assert outcome in said[:300], f"the README's experiment should say {name}'s edit: {outcome}"
+        assert the_map(relative)[name] == status
+    assert "an edit to `minillm/sampling/` changes both" in section
+    sampler_files = [rel for rel in MAPPED if rel.startswith("sampling/")]
+    ran = {the_map(rel)[name] for rel in sampler_files for name in the_map(rel)}
+    assert ran <= {"shared", "definition only"}      # (definition only: the reference forms)
+
+
 @pytest.fixture(scope="module")
 def copy(tmp_path_factory):
     """minillm/ copied (no bytecode: every run compiles the edited source), weights/ linked."""
@@ -125,10 +190,20 @@ def copy(tmp_path_factory):
 def run(where: Path, model: str, flags: tuple, reference: bool) -> str:
     env = dict(os.environ, PYTHONPATH=str(where), PYTHONDONTWRITEBYTECODE="1",
                OPENBLAS_NUM_THREADS="1")
-    args = [sys.executable, "-m", "minillm", "generate", "--model", model, *flags, "--no-echo",
-            *(["--reference"] if reference else []), "ROMEO:"]
+    if model == TRAIN:       # the losses of 2 steps of a 1-layer model on the first 3,000 characters
+        (where / "text.txt").write_text((ROOT.parent / "README.md").read_text(encoding="utf-8")[:3000],
+                                        encoding="utf-8")
+        args = [sys.executable, "-m", "minillm", "train", "--data", "text.txt", "--out", "trained",
+                "--overwrite", "--steps", "2", "--layers", "1", "--d-model", "16", "--heads", "2",
+                "--context", "16", "--batch", "2", "--vocab-size", "260", "--seed", "0",
+                "--eval-every", "1", "--log-every", "1", "--warmup", "1"]
+    else:
+        args = [sys.executable, "-m", "minillm", "generate", "--model", model, *flags, "--no-echo",
+                *(["--reference"] if reference else []), "ROMEO:"]
     done = subprocess.run(args, cwd=where, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+    if model == TRAIN:       # (its timings vary: only the losses are compared)
+        return " ".join(re.findall(r"(?:loss|val|train|validation) [\d.]+", done.stdout))
     return done.stdout
 
 
@@ -138,9 +213,16 @@ def unedited(copy):
 
     def outputs(model, flags):
         if (model, flags) not in cache:
-            cache[model, flags] = tuple(run(copy, model, flags, ref) for ref in (False, True))
+            cache[model, flags] = modes(copy, model, flags)
         return cache[model, flags]
     return outputs
+
+
+def modes(where: Path, model: str, flags: tuple) -> tuple[str, str]:
+    """The outputs (default, --reference); training has one mode, model/'s code: it stands for both."""
+    if model == TRAIN:
+        return (run(where, model, flags, False),) * 2
+    return tuple(run(where, model, flags, ref) for ref in (False, True))
 
 
 @pytest.mark.parametrize("relative, name, old, new, model, flags", EDITS,
@@ -153,7 +235,7 @@ def test_an_edit_changes_the_output_exactly_where_the_map_says(copy, unedited, r
     assert source.count(old) == 1, f"the edit's text must occur once in {relative}"
     path.write_text(source.replace(old, new), encoding="utf-8")
     try:
-        after = tuple(run(copy, model, flags, ref) for ref in (False, True))
+        after = modes(copy, model, flags)
     finally:
         path.write_text(source, encoding="utf-8")
     changed = tuple(a != b for a, b in zip(after, before))

@@ -28,7 +28,8 @@ import numpy as np
 from minillm.chat.chatml import check_messages
 from minillm.chat.formats.detect import choose_format
 from minillm.decoding.generate import generate_with
-from minillm.decoding.generate_args import GenerationSettings
+from minillm.decoding.generate_args import SAMPLER_SHORTCUTS, GenerationSettings, sampler_and_stops
+from minillm.decoding.stop_strings import Stops
 from minillm.kv_cache import KVCache
 
 
@@ -38,7 +39,8 @@ class Chat:
     system: None behaves as the template does (e.g. SmolLM2's default system message is
     inserted); a str replaces it. chat_format: a name (``formats.FORMATS``) or a ChatFormat;
     None: the one the tokenizer's chat template names, else ChatML (``format_note`` says which).
-    Generation settings (preset, temperature, top_k, top_p, min_p or sampler) are checked once,
+    Generation settings (``sampler=Sampler(...)``, or the shortcuts preset, temperature, top_k,
+    top_p, min_p; the stops are the chat format's) are checked once,
     as ``generate`` checks them (``GenerationSettings``); ``seed`` builds the one generator every
     turn draws from: same seed, same conversation. ``constraint`` (``Regex``, ``JsonSchema``,
     ``Choice``): every reply matches it (``generate``'s ``constraint=``).
@@ -47,7 +49,8 @@ class Chat:
     """
 
     def __init__(self, model, tokenizer, system: str | None = None, max_new_tokens: int | None = None,
-                 seed: int | None = None, chat_format=None, constraint=None, **sampling):
+                 seed: int | None = None, chat_format=None, constraint=None, sampler=None,
+                 **shortcuts):
         if max_new_tokens is None:                # a reply may take up to half the window
             max_new_tokens = min(256, model.config.n_ctx // 2)
         if system is not None and not isinstance(system, str):
@@ -62,8 +65,9 @@ class Chat:
         self.format, self.format_note = choose_format(tokenizer, chat_format)
         self.stop_ids = self.format.stop_ids(tokenizer)
         # built once, for every turn: unknown or bad settings fail here, not mid-chat
-        self.settings = GenerationSettings.build(model, sampling=sampling, rng=self.rng,
-                                                 stop_ids=self.stop_ids, tokenizer=tokenizer,
+        sampler, _ = sampler_and_stops("Chat", sampler, None, shortcuts, takes=SAMPLER_SHORTCUTS)
+        self.settings = GenerationSettings.build(model, sampler=sampler, stops=Stops(ids=self.stop_ids),
+                                                 rng=self.rng, tokenizer=tokenizer,
                                                  constraint=constraint)
         self.messages: list[dict] = []           # user and assistant turns, oldest first
         # The KV cache lives across turns: each turn feeds only what the cache does not hold yet

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from minillm.decoding.generate_args import GenerationSettings, check_count, check_prompt, uses_history
+from minillm.decoding.generate_args import (ID_SHORTCUTS, GenerationSettings, check_count, check_prompt,
+                                            sampler_and_stops, uses_history)
 from minillm.kv_cache import KVCache, check_cache_fits
 from minillm.model.attention import causal_mask
 
@@ -59,12 +60,13 @@ def padded_inputs(valid: np.ndarray, T: int) -> tuple[np.ndarray, np.ndarray]:
     return np.maximum(positions, 0), mask                                 # padding sits at 0
 
 
-def generate_batch(model, prompts, max_new_tokens: int = 100, *, seed=None, rng=None,
-                   stop_ids=(), stop_at_eos: bool = True, constraint=None, tokenizer=None,
-                   **sampling) -> list[list[int]]:
+def generate_batch(model, prompts, max_new_tokens: int = 100, *, sampler=None, stops=None,
+                   seed=None, rng=None, constraint=None, tokenizer=None,
+                   **shortcuts) -> list[list[int]]:
     """Continue every prompt (a list of token-id lists); returns each row's new ids.
 
-    ``sampling``: preset / temperature / top_k / top_p / min_p / sampler, as in ``generate``. One
+    ``sampler`` / ``stops`` (ids and eos; no strings: rows are ids) or the shortcuts preset /
+    temperature / top_k / top_p / min_p / stop_ids / stop_at_eos, as in ``generate``. One
     generator serves the whole batch (row b's draw depends on the rows before it), so only greedy
     (T = 0) output equals generating each prompt alone. A row that draws a stop id (one of the
     model's EOS ids unless ``stop_at_eos=False``, or of ``stop_ids``) is finished (the stop id is
@@ -76,8 +78,10 @@ def generate_batch(model, prompts, max_new_tokens: int = 100, *, seed=None, rng=
     """
     rows = [check_prompt(model, p) for p in prompts]
     n_new = check_count(max_new_tokens, "max_new_tokens")
-    settings = GenerationSettings.build(model, sampling=sampling, seed=seed, rng=rng,
-                                        stop_ids=stop_ids, stop_at_eos=stop_at_eos,
+    sampler, stops = sampler_and_stops("generate_batch", sampler, stops, shortcuts, takes=ID_SHORTCUTS)
+    if stops.strings:
+        raise ValueError("generate_batch returns token ids: stop strings need generate() (one row)")
+    settings = GenerationSettings.build(model, sampler=sampler, stops=stops, seed=seed, rng=rng,
                                         tokenizer=tokenizer, constraint=constraint)
     sampler, rng = settings.sampler, settings.rng
     stops = np.array(sorted(settings.stop_ids), dtype=np.int64)   # [n_stop]

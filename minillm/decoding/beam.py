@@ -1,4 +1,5 @@
 """Beam search: keep the ``beam_size`` best partial answers instead of one, and return the best.
+Where it runs — shared (generate --beams, the engine and --reference alike): beam_search.
 
 Greedy commits to the argmax at every step; a token that looks slightly worse now may lead to a
 much better sentence. Beam search keeps B running beams, scored by Σ log p of their tokens. Each
@@ -55,17 +56,18 @@ class Hypothesis:
 
 
 def beam_search(model, prompt_ids, beam_size: int = 4, max_new_tokens: int = 20,
-                length_penalty: float = 1.0, stop_ids=(), stop_at_eos: bool = True,
+                length_penalty: float = 1.0, stop_ids=None, stop_at_eos: bool | None = None,
                 num_return_sequences: int = 1, early_stopping: str = "heuristic", constraint=None,
-                tokenizer=None) -> list[Hypothesis]:
+                tokenizer=None, stops=None) -> list[Hypothesis]:
     """The ``num_return_sequences`` best hypotheses, best first. beam_size=1 is greedy decoding.
-    ``constraint`` (with ``tokenizer``): every hypothesis matches it (constraints/masked.py).
+    ``stops=Stops(ids=..., eos=...)``, or its shortcuts ``stop_ids`` / ``stop_at_eos`` (None: not
+    given). ``constraint`` (with ``tokenizer``): every hypothesis matches it (constraints/masked.py).
 
     Example: ``beam_search(model, [464, 1893], beam_size=4, max_new_tokens=8, stop_ids=50256)``.
     """
     prompt, nb, n_new, stops = check_beam_args(model, prompt_ids, beam_size, max_new_tokens,
                                                num_return_sequences, length_penalty,
-                                               early_stopping, stop_ids, stop_at_eos)
+                                               early_stopping, stops, stop_ids, stop_at_eos)
     stops = np.array(sorted(stops), dtype=np.int64)                # [n_stop]
     V = model.config.vocab_size
 

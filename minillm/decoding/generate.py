@@ -28,9 +28,10 @@ Choices (see ``generate`` for the rest):
   API does not document which it returns.)
 - Generation stops where the model stops: at its EOS ids (``ModelConfig.eos_ids``), as
   transformers' ``generate`` does; ``stop_at_eos=False`` turns that off (``generate_args.stop_set``).
-- The keywords are checked once, into a frozen ``GenerationSettings`` (``generate_args.py``);
-  the loop (and ``speculative.py``'s) receives that one object. ``steps.py`` turns each chosen
-  token into its ``Step``.
+- How to sample is one ``Sampler``, what ends the text one ``Stops`` (the shortcuts temperature=,
+  stop_ids=, … become them in ONE place, ``generate_args.sampler_and_stops``); all is checked
+  once, into a frozen ``GenerationSettings``: the loop (and ``speculative.py``'s) receives that one
+  object. ``steps.py`` turns each chosen token into its ``Step``.
 - A stop id ends generation and is not yielded. A stop string is trimmed from the text; the
   tokens that spelled it were generated and are yielded, releasing only the text before it.
 """
@@ -40,22 +41,24 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from minillm.decoding.generate_args import (GenerationSettings, check_count, check_prompt, check_room,
-                                            make_rng, make_sampler, uses_history)
+from minillm.decoding.generate_args import (SAMPLER_SHORTCUTS, GenerationSettings, check_count,
+                                            check_prompt, check_room, make_rng, sampler_and_stops,
+                                            uses_history)
 from minillm.decoding.steps import Step, StepWriter
 from minillm.kv_cache import KVCache
 
 
-def generate_simple(model, prompt_ids, max_new_tokens: int, *, seed=None, rng=None,
-                    **sampling) -> Iterator[int]:
+def generate_simple(model, prompt_ids, max_new_tokens: int, *, sampler=None, seed=None, rng=None,
+                    **shortcuts) -> Iterator[int]:
     """The whole loop, nothing else: no cache, no stops, no text. Yields the new ids.
 
-    Equal to ``[s.id for s in generate(model, prompt_ids, max_new_tokens, seed=seed,
-    stop_at_eos=False, **sampling)]`` (tested); ``generate`` adds the KV cache, stops, streaming
-    text and log-probabilities. ``sampling``: preset= / temperature= / top_k= / top_p= / min_p= /
-    sampler=. Example: ``list(generate_simple(model, [1, 2, 3], 5, temperature=0))``.
+    Equal to ``[s.id for s in generate(model, prompt_ids, max_new_tokens, sampler=sampler,
+    seed=seed, stop_at_eos=False)]`` (tested); ``generate`` adds the KV cache, stops, streaming
+    text and log-probabilities. ``shortcuts``: preset= / temperature= / top_k= / top_p= / min_p=,
+    as in ``generate``. Example: ``list(generate_simple(model, [1, 2, 3], 5, temperature=0))``.
     """
-    sampler, rng = make_sampler(**sampling), make_rng(seed, rng)
+    sampler, _ = sampler_and_stops("generate_simple", sampler, None, shortcuts, takes=SAMPLER_SHORTCUTS)
+    rng = make_rng(seed, rng)
     ids = check_prompt(model, prompt_ids).tolist()
     prompt_len = len(ids)
     for _ in range(check_count(max_new_tokens, "max_new_tokens")):
@@ -65,21 +68,21 @@ def generate_simple(model, prompt_ids, max_new_tokens: int, *, seed=None, rng=No
         yield token
 
 
-def generate(model, prompt_ids, max_new_tokens: int = 100, *, temperature=None, top_k=None,
-             top_p=None, min_p=None, preset=None, sampler=None, seed=None, rng=None,
-             stop_ids=(), stop_at_eos: bool = True, stop_strings=(), tokenizer=None,
-             logprobs: bool = False, top_n: int = 0, sliding_window: int | None = None,
-             cache: KVCache | None = None, draft=None, num_draft_tokens: int = 5,
-             constraint=None) -> Iterator[Step]:
+def generate(model, prompt_ids, max_new_tokens: int = 100, *, sampler=None, stops=None, seed=None,
+             rng=None, tokenizer=None, logprobs: bool = False, top_n: int = 0,
+             sliding_window: int | None = None, cache: KVCache | None = None, draft=None,
+             num_draft_tokens: int = 5, constraint=None, **shortcuts) -> Iterator[Step]:
     """Yield up to ``max_new_tokens`` ``Step``s continuing ``prompt_ids``.
 
-    Sampling: ``preset`` ("chat", "code", "qa", "creative") and/or temperature/top_k/top_p/min_p
-    (overriding the preset), or a full ``sampler=Sampler(...)``; T = 0 is greedy. Randomness comes
-    only from ``rng`` or ``np.random.default_rng(seed)``: same seed, same tokens.
-    Stops: the model's EOS ids (``model.config.eos_ids``; ``stop_at_eos=False`` ignores them) and
-    ``stop_ids`` (an id or a collection, added to them) end generation; the stop token is not
-    yielded. ``stop_strings`` (needs ``tokenizer``) end it when the text contains one, which is
-    trimmed, across token boundaries.
+    Sampling: ``sampler=Sampler(...)`` (None: T = 1, no filter), or the shortcuts ``preset``
+    ("chat", "code", "qa", "creative") and/or ``temperature``/``top_k``/``top_p``/``min_p``
+    (overriding the preset); T = 0 is greedy. Randomness comes only from ``rng`` or
+    ``np.random.default_rng(seed)``: same seed, same tokens.
+    Stops: ``stops=Stops(ids=..., strings=..., eos=True)``, or the shortcuts ``stop_ids``,
+    ``stop_strings``, ``stop_at_eos``. The model's EOS ids (``model.config.eos_ids``; eos=False
+    ignores them) and the stop ids (an id or a collection, added to them) end generation; the
+    stop token is not yielded. Stop strings (need ``tokenizer``) end it when the text contains
+    one, which is trimmed, across token boundaries.
     Context: prompt + max_new_tokens must fit in n_ctx (else ValueError), unless
     ``sliding_window`` is a token count k (e.g. n_ctx // 2; the prompt alone must still fit in
     n_ctx): when the window is full, everything but the last k tokens — the start of the prompt
@@ -96,12 +99,11 @@ def generate(model, prompt_ids, max_new_tokens: int = 100, *, temperature=None, 
     Structured output: ``constraint`` (``Regex``, ``JsonSchema``, ``Choice``; needs ``tokenizer``)
     masks the logits before the sampler: the text stays inside the pattern (constraints/masked.py).
     """
+    sampler, stops = sampler_and_stops("generate", sampler, stops, shortcuts)
     settings = GenerationSettings.build(
-        model, sampling=dict(temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p,
-                             preset=preset, sampler=sampler),
-        seed=seed, rng=rng, stop_ids=stop_ids, stop_at_eos=stop_at_eos, stop_strings=stop_strings,
-        tokenizer=tokenizer, logprobs=logprobs, top_n=top_n, sliding_window=sliding_window,
-        draft=draft, num_draft_tokens=num_draft_tokens, constraint=constraint)
+        model, sampler=sampler, stops=stops, seed=seed, rng=rng, tokenizer=tokenizer,
+        logprobs=logprobs, top_n=top_n, sliding_window=sliding_window, draft=draft,
+        num_draft_tokens=num_draft_tokens, constraint=constraint)
     return generate_with(model, prompt_ids, max_new_tokens, settings, cache=cache)
 
 

@@ -2,11 +2,15 @@
 
 ``generate``, ``generate_batch``, ``serve``, ``beam_search``, ``score_options`` and ``Chat`` take
 the same kinds of argument; each is turned here into the one form the loops use, or rejected with
-a ValueError/TypeError that says what is allowed. ``GenerationSettings.build`` checks all of
-``generate``'s keywords at once; the loops then receive that one frozen object, not a dozen
-arguments. The checks it is made of:
+a ValueError/TypeError that says what is allowed. How to sample is one ``Sampler``, what ends a
+text one ``Stops``; the keyword shortcuts (temperature=, top_k=, …, stop_ids=, …) become those
+two objects in ONE place, ``sampler_and_stops``, and only the objects travel on.
+``GenerationSettings.build`` checks the rest against the model; the loops then receive that one
+frozen object, not a dozen arguments. The checks it is made of:
 
+    sampler_and_stops(caller, sampler, stops, shortcuts) -> (Sampler, Stops)
     make_sampler(preset=..., temperature=..., ...)    -> a Sampler
+    make_stops(stop_ids=..., stop_strings=..., ...)    -> a Stops
     make_rng(seed, rng)                                -> the one np.random.Generator
     check_prompt(model, ids)                           -> int64 [P], every id in the vocabulary
     stop_set(model, stop_ids, stop_at_eos)             -> frozenset of ids that end a text
@@ -24,7 +28,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from minillm.decoding.stop_strings import StopText
+from minillm.decoding.stop_strings import Stops
 from minillm.kv_cache_sizes import check_cache_fits
 from minillm.sampling import Sampler
 
@@ -57,23 +61,22 @@ class GenerationSettings:
     guide: object = None      # constraint= built for the tokenizer (constraints/masked.py), or None
 
     @classmethod
-    def build(cls, model, *, sampling: Mapping | None = None, seed=None, rng=None, stop_ids=(),
-              stop_at_eos: bool = True, stop_strings=(), tokenizer=None, logprobs: bool = False,
-              top_n: int = 0, sliding_window: int | None = None, draft=None,
-              num_draft_tokens: int = 5, constraint=None) -> GenerationSettings:
-        """Check ``generate``'s keywords (``sampling``: preset / temperature / top_k / top_p /
-        min_p / sampler, as ``make_sampler`` takes them) against ``model``; the defaults are
-        ``generate``'s. Example: ``GenerationSettings.build(model, sampling={"temperature": 0})``.
+    def build(cls, model, *, sampler: Sampler | None = None, stops: Stops | None = None, seed=None,
+              rng=None, tokenizer=None, logprobs: bool = False, top_n: int = 0,
+              sliding_window: int | None = None, draft=None, num_draft_tokens: int = 5,
+              constraint=None) -> GenerationSettings:
+        """Check ``generate``'s arguments against ``model``: one ``Sampler`` (None: T = 1, no
+        filter), one ``Stops`` (None: the model's EOS ids); the other defaults are ``generate``'s.
+        Example: ``GenerationSettings.build(model, sampler=Sampler(temperature=0))``.
         """
         top_n = check_count(top_n, "top_n")
         check_model(model)
         if top_n > model.config.vocab_size:
             raise ValueError(f"top_n must be in [0, vocab_size={model.config.vocab_size}], got {top_n}")
-        sampler, rng = make_sampler(**(sampling or {})), make_rng(seed, rng)
-        stops = stop_set(model, stop_ids, stop_at_eos)
-        if stop_strings and tokenizer is None:
+        sampler, stops, rng = make_sampler(sampler=sampler), make_stops(stops), make_rng(seed, rng)
+        stop_ids = stop_set(model, stops.ids, stops.eos)
+        if stops.strings and tokenizer is None:
             raise ValueError("stop_strings need a tokenizer= to turn tokens into text")
-        stop_strings = StopText(stop_strings).stops                # checked: non-empty strs
         keep = window_keep(sliding_window, model.config.n_ctx)
         k = 0
         if draft is not None:
@@ -83,8 +86,8 @@ class GenerationSettings:
             if k > model.config.n_ctx:      # (more guesses than the context holds: never useful)
                 raise ValueError(f"num_draft_tokens must be in [1, n_ctx={model.config.n_ctx:,}], "
                                  f"got {k:,}")
-        guide = constraint_guide(constraint, tokenizer, stops, draft)
-        return cls(sampler=sampler, rng=rng, stop_ids=stops, stop_strings=stop_strings,
+        guide = constraint_guide(constraint, tokenizer, stop_ids, draft)
+        return cls(sampler=sampler, rng=rng, stop_ids=stop_ids, stop_strings=stops.strings,
                    tokenizer=tokenizer, logprobs=bool(logprobs), top_n=top_n, sliding_window=keep,
                    draft=draft, num_draft_tokens=k, guide=guide)
 
@@ -106,6 +109,32 @@ def constraint_guide(constraint, tokenizer, stops: frozenset[int], draft=None):
     return constraint.guide(tokenizer, eos_ids=sorted(i for i in stops if i < V))
 
 
+SAMPLER_SHORTCUTS = ("preset", "temperature", "top_k", "top_p", "min_p")
+STOPS_SHORTCUTS = ("stop_ids", "stop_strings", "stop_at_eos")
+ID_SHORTCUTS = SAMPLER_SHORTCUTS + ("stop_ids", "stop_at_eos")     # loops that return ids, no text
+
+
+def sampler_and_stops(caller: str, sampler=None, stops=None, shortcuts=None, *,
+                      takes=SAMPLER_SHORTCUTS + STOPS_SHORTCUTS) -> tuple[Sampler, Stops]:
+    """The one place the keyword shortcuts become objects: ``sampler`` (a Sampler, or None) and
+    ``stops`` (a Stops, or None) with ``shortcuts`` (the keywords ``caller`` was given beyond its
+    own, each one of ``takes``) -> (Sampler, Stops). A shortcut given with its object, or an
+    unknown keyword, is an error that names what is allowed.
+
+    Example: ``sampler_and_stops("generate", None, None, {"temperature": 0, "stop_ids": 13})``
+    -> ``(Sampler(temperature=0), Stops(ids=frozenset({13})))``.
+    """
+    shortcuts = shortcuts or {}
+    unknown = sorted(set(shortcuts) - set(takes))
+    if unknown:
+        objects = "sampler=Sampler(...)" + (", stops=Stops(...)" if set(takes) & set(STOPS_SHORTCUTS) else "")
+        raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}; it takes "
+                        f"{objects} or the shortcuts {', '.join(n + '=' for n in takes)}")
+    sampling = {n: v for n, v in shortcuts.items() if n in SAMPLER_SHORTCUTS}
+    stopping = {n: v for n, v in shortcuts.items() if n in STOPS_SHORTCUTS}
+    return make_sampler(sampler=sampler, **sampling), make_stops(stops, **stopping)
+
+
 def make_sampler(temperature=None, top_k=None, top_p=None, min_p=None, preset=None,
                  sampler=None) -> Sampler:
     """A ``Sampler`` from a preset and/or single settings (given settings override the preset).
@@ -119,6 +148,26 @@ def make_sampler(temperature=None, top_k=None, top_p=None, min_p=None, preset=No
             raise TypeError(f"sampler must be a minillm.sampling.Sampler, got {type(sampler).__name__}")
         return sampler
     return Sampler.from_preset(preset, **given) if preset is not None else Sampler(**given)
+
+
+def make_stops(stops=None, **shortcuts) -> Stops:
+    """A ``Stops`` from the shortcuts (stop_ids= -> ids, stop_strings= -> strings, stop_at_eos= ->
+    eos; each given one is checked, None included), or ``stops`` as given. Nothing given:
+    ``Stops()``, the model's EOS ids only."""
+    fields = {"stop_ids": "ids", "stop_strings": "strings", "stop_at_eos": "eos"}
+    if unknown := sorted(set(shortcuts) - set(fields)):
+        raise TypeError(f"unknown stop shortcut {unknown[0]!r}; the shortcuts are {sorted(fields)}")
+    given = {fields[name]: value for name, value in shortcuts.items()}
+    if stops is not None:
+        if given:
+            raise ValueError("give either stops= or stop_ids=/stop_strings=/stop_at_eos=")
+        if not isinstance(stops, Stops):
+            raise TypeError(f"stops must be a minillm.Stops, got {type(stops).__name__}")
+        return stops
+    return Stops(**given) if given else NO_STOPS
+
+
+NO_STOPS = Stops()      # the default, shared: a Stops is frozen
 
 
 def make_rng(seed=None, rng=None) -> np.random.Generator:
@@ -161,10 +210,8 @@ def check_count(value, name: str) -> int:
 
 
 def check_stop_ids(stop_ids) -> frozenset[int]:
-    """One id or a collection of ids -> a frozenset of ints."""
-    if isinstance(stop_ids, (int, np.integer)):
-        stop_ids = (stop_ids,)                                     # one id is fine too
-    return frozenset(int(i) for i in stop_ids)
+    """One id or a collection of ids -> a frozenset of ints (``Stops``' check)."""
+    return Stops(ids=stop_ids).ids
 
 
 def stop_set(model, stop_ids, stop_at_eos: bool) -> frozenset[int]:
@@ -227,10 +274,10 @@ EARLY_STOPPING = ("heuristic", "pool_full", "never")     # beam search's; HF: Fa
 
 
 def check_beam_args(model, prompt_ids, beam_size, max_new_tokens, num_return_sequences,
-                    length_penalty, early_stopping, stop_ids, stop_at_eos):
+                    length_penalty, early_stopping, stops, stop_ids=None, stop_at_eos=None):
     """``beam_search``'s arguments -> (prompt [P], B, N, stop ids), or the ValueError naming the
     one out of range; B rows of a cache of P + N positions must fit in memory (12·V bytes more
-    each: the [V] float32 logits and float64 scores)."""
+    each: the [V] float32 logits and float64 scores). ``stops`` or its shortcuts (None: not given)."""
     prompt = check_prompt(model, prompt_ids)
     nb, n_new = check_count(beam_size, "beam_size"), check_count(max_new_tokens, "max_new_tokens")
     if nb < 1 or n_new < 1:
@@ -242,7 +289,11 @@ def check_beam_args(model, prompt_ids, beam_size, max_new_tokens, num_return_seq
         raise ValueError(f"length_penalty must be a finite number, got {length_penalty!r}")
     if early_stopping not in EARLY_STOPPING:
         raise ValueError(f"early_stopping must be one of {EARLY_STOPPING}, got {early_stopping!r}")
-    stops = stop_set(model, stop_ids, stop_at_eos)
+    given = {n: v for n, v in (("stop_ids", stop_ids), ("stop_at_eos", stop_at_eos)) if v is not None}
+    _, stops = sampler_and_stops("beam_search", None, stops, given, takes=("stop_ids", "stop_at_eos"))
+    if stops.strings:
+        raise ValueError("beam_search returns token ids: stop strings need generate()")
+    stops = stop_set(model, stops.ids, stops.eos)
     if len(prompt) + n_new > model.config.n_ctx:
         raise ValueError(f"prompt ({len(prompt)}) + max_new_tokens ({n_new}) exceed "
                          f"n_ctx={model.config.n_ctx}")

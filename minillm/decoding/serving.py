@@ -29,7 +29,8 @@ from collections import deque
 import numpy as np
 
 from minillm.decoding.batch import padded_inputs
-from minillm.decoding.generate_args import GenerationSettings, check_count, check_prompt, uses_history
+from minillm.decoding.generate_args import (ID_SHORTCUTS, GenerationSettings, check_count, check_prompt,
+                                            sampler_and_stops, uses_history)
 from minillm.kv_cache import KVCache
 
 
@@ -44,11 +45,14 @@ class Request:
 class ContinuousBatcher:
     """A queue of requests served by a ``batch_size``-slot KV cache of ``capacity`` columns."""
 
-    def __init__(self, model, batch_size: int = 8, capacity: int | None = None, *, stop_ids=(),
-                 stop_at_eos: bool = True, seed=None, rng=None, **sampling):
+    def __init__(self, model, batch_size: int = 8, capacity: int | None = None, *, sampler=None,
+                 stops=None, seed=None, rng=None, **shortcuts):
         self.model = model
-        self.settings = GenerationSettings.build(model, sampling=sampling, seed=seed, rng=rng,
-                                                 stop_ids=stop_ids, stop_at_eos=stop_at_eos)
+        sampler, stops = sampler_and_stops("ContinuousBatcher", sampler, stops, shortcuts,
+                                           takes=ID_SHORTCUTS)
+        if stops.strings:
+            raise ValueError("ContinuousBatcher returns token ids: stop strings need generate()")
+        self.settings = GenerationSettings.build(model, sampler=sampler, stops=stops, seed=seed, rng=rng)
         self.cache = KVCache(model.config, batch_size=batch_size, capacity=capacity)
         self.cache.valid[:] = False                               # [B, N] no slot holds anything
         self.slots: list[Request | None] = [None] * batch_size
@@ -180,8 +184,8 @@ def serve(model, prompts, max_new_tokens=100, batch_size: int = 8, capacity: int
           **kwargs) -> list[list[int]]:
     """Run every prompt through a ``ContinuousBatcher``; returns each one's new ids, in order.
 
-    ``max_new_tokens``: one int or one per prompt. ``kwargs``: stop_ids, stop_at_eos, seed/rng
-    and the sampling settings, as in ``generate``. ``capacity`` defaults to twice the longest
+    ``max_new_tokens``: one int or one per prompt. ``kwargs``: sampler=/stops=, seed/rng, or
+    the shortcuts (stop_ids, stop_at_eos, the sampling settings), as in ``generate``. ``capacity`` defaults to twice the longest
     prompt + max_new_tokens (at most n_ctx): fewer columns, less attention per step.
     """
     budgets = [max_new_tokens] * len(prompts) if np.ndim(max_new_tokens) == 0 else list(max_new_tokens)

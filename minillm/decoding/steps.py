@@ -1,4 +1,5 @@
 """What a generation yields: one ``Step`` per chosen token, its text passed through the stop strings.
+Where it runs — shared (every generation's Steps, the engine and --reference alike): StepWriter.step.
 
 ``generate``'s loop and speculative decoding's rounds choose tokens differently but report them
 the same way, through a ``StepWriter`` made once per generation:

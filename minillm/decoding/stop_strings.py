@@ -22,8 +22,42 @@ held tail is the *longest* such suffix. So the first occurrence always starts in
 
 Example, stops ("User:",): push("Hi U") -> "Hi " (holds "U"); push("ser: x") -> "" and stopped;
 push("Hi U") then push("p") -> "Up" (the held "U" turned out not to start "User:").
+
+``Stops`` is what ends a generation, as one object: ids, these strings, and the model's EOS ids.
 """
 from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+
+@dataclasses.dataclass(frozen=True)
+class Stops:
+    """What ends a generation, checked. ``ids``: one token id or several (the stop token is not
+    yielded); ``strings``: text that ends it, trimmed from what is shown (needs ``tokenizer=``);
+    ``eos``: the model's own EOS ids (``config.eos_ids``) end it too, as in transformers'
+    ``generate`` (False: llama.cpp's ``--ignore-eos``). Ids are checked against the vocabulary
+    once the model is known (``generate_args.stop_set``).
+
+    Example: ``generate(model, ids, 50, stops=Stops(ids=13, strings=["\\n\\n"]), tokenizer=tok)``.
+    """
+    ids: frozenset[int] = frozenset()
+    strings: tuple[str, ...] = ()
+    eos: bool = True
+
+    def __post_init__(self) -> None:
+        ids = self.ids
+        if isinstance(ids, (int, np.integer)) or isinstance(ids, (str, bytes)):
+            ids = (ids,)                          # one id is fine (a str is refused just below)
+        ids = tuple(ids)
+        if not all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in ids):
+            raise TypeError(f"stop ids must be an integer token id or a collection of them, got {self.ids!r}")
+        if not isinstance(self.eos, bool):
+            raise TypeError(f"stop_at_eos must be True or False (Stops.eos), got {self.eos!r}")
+        object.__setattr__(self, "ids", frozenset(int(i) for i in ids))
+        if type(self.strings) is not tuple or self.strings:       # (the default () needs no check)
+            object.__setattr__(self, "strings", StopText(self.strings).stops)   # non-empty strs
 
 
 class StopText:

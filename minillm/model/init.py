@@ -1,4 +1,5 @@
 """Random initialisation in GPT-2's scheme.
+Where it runs — shared (train's first weights and GPT(config, seed=…), run by `train`, never by a loaded model): init_params.
 
     W ~ N(0, 0.02²)   every weight matrix and the embeddings (wpe: N(0, 0.01²))
     W ~ N(0, (0.02/√(2L))²)   wo and w_down, the two products that write into the residual stream

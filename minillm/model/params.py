@@ -1,4 +1,5 @@
 """The model's parameters: plain NumPy arrays in small dataclasses whose fields match the formulas.
+Where it runs — shared (every loaded model's weights, the engine's arena too): GPTParams.from_named.
 
 Every weight matrix is stored ``[in, out]`` and applied as ``x @ W`` (GPT-2's Conv1D layout), so a
 reader sees ``q = x @ wq`` exactly as the math is written. Hugging Face ``nn.Linear`` weights

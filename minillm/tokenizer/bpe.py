@@ -1,4 +1,5 @@
 """Byte-pair encoding: one pre-token's bytes -> the parts BPE merges them into -> ids.
+Where it runs — shared (the fast encoder ranks pairs with it too): rank_function; definition only (the default's batched and heap merges are tokenizer/fast/, tested equal, and fast=False runs these): merge_reference, token_ids.
 
 Start from single bytes and repeatedly merge the adjacent pair with the lowest *rank* (the merge
 learned earliest) until no adjacent pair has a rank::

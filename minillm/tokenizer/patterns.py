@@ -1,4 +1,5 @@
 """Pre-tokenisation: split text into pieces with a regex before BPE ever sees it.
+Where it runs — definition only (the default's split is tokenizer/fast/split.py, tested equal in tests/tokenizer/test_fast_equals_reading.py, and Tokenizer(..., fast=False) runs this one): PreTokenizer.split.
 
 BPE never merges across a piece boundary, so the pattern decides what a token *can* be: GPT-2's
 pattern keeps a leading space with the word (`" world"`), splits digits from letters and keeps

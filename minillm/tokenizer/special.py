@@ -1,4 +1,5 @@
 """Special tokens (`<|endoftext|>`, `<|im_start|>`, ...) with tiktoken's semantics.
+Where it runs — shared (every encode, the fast encoder's too): SpecialTokens.split.
 
 A special token is a string that maps to one id and is never produced by ordinary BPE. Text from
 a user that *contains* such a string must not silently become the control token (the

@@ -1,4 +1,5 @@
 """Decoding a stream of ids (as a model generates them) into text pieces, never a broken character.
+Where it runs — shared (every streamed generation's text, the engine and --reference alike): StreamDecoder.feed.
 
 A token may hold part of a UTF-8 character: GPT-2 writes "海" (e6 b5 b7) as two tokens `<e6 b5>`
 and `<b7>`. Decoding each token alone would print two U+FFFD. A stream decoder keeps the bytes of

@@ -1,4 +1,5 @@
 """The Tokenizer: text <-> ids with byte-level BPE.
+Where it runs — shared (every encode and decode: the CLI, Chat, the engine and --reference alike): Tokenizer.encode, Tokenizer.decode_bytes; definition only (the default runs FastEncoder.encode, tested equal, and fast=False runs this): Tokenizer._read_ids.
 
     encode:  text -> [special-token split: special.py] -> pre-tokens (patterns.py) -> UTF-8 bytes
              -> BPE parts (bpe.merge_reference) -> ids
@@ -39,8 +40,7 @@ class Tokenizer(TokenizerFiles):
         self._specials = SpecialTokens(special_tokens or {}, user_defined)
         self.special_tokens, self.user_defined = self._specials.tokens, self._specials.user_defined
         self.bos_id, self.eos_id, self.unk_id = bos_id, eos_id, unk_id
-        table = {i: b for b, i in encoder.items()} | {i: s.encode() for s, i in
-                                                       self.special_tokens.items()}
+        table = {i: b for b, i in encoder.items()} | {i: s.encode() for s, i in self.special_tokens.items()}
         self.id_to_bytes = [table.get(i) for i in range(1 + max(table))]  # for decode
         self._rank = bpe.rank_function(encoder, merges)
         self.fast_encoder = FastEncoder(encoder, merges, self.pre_tokenizer, whole_piece_lookup,
@@ -74,8 +74,7 @@ class Tokenizer(TokenizerFiles):
         allowed, disallowed = self._specials.resolve(allowed_special, disallowed_special)
         self._specials.guard(text, disallowed - allowed)
         norm = self.normalizer or str   # subtle: lone surrogates cannot be UTF-8 (tiktoken: U+FFFD)
-        ids = self._split_ids(text, allowed, lambda s: self._encode_text(
-            without_lone_surrogates(norm(s))))
+        ids = self._split_ids(text, allowed, lambda s: self._encode_text(without_lone_surrogates(norm(s))))
         return self.post_processor(ids) if add_special_tokens and self.post_processor else ids
 
     def encode_ordinary(self, text: str) -> list[int]:

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from minillm import GPT, ModelConfig
+from minillm import GPT, ModelConfig, Sampler
 from minillm.chat.conversation import Chat
 from minillm.chat.chatml import DEFAULT_SYSTEM, chatml_ids, check_messages, render_chatml, stop_ids
 from minillm.io import download as dl
@@ -203,6 +203,17 @@ def test_bad_sampling_settings_fail_at_construction(model, tok):
         Chat(model, tok, preset="no such preset")
     with pytest.raises(TypeError):
         Chat(model, tok, temprature=0.5)
+
+
+def test_chat_takes_a_sampler_or_its_shortcuts_not_stops(model, tok):
+    """Chat's stops come from its chat format: the sampler shortcuts, yes; the stop ones, no."""
+    with pytest.raises(TypeError, match="stop_ids"):
+        Chat(model, tok, stop_ids=3)
+    with pytest.raises(ValueError, match="either sampler="):
+        Chat(model, tok, sampler=Sampler(), temperature=0)
+    one, other = Chat(model, tok, sampler=Sampler(temperature=0)), Chat(model, tok, temperature=0)
+    assert one.settings.sampler == other.settings.sampler == Sampler(temperature=0)
+    assert one.settings.stop_ids == other.settings.stop_ids
 
 
 def test_system_prompt_is_used_verbatim(model, tok):
