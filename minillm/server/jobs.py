@@ -8,10 +8,9 @@ work starts (a 400 names the field at fault).
 Then the fields both share (``settings_of``): max_tokens (or max_completion_tokens), temperature,
 top_p, top_k, min_p, frequency_penalty, presence_penalty, repeat_penalty, logit_bias, seed, stop,
 ignore_eos (llama-server's: the end-of-text ids do not stop), logprobs / top_logprobs,
-response_format (structured.py), n. They become ``generate``'s keyword
-arguments (the one place the server names them) and are checked once more by
-``GenerationSettings.build``, whose ValueError becomes a 400 too: the server accepts exactly what
-the library accepts.
+response_format (structured.py), n. They become one ``Sampler`` and one ``Stops`` (the one
+place the server names them), checked once more by ``GenerationSettings.build``, whose
+ValueError becomes a 400 too: the server accepts exactly what the library accepts.
 
 Defaults, as OpenAI's: temperature 1, top_p 1, no top-k or min-p, max_tokens = all the room the
 context has left (a prompt longer than the context, or prompt + max_tokens past it, is a 400).
@@ -27,6 +26,7 @@ import secrets
 import numpy as np
 
 from minillm.decoding.generate_args import GenerationSettings
+from minillm.decoding.stop_strings import Stops
 from minillm.sampling import Sampler
 from minillm.server import fields
 from minillm.server.errors import APIError, bad
@@ -176,11 +176,10 @@ def settings_of(served, body: dict, stop_ids, logprobs: bool, top_n: int,
         logit_bias=fields.logit_bias(body, served.model.config.vocab_size))
     try:
         sampler = Sampler(**sampling)
+        stops = Stops(ids=stop_ids, eos=not ignore_eos, strings=tuple(
+            dict.fromkeys(fields.stop_strings(body) + tuple(text_stops))))
         return GenerationSettings.build(
-            served.model, sampling=dict(sampler=sampler),
-            seed=seed, stop_ids=stop_ids, stop_at_eos=not ignore_eos,
-            stop_strings=tuple(dict.fromkeys(fields.stop_strings(body) + tuple(text_stops))),
-            tokenizer=served.tokenizer, logprobs=logprobs, top_n=top_n,
-            constraint=constraint_of(body.get("response_format")))
+            served.model, sampler=sampler, stops=stops, seed=seed, tokenizer=served.tokenizer,
+            logprobs=logprobs, top_n=top_n, constraint=constraint_of(body.get("response_format")))
     except (ValueError, TypeError) as exc:
         raise bad(None, str(exc)) from None
