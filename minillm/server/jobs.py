@@ -181,5 +181,5 @@ def settings_of(served, body: dict, stop_ids, logprobs: bool, top_n: int,
         return GenerationSettings.build(
             served.model, sampler=sampler, stops=stops, seed=seed, tokenizer=served.tokenizer,
             logprobs=logprobs, top_n=top_n, constraint=constraint_of(body.get("response_format")))
-    except (ValueError, TypeError) as exc:
+    except ValueError as exc:          # (a TypeError here would be the server's bug: a 500)
         raise bad(None, str(exc)) from None
