@@ -56,7 +56,7 @@ def check_arguments(args) -> None:
 
 
 def run(args) -> int:
-    from minillm.server.app import make_server
+    from minillm import make_server
     from minillm.server.errors import log
     check_arguments(args)
     _, model, tokenizer = load_model_and_tokenizer(args.model, reference=args.reference)
