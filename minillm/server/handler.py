@@ -8,7 +8,8 @@
     POST /tokenize                  {"content": str, "with_pieces"?: bool} -> {"tokens": [...]}
     POST /detokenize                {"tokens": [int, ...]} -> {"content": str}
 
-Every request passes the same gate before any work: the API key (if the server has one), a
+Every request passes the same gate before any work: the API key (if the server has one; the
+page's own three files are served without it, its requests then send it), a
 Content-Length under the limit, a body read within the client timeout, JSON that is an object,
 a known ``model``. A refusal is OpenAI's error JSON with a 4xx status (errors.py); an unexpected
 failure is a 500 with one line (logged once), and the server goes on. A client that disconnects
@@ -61,7 +62,8 @@ class Handler(Replying, BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0]
         self.body, self.streaming = None, False
         try:
-            self._check_key()
+            if not (self.command == "GET" and path in inspector.STATIC):   # the page's files
+                self._check_key()                                         # are no secret
             route = routes.get(path)
             if route is None:
                 other = "POST" if self.command == "GET" else "GET"

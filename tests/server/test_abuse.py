@@ -132,6 +132,11 @@ def test_an_api_key_is_checked_on_every_request(tiny):
         status, _ = post(keyed, "/v1/completions", {"prompt": "Hi", "max_tokens": 1},
                          headers={"Authorization": "Bearer s3cret"})
         assert status == 200
+        conn = http.client.HTTPConnection(HOST, keyed.server_address[1], timeout=10)
+        conn.request("GET", "/")                     # the page's files need no key …
+        r = conn.getresponse()
+        assert r.status == 200 and b"<html" in r.read()
+        assert_error(*post(keyed, "/inspect/steps", {"prompt": "Hi", "max_tokens": 1}), 401)  # … its data does
     finally:
         keyed.stop(grace=0.5)
 

@@ -62,8 +62,9 @@ if (typeof module !== "undefined") {               // node (tests/server/test_pa
   }
 
   async function post(path, body) {
-    const r = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" },
-                                  body: JSON.stringify(body) });
+    const headers = { "Content-Type": "application/json" };
+    if ($("key").value) headers.Authorization = "Bearer " + $("key").value;
+    const r = await fetch(path, { method: "POST", headers, body: JSON.stringify(body) });
     if (!r.ok) throw new Error((await r.json()).error.message);
     return r;
   }
@@ -169,5 +170,5 @@ if (typeof module !== "undefined") {               // node (tests/server/test_pa
   fetch("/v1/models").then(r => r.json()).then(m => {
     const d = m.data[0];
     $("model").textContent = `${d.id}: context ${d.meta.n_ctx}, vocabulary ${d.meta.n_vocab}`;
-  });
+  }).catch(() => { $("model").textContent = "(the server asks for an API key: type it below)"; });
 }
