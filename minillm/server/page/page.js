@@ -114,7 +114,7 @@ if (typeof module !== "undefined") {               // node (tests/server/test_pa
     state.picked = index;
     for (const s of $("tokens").children) s.classList.toggle("chosen", s.dataset.index === String(index));
     renderTable();
-    attention(state.promptIds.length + index);
+    attention(state.promptIds.length + index - 1);   // the position whose output chose it
   }
 
   function renderTable() {
