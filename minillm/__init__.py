@@ -36,10 +36,12 @@ _LAZY = {name: "minillm.train" for name in (
     "lora_loss_and_grads", "loss_and_grads", "merged_params", "save_adapter")}
 _LAZY.update({name: "minillm.train.sft" for name in (
     "ChatMLFormat", "FinetuneResult", "evaluate_conversations", "finetune", "read_conversations")})
+_LAZY["make_server"] = "minillm.server"    # `minillm serve`'s server: http.server only when asked
 
 
 def __getattr__(name: str):
-    """A training name (or ``minillm.train`` itself) -> its object, imported now and kept."""
+    """A training name, the server's ``make_server`` (or ``minillm.train`` itself) -> its
+    object, imported now and kept."""
     import importlib
     if name == "train":
         return importlib.import_module("minillm.train")
@@ -64,7 +66,7 @@ __all__ = [
     "Regex", "JsonSchema", "Choice",
     "score_options", "OptionScores", "Chat", "render_chatml", "chatml_ids", "DEFAULT_SYSTEM",
     "ChatFormat", "get_format",
-    "load_model", "TrainSettings", "loss_and_grads", "AdamW", "evaluate_text",
+    "load_model", "make_server", "TrainSettings", "loss_and_grads", "AdamW", "evaluate_text",
     "LoRA", "init_lora", "lora_loss_and_grads", "merged_params", "save_adapter", "load_adapter",
     "finetune", "FinetuneResult", "read_conversations", "evaluate_conversations", "ChatMLFormat",
     "Sampler", "PRESETS",

@@ -10,8 +10,9 @@ README's order:
 * run with a small override appended (argparse: the last value wins): ``train`` gets
   ``--steps 3`` and a one-layer model of 16 dimensions, so it takes a second, not 18 minutes;
 * parsed only (argparse checks every flag and value; nothing runs): ``download`` (no network
-  here), ``chat`` (interactive), ``finetune`` (minutes of CPU), and any command naming a download
-  (``smollm2``, ``deepseek-v4``) or a placeholder (``FILE``, ``PATH/TO/…``).
+  here), ``chat`` (interactive), ``serve`` (it serves until Ctrl-C), ``finetune`` (minutes of
+  CPU), and any command naming a download (``smollm2``, ``deepseek-v4``) or a placeholder
+  (``FILE``, ``PATH/TO/…``).
 """
 import json
 import os
@@ -27,7 +28,7 @@ from tests.conftest import REPO
 
 README = REPO / "README.md"
 DOWNLOADS = ("smollm2", "deepseek-v4")
-PARSE_ONLY = ("download", "chat", "finetune")
+PARSE_ONLY = ("download", "chat", "finetune", "serve")
 TRAIN_SMALL = ["--steps", "3", "--warmup", "1", "--vocab-size", "300", "--layers", "1",
                "--d-model", "16", "--heads", "2", "--context", "16", "--batch", "2",
                "--eval-every", "3", "--log-every", "1"]

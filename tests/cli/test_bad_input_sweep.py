@@ -236,6 +236,15 @@ CASES = [
     (["info", "nosuchmodel"], ["nosuchmodel"]),
     (["info", "{notjson}"], ["schema.json"]),
     (["info", "--tensrs", "{model}"], ["did you mean --tensors"]),
+    # serve (refused before it listens)
+    (["serve", "--model", "{missing}"], ["--model", "missing.txt"]),
+    (["serve", "--model", "{model}", "--port", "70000"], ["--port", "65535"]),
+    (["serve", "--model", "{model}", "--slots", "0"], ["--slots", "[1, 256]"]),
+    (["serve", "--model", "{model}", "--context", "100000"], ["--context", "n_ctx=128"]),
+    (["serve", "--model", "{model}", "--context", "1"], ["--context", "at least 2"]),
+    (["serve", "--model", "{model}", "--grace", "nan"], ["--grace"]),
+    (["serve", "--model", "{model}", "--api-key", ""], ["--api-key", "empty"]),
+    (["serve", "--model", "{model}", "--chat-format", "nope"], ["nope", "chatml"]),
     # no command, or an unknown one
     (["frobnicate"], ["frobnicate", "choose from"]),
 ]

@@ -1,0 +1,1 @@
+"""``python -m minillm serve``: the OpenAI-compatible HTTP server (minillm/server/), its command line."""
