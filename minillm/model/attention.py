@@ -72,7 +72,7 @@ def scaled_dot_product(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.nda
                        scale: float | None = None, softcap: float | None = None,
                        look=lambda name, x: x) -> tuple[np.ndarray, np.ndarray]:
     """``attend_per_head`` for all heads at once (the same arguments and shapes); ``look`` is the
-    hook point of the scores and the weights (model/hooks.py's ``Layer.look``)."""
+    hook point of the scores and the weights (minillm/hooks.py's ``Layer.look``)."""
     B, H, T, D = q.shape
     KV, S = k.shape[1], k.shape[2]                              # KV heads, key positions
     G = H // KV                                                 # query heads per KV head
@@ -117,7 +117,7 @@ def attention(x: np.ndarray, p, ctx) -> np.ndarray:
     """One attention sub-layer: x [B, T, C] -> [B, T, C].
 
     ``p`` holds wq, wk, wv, wo, optional biases and q/k norm gains (``config.qk_norm``); ``ctx``
-    (a ``Layer``, model/hooks.py) the config, ``ctx.mask`` [B or 1, T, S] (which keys each query
+    (a ``Layer``, minillm/hooks.py) the config, ``ctx.mask`` [B or 1, T, S] (which keys each query
     may see), ``ctx.rope`` (cos, sin) [B, 1, T, D/2] for rotary models (None: learned positions),
     ``ctx.cache`` (a KVCache: the earlier keys and values; it stores this call's) and the hook
     points ``ctx.look`` (the identity unless something records or edits).

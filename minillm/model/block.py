@@ -20,7 +20,7 @@ from minillm.model.norm import norm
 
 
 def block(x: np.ndarray, p, ctx) -> np.ndarray:
-    """x [B, T, C] -> [B, T, C]; ``ctx`` is the layer's context (``Layer``, model/hooks.py: the
+    """x [B, T, C] -> [B, T, C]; ``ctx`` is the layer's context (``Layer``, minillm/hooks.py: the
     config, mask, RoPE angles, cache, layer index and hook points)."""
     c, look = ctx.config, ctx.look
     x = look("hook_resid_pre", x)                                       # [B, T, C]

@@ -44,7 +44,7 @@ def silu(x: np.ndarray) -> np.ndarray:
 
 def gelu_mlp(x: np.ndarray, p, look=lambda name, h: h) -> np.ndarray:
     """x [B, T, C] -> [B, T, C] with FFNParams p (w_up [C, F], w_down [F, C], biases or None);
-    ``look`` is the hook point of the hidden activation h (model/hooks.py)."""
+    ``look`` is the hook point of the hidden activation h (minillm/hooks.py)."""
     h = look("mlp.hook_post", gelu_tanh(linear(x, p.w_up, p.b_up)))   # [B, T, C] @ [C, F] -> [B, T, F]
     return linear(h, p.w_down, p.b_down)                # [B, T, F] @ [F, C] -> [B, T, C]
 

@@ -29,7 +29,7 @@ from minillm.model.linear import linear
 from minillm.model.norm import norm
 from minillm.model.init import init_params
 from minillm.model.files import ModelFiles
-from minillm.model.hooks import Hooked, Layer, keep, patterns
+from minillm.hooks import Hooked, Layer, keep, patterns
 from minillm.model.params import GPTParams
 from minillm.model.rope import rope_angles
 from minillm.model.variants import is_sliding, sliding_inputs, softcap
@@ -46,9 +46,8 @@ class GPT(ModelFiles, Hooked):
     ``save_pretrained``, ``save_gguf``) come from ``ModelFiles`` (model/files.py: files, not
     math); the input checks of ``__call__`` are in model/checks.py; ``run_with_cache`` and
     ``run_with_hooks`` (every activation by name, hooks that edit them) come from ``Hooked``
-    (model/hooks.py). ``minillm/engine/`` runs
-    the same math faster (``EngineGPT``, a subclass overriding ``forward``), and
-    ``load_model(path)`` gives that one unless ``fast=False``.
+    (minillm/hooks.py). ``minillm/engine/`` runs the same math faster (``EngineGPT``, a
+    subclass overriding ``forward``), and ``load_model(path)`` gives that one unless ``fast=False``.
     """
 
     def __init__(self, config: ModelConfig, params: GPTParams | None = None, seed: int = 0):
@@ -87,7 +86,7 @@ class GPT(ModelFiles, Hooked):
                 last_only: bool = False, hook=None):
         """The math, on checked inputs: ids [B, T] -> (logits [B, T, V], weights: a list of
         [B, H, T, S] per layer, or empty unless ``return_weights``). ``hook(name, x) -> x`` is
-        called at every hook point (model/hooks.py; None: none)."""
+        called at every hook point (minillm/hooks.py; None: none)."""
         c, p = self.config, self.params
         weights, hook = patterns(hook) if return_weights else ([], hook)   # (hook_pattern's)
         look = hook or keep
@@ -117,7 +116,7 @@ class GPT(ModelFiles, Hooked):
             logits = softcap(logits, c.final_softcap)                   # [B, T, V]
         return look("hook_logits", logits), weights
 
-    hooked_forward = forward    # (what run_with_cache runs, on an EngineGPT too: model/hooks.py)
+    hooked_forward = forward    # (what run_with_cache runs, on an EngineGPT too: minillm/hooks.py)
 
     def loss(self, ids) -> float:
         """Mean next-token cross-entropy over every position, in ONE forward pass.

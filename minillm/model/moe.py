@@ -63,7 +63,7 @@ def moe_loop(x: np.ndarray, p, config) -> np.ndarray:
 def moe(x: np.ndarray, p, config, ffn=swiglu, look=lambda name, a: a) -> np.ndarray:
     """x [B, T, C] -> [B, T, C], the gathered form of ``moe_loop``: expert e runs on the rows
     routed to it only. ``ffn(x, params)`` is the expert's FFN (the engine passes its own);
-    ``look`` the hook points of the router's choice and weights, [B, T, k] each (model/hooks.py)."""
+    ``look`` the hook points of the router's choice and weights, [B, T, k] each (minillm/hooks.py)."""
     B, T, C = x.shape
     x = x.reshape(B * T, C)                                 # [N, C]
     k = config.n_experts_used

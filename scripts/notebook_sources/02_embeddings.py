@@ -31,7 +31,7 @@ import numpy as np
 from minillm import GPT
 from minillm.model.attention import attention, causal_mask
 from minillm.model.embedding import embed
-from minillm.model.hooks import Layer
+from minillm.hooks import Layer
 from minillm.model.norm import norm
 from minillm.model.rope import apply_rope, rope_angles
 from minillm.tokenizer.display import render_token

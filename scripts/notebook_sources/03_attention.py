@@ -497,7 +497,7 @@ assert computed / T_long**2 < 0.6, \
 # %%
 from minillm.model.attention import attention
 from minillm.model.ffn import ffn
-from minillm.model.hooks import Layer   # (what a layer's attention needs: config, mask, angles)
+from minillm.hooks import Layer   # (what a layer's attention needs: config, mask, angles)
 
 rope = (cos, sin) if c.position == "rope" else None
 x = embed(p.wte, ids[None], p.wpe, positions)                          # [1, T, C]

@@ -6,7 +6,7 @@ from minillm import GPT, KVCache
 from minillm.config import ModelConfig
 from minillm.model.attention import causal_mask
 from minillm.model.block import block
-from minillm.model.hooks import Layer
+from minillm.hooks import Layer
 
 
 def test_a_block_stores_its_keys_and_values_in_its_own_layer_of_the_cache():

@@ -13,7 +13,7 @@ from minillm import KVCache
 from minillm.config import ModelConfig
 from minillm.model.attention import attention, causal_mask
 from minillm.model.block import block
-from minillm.model.hooks import Layer
+from minillm.hooks import Layer
 from minillm.model.norm import norm
 from minillm.model.rope import rope_angles
 

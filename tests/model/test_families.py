@@ -25,7 +25,7 @@ from minillm.io.hf.config import from_hf_dict, to_hf_dict
 from minillm.io.safetensors import load_safetensors
 from minillm.loading import model_class
 from minillm.model.attention import attention, causal_mask
-from minillm.model.hooks import Layer
+from minillm.hooks import Layer
 from minillm.model.norm import rms_norm
 from minillm.model.rope import llama3_frequencies, rope_frequencies
 from tests.conftest import FIXTURES

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from minillm.config import ModelConfig
 from minillm.model.attention import causal_mask, scaled_dot_product
 from minillm.model.block import block
-from minillm.model.hooks import Layer
+from minillm.hooks import Layer
 from minillm.model.ffn import geglu, swiglu
 from minillm.model.rope import apply_rope, rope_angles
 

@@ -28,7 +28,7 @@ from minillm.io.safetensors import load_safetensors
 from minillm.loading import model_class
 from minillm.model.attention import attention, causal_mask
 from minillm.model.block import block
-from minillm.model.hooks import Layer
+from minillm.hooks import Layer
 from minillm.model.norm import rms_norm
 from tests.conftest import FIXTURES
 from tests.model.family_parity import (assert_beam4_matches,

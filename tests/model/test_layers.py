@@ -8,7 +8,7 @@ from hypothesis import given, strategies as st
 from minillm import GPT
 from minillm.model.attention import attend_per_head, attention, causal_mask, scaled_dot_product
 from minillm.model.ffn import gelu_tanh, silu
-from minillm.model.hooks import Layer
+from minillm.hooks import Layer
 from minillm.model.linear import linear
 from minillm.model.norm import layer_norm, rms_norm
 from minillm.model.rope import rope_angles
