@@ -35,7 +35,7 @@ def keep(name: str, x: np.ndarray) -> np.ndarray:
     return x
 
 
-@dataclass
+@dataclass(slots=True)
 class Layer:
     """What one layer's ``attention(x, p, ctx)`` and ``block(x, p, ctx)`` need beyond x and their
     weights: the config, the mask [B or 1, T, S] bool, the RoPE angles (cos, sin) [B, 1, T, D/2]
