@@ -142,6 +142,10 @@ class Hooked:
         ``run_with_hooks``: what is recorded is what the hook returned."""
         hooks = dict(hooks or {})
         check_names(self.config, hooks)
+        for name, fn in hooks.items():
+            if not callable(fn):
+                raise TypeError(f"the hook of {name!r} must be a function fn(x, name), got "
+                                f"{type(fn).__name__}")
         if names is None or callable(names):
             wanted = names or (lambda name: True)
         else:

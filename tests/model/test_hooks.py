@@ -251,6 +251,8 @@ def test_unknown_hook_names_are_a_value_error_listing_near_names():
         model.run_with_cache(ids, names=["hook_pos_embed"])
     with pytest.raises(TypeError, match="list of hook names"):
         model.run_with_cache(ids, names="hook_embed")
+    with pytest.raises(TypeError, match=r"must be a function fn\(x, name\)"):
+        model.run_with_hooks(ids, {"hook_embed": 0})
 
 
 def test_a_replacement_of_another_shape_is_a_value_error():
