@@ -3,7 +3,8 @@ object and its hook points (minillm/hooks.py), with no hook: is the forward as f
 
     python benchmarks/bench_hooks.py                       # baseline: the commit before the change
     python benchmarks/bench_hooks.py --baseline 8185417 --rounds 7
-    MINILLM_SHARED_DATA=/work/shared/data python benchmarks/bench_hooks.py --memory
+    python benchmarks/bench_hooks.py --in-process --clock wall      # one process, interleaved
+    MINILLM_SHARED_DATA=DIR python benchmarks/bench_hooks.py --memory   # DIR/models/SmolLM2-…gguf
 
 The baseline is the package as it was at ``--baseline`` (default: the parent of the commit that
 added the hook points), unpacked with ``git archive`` into a temporary folder; the current one is
@@ -15,10 +16,13 @@ and one GPT-2-style, small enough that per-layer overheads weigh most (C 256, 8 
 32-token prompt (prefill) and one decode step at context 32 (through the KV cache); and a decode
 step of SmolLM2-135M's shape (30 layers, C 576, random weights).
 
-Times are the child's CPU time by default (``--clock wall``: wall-clock time). Prints, per
-case, each round's median seconds per call (before, after) and the ratio after /
-before; then the median of the round ratios and their range (the spread on this machine), with
-the CPU model, the BLAS library and the load average. Goal (issue 40): within 2 %.
+``--in-process``: the baseline's four model files loaded beside the current package in one
+process, before and after called alternately on the same parameters (their logits checked
+bit-identical), which a shared machine's load then hits alike. Times are the CPU time by
+default (``--clock wall``: wall-clock time). Prints, per case, each round's median seconds per
+call (before, after) and the ratio after / before; then the median of the round ratios and
+their range (the spread on this machine), with the CPU model, the BLAS library and the load
+average. Goal (issue 40): within 2 %.
 """
 from __future__ import annotations
 
@@ -106,6 +110,65 @@ def memory(T: int = 64) -> None:
         print(f"  {short}: {n / 2**20:.1f} MiB")
 
 
+def in_process(ref: str, rounds: int, repeats: int, clock) -> None:
+    """Before and after in ONE process, calls interleaved: the baseline's model/attention.py,
+    ffn.py, block.py and gpt.py (``git show REF:...``) loaded as modules of their own, bound to
+    each other, around the current package's other modules (which they import), and run on the
+    very same parameters; the logits must be bit-identical. Sharper than the child processes on
+    a shared machine (both see the same moments of load), valid while the baseline's four files
+    import only names the current package still has."""
+    import importlib.util
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+    from minillm import GPT, KVCache, ModelConfig
+    old = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in ("attention", "ffn", "block", "gpt"):
+            source = subprocess.run(["git", "show", f"{ref}:minillm/model/{name}.py"], cwd=REPO,
+                                    capture_output=True, text=True, check=True).stdout
+            path = Path(tmp) / f"before_{name}.py"
+            path.write_text(source, encoding="utf-8")
+            spec = importlib.util.spec_from_file_location(f"before_{name}", path)
+            old[name] = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(old[name])
+            if name == "block":
+                old[name].attention, old[name].ffn = old["attention"].attention, old["ffn"].ffn
+            if name == "gpt":
+                old[name].block = old["block"].block
+    for case, (keywords, T, decode) in CASES.items():
+        config = ModelConfig(**keywords)
+        models = {"after": GPT(config, seed=0)}
+        models["before"] = old["gpt"].GPT(config, models["after"].params)
+        ids = np.random.default_rng(0).integers(0, config.vocab_size, (1, T + 1))
+        caches = {w: KVCache(config, batch_size=1, capacity=T + 1) for w in models}
+        if decode:
+            for w, model in models.items():
+                model(ids[:, :T], caches[w])
+
+        def call(w):
+            if not decode:
+                return models[w](ids[:, :T])
+            out = models[w](ids[:, T:], caches[w])
+            caches[w].rollback(T)
+            return out
+        if not np.array_equal(call("before"), call("after")):
+            raise SystemExit(f"{case}: the logits before and after differ")
+        ratios = []
+        with threadpool_limits(1):
+            for r in range(rounds):
+                times = {"before": [], "after": []}
+                for i in range(repeats):
+                    for w in (("before", "after") if i % 2 == 0 else ("after", "before")):
+                        t = clock()
+                        call(w)
+                        times[w].append(clock() - t)
+                m = {w: statistics.median(ts) for w, ts in times.items()}
+                ratios.append(m["after"] / m["before"])
+        print(f"{case:19s} in one process, after/before: median {statistics.median(ratios):.3f} "
+              f"(rounds {min(ratios):.3f} … {max(ratios):.3f}; before {m['before'] * 1e3:.3f} ms, "
+              f"after {m['after'] * 1e3:.3f} ms in the last round)")
+
+
 def baseline_commit() -> str:
     added = subprocess.run(["git", "log", "--diff-filter=A", "--format=%H", "--",
                             "minillm/model/hooks.py", "minillm/hooks.py"], cwd=REPO,
@@ -157,6 +220,8 @@ def main() -> None:
                         "only); wall: time.perf_counter")
     parser.add_argument("--memory", action="store_true", help="print the memory of a full record "
                         "of SmolLM2-135M for 64 tokens instead (its GGUF in MINILLM_SHARED_DATA)")
+    parser.add_argument("--in-process", action="store_true", help="before and after in one "
+                        "process, interleaved call by call, bit-identical logits checked")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -169,6 +234,11 @@ def main() -> None:
     ref = args.baseline or baseline_commit()
     print(machine())
     print(f"before: {ref} (git archive); after: this checkout ({REPO}); clock: {args.clock}")
+    if args.in_process:
+        sys.path.insert(0, str(REPO))
+        in_process(ref, args.rounds, args.repeats,
+                   time.process_time if args.clock == "cpu" else time.perf_counter)
+        return print(f"load at the end {os.getloadavg()}")
     with tempfile.TemporaryDirectory() as tmp:
         roots = {"before": unpack(ref, Path(tmp)), "after": REPO}
         for case in CASES:

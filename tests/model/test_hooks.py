@@ -20,7 +20,7 @@ from minillm.model.block import block
 from minillm.model.norm import norm
 from minillm.model.rope import rope_angles
 
-from tests.model.strategies import random_model
+from tests.model.strategies import random_model, tiny_configs
 from tests.model.test_hooks_vs_transformers import FAMILIES
 
 REPO = Path(__file__).resolve().parents[2]
@@ -59,6 +59,18 @@ def test_a_run_records_every_hook_name_in_order_and_the_same_logits(name):
     np.testing.assert_array_equal(logits, model(ids))
     T = ids.shape[1]
     assert all(a.shape[:2] in ((2, T), (2, model.config.n_heads)) for a in acts.values())
+
+
+@given(config=tiny_configs(), seed=st.integers(0, 2**16), T=st.integers(1, 6))
+def test_recording_everything_changes_no_logit_of_a_random_model(config, seed, T):
+    """Both variants, GQA, q/k norms, head_dim apart from C / H, Llama 3's RoPE scaling, tied
+    and untied heads: the logits of a full record are the plain call's, bit for bit."""
+    assume(T <= config.n_ctx)
+    model = random_model(config, seed % 5)
+    ids = np.random.default_rng(seed).integers(0, config.vocab_size, (2, T))
+    logits, acts = model.run_with_cache(ids)
+    np.testing.assert_array_equal(logits, model(ids))
+    assert list(acts) == model.hook_names()
 
 
 def test_the_table_lists_exactly_the_names_recorded():
