@@ -236,6 +236,12 @@ CASES = [
     (["info", "nosuchmodel"], ["nosuchmodel"]),
     (["info", "{notjson}"], ["schema.json"]),
     (["info", "--tensrs", "{model}"], ["did you mean --tensors"]),
+    # lens
+    (["lens", "--model", "{missing}", "hi"], ["--model", "missing.txt"]),
+    (["lens", "--model", "{model}"], ["PROMPT is required"]),
+    (["lens", "--model", "{model}", "--heads", "hi"], ["--heads", "no PROMPT"]),
+    (["lens", "--model", "{model}", "--heads", "--score", "mean"], ["--score", "invalid choice"]),
+    (["lens", "--model", "{model}", "--heads", "--top", "0"], ["--top", "from 1"]),
     # no command, or an unknown one
     (["frobnicate"], ["frobnicate", "choose from"]),
 ]
