@@ -27,6 +27,8 @@ from minillm.chat.chatml import DEFAULT_SYSTEM, chatml_ids, render_chatml
 from minillm.chat.formats import ChatFormat, get_format
 from minillm.model import GPT
 from minillm.loading import load_model
+from minillm.lens import (ablate_heads, direct_logit_attribution, logit_lens, patch_activations,
+                          patch_residual)
 from minillm.train import (AdamW, LoRA, TrainSettings, evaluate_text, init_lora, load_adapter,
                            lora_loss_and_grads, loss_and_grads, merged_params, save_adapter)
 from minillm.train.sft import (ChatMLFormat, FinetuneResult, evaluate_conversations, finetune,
@@ -50,4 +52,5 @@ __all__ = [
     "perplexity", "Perplexity", "token_logprobs",
     "load_safetensors", "save_safetensors", "read_gguf",
     "softmax", "log_softmax", "cross_entropy",
+    "logit_lens", "direct_logit_attribution", "ablate_heads", "patch_activations", "patch_residual",
 ]
