@@ -29,10 +29,31 @@ from minillm.model import GPT
 from minillm.loading import load_model
 from minillm.lens import (ablate_heads, direct_logit_attribution, logit_lens, patch_activations,
                           patch_residual)
-from minillm.train import (AdamW, LoRA, TrainSettings, evaluate_text, init_lora, load_adapter,
-                           lora_loss_and_grads, loss_and_grads, merged_params, save_adapter)
-from minillm.train.sft import (ChatMLFormat, FinetuneResult, evaluate_conversations, finetune,
-                               read_conversations)
+
+# Training names load on first use (PEP 562): ``import minillm`` to generate text reads no
+# training module; ``minillm.finetune`` imports minillm.train.sft the first time it is asked for.
+_LAZY = {name: "minillm.train" for name in (
+    "AdamW", "LoRA", "TrainSettings", "evaluate_text", "init_lora", "load_adapter",
+    "lora_loss_and_grads", "loss_and_grads", "merged_params", "save_adapter")}
+_LAZY.update({name: "minillm.train.sft" for name in (
+    "ChatMLFormat", "FinetuneResult", "evaluate_conversations", "finetune", "read_conversations")})
+
+
+def __getattr__(name: str):
+    """A training name (or ``minillm.train`` itself) -> its object, imported now and kept."""
+    import importlib
+    if name == "train":
+        return importlib.import_module("minillm.train")
+    if name not in _LAZY:
+        raise AttributeError(f"module 'minillm' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    """The names as if training were loaded; not the helpers that load it lazily."""
+    return sorted((set(globals()) | set(_LAZY) | {"train"}) - {"_LAZY", "__getattr__", "__dir__"})
 
 __version__ = "0.1.0"
 

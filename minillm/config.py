@@ -20,25 +20,13 @@ A checkpoint directory carries its config as Hugging Face's ``config.json`` (rea
 """
 from __future__ import annotations
 
-import math
-import numbers
 from dataclasses import dataclass
 
-# the sizes, with their names in Hugging Face's config.json (for messages), and their bound
-_SIZES = {"vocab_size": "config.json: vocab_size",
-          "n_ctx": "config.json: max_position_embeddings or n_positions",
-          "d_model": "config.json: hidden_size or n_embd",
-          "n_heads": "config.json: num_attention_heads or n_head",
-          "n_layers": "config.json: num_hidden_layers or n_layer",
-          "d_ff": "config.json: intermediate_size or n_inner",
-          "n_kv_heads": "config.json: num_key_value_heads"}
-MAX_SIZE = 2**32 - 1
-_CHOICES = {
-    "arch": ("gpt2", "llama"),
-    "norm": ("layernorm", "rmsnorm"),
-    "ffn": ("gelu_mlp", "swiglu", "geglu"),
-    "position": ("learned", "rope"),
-}
+# the checks and the names other modules import from here (minillm.config.MAX_SIZE, …)
+from minillm.config_checks import (MAX_SIZE, ROPE_SCALING, ROPE_SCALING_REFUSED,  # noqa: F401
+                                   as_ids, check_config, check_rope_scaling)
+
+ARCHS = ("gpt2", "llama")
 
 
 @dataclass
@@ -86,9 +74,13 @@ class ModelConfig:
     n_experts_used: int = 0         # k, the experts each token is sent to (1 <= k <= E)
     norm_topk_prob: bool = False    # the k routing weights rescaled to sum to 1 (Mixtral: always)
 
+
     def __post_init__(self) -> None:
-        if self.arch not in _CHOICES["arch"]:
-            raise ValueError(f"arch must be one of {_CHOICES['arch']}, got {self.arch!r}")
+        """``arch`` fills the switches left None (GPT-2: LayerNorm, GELU MLP, learned positions,
+        biases; Llama: RMSNorm, SwiGLU, RoPE, none), d_ff = 4 · C and KV = H; then every field
+        is checked (``config_checks.py``: a ValueError naming the field and what is allowed)."""
+        if self.arch not in ARCHS:
+            raise ValueError(f"arch must be one of {ARCHS}, got {self.arch!r}")
         llama = self.arch == "llama"
         defaults = {"norm": "rmsnorm" if llama else "layernorm",
                     "ffn": "swiglu" if llama else "gelu_mlp",
@@ -98,138 +90,9 @@ class ModelConfig:
         for name, value in defaults.items():
             if getattr(self, name) is None:
                 setattr(self, name, value)
-        for name in _SIZES:
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-            if value > MAX_SIZE:        # no model is this large, and GGUF could not store it
-                raise ValueError(f"{name} ({_SIZES[name]}) = {value:,} is out of range: allowed "
-                                 f"[1, {MAX_SIZE:,}] (GGUF stores it as a uint32)")
-        for name in ("norm", "ffn", "position"):
-            if getattr(self, name) not in _CHOICES[name]:
-                raise ValueError(f"{name} must be one of {_CHOICES[name]}, got {getattr(self, name)!r}")
-        if self.head_dim is not None and (type(self.head_dim) is not int
-                                      or not 0 < self.head_dim <= MAX_SIZE):
-            raise ValueError(f"head_dim must be an integer in [1, {MAX_SIZE:,}] or None, got "
-                             f"{self.head_dim!r}")
-        if self.head_dim is not None and self.head_dim * self.n_heads == self.d_model:
-            self.head_dim = None            # subtle: one spelling of C / H, so equal configs compare equal
-        if self.head_dim is None and self.d_model % self.n_heads:
-            raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
-        if self.n_heads % self.n_kv_heads:
-            raise ValueError(f"n_heads ({self.n_heads}) must be a multiple of n_kv_heads ({self.n_kv_heads})")
-        if self.position == "rope" and self.d_head % 2:
-            raise ValueError(f"RoPE rotates pairs of dimensions: d_head ({self.d_head}) must be even")
-        if self.ffn == "swiglu" and self.mlp_bias:
-            raise ValueError("mlp_bias=True with a SwiGLU FFN is not supported (no published "
-                             "Llama-family checkpoint uses it)")
-        if (self.qk_norm or self.head_dim is not None) and (self.norm, self.position) != ("rmsnorm", "rope"):
-            raise ValueError("qk_norm and head_dim (Qwen3's) need norm='rmsnorm' and RoPE")
-        if self.rope_scaling is not None:
-            if self.position != "rope":
-                raise ValueError("rope_scaling needs position='rope'")
-            self.rope_scaling = check_rope_scaling(self.rope_scaling)
-        if (self.n_experts or self.n_experts_used) and not (type(self.n_experts) is type(
-                self.n_experts_used) is int and 0 < self.n_experts_used <= self.n_experts <= MAX_SIZE
-                and self.ffn == "swiglu"):
-            raise ValueError(f"a mixture of experts needs ints 1 <= n_experts_used <= n_experts and "
-                             f"ffn='swiglu', got {self.n_experts_used!r}, {self.n_experts!r}, "
-                             f"{self.ffn!r}")
-        for name in ("attn_bias", "mlp_bias", "tie_embeddings", "qk_norm", "norm_topk_prob"):
-            if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
-        for name in ("bos_id", "eos_id"):
-            value = getattr(self, name)
-            if value is not None and (type(value) is not int or value < 0):
-                raise ValueError(f"{name} must be an integer id >= 0 or None, got {value!r}")
-        if self.bos_id is not None and self.bos_id >= self.vocab_size:
-            raise ValueError(f"bos_id (config.json: bos_token_id) = {self.bos_id:,} is not a token "
-                             f"id of the {self.vocab_size:,}-token vocabulary: allowed "
-                             f"[0, {self.vocab_size:,}) or None")
-        for name in ("norm_eps", "rope_theta"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) \
-                    or not math.isfinite(value) or value <= 0:
-                raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-            # subtle: stored as a Python float: a NumPy float64 eps would promote every float32
-            # activation it meets to float64 (``x / np.sqrt(var + eps)`` in the norms).
-            setattr(self, name, float(value))
-        self.eos_ids = _eos_ids(self.eos_id, self.eos_ids, self.vocab_size)
-        self.eos_id = self.eos_ids[0] if self.eos_ids else None
-        _check_later_switches(self)
-        from minillm.model.variants import check_variants
-        check_variants(self)
+        check_config(self)
 
     @property
     def d_head(self) -> int:
         """D, the width of one head: ``head_dim`` when given (Qwen3), else C / H."""
         return self.head_dim if self.head_dim is not None else self.d_model // self.n_heads
-
-
-# RoPE scaling: the parameters of each kind minillm implements, and the kinds it refuses by name
-ROPE_SCALING = {"llama3": ("factor", "low_freq_factor", "high_freq_factor",
-                           "original_max_position_embeddings")}
-ROPE_SCALING_REFUSED = ("linear", "dynamic", "yarn", "longrope", "su", "ntk")
-
-
-def check_rope_scaling(scaling) -> dict:
-    """``{"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-    "original_max_position_embeddings": 8192}`` -> the same dict, numbers as Python floats (the
-    last an int), checked: every parameter present, > 0, low_freq_factor < high_freq_factor."""
-    if not isinstance(scaling, dict):
-        raise ValueError(f"rope_scaling must be a dict or None, got {type(scaling).__name__}")
-    kind = scaling.get("rope_type")
-    if kind in ROPE_SCALING_REFUSED:
-        raise ValueError(f"RoPE scaling {kind!r} is not supported: minillm implements "
-                         f"{sorted(ROPE_SCALING)} (Llama 3.1 / 3.2)")
-    if kind not in ROPE_SCALING:
-        raise ValueError(f"unknown RoPE scaling rope_type {kind!r}: minillm implements "
-                         f"{sorted(ROPE_SCALING)}")
-    names = ROPE_SCALING[kind]
-    if set(scaling) != {"rope_type", *names}:
-        raise ValueError(f"rope_scaling {kind!r} takes exactly {list(names)}, got "
-                         f"{sorted(set(scaling) - {'rope_type'})}")
-    out = {"rope_type": kind}
-    for name in names:
-        value = scaling[name]
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) \
-                or not math.isfinite(value) or value <= 0:
-            raise ValueError(f"rope_scaling {name} must be a finite number > 0, got {value!r}")
-        if name.startswith("original") and value != int(value):
-            raise ValueError(f"rope_scaling {name} must be an integer, got {value!r}")
-        out[name] = int(value) if name.startswith("original") else float(value)
-    if out["low_freq_factor"] >= out["high_freq_factor"]:
-        raise ValueError(f"rope_scaling needs low_freq_factor < high_freq_factor, got "
-                         f"{out['low_freq_factor']} and {out['high_freq_factor']}")
-    return out
-
-
-def _check_later_switches(c: ModelConfig) -> None:
-    """Phi-3's, OLMo 2's and SmolLM3's switches: booleans / distinct layer indices, on Llamas."""
-    for name in ("fused_projections", "post_norms", "qk_norm_whole", "nope_layers"):
-        value = getattr(c, name)
-        if name != "nope_layers" and not isinstance(value, bool):
-            raise ValueError(f"{name} must be True or False, got {value!r}")
-        if value and (c.norm, c.ffn, c.position) != ("rmsnorm", "swiglu", "rope"):
-            raise ValueError(f"{name} needs a Llama-family model (RMSNorm, SwiGLU, RoPE)")
-    if c.qk_norm_whole and not c.qk_norm:
-        raise ValueError("qk_norm_whole (OLMo 2's q, k norms over the whole width) needs qk_norm")
-    if not isinstance(c.nope_layers, (tuple, list)) or not all(type(i) is int and 0 <= i <
-            c.n_layers for i in c.nope_layers) or len(set(c.nope_layers)) != len(c.nope_layers):
-        raise ValueError(f"nope_layers must be distinct layer indices in [0, {c.n_layers}), got "
-                         f"{c.nope_layers!r}")
-    c.nope_layers = tuple(sorted(c.nope_layers))
-
-
-def _eos_ids(eos_id, eos_ids, vocab_size: int) -> tuple[int, ...]:
-    """``eos_id`` first, then ``eos_ids``, without repeats; each an id in [0, vocab_size)."""
-    ids = as_ids(eos_id) + as_ids(eos_ids)
-    for i in ids:
-        if isinstance(i, bool) or not isinstance(i, numbers.Integral) or not 0 <= i < vocab_size:
-            raise ValueError(f"EOS ids must be token ids in [0, {vocab_size}), got {i!r}")
-    return tuple(dict.fromkeys(int(i) for i in ids))
-
-
-def as_ids(value) -> tuple:
-    """HF's ``eos_token_id``: None, one id or a list of ids -> a tuple of ids."""
-    return () if value is None else tuple(value) if isinstance(value, (list, tuple)) else (value,)

@@ -6,59 +6,37 @@ and values that have not changed (position t's K and V depend only on tokens ≤
 mask guarantees it). With a cache, each step feeds only the new token: its Q attends over the
 cached K, V plus its own.
 
-Layout: one preallocated array per tensor, ``k`` and ``v`` of shape [L, B, KV, N, D] (layers,
-batch rows, KV heads — fewer than query heads under grouped-query attention —, capacity, head
-width). ``length`` slots are filled; a forward call writes its T new entries at
-``[length, length + T)`` in every layer and then ``advance(T)`` moves ``length``. Nothing grows or
-is reallocated per token. ``valid`` [B, N] marks slots holding real tokens (False = left padding
-in a batch of prompts of different lengths).
-
 Example: cache = KVCache(config, batch_size=1, capacity=64); model(prompt_ids, cache=cache);
-then model(next_id[None, None], cache=cache) one token at a time.
-
-Sizes come from users (``batch_size``, ``beam_size``, a batch of prompts): the bytes a cache needs
-are checked against the machine's physical memory before anything is allocated
-(``check_cache_fits``), so ``batch_size=10**6`` is a ValueError naming it, not a MemoryError or a
-machine swapping to death. The limit is all of the memory, a bound no run can pass; the forward
-pass needs its activations on top.
+then model(next_id[None, None], cache=cache) one token at a time. A batch, beam or cache size is
+checked against the machine's memory before anything is allocated (``kv_cache_sizes.py``).
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
-
-def memory_bytes() -> int | None:
-    """The machine's physical memory in bytes, or None where the system does not say."""
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
-
-
-def cache_bytes(config, batch_size: int, capacity: int) -> int:
-    """What a cache of B rows and N positions holds: k and v [L, B, KV, N, D] float32, valid [B, N]."""
-    return 2 * config.n_layers * batch_size * config.n_kv_heads * capacity * config.d_head * 4 \
-        + batch_size * capacity
-
-
-def check_cache_fits(config, batch_size: int, capacity: int, name: str = "batch_size",
-                     per_row: int | None = None) -> None:
-    """A ValueError naming ``name`` unless ``batch_size`` rows fit in memory: each a cache row of
-    ``capacity`` positions plus ``per_row`` bytes (default: its [V] float32 logits; beam search
-    also keeps float64 scores)."""
-    per_row = 4 * config.vocab_size if per_row is None else per_row
-    row = cache_bytes(config, 1, capacity) + per_row
-    need, have = batch_size * row, memory_bytes()
-    if have is not None and need > have:
-        raise ValueError(f"{name}={batch_size:,} needs {need / 1e9:,.1f} GB ({batch_size:,} rows "
-                         f"of a KV cache of {capacity:,} positions × {config.n_layers} layers and "
-                         f"their logits), more than this machine's {have / 1e9:,.1f} GB of memory: "
-                         f"allowed at most {have // row:,}")
+# the memory accounting, beside the cache (minillm.kv_cache.check_cache_fits still imports)
+from minillm.kv_cache_sizes import cache_bytes, check_cache_fits, memory_bytes  # noqa: F401
 
 
 class KVCache:
+    """Every layer's keys and values, preallocated: ``k``, ``v`` [L, B, KV, N, D] float32.
+
+    Per layer and row the cache is a [KV, N, D] table of which the first ``length`` = n rows (of N)
+    are filled. A forward call of T new tokens runs, in every layer ℓ:
+
+        K_ℓ[:, n : n + T] = k_new          store: the T new rows after the n cached ones
+        attend over K_ℓ[:, : n + T]        the views ``store`` returns: [B, KV, n + T, D]
+
+    and then ``advance(T)`` makes n ← n + T (once, after the last layer). ``rollback(m)`` forgets
+    all but the first m rows (m ≤ n: their slots are overwritten later); ``reorder(rows)`` makes row
+    b hold row rows[b]'s history (beam search). Nothing is reallocated per token. ``valid`` [B, N]
+    marks the slots holding real tokens (False: left padding in a batch of prompts of different
+    lengths). KV, the KV heads, is fewer than the query heads under grouped-query attention.
+
+    Example: ``cache = KVCache(config, batch_size=1, capacity=64)``; after a 5-token prompt
+    ``cache.length == 5`` and ``cache.k[0, 0, :, :5]`` holds layer 0's keys of those 5 tokens.
+    """
+
     def __init__(self, config, batch_size: int = 1, capacity: int | None = None):
         capacity = config.n_ctx if capacity is None else capacity
         if not _is_int(batch_size) or batch_size < 1:

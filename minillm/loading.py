@@ -66,8 +66,9 @@ def load_model(path: str | Path, fast: bool = True):
     if path.suffix == ".gguf" and not stat.S_ISDIR(found.st_mode):
         return load_gguf_model(path, fast)     # llama.cpp files (GGUF)
     if stat.S_ISDIR(found.st_mode):
-        from minillm.train.lora.files import is_adapter_folder
-        if is_adapter_folder(path):            # a LoRA adapter: its base model, merged
+        # a LoRA adapter (train/lora/files.py's is_adapter_folder, checked here so that a plain
+        # folder loads without importing training code): its base model, merged
+        if (path / "adapter_config.json").is_file() and not (path / "config.json").exists():
             return load_adapted_model(path, fast)
         with reading(path):          # the model and tokenizer of one save (io/commit.py)
             return model_class(fast).from_pretrained(path), find_tokenizer(path)

@@ -3,7 +3,9 @@
 The hook is ``YourGPT(model, parts)``: a ``minillm.model.GPT`` whose ``forward`` — the one method
 the engine's ``EngineGPT`` overrides too — calls the functions in ``parts`` instead of the
 library's. Input checks, the cache's bookkeeping and the projections are the library's; the math
-is yours. Any part not given (or still raising NotImplementedError) is the library's (``LIBRARY``):
+is yours. Any part not given (or still raising NotImplementedError) is the library's (``LIBRARY``)
+when the model runs — never when it is graded: ``check_model`` counts a part that raises
+NotImplementedError at any call (a stub, or a branch not written) as not written, ✗:
 
     "bpe"        (ids [n] one pre-token's byte ids, merges {(a, b): new id}) -> ids: lowest rank first
     "embed"      (wte [V, C], ids [B, T], wpe [n_ctx, C] or None, positions [B, T]) -> x [B, T, C]
@@ -16,10 +18,12 @@ is yours. Any part not given (or still raising NotImplementedError) is the libra
     "block"      (x [B, T, C], attn, norm1, ffn, norm2: functions [B, T, C] -> [B, T, C]) -> [B, T, C]
     "sample"     (logits [V]) -> int, the next token (greedy)
 
-``check_part(name, fn)``: your part against the library's on toy inputs (build_it_toys.py).
+``check_part(name, fn)``: your part against the library's on toy inputs (build_it_toys.py); also
+the trainer's "merge" and "train_bpe", each on its own (build_it_trainer.py).
 ``check_model(parts, model, tok, prompt)``: toys first, then the library's model runs a prompt
 (through a cache: S = 0, then T = 3 new rows onto S > 0, then one at a time), and a batch of two
-rows, one left-padded; at EVERY call of a part, yours runs beside it on a copy of the same input.
+rows, one left-padded, read at once and then decoded one token at a time; at EVERY call of a part,
+yours runs beside it on a copy of the same input.
 The first call where yours differs fails the check — even when the generated tokens agree — with
 what differs and, for a known mistake, what it is (build_it_symptoms.py).
 """
@@ -34,10 +38,11 @@ from minillm.model import GPT
 from minillm.model.attention import merge_heads, split_heads
 from minillm.model.linear import linear
 
-from build_it_bpe import bpe_difference, encode_with
+from build_it_bpe import bpe_difference, encode_with, probe_texts
 from build_it_judge import ATOL, RTOL, TOY_ATOL, TOY_RTOL, judge, show, shown
 from build_it_parts import LIBRARY
-from build_it_toys import CASES, bpe_texts
+from build_it_toys import CASES
+from build_it_trainer import PARTS as TRAINER, trainer_difference
 
 __all__ = ["LIBRARY", "YourGPT", "check_part", "check_model", "generate_with", "library_tokens",
            "grade_runs", "RTOL", "ATOL"]
@@ -104,12 +109,12 @@ class YourGPT(GPT):
         return linear(merge_heads(out), p.wo, p.bo)                       # [B, T, H·D] -> [B, T, C]
 
 
-def checked(parts) -> dict:
+def checked(parts, known=LIBRARY) -> dict:
     if not isinstance(parts, dict):
         raise TypeError(f"parts must be a dict {{name: function}}, got {type(parts).__name__}")
-    unknown = sorted(set(parts) - set(LIBRARY))
+    unknown = sorted(set(parts) - set(known))
     if unknown:
-        raise ValueError(f"unknown parts {unknown}; the parts are {list(LIBRARY)}")
+        raise ValueError(f"unknown parts {unknown}; the parts are {list(known)}")
     for name, fn in parts.items():
         if not callable(fn):
             raise TypeError(f"parts[{name!r}] is {type(fn).__name__} {show(fn)}, not a function: "
@@ -137,26 +142,32 @@ def library_tokens(model, prompt, n_new: int) -> list[int]:
 
 def check_part(name: str, fn, tok=None, quiet=False) -> bool:
     """Your part ``name`` against the library's on the toy inputs (build_it_toys.py) — for "bpe",
-    on texts through ``tok``'s merges: ✓ or ✗ and what differs (a stub: ✗ not written yet)."""
+    on texts through ``tok``'s merges; "merge" and "train_bpe" on their own toys
+    (build_it_trainer.py): ✓ or ✗ and what differs (a stub: ✗ not written yet)."""
     try:
-        found = toy_difference(name, checked({name: fn})[name], tok)
+        if name in TRAINER:
+            found = trainer_difference(name, checked({name: fn}, TRAINER)[name])
+        else:
+            found = toy_difference(name, checked({name: fn})[name], tok)
     except NotImplementedError:
         return report(f"your {name} is not written yet (it raises NotImplementedError): write it "
                       f"above and run this cell again", quiet)
-    n = count(name)
+    n = count(name, tok)
     what = ("text" if name == "bpe" else "toy input") + ("s" if n > 1 else "")
     return report(found, quiet, f"your {name} equals the library's on {n} {what}")
 
 
-def count(name) -> int:
-    return len(bpe_texts()) if name == "bpe" else len(CASES[name]())
+def count(name, tok=None) -> int:
+    if name in TRAINER:
+        return len(TRAINER[name][1])
+    return len(probe_texts(tok)) if name == "bpe" else len(CASES[name]())
 
 
 def toy_difference(name, fn, tok=None, prompt=None) -> str | None:
     if name == "bpe":
         if tok is None:
             raise ValueError("the bpe part is graded on a tokenizer's merges: give tok=")
-        return bpe_difference(fn, tok, ([prompt] if isinstance(prompt, str) else []) + bpe_texts())
+        return bpe_difference(fn, tok, probe_texts(tok, prompt))
     cases, unwritten = CASES[name](), []
     for i, args in enumerate(cases):
         try:
@@ -199,19 +210,39 @@ class _Grader(YourGPT):
             try:
                 self.calls += 1
                 found = judge(name, self.yours[name], args, RTOL, ATOL)
-                if found:
-                    self.found = f"your {name}{at(self.layer)} {found}, in {self.run} (input {shown(name, args)})"
-            except NotImplementedError:
-                pass                             # the toys said so already
+            except NotImplementedError:          # a branch the toys never reached: not written
+                found = ("raised NotImplementedError: a branch not written yet (a part that raises at "
+                         "any call is not written; the library's is never used in its place)")
             finally:
                 self.inner = False
+            if found:
+                self.found = f"your {name}{at(self.layer)} {found}, in {self.run} (input {shown(name, args)})"
         return out
+
+
+def decode_padded_batch(grader, full, n_steps=3):
+    """A batch of two rows, row 0 left-padded by 3, read at once and then decoded one token at a
+    time (T = 1 with row 0's padding still masked), as minillm.generate_batch does."""
+    n = min(len(full), 12)
+    pad_ids, valid = left_pad([full[:n - 3], full[:n]])                             # [2, n]
+    cache = KVCache(grader.config, batch_size=2, capacity=n + n_steps)
+    cache.valid[:, :n] = valid                                                      # [2, n]
+    positions, mask = padded_inputs(valid, n)                                       # [2, n], [2, n, n]
+    grader.run = "a batch of two rows, row 0 left-padded by 3"
+    grader(pad_ids, cache=cache, positions=positions, mask=mask, last_only=True)
+    for step in range(n_steps):
+        S = cache.length + 1
+        grader.run = f"a padded batch decoded one token at a time (T = 1 onto S = {S - 1}, row 0's 3 pads masked)"
+        positions, mask = padded_inputs(cache.valid[:, :S], 1)                      # [2, 1], [2, 1, S]
+        token = np.full((2, 1), full[step % len(full)])                            # [2, 1]
+        grader(token, cache=cache, positions=positions, mask=mask, last_only=True)
 
 
 def grade_runs(model, parts, ids, expected) -> tuple[str | None, int]:
     """Every call of every part of yours, beside the library's, over: the prompt through a cache
     (S = 0, then T = 3 rows onto S > 0, then one token at a time) and a batch of two rows, row 0
-    left-padded; then "sample" on each step's logits. -> (the first difference or None, calls)."""
+    left-padded, read at once then decoded one token at a time; then "sample" on each step's
+    logits. -> (the first difference or None, calls)."""
     grader, full = _Grader(model, parts), ids + expected
     cache = KVCache(model.config, capacity=len(full))
     head = max(1, len(ids) - 3)
@@ -223,11 +254,7 @@ def grade_runs(model, parts, ids, expected) -> tuple[str | None, int]:
     for token in expected[:-1]:
         grader.run = f"one new token onto S = {cache.length} cached"
         steps.append(grader(np.asarray([token]), cache=cache, last_only=True)[-1])
-    n = min(len(full), 12)
-    pad_ids, valid = left_pad([full[:n - 3], full[:n]])                             # [2, n]
-    positions, mask = padded_inputs(valid, pad_ids.shape[1])
-    grader.run = "a batch of two rows, row 0 left-padded by 3"
-    grader(pad_ids, positions=positions, mask=mask)
+    decode_padded_batch(grader, full)
     if grader.found is None and "sample" in parts:
         for t, logits in enumerate(steps):
             grader.calls += 1
@@ -252,7 +279,7 @@ def check_model(parts: dict, model: GPT, tokenizer, prompt, n_new: int = 20, qui
             continue
         written[name] = parts[name]
         found = found or failure
-    note = f" (not written yet, the library's used: {', '.join(stubs)})" if stubs else ""
+    note = f" (not written yet: {', '.join(stubs)})" if stubs else ""
     if not written:
         return report("nothing to grade yet: " + (f"every part given is a stub ({', '.join(stubs)}); "
                       if stubs else "no parts given; ") + "write one and run again", quiet)
@@ -261,20 +288,29 @@ def check_model(parts: dict, model: GPT, tokenizer, prompt, n_new: int = 20, qui
     ids = tokenizer.encode(prompt) if isinstance(prompt, str) else [int(i) for i in prompt]
     expected = library_tokens(model, ids, n_new)
     found, calls = grade_runs(model, written, ids, expected)
+    mine = YourGPT(model, written)
     try:
         yours = encode_with(written["bpe"], tokenizer, prompt) if "bpe" in written and isinstance(prompt, str) else ids
-        got, error = generate_with(YourGPT(model, written), yours, n_new), None
+        got, error = generate_with(mine, yours, n_new), None
     except Exception as e:                       # a part that fails in its own run: said below
         got, error = [], e
+    if found is None and mine.not_written:       # raised where the grader's runs did not reach
+        found = (f"your {sorted(mine.not_written)[0]} raised NotImplementedError while your model generated: "
+                 f"a branch not written yet (the library's part is never counted as yours)")
     agree = got == expected
     if found:
-        tokens = (f"the {n_new} greedy tokens agree with the library's, but this part does not" if agree
-                  else "and the generated tokens differ")
-        return report(f"{found} — {tokens}{note}", quiet)
+        tokens = ("" if "NotImplementedError" in found else
+                  f" — the {n_new} greedy tokens agree with the library's, but this part does not" if agree
+                  else " — and the generated tokens differ")
+        return report(f"{found}{tokens}{note}", quiet)
     if not agree:
         t = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), len(got))
         what = (f"your model raised {type(error).__name__}: {error}" if error else
                 f"token {t} is {got[t]} ({tokenizer.decode([got[t]])!r}), the library's {expected[t]}")
         return report(f"{what}, though every part agreed at every call{note}", quiet)
+    if stubs:                                    # the library's part is never counted as yours
+        return report(f"not written yet: {', '.join(stubs)} (it raises NotImplementedError); the parts "
+                      f"you wrote ({', '.join(written)}) equal the library's at each of their {calls} "
+                      f"calls", quiet)
     return report(None, quiet, f"every part you wrote ({', '.join(written)}) equals the library's at "
-                               f"each of its {calls} calls, and generates the library's {n_new} tokens{note}")
+                               f"each of its {calls} calls, and generates the library's {n_new} tokens")

@@ -9,11 +9,17 @@ the smallest new id — everywhere in the list, left to right::
 
 ``encode_with(bpe, tok, text)`` cuts ``text`` into the tokenizer's pre-tokens and runs ``bpe`` on
 each. ``bpe_difference`` finds the first text where yours and the tokenizer disagree and, when
-your output is one of the three wrong orders below on that text, names it.
+your output is one of the known wrong rules below on that text, names it. ``probe_texts(tok)`` are
+the texts graded: a few where the merge order shows, then the text of every merged token of the
+vocabulary — so every merge is applied at least once (a token's text encodes as that token), and
+a rule that goes wrong only on some late merges (a missing pair ranked as ``len(merges)``, which
+is below the new ids of merges learned after it) cannot pass.
 """
 from __future__ import annotations
 
 from minillm.tokenizer.train import merge_word
+
+from build_it_toys import bpe_texts
 
 
 def merges_of(tok) -> dict:
@@ -63,6 +69,16 @@ def _bpe(choose, merge=merge_left_to_right):
     return bpe
 
 
+def _missing_ranked_as_len(ids, merges):
+    """The rule with a missing pair's rank written as len(merges) instead of ∞."""
+    while len(ids) > 1:
+        pair = min(zip(ids, ids[1:]), key=lambda p: merges.get(p, len(merges)))
+        if pair not in merges:
+            return ids
+        ids = merge_left_to_right(ids, pair, merges[pair])
+    return ids
+
+
 lowest_first = _bpe(lambda pairs, m: min(pairs, key=m.get))
 
 WRONG_ORDERS = [
@@ -72,11 +88,27 @@ WRONG_ORDERS = [
      "pair present, wherever it is", _bpe(lambda pairs, m: pairs[0])),
     ("it merges from right to left (\"aaa\" -> [a, aa]); BPE replaces a pair left to right "
      "(\"aaa\" -> [aa, a])", _bpe(lambda pairs, m: min(pairs, key=m.get), merge_right_to_left)),
+    ("a pair missing from merges is ranked as len(merges); merges' values are new ids, not 0, 1, "
+     "2, …, so that rank sits below every merge learned after it, the missing pair wins the min and "
+     "the loop stops early: rank a missing pair as math.inf", _missing_ranked_as_len),
 ]
 
 
 def show_ids(tok, ids) -> str:
     return "[" + ", ".join(f"{i} {tok.decode([i])!r}" for i in ids) + "]"
+
+
+def probe_texts(tok, prompt=None) -> list[str]:
+    """The texts a bpe is graded on: ``prompt`` (when a text), the toys' texts (bpe_texts), then
+    the text of every merged token that is whole UTF-8, in rank order."""
+    vocab = {i: b for b, i in tok.encoder.items()}
+    texts = []
+    for new_id in merges_of(tok).values():
+        try:
+            texts.append(vocab[new_id].decode("utf-8"))
+        except UnicodeDecodeError:                    # part of a character: covered inside words
+            continue
+    return ([prompt] if isinstance(prompt, str) else []) + bpe_texts() + texts
 
 
 def bpe_difference(bpe, tok, texts) -> str | None:

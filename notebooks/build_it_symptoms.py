@@ -117,7 +117,30 @@ def _qk(q, k):
     return q @ np.swapaxes(k, -1, -2)
 
 
+def _one_query(attention):
+    """``attention``, but only for one query (T = 1): on other inputs it is not this bug."""
+    def at_one(q, k, v, m):
+        if q.shape[2] != 1:
+            raise ValueError("not one query")
+        return attention(q, k, v, m)
+    return at_one
+
+
+def _kv_head_of(index):
+    """Attention with query head h reading KV head ``index(h, H, KV)``."""
+    def attention(q, k, v, m):
+        kv = index(np.arange(q.shape[1]), q.shape[1], k.shape[1])
+        return scaled_dot_product(q, k[:, kv], v[:, kv], m)[0]
+    return attention
+
+
 ATTENTION = [
+    ("the mask is skipped when there is one new query (T = 1, a decode step): nothing is in the "
+     "future then, but a left-padded row's padding still is hidden by the mask — apply it at every T",
+     _one_query(lambda q, k, v, m: scaled_dot_product(q, k, v, np.ones_like(m))[0])),
+    ("query head h uses KV head h // KV (divided by the number of KV heads, {kv}); it is h // G, "
+     "G = H / KV = {g} query heads per KV head: the two agree only when G = KV or G = 1",
+     _kv_head_of(lambda h, H, KV: h // KV)),
     ("the mask is not applied: weight on future positions (and padding)",
      lambda q, k, v, m: scaled_dot_product(q, k, v, np.ones_like(m))[0]),
     ("the scores are not divided by √D: a scale off by a factor of √D = {sqrt_d}",
@@ -201,6 +224,8 @@ BLOCK = [
 
 SAMPLE = [
     ("the least likely token (argmin)", lambda z: int(np.argmin(z))),
+    ("id 0 is never chosen (a range starting at 1, or `if not best` / `best or …`, which read id 0 "
+     "as “none yet”: test `best is None`)", lambda z: 1 + int(np.argmax(z[1:]))),
     ("the last of equal maxima; greedy (np.argmax) takes the first",
      lambda z: int(len(z) - 1 - np.argmax(z[::-1]))),
 ]
@@ -226,8 +251,9 @@ def fill(message, name, args):
         message = message.replace("{gelu_gap}", f"at these inputs the two differ by up to "
                                                 f"{gap[i]:.2g} (at x W_up + b_up = {h[i]:.3f})")
     if name == "attention":
-        d = args[0].shape[-1]
+        d, H, KV = args[0].shape[-1], args[0].shape[1], args[1].shape[1]
         message = message.replace("{sqrt_d}", f"{math.sqrt(d):.3g}").replace("{d}", str(d))
+        message = message.replace("{kv}", str(KV)).replace("{g}", str(H // KV))
     return message
 
 

@@ -6,12 +6,14 @@
 - attention: a batch of TWO rows, row 0 left-padded (its mask differs), S = 5 keys for T = 3
   queries (a cache: the causal mask is offset by S − T), H = 4 query heads on KV = 2 KV heads
   (h // 2), and v = one-hot positions, so that the output rows ARE the weights
-  (``build_it_symptoms.attention_weights``); then scores of ~±100 (exp overflows without the max).
+  (``build_it_symptoms.attention_weights``); then scores of ~±100 (exp overflows without the max);
+  then H = 6 on KV = 3 (G = 2 < KV: with G = 1 or G = KV, h // KV and h // G agree); then one
+  query (T = 1, a decode step) where row 0's padding is still hidden.
 - kv_append: S = 3 cached rows and T = 2 new ones (and S = 0).
 - rope, embed: positions that do not start at 0 (a cache) and a left-padded row.
 - ffn: pre-activations over [−6, 6] (where the erf and tanh GELUs differ most, near ±2.7).
 - block: four distinct sub-layers, so that swapping or dropping one shows.
-- sample: a tie (greedy takes the first maximum), all-negative logits.
+- sample: a tie (greedy takes the first maximum), all-negative logits, the maximum at id 0.
 
 Every value is O(1) and each sum has at most 8 terms: float32 rounding of any correct order stays
 below ~1e-6, which is what lets the grader compare toys at 1e-5 (``build_it.TOY_RTOL``).
@@ -59,7 +61,12 @@ def attention_cases():
     v = f32(np.broadcast_to(np.eye(S, D), (B, KV, S, D)))           # one-hot: out = weights
     mask = padded_causal_mask(B, T, S, pad=1)
     big = f32(q * 40)                                                # scores ~ ±100: exp overflows
-    return [(q, k, v, mask), (big, k, v, mask[1:])]                  # then one mask for every row
+    q6, k3 = f32(r.standard_normal((B, 6, T, D))), f32(r.standard_normal((B, 3, S, D)))
+    v3 = f32(np.broadcast_to(np.eye(S, D), (B, 3, S, D)))
+    q1 = f32(r.standard_normal((B, H, 1, D)) * 1.2)
+    return [(q, k, v, mask), (big, k, v, mask[1:]),                   # then one mask for every row
+            (q6, k3, v3, mask),                                      # G = 2 < KV = 3: h // G, not h // KV
+            (q1, k, v, padded_causal_mask(B, 1, S, pad=2))]          # a decode step: T = 1, row 0 padded
 
 
 def kv_append_cases():
@@ -111,7 +118,8 @@ def block_cases():
 
 
 def sample_cases():
-    return [(f32(_rng(7).standard_normal(50) * 3),), (f32([-5.0, -3.0, -4.0]),), (f32([0.1, 2.0, -1.0, 2.0]),)]
+    return [(f32(_rng(7).standard_normal(50) * 3),), (f32([-5.0, -3.0, -4.0]),), (f32([0.1, 2.0, -1.0, 2.0]),),
+            (f32([2.5, -1.0, 0.5, 2.0]),)]                           # the maximum at id 0
 
 
 def bpe_texts():

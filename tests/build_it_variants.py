@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+from collections import Counter
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -49,6 +50,119 @@ WRONG: list[Variant] = []
 RIGHT: list[Variant] = []
 
 
+# ---- merge and train_bpe (the trainer, graded on their own by check_part) ----------------------
+
+TRAINER_WRONG: list[Variant] = []
+TRAINER_RIGHT: list[Variant] = []
+
+
+def trainer_variant(part, says=""):
+    def register(fn):
+        (TRAINER_WRONG if says else TRAINER_RIGHT).append(Variant(part, fn, says))
+        return fn
+    return register
+
+
+@trainer_variant("merge", "it replaces only the first occurrence of the pair")
+def merge_first_occurrence_only(ids, pair, new_id):
+    for i in range(len(ids) - 1):
+        if (ids[i], ids[i + 1]) == tuple(pair):
+            return ids[:i] + [new_id] + ids[i + 2:]
+    return ids
+
+
+@trainer_variant("merge", "changed its input ids in place")
+def merge_in_place(ids, pair, new_id):
+    i = 0
+    while i < len(ids) - 1:
+        if (ids[i], ids[i + 1]) == tuple(pair):
+            ids[i:i + 2] = [new_id]
+        i += 1
+    return ids
+
+
+@trainer_variant("merge", "it merges from the right")
+def merge_from_the_right(ids, pair, new_id):
+    out, i = [], len(ids) - 1
+    while i >= 0:
+        if i > 0 and (ids[i - 1], ids[i]) == tuple(pair):
+            out.insert(0, new_id)
+            i -= 2
+        else:
+            out.insert(0, ids[i])
+            i -= 1
+    return out
+
+
+@trainer_variant("merge")
+def merge_by_string_replace(ids, pair, new_id):
+    out, skip = [], False
+    for a, b in zip(ids, ids[1:] + [None]):
+        if skip:
+            skip = False
+        elif (a, b) == tuple(pair):
+            out.append(new_id)
+            skip = True
+        else:
+            out.append(a)
+    return out
+
+
+@trainer_variant("train_bpe", "it counts each pair once per word")
+def train_bpe_counting_once_per_word(words, n_merges):
+    words, pairs = [list(w) for w in words], []
+    for k in range(n_merges):
+        counts = Counter(p for w in words for p in set(zip(w, w[1:])))     # the pairs of each word
+        if not counts:
+            break
+        pair = min(counts, key=lambda p: (-counts[p], p))
+        pairs.append(pair)
+        words = [S.merge(w, pair, 256 + k) for w in words]
+    return pairs
+
+
+@trainer_variant("train_bpe", "ties go to the largest pair")
+def train_bpe_ties_to_the_largest(words, n_merges):
+    words, pairs = [list(w) for w in words], []
+    for k in range(n_merges):
+        counts = Counter(p for w in words for p in zip(w, w[1:]))
+        if not counts:
+            break
+        pair = max(counts, key=lambda p: (counts[p], p))
+        pairs.append(pair)
+        words = [S.merge(w, pair, 256 + k) for w in words]
+    return pairs
+
+
+@trainer_variant("train_bpe", "it merges only the first occurrence of each pair in a word")
+def train_bpe_with_a_first_occurrence_merge(words, n_merges):
+    words, pairs = [list(w) for w in words], []
+    for k in range(n_merges):
+        counts = Counter(p for w in words for p in zip(w, w[1:]))
+        if not counts:
+            break
+        pair = min(counts, key=lambda p: (-counts[p], p))
+        pairs.append(pair)
+        words = [merge_first_occurrence_only(w, pair, 256 + k) for w in words]
+    return pairs
+
+
+@trainer_variant("train_bpe")
+def train_bpe_by_counter_most_common(words, n_merges):
+    words, pairs = [tuple(w) for w in words], []
+    for k in range(n_merges):
+        counts = Counter()
+        for w in words:
+            counts.update(zip(w, w[1:]))
+        if not counts:
+            break
+        top = counts.most_common(1)[0][1]
+        pair = sorted(p for p, c in counts.items() if c == top)[0]
+        pairs.append(pair)
+        words = [tuple(S.merge(list(w), pair, 256 + k)) for w in words]
+    return pairs
+
+
 # ---- bpe --------------------------------------------------------------------------------------
 
 def _bpe(choose, merge=S.merge):
@@ -79,6 +193,16 @@ variant("bpe", "it merges from right to left")(bpe_right_to_left)
 def bpe_one_merge_only(ids, merges):
     pairs = [p for p in zip(ids, ids[1:]) if p in merges]
     return S.merge(ids, min(pairs, key=merges.get), merges[min(pairs, key=merges.get)]) if pairs else ids
+
+
+@variant("bpe", "a pair missing from merges is ranked as len(merges)")
+def bpe_missing_pair_ranked_as_len(ids, merges):
+    while len(ids) > 1:
+        pair = min(zip(ids, ids[1:]), key=lambda p: merges.get(p, len(merges)))   # "past the last rank"
+        if pair not in merges:
+            break
+        ids = S.merge(ids, pair, merges[pair])
+    return ids
 
 
 @variant("bpe", "did you forget `return`")
@@ -332,6 +456,33 @@ def attention_for_one_row(q, k, v, mask):
     return (w / w.sum(-1, keepdims=True)) @ v0
 
 
+@variant("attention", "query head h uses KV head h // KV")
+def attention_grouped_by_the_kv_count(q, k, v, mask):
+    B, H, T, D = q.shape
+    KV = k.shape[1]
+    out = np.empty_like(q)
+    for h in range(H):
+        g = h // KV if KV < H else h                 # the group of head h (right for G = 1 and G = KV)
+        s = np.where(mask, q[:, h] @ k[:, g].transpose(0, 2, 1) / math.sqrt(D), -np.inf)
+        w = np.exp(s - s.max(-1, keepdims=True))
+        out[:, h] = (w / w.sum(-1, keepdims=True)) @ v[:, g]
+    return out
+
+
+@variant("attention", "the mask is skipped when there is one new query (T = 1")
+def attention_without_mask_for_one_token(q, k, v, mask):
+    if q.shape[2] == 1:                              # one new token: nothing in the future to hide
+        mask = np.ones_like(mask)
+    return S.attention(q, k, v, mask)
+
+
+@variant("attention", "raised NotImplementedError: a branch not written yet")
+def attention_short_contexts_only(q, k, v, mask):
+    if k.shape[2] > 5:                               # the toys have at most 5 keys: never raised there
+        raise NotImplementedError("more than 5 keys")
+    return S.attention(q, k, v, mask)
+
+
 @variant("attention", "returned a tuple of 2")
 def attention_with_weights(q, k, v, mask):
     return S.attention(q, k, v, mask), None
@@ -449,6 +600,15 @@ def sample_argmin(logits):
 @variant("sample", "the last of equal maxima")
 def sample_last_maximum(logits):
     return int(len(logits) - 1 - np.argmax(logits[::-1]))
+
+
+@variant("sample", "id 0 is never chosen")
+def sample_never_id_0(logits):
+    best = None
+    for i, z in enumerate(logits):
+        if not best or z > logits[best]:             # `not best` is also True for id 0
+            best = i
+    return best
 
 
 @variant("sample", "return one token id, an int")

@@ -39,6 +39,7 @@ BESIDE = (
     "model/checks.py", "sampling/checks.py", "tokenizer/checks.py", "tokenizer/budget.py",
     "sampling/__init__.py", "sampling/penalties.py", "sampling/bias.py",
     "decoding/generate_args.py", "decoding/stop_strings.py",
+    "config_checks.py", "kv_cache_sizes.py",
 )
 MAX_LINES = 2500
 # file -> the outside names it may import (a module's name comes with each: ``from .fast import X``)
@@ -48,7 +49,7 @@ SEAMS = {"tokenizer/tokenizer.py": {"minillm.tokenizer.fast.FastEncoder",
                           # Mistral's and Gemma's sliding window and soft-capping
                           "minillm.model.variants.is_sliding", "minillm.model.variants.sliding_inputs",
                           "minillm.model.variants.softcap"},
-         "config.py": {"minillm.model.variants.check_variants"},
+         "config_checks.py": {"minillm.model.variants.check_variants"},
          "model/block.py": {"minillm.model.moe.moe"},
          "decoding/generate.py": {"minillm.decoding.speculative.speculative_steps",
                                   "minillm.decoding.constraints.masked.masked_steps"},

@@ -174,7 +174,7 @@ def test_reorder_refuses_anything_but_batch_size_indices_in_range(rows):
 def test_cache_bytes_is_what_a_cache_of_b_rows_holds(B, N, layers, kv_heads):
     """``cache_bytes`` (what the memory check counts) equals the arrays a cache of B rows and N
     positions allocates: k and v, and the [B, N] validity mask; ``nbytes`` is k and v."""
-    from minillm.kv_cache import cache_bytes
+    from minillm.kv_cache_sizes import cache_bytes
     config = small_config(n_layers=layers, arch="llama", n_kv_heads=kv_heads)
     cache = KVCache(config, batch_size=B, capacity=N)
     assert cache_bytes(config, B, N) == cache.k.nbytes + cache.v.nbytes + cache.valid.nbytes
@@ -187,7 +187,7 @@ def test_the_memory_check_allows_exactly_the_memory_there_is(monkeypatch, per_ro
     """``batch_size`` rows of (a cache row + ``per_row`` bytes, default the [V] float32 logits)
     fit when they need exactly the memory there is, not one byte more; the error names the
     parameter and the largest count that fits."""
-    import minillm.kv_cache as kv
+    import minillm.kv_cache_sizes as kv
     config = small_config()
     row = kv.cache_bytes(config, 1, 6) + (4 * config.vocab_size if per_row is None else per_row)
     monkeypatch.setattr(kv, "memory_bytes", lambda: 3 * row)
@@ -201,7 +201,7 @@ def test_the_memory_check_allows_exactly_the_memory_there_is(monkeypatch, per_ro
 
 def test_a_cache_is_checked_for_its_own_bytes_only(monkeypatch):
     """KVCache checks k, v and the mask (no logits: ``per_row=0``), and names ``batch_size``."""
-    import minillm.kv_cache as kv
+    import minillm.kv_cache_sizes as kv
     config = small_config()
     monkeypatch.setattr(kv, "memory_bytes", lambda: kv.cache_bytes(config, 4, 5))
     assert KVCache(config, batch_size=4, capacity=5).batch_size == 4
@@ -230,7 +230,7 @@ def test_check_room_allows_filling_the_cache_exactly():
 def test_memory_bytes_is_the_machines_physical_memory():
     """Checked against /proc/meminfo's MemTotal (within 10 %: the kernel keeps a little back)."""
     from pathlib import Path
-    from minillm.kv_cache import memory_bytes
+    from minillm.kv_cache_sizes import memory_bytes
     meminfo = Path("/proc/meminfo")
     if not meminfo.exists():
         pytest.skip("no /proc/meminfo on this system to compare with")

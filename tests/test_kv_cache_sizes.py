@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-import minillm.kv_cache as kv
+import minillm.kv_cache_sizes as kv
+from minillm.kv_cache import KVCache
 from minillm.config import ModelConfig
 
 
@@ -15,7 +16,7 @@ def test_sizes_of_every_integer_type_are_checked_without_overflow(monkeypatch, k
     assert kv.cache_bytes(config, 100, 8) == need
     monkeypatch.setattr(kv, "memory_bytes", lambda: need - 1)
     with pytest.raises(ValueError, match="batch_size=100 needs"):
-        kv.KVCache(config, batch_size=kind(100), capacity=kind(8))
+        KVCache(config, batch_size=kind(100), capacity=kind(8))
     monkeypatch.setattr(kv, "memory_bytes", lambda: need)
-    cache = kv.KVCache(config, batch_size=kind(100), capacity=kind(8))
+    cache = KVCache(config, batch_size=kind(100), capacity=kind(8))
     assert type(cache.batch_size) is int and (cache.batch_size, cache.capacity) == (100, 8)

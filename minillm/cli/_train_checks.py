@@ -5,7 +5,7 @@ something it did not write, or leaves a half-made OUT behind:
   machine's memory;
 * an OUT that is a file, holds files minillm did not write, or is not empty (unless ``--resume``
   or ``--overwrite``);
-* an OUT that is a symbolic link or lies under one (io/out_guard.py);
+* an OUT that is a symbolic link, or would be created through one (io/out_guard.py);
 * a symbolic link at any name minillm writes, renames or deletes in OUT (a file, or a checkpoint
   folder ``checkpoint``, ``best`` and their ``.tmp`` / ``.old``): minillm never writes or deletes
   outside OUT, nor through a link it did not make;
@@ -35,7 +35,7 @@ WRITTEN = ("tokenizer.json", "tokenizer_config.json", "tokenizer.json.vocab", "c
 def check_memory(config) -> None:
     """Parameters, gradients and AdamW's m and v: 16 bytes per parameter must fit in memory."""
     from minillm.io.sizes import parameter_count
-    from minillm.kv_cache import memory_bytes
+    from minillm.kv_cache_sizes import memory_bytes
     need, have = 16 * parameter_count(config), memory_bytes()
     if have is not None and need > have:                # (not every system reports it)
         raise ValueError(f"--layers {config.n_layers} --d-model {config.d_model} --vocab-size "
@@ -50,7 +50,7 @@ def check_out(out: Path, resume: bool, overwrite: bool) -> None:
         raise ValueError("--resume continues the run in --out and --overwrite replaces it: "
                          "choose one")
     from minillm.io.out_guard import refuse_linked_path
-    refuse_linked_path(out, "--out")            # (OUT itself, or a folder on its path)
+    refuse_linked_path(out, "--out")            # (OUT itself, or a folder it would create)
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} is a file, not a folder")
     from minillm.io.atomic import refuse_link

@@ -46,6 +46,9 @@ def run(args) -> int:
     out = model.save_gguf(args.gguf, tokenizer, dtype=args.dtype)
     size = out.stat().st_size / 1e6
     print(f"minillm: {path} -> {out} ({args.dtype}, {size:.1f} MB)", file=sys.stderr)
+    from minillm.io.gguf.gemma import llama_cpp_notes
+    for note in llama_cpp_notes(model.config):       # (Gemma layer patterns llama.cpp fixes)
+        print(f"minillm: note: {note}", file=sys.stderr)
     print(out)
     return 0
 

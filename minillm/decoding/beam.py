@@ -36,16 +36,13 @@ finished hypotheses are returned at their own length instead of padded with pad_
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 
 from minillm.functional import log_softmax
-from minillm.decoding.generate_args import check_count, check_prompt, stop_set
-from minillm.kv_cache import check_cache_fits, shared_prefix_cache
+from minillm.decoding.generate_args import EARLY_STOPPING, check_beam_args  # noqa: F401
+from minillm.kv_cache import shared_prefix_cache
 from minillm.sampling.top_k import top_k_ids
-
-EARLY_STOPPING = ("heuristic", "pool_full", "never")     # HF: False, True, "never"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,24 +63,11 @@ def beam_search(model, prompt_ids, beam_size: int = 4, max_new_tokens: int = 20,
 
     Example: ``beam_search(model, [464, 1893], beam_size=4, max_new_tokens=8, stop_ids=50256)``.
     """
-    prompt = check_prompt(model, prompt_ids)
-    nb, n_new = check_count(beam_size, "beam_size"), check_count(max_new_tokens, "max_new_tokens")
+    prompt, nb, n_new, stops = check_beam_args(model, prompt_ids, beam_size, max_new_tokens,
+                                               num_return_sequences, length_penalty,
+                                               early_stopping, stop_ids, stop_at_eos)
+    stops = np.array(sorted(stops), dtype=np.int64)                # [n_stop]
     V = model.config.vocab_size
-    if nb < 1 or n_new < 1:
-        raise ValueError(f"beam_size and max_new_tokens must be >= 1, got {nb}, {n_new}")
-    if not 1 <= check_count(num_return_sequences, "num_return_sequences") <= nb:
-        raise ValueError(f"num_return_sequences must be in [1, beam_size={nb}], got {num_return_sequences}")
-    if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)) \
-            or not math.isfinite(length_penalty):
-        raise ValueError(f"length_penalty must be a finite number, got {length_penalty!r}")
-    if early_stopping not in EARLY_STOPPING:
-        raise ValueError(f"early_stopping must be one of {EARLY_STOPPING}, got {early_stopping!r}")
-    stops = np.array(sorted(stop_set(model, stop_ids, stop_at_eos)), dtype=np.int64)   # [n_stop]
-    if len(prompt) + n_new > model.config.n_ctx:
-        raise ValueError(f"prompt ({len(prompt)}) + max_new_tokens ({n_new}) exceed "
-                         f"n_ctx={model.config.n_ctx}")
-    check_cache_fits(model.config, nb, len(prompt) + n_new, "beam_size",   # before allocating
-                     per_row=12 * V)           # each beam: [V] float32 logits, float64 scores
 
     from minillm.decoding.constraints.masked import BeamGuides     # the text must match a pattern
     guides = None if constraint is None else BeamGuides(model, constraint, tokenizer, stops, nb)

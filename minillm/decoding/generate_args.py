@@ -14,15 +14,18 @@ arguments. The checks it is made of:
     check_room(P, n_new, n_ctx, keep, cache)           -> prompt + new tokens fit (or slide)
     check_count(value, name)                           -> an int >= 0 (max_new_tokens, top_n …)
     uses_history(sampler)                              -> does it read the history (penalties)?
+    check_beam_args(model, ids, beam_size, …)          -> beam search's, checked together
 """
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 
 import numpy as np
 
 from minillm.decoding.stop_strings import StopText
+from minillm.kv_cache_sizes import check_cache_fits
 from minillm.sampling import Sampler
 
 MAX_WINDOW_TOKENS = 1 << 24   # new tokens in one sliding-window generation (a 128 MB history)
@@ -218,3 +221,31 @@ def check_room(P: int, n_new: int, n_ctx: int, keep: int | None, cache) -> None:
         raise ValueError(f"prompt ({P} tokens) + max_new_tokens ({n_new}) exceed the "
                          f"context window n_ctx={n_ctx}; shorten them or pass sliding_window="
                          f"{n_ctx // 2} (CLI: --sliding-window)")
+
+
+EARLY_STOPPING = ("heuristic", "pool_full", "never")     # beam search's; HF: False, True, "never"
+
+
+def check_beam_args(model, prompt_ids, beam_size, max_new_tokens, num_return_sequences,
+                    length_penalty, early_stopping, stop_ids, stop_at_eos):
+    """``beam_search``'s arguments -> (prompt [P], B, N, stop ids), or the ValueError naming the
+    one out of range; B rows of a cache of P + N positions must fit in memory (12·V bytes more
+    each: the [V] float32 logits and float64 scores)."""
+    prompt = check_prompt(model, prompt_ids)
+    nb, n_new = check_count(beam_size, "beam_size"), check_count(max_new_tokens, "max_new_tokens")
+    if nb < 1 or n_new < 1:
+        raise ValueError(f"beam_size and max_new_tokens must be >= 1, got {nb}, {n_new}")
+    if not 1 <= check_count(num_return_sequences, "num_return_sequences") <= nb:
+        raise ValueError(f"num_return_sequences must be in [1, beam_size={nb}], got {num_return_sequences}")
+    if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)) \
+            or not math.isfinite(length_penalty):
+        raise ValueError(f"length_penalty must be a finite number, got {length_penalty!r}")
+    if early_stopping not in EARLY_STOPPING:
+        raise ValueError(f"early_stopping must be one of {EARLY_STOPPING}, got {early_stopping!r}")
+    stops = stop_set(model, stop_ids, stop_at_eos)
+    if len(prompt) + n_new > model.config.n_ctx:
+        raise ValueError(f"prompt ({len(prompt)}) + max_new_tokens ({n_new}) exceed "
+                         f"n_ctx={model.config.n_ctx}")
+    check_cache_fits(model.config, nb, len(prompt) + n_new, "beam_size",   # before allocating
+                     per_row=12 * model.config.vocab_size)
+    return prompt, nb, n_new, stops

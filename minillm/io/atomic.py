@@ -4,7 +4,7 @@ is written, renamed or deleted through a symbolic link minillm did not make.
 One file (``atomic_open``)::
 
     refuse DIR/NAME if it is a symlink           (os.lstat: a planted link is never replaced)
-    refuse DIR if it, or a folder on its path as written, is a symlink
+    refuse DIR if it, or a folder it would create, is a symlink   (out_guard.py's link rule)
     delete DIR/.NAME.tmp-<12 hex> a killed save left (regular files with minillm's names only)
     write the new bytes to  DIR/.NAME.tmp-<random>   (same folder: same file system; created
                                                       with O_EXCL | O_NOFOLLOW)
@@ -55,8 +55,8 @@ def refuse_link(path: str | Path) -> None:
 
 
 def refuse_linked_folder(folder: str | Path) -> None:
-    """ValueError if ``folder`` or a folder on the path to it, as written, is a symbolic link:
-    a write into it would land wherever the link points (out_guard.py)."""
+    """ValueError if ``folder``, or a missing folder on the way to it, is a symbolic link: a
+    write into it would land wherever the link points (out_guard.py's link rule)."""
     from minillm.io.out_guard import refuse_linked_path
     refuse_linked_path(folder, "the folder")
 

@@ -1,9 +1,15 @@
 """What a run checks about its output folder OUT before it writes or deletes anything there.
 
-* ``refuse_linked_path``: OUT, or any folder on the path to it as given, that is a symbolic
-  link is refused, naming it. ``--out runs/x`` with ``runs`` a link to a user's model folder
-  would otherwise have ``--overwrite`` delete that folder's files (minillm never writes or
-  deletes through a link it did not make: atomic.py).
+* ``refuse_linked_path``: the link rule. Refused, naming it: OUT itself a symbolic link (even a
+  dangling one), or a link among the folders the run would create on the way to OUT (the
+  missing ones: ``mkdir`` would create through it). ``--out runs/x`` with ``x`` a link to a
+  user's model folder would otherwise have ``--overwrite`` delete that folder's files (minillm
+  never writes or deletes through a link it did not make: atomic.py; a link *inside* OUT at a
+  name the run writes is refused by ``atomic.refuse_link``). The folders that already exist
+  above OUT are the user's own layout and are not judged: macOS's ``/tmp`` (a link to
+  ``/private/tmp``) or a home folder that is a link works. They are resolved once and the
+  resolved path returned (a caller that keeps it is not redirected by a link swapped in above
+  OUT later); OUT resolving onto the run's inputs is ``refuse_inputs_inside``'s refusal.
 * ``refuse_inputs_inside``: a file the run reads (``--data``, ``--eval``, the model, an
   adapter's base) that lies in OUT among the names the run writes or deletes is refused before
   anything is deleted, naming the flag and the file: ``--overwrite`` would destroy the run's
@@ -11,7 +17,7 @@
 
 Example::
 
-    refuse_linked_path(Path("runs/x"), "--out")            # ValueError if runs/ is a link
+    refuse_linked_path(Path("runs/x"), "--out")      # ValueError if runs/x is a link
     refuse_inputs_inside(out, {"--data": data}, owned=lambda name: name == "train_log.jsonl")
 """
 from __future__ import annotations
@@ -20,17 +26,26 @@ import os
 from pathlib import Path
 
 
-def refuse_linked_path(path: str | Path, flag: str = "--out") -> None:
-    """ValueError if ``path`` or one of the folders leading to it (as written) is a link."""
+def refuse_linked_path(path: str | Path, flag: str = "--out") -> Path:
+    """ValueError if ``path`` is a link, or a folder the run would create on the way to it is;
+    otherwise ``path`` with its existing ancestors resolved (``os.path.realpath``, once).
+
+    Example: with ``/tmp -> /private/tmp``, ``refuse_linked_path("/tmp/run/x")`` returns
+    ``/private/tmp/run/x``; with ``/tmp/run/x -> ~/model``, it raises."""
     path = Path(path)
-    prefix = Path(path.anchor) if path.is_absolute() else Path()
-    for part in path.parts[1 if path.is_absolute() else 0:]:
-        prefix = prefix / part
-        if prefix.is_symlink():
-            where = "is" if prefix == path else f"lies under {prefix}, which is"
-            raise ValueError(f"{flag} {path} {where} a symbolic link (to {os.readlink(prefix)}): "
+    missing = []                            # OUT and the folders above it that do not exist yet
+    at = path
+    while not at.exists() and at != at.parent:
+        missing.append(at)
+        at = at.parent
+    for link in (path, *missing):           # (a dangling link does not exist, yet is one)
+        if link.is_symlink():
+            where = "is" if link == path else f"would be created through {link}, which is"
+            raise ValueError(f"{flag} {path} {where} a symbolic link (to {os.readlink(link)}): "
                              f"minillm does not write or delete through links; give the real "
-                             f"folder ({os.path.realpath(prefix)}) or another one")
+                             f"folder ({os.path.realpath(link)}) or another one")
+    rest = path.relative_to(at) if at != path else Path()
+    return Path(os.path.realpath(at)) / rest
 
 
 def refuse_inputs_inside(out: str | Path, inputs: dict, owned) -> None:

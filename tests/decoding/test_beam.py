@@ -121,7 +121,7 @@ def test_beam_search_needs_exactly_the_memory_of_its_rows(monkeypatch):
     """beam_size rows of a KV cache (prompt + max_new_tokens positions) plus 12·V bytes each (the
     float32 logits and float64 scores): exactly that much memory is enough, a byte less is a
     ValueError naming beam_size."""
-    import minillm.kv_cache as kv
+    import minillm.kv_cache_sizes as kv
     model = random_model(ModelConfig(vocab_size=20, n_ctx=16, d_model=4, n_heads=1, n_layers=1), 0)
     row = kv.cache_bytes(model.config, 1, 2 + 4) + 12 * 20
     monkeypatch.setattr(kv, "memory_bytes", lambda: 3 * row)

@@ -4,7 +4,7 @@ given, up to the largest vocabulary a ModelConfig allows (2**32 - 1 ids: past in
 import numpy as np
 import pytest
 
-from minillm import kv_cache as kv
+from minillm import kv_cache_sizes as kv
 from minillm.config import ModelConfig
 from minillm.decoding.generate import Step, generate
 from tests.model.strategies import random_model

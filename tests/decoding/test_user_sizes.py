@@ -35,7 +35,7 @@ def test_a_batch_no_machine_holds_is_refused_before_allocating(make, name):
 
 
 def test_generate_batch_with_too_many_prompts_is_refused_before_allocating(monkeypatch):
-    import minillm.kv_cache as kv
+    import minillm.kv_cache_sizes as kv
     monkeypatch.setattr(kv, "memory_bytes", lambda: 10**6)     # a machine of 1 MB
     with pytest.raises(ValueError, match=r"len\(prompts\)=1,000 needs"):
         generate_batch(MODEL, [[1, 2]] * 1000, 5)

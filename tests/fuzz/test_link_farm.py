@@ -1,7 +1,9 @@
 """Every command that writes or deletes, pointed at a link farm: a victim folder outside the
-target (hashed before and after) reached through OUT itself being a link, OUT's parent being a
-link, or links inside OUT at the very names the command writes. In every case the victim is
-unchanged: the command either refuses (exit 2, or a ValueError from the library) or writes
+target (hashed before and after) reached through OUT itself being a link, a dangling link on
+the path the command would create (``mkdir`` would create through it), or links inside OUT at
+the very names the command writes (io/out_guard.py's link rule; an OUT under an existing linked
+parent folder is the user's own layout and works: tests/train/test_finetune_out_guard.py).
+In every case the victim is unchanged: the command either refuses (exit 2, or a ValueError from the library) or writes
 inside the target only. (``download`` needs the network: its folder goes through the same
 atomic writer, tests/test_download_integrity.py.)"""
 import pytest
@@ -16,7 +18,7 @@ from tests.train.test_sft import chat_model, chat_tokenizer
 WRITES = ["config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
           "adapter_config.json", "adapter_model.safetensors", "train_log.jsonl", "eval.json",
           "val_sample.txt", "model.gguf"]
-LAYOUTS = ["out is a link", "parent is a link", "links inside out"]
+LAYOUTS = ["out is a link", "a link on the path it creates", "links inside out"]
 
 
 @pytest.fixture
@@ -31,9 +33,9 @@ def farm(tmp_path):
         if layout == "out is a link":
             (tmp_path / "out").symlink_to(victim)
             return tmp_path / "out"
-        if layout == "parent is a link":
-            (tmp_path / "up").symlink_to(tmp_path)
-            return tmp_path / "up" / "victim"
+        if layout == "a link on the path it creates":
+            (tmp_path / "up").symlink_to(victim / "made")    # (dangling: victim/made is missing)
+            return tmp_path / "up" / "run"
         out = tmp_path / "out"
         out.mkdir()
         for name in WRITES:

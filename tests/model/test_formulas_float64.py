@@ -5,7 +5,7 @@ import functools
 import math
 
 import numpy as np
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from minillm.config import ModelConfig
@@ -138,6 +138,7 @@ def test_a_block_equals_its_placements_formula_in_float64(placement, seed, data_
 
 
 @given(a=st.floats(1.0, 1e15), v0=st.floats(-10, 10), v1=st.floats(-10, 10))
+@example(a=1e5, v0=0.0, v1=1.0)                # q=[1e5, 1], k=[-1e5, 1]: score -1e10 < -1e9
 def test_a_masked_key_gets_exactly_zero_weight_however_extreme_the_visible_scores(a, v0, v1):
     """q = [a, 1], k = [−a, 1] (D = 1): query 0 sees key 0 alone, with the score −a², far below
     any finite stand-in for −∞ (−1e9 would give the masked key 1 all of query 0's weight)."""

@@ -28,7 +28,7 @@ def victim_copy(base, tmp_path):
     return victim
 
 
-@pytest.mark.parametrize("how", ["out is a link", "parent is a link"])
+@pytest.mark.parametrize("how", ["out is a link", "a link on the path it creates"])
 def test_overwrite_never_deletes_through_an_out_that_is_or_lies_under_a_link(base, tmp_path,  # noqa: F811
                                                                              capsys, how):
     victim = victim_copy(base, tmp_path)
@@ -36,13 +36,40 @@ def test_overwrite_never_deletes_through_an_out_that_is_or_lies_under_a_link(bas
     if how == "out is a link":
         out = tmp_path / "out"
         out.symlink_to(victim)
-    else:
-        (tmp_path / "runs").symlink_to(tmp_path)
-        out = tmp_path / "runs" / "victim"
+    else:                               # (runs -> victim/new, missing: mkdir would create it)
+        (tmp_path / "runs").symlink_to(victim / "new")
+        out = tmp_path / "runs" / "run"
     assert main(finetune_argv(base, out, "--steps", "1", "--overwrite")) == 2
     assert "symbolic link" in capsys.readouterr().err
     assert snapshot(victim) == before
 
+
+
+def test_finetune_into_an_out_under_a_symlinked_parent_folder_works(base, tmp_path):  # noqa: F811
+    """macOS's /tmp (a link to /private/tmp), a home folder that is a link: the folders that
+    already exist above OUT are the user's layout, resolved once (io/out_guard.py)."""
+    real = tmp_path / "private"
+    real.mkdir()
+    (tmp_path / "tmp").symlink_to(real)
+    assert main(finetune_argv(base, tmp_path / "tmp" / "runs" / "run", "--steps", "1")) == 0
+    assert (real / "runs" / "run" / "adapter_model.safetensors").is_file()
+    chat_model().save_pretrained(tmp_path / "tmp" / "saved")         # the library's writer too
+    assert (real / "saved" / "model.safetensors").is_file()
+
+
+def test_an_out_that_is_itself_a_link_is_still_refused_under_a_symlinked_parent(tmp_path):
+    from minillm.io.out_guard import refuse_linked_path
+    real = tmp_path / "private"
+    (real / "model").mkdir(parents=True)
+    (tmp_path / "tmp").symlink_to(real)
+    assert refuse_linked_path(tmp_path / "tmp" / "a" / "b") == real.resolve() / "a" / "b"
+    (real / "out").symlink_to(real / "model")
+    for out in (real / "out", tmp_path / "tmp" / "out"):
+        with pytest.raises(ValueError, match="is a symbolic link"):
+            refuse_linked_path(out)
+        with pytest.raises(ValueError, match="symbolic link"):
+            chat_model().save_pretrained(out)
+    assert list((real / "model").iterdir()) == []
 
 def test_overwrite_refuses_data_and_eval_inside_out_naming_them(base, tmp_path, capsys):  # noqa: F811
     out = tmp_path / "out"

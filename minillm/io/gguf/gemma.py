@@ -26,6 +26,16 @@ minillm writes its numbers for these into keys llama.cpp's loader names for othe
 its files read back exactly; llama.cpp runs them with its fixed numbers (the same for every
 released Gemma 2 / 3 text model). A Mistral's window goes into ``llama.attention.sliding_window``:
 llama.cpp's llama architecture has no window and ignores it (its converter does not write it).
+
+The limit that follows (``llama_cpp_notes``, which ``minillm export`` prints): llama.cpp (b9190,
+cyllama 0.2.18) runs a gemma3 file with full attention on layers 5, 11, 17, … only, whatever
+its sliding_window_pattern, and keeps those layers' keys in a cache of their own. A Gemma 3 of
+fewer than 6 layers has none, that cache gets no buffer, and the first decode aborts the process
+with ``GGML_ASSERT(buffer) failed`` (ggml-backend.cpp:194): the file is sound (minillm reads it
+back exactly; hidden size, heads, window and vocabulary change nothing; 6 and 12 layers run,
+tests/io/test_gguf_gemma3_llama_cpp.py). gemma2 is the same with every 2nd layer: a 1-layer
+Gemma 2 aborts. A model whose full layers sit elsewhere runs in llama.cpp with its layers'
+attention changed, so with other logits.
 """
 from __future__ import annotations
 
@@ -104,3 +114,34 @@ def window_config(meta: dict, arch: str, n_layers: int, d_model: int, n_heads: i
                                        10000.0 if arch == "gemma3" else None),
             "query_pre_attn_scalar": number("attention.query_pre_attn_scalar",
                                             d_model / n_heads if big else None)}
+
+
+def llama_cpp_notes(config) -> list[str]:
+    """What llama.cpp does differently with this config's gemma2 / gemma3 file (the module
+    docstring's limit): [] when it runs the model minillm wrote. Example: a 4-layer Gemma 3 ->
+    ["llama.cpp's gemma3 ... fewer than 6 layers ... aborts ..."]."""
+    arch = gguf_arch_of(config)
+    if arch is None:
+        return []
+    every = 2 if arch == "gemma2" else 6               # llama.cpp's set_swa_pattern
+    if config.n_layers < every:
+        return [f"llama.cpp's {arch} makes every {every}th layer full attention whatever the "
+                f"file says: a model of {config.n_layers} layers (fewer than {every}) has none, "
+                f"and llama.cpp aborts at the first decode (GGML_ASSERT(buffer) failed); "
+                f"minillm and transformers read the file"]
+    theirs = tuple("full" if (i + 1) % every == 0 else "sliding" for i in range(config.n_layers))
+    if tuple(config.layer_types or ()) != theirs:
+        return [f"llama.cpp's {arch} makes layers {every - 1}, {2 * every - 1}, … full attention "
+                f"and the others sliding, whatever the file says: this model's layer types "
+                f"differ, so llama.cpp's logits will differ from minillm's"]
+    return []
+
+
+def gguf_arch_of(config) -> str | None:
+    """"gemma2" / "gemma3" for a Gemma config that exports, None for any other."""
+    if not config.sandwich_norms:
+        return None
+    try:
+        return gemma_arch(config)
+    except ValueError:
+        return None

@@ -12,6 +12,9 @@ like every ``nn.Linear`` weight it is stored [out, in], the transpose of minillm
 ``"lora_alpha"`` (so PEFT's scale α / r is minillm's s) and ``"target_modules"`` (the HF module
 names: q_proj … down_proj). Only the Llama family's layout is written: GPT-2's Q, K and V are one
 fused Conv1D matrix in Hugging Face's files, which one adapter per projection cannot describe.
+Phi-3 (a Llama with ``fused_projections``) is written and read as PEFT does it, one adapter per
+fused ``qkv_proj`` / ``gate_up_proj`` (fused.py: split exactly on load; on save minillm's own
+A's per projection need rank k·r with a block-diagonal B, so the file's r may be 3× minillm's).
 
 Both files are replaced together or not at all (``io/commit.py``), as a model folder's are.
 """
@@ -29,6 +32,7 @@ from minillm.io.hf_names import hf_table
 from minillm.io.safetensors import load_safetensors, write_safetensors
 from minillm.model.params import param_shapes
 from minillm.train.lora.adapters import LoRA
+from minillm.train.lora.fused import fuse, fused_height, fused_rows, split
 
 CONFIG, WEIGHTS = "adapter_config.json", "adapter_model.safetensors"
 PREFIX = "base_model.model."
@@ -58,13 +62,19 @@ def save_adapter(folder: str | Path, lora: LoRA, config, base_model: str | None 
     unknown = sorted(set(lora.adapters) - set(stems))
     if unknown:
         raise ValueError(f"no PEFT name for the adapted matrices {unknown[:3]}")
+    if config.fused_projections:            # Phi-3: PEFT adapts qkv_proj, gate_up_proj (fused.py)
+        stored, rank = fuse(lora, config, stems, PREFIX)
+    else:
+        stored = {stems[name]: (A.T, B.T) for name, (A, B) in lora.adapters.items()}
+        rank = lora.rank
     tensors = {}
-    for name, (A, B) in lora.adapters.items():
-        tensors[stems[name] + ".lora_A.weight"] = np.ascontiguousarray(A.T, np.float32)   # [r, in]
-        tensors[stems[name] + ".lora_B.weight"] = np.ascontiguousarray(B.T, np.float32)   # [out, r]
-    modules = sorted({stems[name].rsplit(".", 1)[-1] for name in lora.adapters})
-    settings = {"peft_type": "LORA", "task_type": "CAUSAL_LM", "r": lora.rank,
-                "lora_alpha": lora.alpha, "target_modules": modules, "lora_dropout": 0.0,
+    for stem, (A, B) in stored.items():
+        tensors[stem + ".lora_A.weight"] = np.ascontiguousarray(A, np.float32)   # [r, in]
+        tensors[stem + ".lora_B.weight"] = np.ascontiguousarray(B, np.float32)   # [out, r]
+    modules = sorted({stem.rsplit(".", 1)[-1] for stem in stored})
+    alpha = lora.alpha * rank / lora.rank     # (a wider file keeps PEFT's scale α / r: fused.py)
+    settings = {"peft_type": "LORA", "task_type": "CAUSAL_LM", "r": rank,
+                "lora_alpha": alpha, "target_modules": modules, "lora_dropout": 0.0,
                 "bias": "none", "fan_in_fan_out": False, "inference_mode": True,
                 "init_lora_weights": True, "use_rslora": False, "use_dora": False,
                 "modules_to_save": None, "base_model_name_or_path": base_model}
@@ -85,7 +95,8 @@ def load_adapter(folder: str | Path, config) -> LoRA:
     cannot honour (another method, DoRA, rsLoRA, bias training, aLoRA, extra saved modules),
     tensors that name no projection of this model, or that ``target_modules`` /
     ``layers_to_transform`` leave out (PEFT would not apply them), values that are not finite or
-    beyond ±1e4, and an adapter without tensors are ValueErrors."""
+    beyond ±1e4, and an adapter without tensors are ValueErrors. A Phi-3's adapter is PEFT's, on
+    the fused qkv_proj / gate_up_proj (split into per-projection adapters: fused.py)."""
     folder = Path(folder)
     settings = read_settings(folder)
     wrong = {k: settings[k] for k in UNSUPPORTED if settings.get(k)}    # absent, null, {}, false: fine
@@ -106,16 +117,22 @@ def load_adapter(folder: str | Path, config) -> LoRA:
     if not tensors:
         raise ValueError(f"{folder / WEIGHTS} holds no tensors: an adapter without lora_A / "
                          f"lora_B changes nothing")
-    stems = {stem: name for name, stem in peft_names(config).items()}
+    named = peft_names(config)
+    stems = {stem: name for name, stem in named.items()}
+    fused: dict[str, dict[str, slice]] = {}   # Phi-3: fused stem -> {minillm name: its rows of B}
+    if config.fused_projections:
+        for name, (module, rows) in fused_rows(config).items():
+            del stems[named[name]]                           # (no q_proj … in Phi-3's model)
+            fused.setdefault(PREFIX + module, {})[name] = rows
     applies = _applies(settings, folder)
     shapes = param_shapes(config)
     parts: dict[str, dict[str, np.ndarray]] = {}
     for key, t in tensors.items():
         stem, _, part = key.rpartition(".lora_")
-        if part not in ("A.weight", "B.weight") or stem not in stems:
+        if part not in ("A.weight", "B.weight") or stem not in stems and stem not in fused:
             raise ValueError(f"{folder / WEIGHTS}: {key!r} is not a LoRA tensor of a projection "
                              f"of this model")
-        if stems[stem] not in shapes:       # (an expert of a mixture: stored stacked)
+        if stem in stems and stems[stem] not in shapes:   # (a mixture's expert: stored stacked)
             raise ValueError(f"{folder / WEIGHTS}: {key!r} adapts an expert of a mixture of "
                              f"experts; minillm's LoRA adapts attention and dense FFN projections "
                              f"only")
@@ -127,16 +144,21 @@ def load_adapter(folder: str | Path, config) -> LoRA:
         if not np.all(np.isfinite(t)) or np.max(np.abs(t), initial=0.0) > MAX_ABS:
             raise ValueError(f"{folder / WEIGHTS}: {key!r} holds values that are not finite or "
                              f"beyond ±{MAX_ABS:g} (allowed: finite values within ±{MAX_ABS:g})")
-        parts.setdefault(stems[stem], {})[part[0]] = t
+        parts.setdefault(stem, {})[part[0]] = t
     lora = LoRA(rank, float(alpha))
-    for name, ab in sorted(parts.items()):
-        n_in, n_out = shapes[name]
+    for stem, ab in sorted(parts.items()):
+        name = stems.get(stem, stem)
+        n_in, n_out = shapes[name] if stem in stems else (config.d_model, fused_height(config, stem))
         if set(ab) != {"A", "B"} or ab["A"].shape != (rank, n_in) or ab["B"].shape != (n_out, rank):
             raise ValueError(f"{folder / WEIGHTS}: {name} needs lora_A [{rank}, {n_in}] and "
                              f"lora_B [{n_out}, {rank}] (r = {rank}), got "
                              f"{ {k: v.shape for k, v in ab.items()} }")
+        if stem in fused:                  # one A, B's rows per projection: exact (fused.py)
+            lora.adapters |= split(ab["A"], ab["B"], fused[stem])
+            continue
         lora.adapters[name] = (np.ascontiguousarray(ab["A"].T, np.float32),    # [r, in] -> [in, r]
                                np.ascontiguousarray(ab["B"].T, np.float32))    # [out, r] -> [r, out]
+    lora.adapters = dict(sorted(lora.adapters.items()))     # (by minillm name, whatever the file)
     return lora
 
 
