@@ -17,6 +17,8 @@ import numpy as np
 
 from minillm.lens._runs import as_batch, cached
 
+ROWS_CELLS = 1 << 25       # logits per batched forward (128 MB of float32): chunks bound the memory
+
 
 def _pair(model, clean_ids, corrupt_ids):
     clean, corrupt = as_batch(clean_ids), as_batch(corrupt_ids)
@@ -46,12 +48,14 @@ def patch_residual(model, clean_ids, corrupt_ids, metric, layers=None) -> np.nda
     clean run. ``metric`` is a token id (its logit at the last position of row 0) or a function
     logits [B, T, V] -> float (a logit difference, say). ``layers`` default: all of them.
 
-    Cost: one forward per cell. Where the prompts agree, layer 0's cell is the corrupted value
-    exactly (the streams are the same there); at a position where they differ, layer 0's cell is
-    the clean value exactly when that is the only difference.
+    Cost: one forward per layer and chunk of positions: the T patched runs of a layer go as the
+    rows of one batch (each row patches its own position; rows never see each other), at most
+    ``ROWS_CELLS`` logits at a time. Where the prompts agree, layer 0's cell is the corrupted
+    value exactly (the streams are the same there); at a position where they differ, layer 0's
+    cell is the clean value exactly when that is the only difference.
     """
     clean, corrupt = _pair(model, clean_ids, corrupt_ids)
-    L, T = model.config.n_layers, clean.shape[1]
+    L, (B, T) = model.config.n_layers, clean.shape
     layers = list(range(L)) if layers is None else list(layers)
     if any(isinstance(l, bool) or not isinstance(l, (int, np.integer)) or not 0 <= l < L
            for l in layers):
@@ -64,13 +68,20 @@ def patch_residual(model, clean_ids, corrupt_ids, metric, layers=None) -> np.nda
     elif not callable(metric):
         raise TypeError(f"metric must be a token id or a function of the logits, got {metric!r}")
     _, acts = cached(model, clean, [f"blocks.{l}.hook_resid_pre" for l in layers])
+    per_chunk = max(1, ROWS_CELLS // (B * T * model.config.vocab_size))   # positions per forward
     out = np.zeros((len(layers), T), dtype=np.float32)
     for i, l in enumerate(layers):
-        name = f"blocks.{l}.hook_resid_pre"
-        for t in range(T):
-            def patch(x, _name, t=t, a=acts[name]):                 # x [B, T, C]
-                x = x.copy()
-                x[:, t] = a[:, t]                                   # [B, C] position t only
-                return x
-            out[i, t] = metric(model.run_with_hooks(corrupt, {name: patch}))
+        name, a = f"blocks.{l}.hook_resid_pre", acts[f"blocks.{l}.hook_resid_pre"]   # a [B, T, C]
+        for start in range(0, T, per_chunk):
+            ts = list(range(start, min(T, start + per_chunk)))     # the positions of this forward
+
+            def patch(x, _name, ts=ts, a=a):                        # x [n·B, T, C]: n runs of B rows
+                x = x.copy().reshape(len(ts), B, T, -1)             # [n, B, T, C]
+                for run, t in enumerate(ts):
+                    x[run, :, t] = a[:, t]                          # [B, C] run `run` patches t only
+                return x.reshape(len(ts) * B, T, -1)
+            logits = model.run_with_hooks(np.tile(corrupt, (len(ts), 1)), {name: patch})
+            logits = logits.reshape(len(ts), B, T, -1)              # [n, B, T, V]
+            for run, t in enumerate(ts):
+                out[i, t] = metric(logits[run])
     return out

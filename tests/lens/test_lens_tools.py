@@ -144,6 +144,32 @@ def test_residual_patching_at_layer_0_is_exact_where_the_prompts_agree_and_diffe
     np.testing.assert_allclose(others, float(model(corrupt)[-1, token]), atol=1e-5)
 
 
+@given(config=tiny_configs(), seed=st.integers(0, 100), T=st.integers(1, 6), chunk=st.booleans())
+def test_residual_patching_batched_equals_one_patched_run_per_cell(config, seed, T, chunk):
+    """The T runs of a layer go as rows of one batch (or chunks of it): each cell equals its own
+    run with that one (layer, position) patched, so batching changes nothing."""
+    import minillm.lens.patching as patching
+    model, clean = model_and_ids(config, seed, T)
+    corrupt = np.random.default_rng(seed + 1).integers(0, config.vocab_size, size=clean.shape)
+    _, acts = model.run_with_cache(clean)
+    metric = lambda logits: float(logits[0, -1].max() - logits[0, -1, 0])   # a logit difference
+    rows = patching.ROWS_CELLS
+    patching.ROWS_CELLS = 1 if chunk else rows                      # one position per forward
+    try:
+        grid = patch_residual(model, clean, corrupt, metric)
+    finally:
+        patching.ROWS_CELLS = rows
+    for l in range(config.n_layers):
+        name = f"blocks.{l}.hook_resid_pre"
+        for t in range(len(clean)):
+            def patch(x, _name, t=t):
+                x = x.copy()
+                x[:, t] = acts[name][:, t]
+                return x
+            one = model.run_with_hooks(corrupt[None], {name: patch})  # [1, T, V]
+            assert grid[l, t] == pytest.approx(metric(one), abs=1e-4)
+
+
 @given(n=st.integers(1, 10), offset=st.integers(0, 3), extra=st.integers(0, 3))
 def test_a_perfect_induction_pattern_scores_one_and_a_uniform_one_its_mean_weight(n, offset, extra):
     T = offset + 2 * n + extra
@@ -218,7 +244,7 @@ def test_a_head_whose_ov_circuit_is_the_identity_copies():
     (lambda m: ablate_heads(m, np.array([1, 2]), [(0, 0)], kind="max"), "kind must be"),
     (lambda m: ablate_heads(m, np.array([1, 2]), [0]), r"\(layer, head\) pairs"),
     (lambda m: patch_activations(m, np.array([1, 2]), np.array([1, 2, 3])), "same shape"),
-    (lambda m: patch_activations(m, np.array([1]), np.array([2]), names=["blocks.9.x"]), "no activation"),
+    (lambda m: patch_activations(m, np.array([1]), np.array([2]), names=["blocks.9.x"]), "no hook point"),
     (lambda m: patch_residual(m, np.array([1]), np.array([2]), 1, layers=[3]), "layers must"),
     (lambda m: patch_residual(m, np.array([1]), np.array([2]), "x"), "metric must"),
     (lambda m: prefix_matching_scores(m, np.arange(4), 3), "offset"),
