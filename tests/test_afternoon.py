@@ -39,7 +39,7 @@ BESIDE = (
     "model/checks.py", "sampling/checks.py", "tokenizer/checks.py", "tokenizer/budget.py",
     "sampling/__init__.py", "sampling/penalties.py", "sampling/bias.py",
     "decoding/generate_args.py", "decoding/stop_strings.py",
-    "config_checks.py", "kv_cache_sizes.py",
+    "config_checks.py", "kv_cache_sizes.py", "hooks.py",
 )
 MAX_LINES = 2500
 # file -> the outside names it may import (a module's name comes with each: ``from .fast import X``)

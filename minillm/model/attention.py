@@ -69,9 +69,10 @@ def attend_per_head(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarra
 
 
 def scaled_dot_product(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray,
-                       scale: float | None = None, softcap: float | None = None
-                       ) -> tuple[np.ndarray, np.ndarray]:
-    """``attend_per_head`` for all heads at once (the same arguments and shapes)."""
+                       scale: float | None = None, softcap: float | None = None,
+                       look=lambda name, x: x) -> tuple[np.ndarray, np.ndarray]:
+    """``attend_per_head`` for all heads at once (the same arguments and shapes); ``look`` is the
+    hook point of the scores and the weights (minillm/hooks.py's ``Layer.look``)."""
     B, H, T, D = q.shape
     KV, S = k.shape[1], k.shape[2]                              # KV heads, key positions
     G = H // KV                                                 # query heads per KV head
@@ -85,9 +86,10 @@ def scaled_dot_product(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.nda
     scores = scores.reshape(B, KV, G, T, S)                      # [B, KV, G, T, S]
     if not mask.all():                                          # (one new token, no padding: nothing to mask)
         np.copyto(scores, -np.inf, where=~mask[:, None, None])  # [B, KV, G, T, S] no edges to the future
-    weights = softmax(scores)                                   # [B, KV, G, T, S]  rows sum to 1
+    scores = look("attn.hook_attn_scores", scores.reshape(B, H, T, S))     # [B, H, T, S] (a view)
+    weights = look("attn.hook_pattern", softmax(scores))        # [B, H, T, S]  rows sum to 1
     out = weights.reshape(B, KV, G * T, S) @ v                   # [B, KV, G·T, S] @ [B, KV, S, D] -> [B, KV, G·T, D]
-    return out.reshape(B, H, T, D), weights.reshape(B, H, T, S)
+    return out.reshape(B, H, T, D), weights
 
 
 def causal_mask(T: int, S: int) -> np.ndarray:
@@ -111,31 +113,33 @@ def merge_heads(x: np.ndarray) -> np.ndarray:
     return x.transpose(0, 2, 1, 3).reshape(B, T, n * D)
 
 
-def attention(x: np.ndarray, p, config, mask: np.ndarray, rope=None, cache=None, layer: int = 0,
-              return_weights: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
-    """One attention sub-layer: x [B, T, C] -> output [B, T, C] and weights [B, H, T, S] (None
-    unless ``return_weights``).
+def attention(x: np.ndarray, p, ctx) -> np.ndarray:
+    """One attention sub-layer: x [B, T, C] -> [B, T, C].
 
-    ``p`` holds wq, wk, wv, wo, optional biases and q/k norm gains (``config.qk_norm``);
-    ``rope`` is (cos, sin) [B, 1, T, D/2] for rotary models (None for learned positions);
-    ``cache`` (a KVCache) supplies the earlier keys and values and stores this call's. ``mask``
-    [B or 1, T, S]: which keys each query may see.
+    ``p`` holds wq, wk, wv, wo, optional biases and q/k norm gains (``config.qk_norm``); ``ctx``
+    (a ``Layer``, minillm/hooks.py) the config, ``ctx.mask`` [B or 1, T, S] (which keys each query
+    may see), ``ctx.rope`` (cos, sin) [B, 1, T, D/2] for rotary models (None: learned positions),
+    ``ctx.cache`` (a KVCache: the earlier keys and values; it stores this call's) and the hook
+    points ``ctx.look`` (the identity unless something records or edits).
     """
-    q = split_heads(linear(x, p.wq, p.bq), config.n_heads)     # [B, T, C] @ [C, H·D] -> [B, H, T, D]
-    k = split_heads(linear(x, p.wk, p.bk), config.n_kv_heads)  # [B, T, C] @ [C, KV·D] -> [B, KV, T, D]
-    v = split_heads(linear(x, p.wv, p.bv), config.n_kv_heads)  # [B, T, C] @ [C, KV·D] -> [B, KV, T, D]
-    if config.qk_norm_whole:                        # OLMo 2: over all heads' H·D (KV·D) values at once
-        q = split_heads(rms_norm(merge_heads(q), p.q_norm, config.norm_eps), config.n_heads)
-        k = split_heads(rms_norm(merge_heads(k), p.k_norm, config.norm_eps), config.n_kv_heads)
-    elif config.qk_norm:                            # Qwen3: each head's q and k RMS-normalised over D
-        q = rms_norm(q, p.q_norm, config.norm_eps)             # [B, H, T, D]
-        k = rms_norm(k, p.k_norm, config.norm_eps)             # [B, KV, T, D]
-    if rope is not None:                            # position enters by rotating q and k
-        q, k = apply_rope(q, *rope), apply_rope(k, *rope)      # [B, H, T, D], [B, KV, T, D]
-    if cache is not None:                           # earlier positions' k, v plus these
-        k, v = cache.store(layer, k, v)             # [B, KV, S, D] with S = cached + T
-    s = config.query_pre_attn_scalar                # (Gemma: the scores times s^−½, not D^−½)
-    out, weights = scaled_dot_product(q, k, v, mask, None if s is None else s ** -0.5,
-                                      config.attn_softcap)     # [B, H, T, D], [B, H, T, S]
-    out = linear(merge_heads(out), p.wo, p.bo)      # [B, T, H·D] @ [H·D, C] (+ [C]) -> [B, T, C]
-    return out, (weights if return_weights else None)
+    c = ctx.config
+    q = split_heads(linear(x, p.wq, p.bq), c.n_heads)          # [B, T, C] @ [C, H·D] -> [B, H, T, D]
+    k = split_heads(linear(x, p.wk, p.bk), c.n_kv_heads)       # [B, T, C] @ [C, KV·D] -> [B, KV, T, D]
+    v = ctx.heads("attn.hook_v", split_heads(linear(x, p.wv, p.bv), c.n_kv_heads))  # [B, KV, T, D]
+    if c.qk_norm_whole:                             # OLMo 2: over all heads' H·D (KV·D) values at once
+        q = split_heads(rms_norm(merge_heads(q), p.q_norm, c.norm_eps), c.n_heads)
+        k = split_heads(rms_norm(merge_heads(k), p.k_norm, c.norm_eps), c.n_kv_heads)
+    elif c.qk_norm:                                 # Qwen3: each head's q and k RMS-normalised over D
+        q = rms_norm(q, p.q_norm, c.norm_eps)                   # [B, H, T, D]
+        k = rms_norm(k, p.k_norm, c.norm_eps)                   # [B, KV, T, D]
+    q, k = ctx.heads("attn.hook_q", q), ctx.heads("attn.hook_k", k)    # (hooked before RoPE)
+    if ctx.rope is not None:                        # position enters by rotating q and k
+        q, k = apply_rope(q, *ctx.rope), apply_rope(k, *ctx.rope)      # [B, H, T, D], [B, KV, T, D]
+        q, k = ctx.heads("attn.hook_rot_q", q), ctx.heads("attn.hook_rot_k", k)
+    if ctx.cache is not None:                       # earlier positions' k, v plus these
+        k, v = ctx.cache.store(ctx.index, k, v)     # [B, KV, S, D] with S = cached + T
+    s = c.query_pre_attn_scalar                     # (Gemma: the scores times s^−½, not D^−½)
+    out, _ = scaled_dot_product(q, k, v, ctx.mask, None if s is None else s ** -0.5,
+                                c.attn_softcap, ctx.look)      # [B, H, T, D]
+    out = ctx.heads("attn.hook_z", out)             # each head's output, before W_o
+    return linear(merge_heads(out), p.wo, p.bo)     # [B, T, H·D] @ [H·D, C] (+ [C]) -> [B, T, C]

@@ -19,23 +19,22 @@ from minillm.model.moe import moe        # (a mixture of experts: model/moe.py, 
 from minillm.model.norm import norm
 
 
-def block(x: np.ndarray, p, config, mask: np.ndarray, rope=None, cache=None, layer: int = 0,
-          return_weights: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
-    """x [B, T, C] -> [B, T, C], plus this block's attention weights [B, H, T, S] (None when
-    ``return_weights`` is False)."""
-    if config.post_norms:                   # OLMo 2: the norms after the sub-layers, none before
-        a, weights = attention(x, p.attn, config, mask, rope=rope, cache=cache, layer=layer,
-                               return_weights=return_weights)           # [B, T, C]
-        x = x + norm(a, p.norm1, config.norm, config.norm_eps)          # [B, T, C]
-        return x + norm(ffn(x, p.ffn, config.ffn), p.norm2, config.norm, config.norm_eps), weights
-    a, weights = attention(norm(x, p.norm1, config.norm, config.norm_eps), p.attn, config,
-                           mask, rope=rope, cache=cache, layer=layer,
-                           return_weights=return_weights)               # [B, T, C]
+def block(x: np.ndarray, p, ctx) -> np.ndarray:
+    """x [B, T, C] -> [B, T, C]; ``ctx`` is the layer's context (``Layer``, minillm/hooks.py: the
+    config, mask, RoPE angles, cache, layer index and hook points)."""
+    c, look = ctx.config, ctx.look
+    x = look("hook_resid_pre", x)                                       # [B, T, C]
+    if c.post_norms:                        # OLMo 2: the norms after the sub-layers, none before
+        a = look("hook_attn_out", norm(attention(x, p.attn, ctx), p.norm1, c.norm, c.norm_eps))
+        x = look("hook_resid_mid", x + a)                               # [B, T, C]
+        f = norm(ffn(x, p.ffn, c.ffn, look), p.norm2, c.norm, c.norm_eps)   # [B, T, C]
+        return look("hook_resid_post", x + look("hook_mlp_out", f))
+    a = attention(look("ln1.hook_normalized", norm(x, p.norm1, c.norm, c.norm_eps)), p.attn, ctx)
     if p.post_attn_norm is not None:                                    # Gemma: Norm(Attention(…))
-        a = norm(a, p.post_attn_norm, config.norm, config.norm_eps)     # [B, T, C]
-    x = x + a                                                           # [B, T, C]
-    h = norm(x, p.norm2, config.norm, config.norm_eps)                  # [B, T, C]
-    f = moe(h, p.ffn, config) if config.n_experts else ffn(h, p.ffn, config.ffn)  # [B, T, C]
+        a = look("ln1_post.hook_normalized", norm(a, p.post_attn_norm, c.norm, c.norm_eps))
+    x = look("hook_resid_mid", x + look("hook_attn_out", a))            # [B, T, C]
+    h = look("ln2.hook_normalized", norm(x, p.norm2, c.norm, c.norm_eps))   # [B, T, C]
+    f = moe(h, p.ffn, c, look=look) if c.n_experts else ffn(h, p.ffn, c.ffn, look)  # [B, T, C]
     if p.post_ffn_norm is not None:                                     # Gemma: Norm(FFN(…))
-        f = norm(f, p.post_ffn_norm, config.norm, config.norm_eps)      # [B, T, C]
-    return x + f, weights
+        f = look("ln2_post.hook_normalized", norm(f, p.post_ffn_norm, c.norm, c.norm_eps))
+    return look("hook_resid_post", x + look("hook_mlp_out", f))         # [B, T, C]

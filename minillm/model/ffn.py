@@ -42,24 +42,25 @@ def silu(x: np.ndarray) -> np.ndarray:
     return x * (0.5 + 0.5 * np.tanh(0.5 * x))
 
 
-def gelu_mlp(x: np.ndarray, p) -> np.ndarray:
-    """x [B, T, C] -> [B, T, C] with FFNParams p (w_up [C, F], w_down [F, C], biases or None)."""
-    h = gelu_tanh(linear(x, p.w_up, p.b_up))            # [B, T, C] @ [C, F] -> [B, T, F]
+def gelu_mlp(x: np.ndarray, p, look=lambda name, h: h) -> np.ndarray:
+    """x [B, T, C] -> [B, T, C] with FFNParams p (w_up [C, F], w_down [F, C], biases or None);
+    ``look`` is the hook point of the hidden activation h (minillm/hooks.py)."""
+    h = look("mlp.hook_post", gelu_tanh(linear(x, p.w_up, p.b_up)))   # [B, T, C] @ [C, F] -> [B, T, F]
     return linear(h, p.w_down, p.b_down)                # [B, T, F] @ [F, C] -> [B, T, C]
 
 
-def swiglu(x: np.ndarray, p) -> np.ndarray:
+def swiglu(x: np.ndarray, p, look=lambda name, h: h) -> np.ndarray:
     """x [B, T, C] -> [B, T, C] with FFNParams p (w_gate, w_up [C, F], w_down [F, C])."""
-    h = silu(linear(x, p.w_gate)) * linear(x, p.w_up)   # [B, T, F] ⊙ [B, T, F]
+    h = look("mlp.hook_post", silu(linear(x, p.w_gate)) * linear(x, p.w_up))   # [B, T, F] ⊙ [B, T, F]
     return linear(h, p.w_down)                          # [B, T, F] @ [F, C] -> [B, T, C]
 
 
-def geglu(x: np.ndarray, p) -> np.ndarray:
+def geglu(x: np.ndarray, p, look=lambda name, h: h) -> np.ndarray:
     """``swiglu`` with GELU in place of SiLU (Gemma's ``gelu_pytorch_tanh``)."""
-    h = gelu_tanh(linear(x, p.w_gate)) * linear(x, p.w_up)   # [B, T, F] ⊙ [B, T, F]
+    h = look("mlp.hook_post", gelu_tanh(linear(x, p.w_gate)) * linear(x, p.w_up))   # [B, T, F] ⊙ [B, T, F]
     return linear(h, p.w_down)                          # [B, T, F] @ [F, C] -> [B, T, C]
 
 
-def ffn(x: np.ndarray, p, kind: str) -> np.ndarray:
+def ffn(x: np.ndarray, p, kind: str, look=lambda name, h: h) -> np.ndarray:
     """Apply the config's FFN (``"gelu_mlp"``, ``"swiglu"`` or ``"geglu"``)."""
-    return {"swiglu": swiglu, "geglu": geglu, "gelu_mlp": gelu_mlp}[kind](x, p)
+    return {"swiglu": swiglu, "geglu": geglu, "gelu_mlp": gelu_mlp}[kind](x, p, look)

@@ -29,12 +29,13 @@ from minillm.model.linear import linear
 from minillm.model.norm import norm
 from minillm.model.init import init_params
 from minillm.model.files import ModelFiles
+from minillm.hooks import Hooked, Layer, keep, patterns
 from minillm.model.params import GPTParams
 from minillm.model.rope import rope_angles
 from minillm.model.variants import is_sliding, sliding_inputs, softcap
 
 
-class GPT(ModelFiles):
+class GPT(ModelFiles, Hooked):
     """A decoder-only transformer over plain float32 ndarrays. ``GPT(config, seed=0)`` makes a
     randomly initialised one; ``GPT(config, params)`` uses ``params`` AS GIVEN: the model reads
     those very arrays, so editing them afterwards changes the model.
@@ -43,9 +44,10 @@ class GPT(ModelFiles):
 
     ``minillm.GPT`` is this class. Its file methods (``GPT.from_pretrained(path)``,
     ``save_pretrained``, ``save_gguf``) come from ``ModelFiles`` (model/files.py: files, not
-    math); the input checks of ``__call__`` are in model/checks.py. ``minillm/engine/`` runs
-    the same math faster (``EngineGPT``, a subclass overriding ``forward``), and
-    ``load_model(path)`` gives that one unless ``fast=False``.
+    math); the input checks of ``__call__`` are in model/checks.py; ``run_with_cache`` and
+    ``run_with_hooks`` (every activation by name, hooks that edit them) come from ``Hooked``
+    (minillm/hooks.py). ``minillm/engine/`` runs the same math faster (``EngineGPT``, a
+    subclass overriding ``forward``), and ``load_model(path)`` gives that one unless ``fast=False``.
     """
 
     def __init__(self, config: ModelConfig, params: GPTParams | None = None, seed: int = 0):
@@ -81,36 +83,40 @@ class GPT(ModelFiles):
         return (logits, weights) if return_weights else logits
 
     def forward(self, ids, positions, mask, cache=None, return_weights: bool = False,
-                last_only: bool = False):
+                last_only: bool = False, hook=None):
         """The math, on checked inputs: ids [B, T] -> (logits [B, T, V], weights: a list of
-        [B, H, T, S] per layer, or empty unless ``return_weights``)."""
+        [B, H, T, S] per layer, or empty unless ``return_weights``). ``hook(name, x) -> x`` is
+        called at every hook point (minillm/hooks.py; None: none)."""
         c, p = self.config, self.params
-        x = embed(p.wte, ids, p.wpe, positions)                         # [B, T, C]
+        weights, hook = patterns(hook) if return_weights else ([], hook)   # (hook_pattern's)
+        look = hook or keep
+        x = embed(p.wte, ids)                                           # [B, T, C]
         if c.embed_scale:                                               # Gemma: × √C, as float32
             x *= np.float32(math.sqrt(c.d_model))                       # [B, T, C]
+        x = look("hook_embed", x)
+        if p.wpe is not None:                                           # GPT-2: learned positions
+            x = x + look("hook_pos_embed", embed(p.wpe, positions))     # [B, T, C]
         rope = None
         if c.position == "rope":                                        # the angles of these positions
             cos, sin = rope_angles(positions, c.d_head, c.rope_theta, c.rope_scaling)   # [B, T, D/2] each
             rope = (cos[:, None], sin[:, None])                         # [B, 1, T, D/2]: every head
         if c.sliding_window is not None:                                # the window's mask (and RoPE)
             local = sliding_inputs(c, mask, rope, positions, rope_angles)
-        weights = []
         for layer, bp in enumerate(p.blocks):
             m, r = local if is_sliding(c, layer) else (mask, rope)      # [B or 1, T, S], angles
             if layer in c.nope_layers:                                  # SmolLM3: no RoPE here
                 r = None
-            x, w = block(x, bp, c, m, rope=r, cache=cache, layer=layer,
-                         return_weights=return_weights)                 # [B, T, C]
-            if return_weights:
-                weights.append(w)                                       # [B, H, T, S]
+            x = block(x, bp, Layer(c, m, r, cache, layer, hook))        # [B, T, C]
         if last_only:
             x = x[:, -1:]                                               # [B, 1, C]
-        x = norm(x, p.norm_f, c.norm, c.norm_eps)                       # [B, T, C] (T = 1: last_only)
+        x = look("ln_final.hook_normalized", norm(x, p.norm_f, c.norm, c.norm_eps))   # [B, T, C]
         head = p.wte.T if p.lm_head is None else p.lm_head              # [C, V] (tied: wteᵀ)
         logits = linear(x, head)                                        # [B, T, C] @ [C, V] -> [B, T, V]
         if c.final_softcap is not None:                                 # Gemma 2: within ±cap
             logits = softcap(logits, c.final_softcap)                   # [B, T, V]
-        return logits, weights
+        return look("hook_logits", logits), weights
+
+    hooked_forward = forward    # (what run_with_cache runs, on an EngineGPT too: minillm/hooks.py)
 
     def loss(self, ids) -> float:
         """Mean next-token cross-entropy over every position, in ONE forward pass.

@@ -60,13 +60,16 @@ def moe_loop(x: np.ndarray, p, config) -> np.ndarray:
     return out.reshape(B, T, C)
 
 
-def moe(x: np.ndarray, p, config, ffn=swiglu) -> np.ndarray:
+def moe(x: np.ndarray, p, config, ffn=swiglu, look=lambda name, a: a) -> np.ndarray:
     """x [B, T, C] -> [B, T, C], the gathered form of ``moe_loop``: expert e runs on the rows
-    routed to it only. ``ffn(x, params)`` is the expert's FFN (the engine passes its own)."""
+    routed to it only. ``ffn(x, params)`` is the expert's FFN (the engine passes its own);
+    ``look`` the hook points of the router's choice and weights, [B, T, k] each (minillm/hooks.py)."""
     B, T, C = x.shape
     x = x.reshape(B * T, C)                                 # [N, C]
     k = config.n_experts_used
     top, w = route(x, p.router, k, config.norm_topk_prob)  # [N, k] each
+    top = look("mlp.hook_expert_indices", top.reshape(B, T, k)).reshape(B * T, k)   # [N, k]
+    w = look("mlp.hook_expert_weights", w.reshape(B, T, k)).reshape(B * T, k)       # [N, k]
     order = np.argsort(top.ravel(), kind="stable")          # [N·k] (token, slot) pairs by expert
     counts = np.bincount(top.ravel(), minlength=config.n_experts)   # [E] pairs per expert
     starts = np.cumsum(counts) - counts                     # [E] where each expert's run begins

@@ -31,6 +31,7 @@ import numpy as np
 from minillm import GPT
 from minillm.model.attention import attention, causal_mask
 from minillm.model.embedding import embed
+from minillm.hooks import Layer
 from minillm.model.norm import norm
 from minillm.model.rope import apply_rope, rope_angles
 from minillm.tokenizer.display import render_token
@@ -107,7 +108,7 @@ print(f"first token {render_token(songci_tok.token_bytes(int(ids[0])))!r} (id {i
 block = songci.params.blocks[0]
 def first_attention(x, mask):
     """Layer 0's norm and attention on x [1, T, C] -> [1, T, C]."""
-    return attention(norm(x, block.norm1, c.norm, c.norm_eps), block.attn, c, mask)[0]
+    return attention(norm(x, block.norm1, c.norm, c.norm_eps), block.attn, Layer(c, mask))
 
 x_plain = songci.params.wte[ids][None]                               # [1, T, C] no positions
 everyone = np.ones((1, T, T), dtype=bool)                            # [1, T, T] no mask

@@ -497,12 +497,13 @@ assert computed / T_long**2 < 0.6, \
 # %%
 from minillm.model.attention import attention
 from minillm.model.ffn import ffn
+from minillm.hooks import Layer   # (what a layer's attention needs: config, mask, angles)
 
 rope = (cos, sin) if c.position == "rope" else None
 x = embed(p.wte, ids[None], p.wpe, positions)                          # [1, T, C]
 stream = [np.linalg.norm(x[0, -1])]
 for bp in p.blocks:
-    a, _ = attention(norm(x, bp.norm1, c.norm, c.norm_eps), bp.attn, c, mask[None], rope=rope)
+    a = attention(norm(x, bp.norm1, c.norm, c.norm_eps), bp.attn, Layer(c, mask[None], rope))
     x = x + a                                                          # [1, T, C] residual add 1
     x = x + ffn(norm(x, bp.norm2, c.norm, c.norm_eps), bp.ffn, c.ffn)  # [1, T, C] residual add 2
     stream.append(np.linalg.norm(x[0, -1]))

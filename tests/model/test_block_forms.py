@@ -1,7 +1,7 @@
 """Every norm placement of the block (pre-norm GPT-2/Llama, OLMo 2's norms after each sub-layer,
 Gemma's sandwich) hands its attention the same rotary angles, cache, layer and ``return_weights``
-it was given: the block's weights are its attention's, and its keys and values land in its own
-layer of the cache (layer 0 unless told)."""
+it was given (in its context, ``Layer``): the block's weights are its attention's, and its keys
+and values land in its own layer of the cache (layer 0 unless told)."""
 import functools
 
 import numpy as np
@@ -13,6 +13,7 @@ from minillm import KVCache
 from minillm.config import ModelConfig
 from minillm.model.attention import attention, causal_mask
 from minillm.model.block import block
+from minillm.hooks import Layer
 from minillm.model.norm import norm
 from minillm.model.rope import rope_angles
 
@@ -45,9 +46,12 @@ def test_a_block_gives_its_attention_the_angles_cache_layer_and_weights_it_gets(
     rope = (cos[:, None], sin[:, None])                                              # [1, 1, T, D/2]
     mask = causal_mask(T, T)[None]
     mine, theirs = KVCache(config, batch_size=1, capacity=8), KVCache(config, batch_size=1, capacity=8)
-    out, weights = block(x, p, config, mask, rope=rope, cache=mine, layer=layer, return_weights=True)
-    _, want = attention(first_sub_layer_input(x, p, config), p.attn, config, mask, rope=rope,
-                        cache=theirs, layer=layer, return_weights=True)
+    seen, seen_alone = {}, {}
+    out = block(x, p, Layer(config, mask, rope, mine, layer, hook=seen.setdefault))
+    attention(first_sub_layer_input(x, p, config), p.attn,
+              Layer(config, mask, rope, theirs, layer, hook=seen_alone.setdefault))
+    weights = seen[f"blocks.{layer}.attn.hook_pattern"]
+    want = seen_alone[f"blocks.{layer}.attn.hook_pattern"]
     assert out.shape == (1, T, 8)
     np.testing.assert_allclose(weights, want, atol=1e-6)                   # [1, H, T, T]
     for l in range(3):
@@ -61,6 +65,6 @@ def test_a_block_returns_no_weights_and_fills_layer_0_unless_told(placement):
     config, p = config_and_block(placement)
     x = np.random.default_rng(1).standard_normal((1, 3, 8), dtype=np.float32)
     cache = KVCache(config, batch_size=1, capacity=8)
-    out, weights = block(x, p, config, causal_mask(3, 3)[None], cache=cache)
-    assert weights is None and out.shape == (1, 3, 8)
+    out = block(x, p, Layer(config, causal_mask(3, 3)[None], cache=cache))
+    assert isinstance(out, np.ndarray) and out.shape == (1, 3, 8)
     assert [l for l in range(3) if cache.k[l].any() or cache.v[l].any()] == [0]

@@ -25,6 +25,7 @@ from minillm.io.hf.config import from_hf_dict, to_hf_dict
 from minillm.io.safetensors import load_safetensors
 from minillm.loading import model_class
 from minillm.model.attention import attention, causal_mask
+from minillm.hooks import Layer
 from minillm.model.norm import rms_norm
 from minillm.model.rope import llama3_frequencies, rope_frequencies
 from tests.conftest import FIXTURES
@@ -140,7 +141,9 @@ def test_qk_norm_normalises_each_heads_q_and_k_before_rope(seed, T):
     p = random_model(config, seed).params.blocks[0].attn
     x = np.random.default_rng(seed).standard_normal((1, T, 12), dtype=np.float32)
     zeros = (np.ones((1, 1, T, 3), np.float32), np.zeros((1, 1, T, 3), np.float32))
-    got, w = attention(x, p, config, causal_mask(T, T)[None], rope=zeros, return_weights=True)
+    seen = {}
+    attention(x, p, Layer(config, causal_mask(T, T)[None], zeros, hook=seen.setdefault))
+    w = seen["blocks.0.attn.hook_pattern"]                                    # [1, H, T, T]
     q = rms_norm((x @ p.wq).reshape(1, T, 4, 6), p.q_norm, config.norm_eps)     # [1, T, H, D]
     k = rms_norm((x @ p.wk).reshape(1, T, 2, 6), p.k_norm, config.norm_eps)     # [1, T, KV, D]
     scores = np.einsum("thd,shd->hts", q[0], np.repeat(k[0], 2, axis=1)) / math.sqrt(6)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from minillm.config import ModelConfig
 from minillm.model.attention import causal_mask, scaled_dot_product
 from minillm.model.block import block
+from minillm.hooks import Layer
 from minillm.model.ffn import geglu, swiglu
 from minillm.model.rope import apply_rope, rope_angles
 
@@ -132,7 +133,7 @@ def config_and_block(placement: str, seed: int):
 def test_a_block_equals_its_placements_formula_in_float64(placement, seed, data_seed, T):
     config, p = config_and_block(placement, seed)
     x = np.random.default_rng(data_seed).standard_normal((1, T, 8)).astype(np.float32)
-    out, _ = block(x, p, config, causal_mask(T, T)[None])                   # [1, T, C]
+    out = block(x, p, Layer(config, causal_mask(T, T)[None]))               # [1, T, C]
     np.testing.assert_allclose(out[0], block64(x[0].astype(np.float64), p, config),
                                rtol=2e-4, atol=2e-4)
 

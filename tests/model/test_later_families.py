@@ -28,6 +28,7 @@ from minillm.io.safetensors import load_safetensors
 from minillm.loading import model_class
 from minillm.model.attention import attention, causal_mask
 from minillm.model.block import block
+from minillm.hooks import Layer
 from minillm.model.norm import rms_norm
 from tests.conftest import FIXTURES
 from tests.model.family_parity import (assert_beam4_matches,
@@ -177,12 +178,12 @@ def test_olmo2_block_normalises_each_sub_layers_output_before_the_residual_add(s
     p = random_model(config, seed).params.blocks[0]
     x = np.random.default_rng(seed).standard_normal((1, T, 8), dtype=np.float32)
     mask = causal_mask(T, T)[None]
-    a, _ = attention(x, p.attn, config, mask)
+    a = attention(x, p.attn, Layer(config, mask))
     h = x + rms_norm(a, p.norm1.weight, config.norm_eps)
     gate, up = h @ p.ffn.w_gate, h @ p.ffn.w_up                         # SwiGLU, by hand
     want = h + rms_norm((gate / (1 + np.exp(-gate)) * up) @ p.ffn.w_down, p.norm2.weight,
                         config.norm_eps)
-    np.testing.assert_allclose(block(x, p, config, mask)[0], want, atol=1e-5)
+    np.testing.assert_allclose(block(x, p, Layer(config, mask)), want, atol=1e-5)
 
 
 @given(st.integers(0, 100), st.integers(1, 6))
@@ -193,7 +194,9 @@ def test_olmo2_qk_norm_spans_every_head_at_once(seed, T):
     p = random_model(config, seed).params.blocks[0].attn
     x = np.random.default_rng(seed).standard_normal((1, T, 16), dtype=np.float32)
     identity = (np.ones((1, 1, T, 2), np.float32), np.zeros((1, 1, T, 2), np.float32))
-    _, w = attention(x, p, config, causal_mask(T, T)[None], rope=identity, return_weights=True)
+    seen = {}
+    attention(x, p, Layer(config, causal_mask(T, T)[None], identity, hook=seen.setdefault))
+    w = seen["blocks.0.attn.hook_pattern"]                                    # [1, H, T, T]
     q = rms_norm(x @ p.wq, p.q_norm, config.norm_eps)[0].reshape(T, 4, 4)     # [T, H, D]
     k = rms_norm(x @ p.wk, p.k_norm, config.norm_eps)[0].reshape(T, 2, 4)     # [T, KV, D]
     scores = np.einsum("thd,shd->hts", q, np.repeat(k, 2, axis=1)) / math.sqrt(4)

@@ -8,6 +8,7 @@ from hypothesis import given, strategies as st
 from minillm import GPT
 from minillm.model.attention import attend_per_head, attention, causal_mask, scaled_dot_product
 from minillm.model.ffn import gelu_tanh, silu
+from minillm.hooks import Layer
 from minillm.model.linear import linear
 from minillm.model.norm import layer_norm, rms_norm
 from minillm.model.rope import rope_angles
@@ -91,21 +92,26 @@ def test_layers_never_modify_their_input(layer):
 
 
 @pytest.mark.parametrize("T", [3, 70])
-def test_attention_and_the_model_agree_that_return_weights_defaults_to_false(T):
+def test_attention_and_block_return_their_output_and_the_model_its_weights_when_asked(T):
     """Regression: attention() returned its weights unless told not to, while GPT.__call__ (and
-    block) returned them only when asked; all three now default to False."""
+    block) returned them only when asked. Now attention and block return their output only
+    (the weights pass the hook point ``attn.hook_pattern``), and the model returns the weights
+    when asked, the very arrays that hook point sees."""
     from minillm.config import ModelConfig
     from minillm.model.block import block
     config = ModelConfig(vocab_size=20, n_ctx=80, d_model=8, n_heads=2, n_layers=1)
     params = GPT(config, seed=0).params
     x = np.random.default_rng(0).standard_normal((1, T, 8), dtype=np.float32)   # [1, T, C]
-    out, weights = attention(x, params.blocks[0].attn, config, causal_mask(T, T)[None])
-    assert out.shape == (1, T, 8) and weights is None
-    assert block(x, params.blocks[0], config, causal_mask(T, T)[None])[1] is None
+    ctx = Layer(config, causal_mask(T, T)[None])
+    out = attention(x, params.blocks[0].attn, ctx)
+    assert isinstance(out, np.ndarray) and out.shape == (1, T, 8)
+    assert isinstance(block(x, params.blocks[0], ctx), np.ndarray)
     assert isinstance(GPT(config, params)(np.arange(T) % 20), np.ndarray)
-    weights = attention(x, params.blocks[0].attn, config, causal_mask(T, T)[None],
-                        return_weights=True)[1]
-    assert weights.shape == (1, 2, T, T)
+    ids = np.arange(T)[None] % 20                                               # [1, T]
+    logits, weights = GPT(config, params)(ids, return_weights=True)
+    _, acts = GPT(config, params).run_with_cache(ids, names=["blocks.0.attn.hook_pattern"])
+    assert weights[0].shape == (1, 2, T, T)
+    np.testing.assert_array_equal(weights[0], acts["blocks.0.attn.hook_pattern"])
 
 
 @given(st.lists(st.integers(0, 5000), min_size=1, max_size=20), st.sampled_from([2, 8, 64]),
@@ -142,7 +148,7 @@ def test_embedding_is_a_row_lookup_plus_the_position_rows(B, T, V, learned, seed
 
 
 def test_attention_stores_its_keys_and_values_in_its_own_layer_of_the_cache():
-    """attention(..., cache=cache, layer=l) writes this call's k, v into layer l of the cache
+    """attention(x, p, Layer(..., cache=cache, index=l)) writes this call's k, v into layer l of the cache
     (layer 0 by default) and leaves every other layer alone."""
     from minillm import KVCache
     from minillm.config import ModelConfig
@@ -151,8 +157,8 @@ def test_attention_stores_its_keys_and_values_in_its_own_layer_of_the_cache():
     x = np.random.default_rng(0).standard_normal((1, 4, 8), dtype=np.float32)   # [B, T, C]
     for layer in (None, 0, 2):
         cache = KVCache(config, batch_size=1, capacity=8)
-        kw = {} if layer is None else {"layer": layer}
-        attention(x, attn, config, causal_mask(4, 4)[None], cache=cache, **kw)   # mask [1, T, S]
+        kw = {} if layer is None else {"index": layer}
+        attention(x, attn, Layer(config, causal_mask(4, 4)[None], cache=cache, **kw))   # mask [1, T, S]
         written = [l for l in range(3) if cache.k[l].any() or cache.v[l].any()]
         assert written == [layer or 0]
 
