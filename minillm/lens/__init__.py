@@ -1,5 +1,5 @@
 """Looking inside a running model: the tools learners meet in the interpretability literature,
-each a small function over ``model.run_with_cache`` / ``model.run_with_hooks`` (model/hooks.py):
+each a small function over ``model.run_with_cache`` / ``model.run_with_hooks`` (minillm/hooks.py):
 
     logit_lens       a layer's residual stream read out through the final norm and the head
     attribution      direct logit attribution: each layer's and head's share of one logit

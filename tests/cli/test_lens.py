@@ -2,15 +2,13 @@
 import numpy as np
 import pytest
 
-from minillm import GPT, load_model
+from minillm import load_model
 from minillm.lens import copying_scores, lens_table
 
 from minillm.cli import main
 from tests.cli.helpers import run_cli
 from tests.cli.run_module import SHAKESPEARE, TINY_LLAMA
 
-pytestmark = pytest.mark.skipif(not hasattr(GPT, "run_with_cache"),
-                                reason="needs model.run_with_cache (model/hooks.py)")
 
 
 @pytest.mark.parametrize("path", [SHAKESPEARE, TINY_LLAMA])

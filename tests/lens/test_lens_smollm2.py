@@ -4,14 +4,12 @@ heads whose ablation undoes what the second repeat of a random sequence gains.""
 import numpy as np
 import pytest
 
-from minillm import GPT, load_model
+from minillm import load_model
 from minillm.functional import log_softmax
 from minillm.lens import ablate_heads, lens_table, prefix_matching_scores, repeated_random_tokens
 
 from tests.conftest import shared_file
 
-pytestmark = pytest.mark.skipif(not hasattr(GPT, "run_with_cache"),
-                                reason="needs model.run_with_cache (model/hooks.py)")
 
 
 @pytest.fixture(scope="module")

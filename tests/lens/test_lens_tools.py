@@ -16,8 +16,6 @@ from minillm.lens import (ablate_heads, copying_scores, direct_logit_attribution
 
 from tests.model.strategies import random_model, tiny_configs
 
-pytestmark = pytest.mark.skipif(not hasattr(GPT, "run_with_cache"),
-                                reason="needs model.run_with_cache (model/hooks.py)")
 
 
 def model_and_ids(config, seed, T):
