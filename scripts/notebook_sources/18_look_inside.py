@@ -31,7 +31,7 @@ from minillm.lens import (ablate_heads, direct_logit_attribution, final_readout,
                           logit_lens, patch_residual, prefix_matching_score, repeated_random_tokens)
 from nbhelpers import claim, find_smollm2, knob, load_pretrained, load_shipped
 
-START = time.perf_counter()
+START, CPU_START = time.perf_counter(), time.process_time()
 
 # %% [markdown]
 # ## 1. Every activation, by name
@@ -124,7 +124,7 @@ for l in range(L + 1):
 print(f"{tok.decode([answer])!r} first reaches the top at layer {first} of {L}" if first is not None
       else f"{tok.decode([answer])!r} never reaches the top")
 claim(first == L, f"{tok.decode([answer])!r} is on top only at the last layer, p = {p_answer[-1]:.2f}",
-      f"on top at layer {first}")
+      f"on top from layer {first}" if first is not None else "never on top")
 fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 6), gridspec_kw={"width_ratios": [2, 1]})
 show_table(top, prob, ids, tok, f"{model_name}: the logit lens on {PROMPT!r}", a1)
 a2.semilogy(np.arange(L + 1), rank + 1, "o-")
@@ -292,6 +292,9 @@ else:
         where = np.flatnonzero(clean != corrupt)
         print(f"the prompts differ at position(s) {where.tolist()}; layer 0 restores there "
               f"{restored[0, where].round(3).tolist()} and elsewhere at most {np.delete(restored[0], where).max(initial=0):.3f}")
+        if len(where) == 1:      # one differing token: layer 0's stream there is all that differs
+            assert abs(restored[0, where[0]] - 1) < 1e-3 and np.abs(np.delete(restored[0], where)).max(initial=0) < 1e-3, \
+                "at layer 0 patching the differing position must restore the clean run, any other position nothing"
         carried = [int(np.argmax(restored[l])) for l in range(L)]
         switch = next((l for l in range(L) if all(t == len(clean) - 1 for t in carried[l:])), None)
         print(f"the position that restores most, layer by layer: {carried}")
@@ -306,9 +309,14 @@ else:
         plt.colorbar(im, ax=ax)
         plt.tight_layout()
         plt.show()
-print(f"the notebook so far took {time.perf_counter() - START:.0f} s")
+print(f"the notebook so far took {time.perf_counter() - START:.0f} s ({time.process_time() - CPU_START:.0f} s of CPU)")
 
 # %% [markdown]
+# Read the heat map row by row: in the early layers only the patched subject's own position
+# brings the answer back (the fact is still where the word is); at some layer the last position
+# takes over, and from there on the stream at the last position alone carries it to the answer.
+# The claim above names that layer, when there is one.
+#
 # ## Exercises
 #
 # Write the logit lens over the streams of a model with an RMSNorm before its head, and the
