@@ -14,7 +14,9 @@ docs/hooks.md (tests/model/test_hooks.py keeps it equal to what a run records).
     logits = model.run_with_hooks(ids, {"blocks.0.attn.hook_z": ablate})
 
 A hook ``fn(x, name)`` returns a replacement for x (the same shape; cast to x's dtype) or None
-(keep x). ``run_with_cache`` and ``run_with_hooks`` run model/'s code (``GPT.forward``) on an
+(keep x). subtle: return a new array rather than editing x in place — x may be a view of what
+the forward goes on to use, and ``blocks.{l}.hook_resid_post`` is the very array that
+``blocks.{l+1}.hook_resid_pre`` records. ``run_with_cache`` and ``run_with_hooks`` run model/'s code (``GPT.forward``) on an
 ``EngineGPT`` too: the same weights, the readable math.
 """
 from __future__ import annotations
