@@ -41,7 +41,8 @@ START, CPU_START = time.perf_counter(), time.process_time()
 # attention (`hook_resid_mid`) and after its FFN (`hook_resid_post`); each head's q, k, v, its
 # scores and weights (`attn.hook_pattern`, [B, H, T, S]) and its output before the output
 # projection (`attn.hook_z`, [B, T, H, D]); the norms' outputs; the final norm
-# (`ln_final.hook_normalized`) and the logits. `model.hook_names()` lists every name, in order.
+# (`ln_final.hook_normalized`) and the logits. `model.hook_names()` lists every name, in order;
+# docs/hooks.md gives each one's shape and the line of `model/` it comes from.
 
 # %%
 TOY_PROMPT = "ROMEO:\nWhat light through yonder window breaks"
