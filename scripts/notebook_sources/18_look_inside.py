@@ -172,7 +172,7 @@ plt.show()
 # %% [markdown]
 # ## 4. Induction heads
 #
-# Olsson et al. (2022) found, in every transformer they trained with two layers or more, heads that
+# Olsson et al. (2022) found, in transformers of two layers or more, heads that
 # complete "… A B … A" with "B": a head looks back for the earlier copy of the current token and
 # attends to the token that followed it, and a head downstream copies that token out. On text it
 # is how a model keeps a name it has seen. It shows plainly on random tokens seen twice: the first
@@ -190,10 +190,11 @@ knob("N_BATCH", N_BATCH, lambda n: type(n) is int and 1 <= n <= 4, "a whole numb
 
 
 def repeat_losses(logits, ids, n):
-    """-> (loss on the first copy, loss on the second): the mean next-token loss at the positions
-    that predict each copy's tokens (the first copy's first token cannot be predicted at all)."""
+    """-> (loss on the first copy, loss on the second): the mean next-token loss of each copy's
+    tokens after its first (the first copy's first token is not predicted at all; the second's
+    first token follows the first copy's last, which nothing before foretells)."""
     nll = -np.take_along_axis(log_softmax(logits[:, :-1]), ids[:, 1:, None], -1)[..., 0]   # [B, 2n − 1]
-    return float(nll[:, :n - 1].mean()), float(nll[:, n - 1:].mean())
+    return float(nll[:, :n - 1].mean()), float(nll[:, n:].mean())     # ids 1 … n − 1, ids n + 1 … 2n − 1
 
 
 def induction(m, n, batch, seed=0):
