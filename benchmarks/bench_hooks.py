@@ -3,6 +3,7 @@ object and its hook points (minillm/hooks.py), with no hook: is the forward as f
 
     python benchmarks/bench_hooks.py                       # baseline: the commit before the change
     python benchmarks/bench_hooks.py --baseline 8185417 --rounds 7
+    MINILLM_SHARED_DATA=/work/shared/data python benchmarks/bench_hooks.py --memory
 
 The baseline is the package as it was at ``--baseline`` (default: the parent of the commit that
 added the hook points), unpacked with ``git archive`` into a temporary folder; the current one is
@@ -75,6 +76,36 @@ def worker(case: str, repeats: int, clock) -> None:
     print(json.dumps({"median": statistics.median(times), "file": __import__("minillm").__file__}))
 
 
+def memory(T: int = 64) -> None:
+    """The bytes of a full record (``run_with_cache(ids)``, every name) of SmolLM2-135M-Instruct
+    for T tokens: the sum of the arrays' sizes, and of the distinct buffers under them (the
+    residual stream leaving block l is the one entering l + 1)."""
+    import numpy as np
+    from minillm import load_model
+    path = Path(os.environ.get("MINILLM_SHARED_DATA", REPO / "data")) / "models" / \
+        "SmolLM2-135M-Instruct.Q4_1.gguf"
+    if not path.exists():
+        raise SystemExit(f"{path} is absent: set MINILLM_SHARED_DATA to the folder holding "
+                         f"models/SmolLM2-135M-Instruct.Q4_1.gguf")
+    model, _ = load_model(path, fast=False)
+    ids = np.random.default_rng(0).integers(0, model.config.vocab_size, T)
+    _, acts = model.run_with_cache(ids)
+
+    def base(a):
+        while isinstance(a.base, np.ndarray):
+            a = a.base
+        return a
+    distinct = {id(base(a)): base(a).nbytes for a in acts.values()}
+    by_name = {}
+    for name, a in acts.items():
+        short = name.split(".", 2)[2] if name.startswith("blocks.") else name
+        by_name[short] = by_name.get(short, 0) + a.nbytes
+    print(f"SmolLM2-135M, {T} tokens: {len(acts)} arrays, {sum(a.nbytes for a in acts.values()) / 2**20:.1f}"
+          f" MiB ({sum(distinct.values()) / 2**20:.1f} MiB in {len(distinct)} distinct buffers)")
+    for short, n in sorted(by_name.items(), key=lambda kv: -kv[1])[:5]:
+        print(f"  {short}: {n / 2**20:.1f} MiB")
+
+
 def baseline_commit() -> str:
     added = subprocess.run(["git", "log", "--diff-filter=A", "--format=%H", "--",
                             "minillm/model/hooks.py", "minillm/hooks.py"], cwd=REPO,
@@ -124,11 +155,15 @@ def main() -> None:
                         help="cpu (default): the child's CPU time, time.process_time, which on a "
                         "shared machine leaves out the time other jobs held the core (one thread "
                         "only); wall: time.perf_counter")
+    parser.add_argument("--memory", action="store_true", help="print the memory of a full record "
+                        "of SmolLM2-135M for 64 tokens instead (its GGUF in MINILLM_SHARED_DATA)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         return worker(args.worker, args.repeats,
                       time.process_time if args.clock == "cpu" else time.perf_counter)
+    if args.memory:
+        return memory()
     import numpy as np
     np.zeros(1)                                              # (threadpoolctl sees the BLAS)
     ref = args.baseline or baseline_commit()

@@ -448,7 +448,7 @@ class Workers:
             for part in ("minillm", "tests"):
                 shutil.copytree(REPO / part, where / part,
                                 ignore=shutil.ignore_patterns("__pycache__", "fixtures"))
-            for linked in ("weights", "tests/fixtures", "pyproject.toml", "setup.cfg"):
+            for linked in ("weights", "tests/fixtures", "docs", "pyproject.toml", "setup.cfg"):
                 if (REPO / linked).exists():
                     (where / linked).symlink_to(REPO / linked)
             self.free.append(where)

@@ -78,6 +78,38 @@ def test_each_name_of_the_table_is_written_where_the_table_says(name, where):
         assert body and f'"{relative}"' in body[0], f"{relative} not in {path}::{function}"
 
 
+@pytest.mark.parametrize("arch", sorted(CONFIGS))
+def test_the_recorded_activations_are_what_their_names_say(arch):
+    """Each name holds what docs/hooks.md says, rebuilt from the others in float64: the scores
+    are rot_q · rot_k / √D (query head h with KV head h // G; the future −∞), the pattern their
+    softmax, z the pattern times v, attn_out z W_o (+ b_o), the stream adds attn_out then
+    mlp_out, and the logits are the final norm's output times the head."""
+    config = CONFIGS[arch]
+    model = random_model(config, 3)
+    p = model.params
+    _, a = model.run_with_cache(ids_for(config, T=6))
+    f64 = {name: x.astype(np.float64) for name, x in a.items()}
+    q, k = ("attn.hook_rot_q", "attn.hook_rot_k") if arch == "llama" else ("attn.hook_q", "attn.hook_k")
+    G = config.n_heads // config.n_kv_heads
+    for layer in range(config.n_layers):
+        b = lambda name: f64[f"blocks.{layer}.{name}"]                      # noqa: E731
+        keys = np.repeat(b(k), G, axis=2)                                   # [B, S, H, D]
+        scores = np.einsum("bthd,bshd->bhts", b(q), keys) / np.sqrt(config.d_head)
+        scores = np.where(causal_mask(6, 6), scores, -np.inf)               # [B, H, T, S]
+        np.testing.assert_allclose(b("attn.hook_attn_scores"), scores, rtol=1e-5, atol=1e-5)
+        e = np.exp(scores - scores.max(-1, keepdims=True))
+        np.testing.assert_allclose(b("attn.hook_pattern"), e / e.sum(-1, keepdims=True), atol=1e-6)
+        z = np.einsum("bhts,bshd->bthd", b("attn.hook_pattern"), np.repeat(b("attn.hook_v"), G, axis=2))
+        np.testing.assert_allclose(b("attn.hook_z"), z, rtol=1e-5, atol=1e-5)
+        bp = p.blocks[layer].attn
+        out = b("attn.hook_z").reshape(2, 6, -1) @ bp.wo + (0 if bp.bo is None else bp.bo)
+        np.testing.assert_allclose(b("hook_attn_out"), out, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(b("hook_resid_mid"), b("hook_resid_pre") + b("hook_attn_out"), atol=1e-6)
+        np.testing.assert_allclose(b("hook_resid_post"), b("hook_resid_mid") + b("hook_mlp_out"), atol=1e-6)
+    head = p.wte.T if p.lm_head is None else p.lm_head
+    np.testing.assert_allclose(f64["hook_logits"], f64["ln_final.hook_normalized"] @ head, rtol=1e-5, atol=1e-5)
+
+
 def test_a_batch_of_one_keeps_its_batch_axis_in_the_activations():
     model = GPT(LLAMA, seed=0)
     logits, acts = model.run_with_cache(np.arange(5))
