@@ -2,7 +2,8 @@
 
 ``load_model`` looks at what ``path`` is and dispatches:
 
-    a directory with config.json + model.safetensors   Hugging Face (GPT-2, Llama, Qwen2) or a
+    a directory with config.json + model.safetensors   Hugging Face (any family of
+                                                        minillm/families/) or a
                                                         minillm checkpoint (same layout); or with
                                                         model.safetensors.index.json + its shards
     a .gguf file                                        llama.cpp's format (weights + tokenizer)

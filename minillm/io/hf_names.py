@@ -41,6 +41,7 @@ from __future__ import annotations
 import numpy as np
 
 from minillm.config import ModelConfig
+from minillm.families import families, family
 
 # minillm block name -> (HF name, transpose?) ; "{i}" is the layer.
 _GPT2_BLOCK = {"norm1.weight": ("h.{i}.ln_1.weight", False), "norm1.bias": ("h.{i}.ln_1.bias", False),
@@ -65,31 +66,26 @@ _LLAMA_BLOCK = {"norm1.weight": ("model.layers.{i}.input_layernorm.weight", Fals
                 "ffn.w_up": ("model.layers.{i}.mlp.up_proj.weight", True),
                 "ffn.w_down": ("model.layers.{i}.mlp.down_proj.weight", True)}
 _LLAMA_TOP = {"wte": ("model.embed_tokens.weight", False), "norm_f.weight": ("model.norm.weight", False)}
-_GEMMA_BLOCK = {**_LLAMA_BLOCK,
-                "post_attn_norm.weight": ("model.layers.{i}.post_attention_layernorm.weight", False),
-                "norm2.weight": ("model.layers.{i}.pre_feedforward_layernorm.weight", False),
-                "post_ffn_norm.weight": ("model.layers.{i}.post_feedforward_layernorm.weight", False)}
+_GEMMA_BLOCK = {**_LLAMA_BLOCK, **family("gemma2").hf_tensors}     # (families/gemma2.py)
 GAIN_SHIFT = 1.0        # Gemma: HF stores w, the norm multiplies by 1 + w
-_EXPERTS = {"qwen3_moe": ("model.layers.{i}.mlp.", {"w_gate": "gate_proj", "w_up": "up_proj",
-                                                      "w_down": "down_proj"}),
-            "mixtral": ("model.layers.{i}.block_sparse_moe.", {"w_gate": "w1", "w_up": "w3",
-                                                              "w_down": "w2"})}
+# a mixture of experts' names: (prefix, minillm -> HF expert names), as families/ declare them
+_EXPERTS = {name: (family(name).experts["hf_prefix"], family(name).experts["hf_names"])
+            for name in ("qwen3_moe", "mixtral")}
 LM_HEAD = ("lm_head.weight", True)          # [V, C] in both formats; minillm keeps [C, V]
 GPT2_BUFFERS = (".attn.bias", ".attn.masked_bias")   # older GPT-2 files' causal masks: not weights
 
 
 def hf_table(config: ModelConfig) -> dict[str, tuple[str, bool]]:
     """The full minillm-name -> (HF name, transpose) table for this config."""
-    top, per_block = (_GPT2_TOP, _GPT2_BLOCK) if config.arch == "gpt2" else \
-        (_LLAMA_TOP, _GEMMA_BLOCK if config.sandwich_norms else _LLAMA_BLOCK)
+    top, per_block = (_GPT2_TOP, _GPT2_BLOCK) if config.arch == "gpt2" else (_LLAMA_TOP, _LLAMA_BLOCK)
+    for fam in families().values():     # Gemma's four norms, OLMo 2's norms after (their modules)
+        if fam.tensor_switch and getattr(config, fam.tensor_switch) and config.arch != "gpt2":
+            per_block = {**per_block, **fam.hf_tensors}
     table = dict(top)
     for i in range(config.n_layers):
         table.update({f"blocks.{i}.{k}": (hf.format(i=i), t) for k, (hf, t) in per_block.items()})
     if not config.tie_embeddings:
         table["lm_head"] = LM_HEAD
-    for i in range(config.n_layers if config.post_norms else 0):    # OLMo 2: norms after
-        for norm, hf in (("norm1", "post_attention_layernorm"), ("norm2", "post_feedforward_layernorm")):
-            table[f"blocks.{i}.{norm}.weight"] = (f"model.layers.{i}.{hf}.weight", False)
     if config.n_experts:
         prefix, names = _EXPERTS["qwen3_moe" if config.qk_norm else "mixtral"]   # (OLMoE: qwen3_moe's)
         for i in range(config.n_layers):

@@ -111,7 +111,7 @@ def check_layer_count(n_layers, what: str = "n_layers") -> None:
 
 
 def check_variants(c) -> None:
-    """ValueError unless the window and Gemma fields of ModelConfig ``c`` make sense together;
+    """ValueError unless the window, soft-cap and norm fields of ModelConfig ``c`` agree;
     ``layer_types`` becomes a tuple (every layer "sliding" when a window comes without one)."""
     if c.sliding_window is not None or c.layer_types is not None:   # (a list per layer follows)
         check_layer_count(c.n_layers)
@@ -147,6 +147,8 @@ def check_variants(c) -> None:
             raise ValueError(f"{name} must be True or False, got {getattr(c, name)!r}")
     if (c.sliding_window is not None or c.sandwich_norms or c.embed_scale or c.ffn == "geglu"
             or c.rope_local_theta is not None) and (c.norm, c.position) != ("rmsnorm", "rope"):
-        raise ValueError("sliding windows and Gemma's switches need norm='rmsnorm' and RoPE")
+        raise ValueError("sliding_window, sandwich_norms, embed_scale, ffn='geglu' and rope_local_theta "
+                         "need norm='rmsnorm' and RoPE")
     if c.ffn == "geglu" and c.mlp_bias:
-        raise ValueError("mlp_bias=True with a GeGLU FFN is not supported (Gemma has none)")
+        raise ValueError("mlp_bias=True with ffn='geglu' is not supported "
+                         "(minillm's GeGLU FFN has no bias terms)")

@@ -23,24 +23,22 @@ them (``convert_hf_to_gguf.py``: Phi3MiniModel, Olmo2Model, SmolLM3Model, OlmoeM
              does when config.json says norm_topk_prob; OLMoE's releases say false): a file reads
              as norm_topk_prob=False, and a config with True is not written.
 
-``gguf/model.py`` (reading) and ``gguf/export.py`` (writing) call these for the four names.
-Example: a 4-layer SmolLM3 file reads as ``nope_layers = (3,)``.
+Each family's names, keys and switches are declared in its module (minillm/families/phi3.py,
+olmo2.py, smollm3.py, olmoe.py), which ``gguf/model.py`` reads; what stays here is machinery:
+Phi-3's fused rows split and joined, and ``family_arch``, what llama.cpp's four cannot run
+(``gguf/export.py`` asks it). Example: a 4-layer SmolLM3 file reads as ``nope_layers = (3,)``.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from minillm.config import ModelConfig
+from minillm.families import family, family_of_gguf
+from minillm.families.smollm3 import NOPE_STEP, gguf_nope_layers as smollm3_nope_layers  # noqa: F401
 
 FAMILIES = ("phi3", "olmo2", "smollm3", "olmoe")
-NOPE_STEP = 4                    # llama.cpp's smollm3: hparams.n_no_rope_layer_step = 4
-OLMO2_NORMS = {"norm1.weight": ("post_attention_norm.weight", False),
-               "norm2.weight": ("post_ffw_norm.weight", False)}
-
-
-def smollm3_nope_layers(n_layers: int) -> tuple[int, ...]:
-    """The layers llama.cpp's smollm3 runs without RoPE: 3, 7, 11, … (below ``n_layers``)."""
-    return tuple(i for i in range(n_layers) if (i + 1) % NOPE_STEP == 0)
+# (their homes: minillm/families/olmo2.py, smollm3.py; re-exported for old imports)
+OLMO2_NORMS = family("olmo2").gguf_tensors
 
 
 def family_arch(config: ModelConfig) -> str | None:
@@ -51,21 +49,10 @@ def family_arch(config: ModelConfig) -> str | None:
         config.qk_norm_whole else None
     if arch is None:
         return None
-    problems = [why for why, bad in (
-        ("Q, K, V biases", config.attn_bias),
-        ("RoPE scaling", config.rope_scaling is not None),
-        ("a head width other than C / H", config.head_dim is not None and arch != "smollm3"),
-        ("q/k norms", config.qk_norm and arch not in ("olmo2", "olmoe")),
-        ("per-head q/k norms", arch == "olmo2" and not config.qk_norm_whole),
-        (f"tied embeddings (llama.cpp's {arch} needs output.weight)",
-         arch in ("olmo2", "olmoe") and config.tie_embeddings),
-        ("renormalised routing weights (norm_topk_prob)", arch == "olmoe" and config.norm_topk_prob),
-        ("grouped-query attention (its attn_k_norm is C wide: KV·D = C)",
-         arch == "olmoe" and config.n_kv_heads != config.n_heads),
-        ("layers without RoPE other than every 4th", arch == "smollm3" and
-         config.nope_layers != smollm3_nope_layers(config.n_layers)),
-        ("layers without RoPE", arch != "smollm3" and bool(config.nope_layers)),
-        ("norms after the sub-layers", arch == "phi3" and config.post_norms)) if bad]
+    # the two every one of them refuses, then what its module declares (families/<arch>.py)
+    problems = [why for why, bad in [("Q, K, V biases", config.attn_bias),
+                                     ("RoPE scaling", config.rope_scaling is not None),
+                                     *family_of_gguf(arch).gguf_problems(config)] if bad]
     if problems:
         raise ValueError(f"llama.cpp's {arch} does not run {problems[0]}: this config cannot be "
                          f"exported")
@@ -73,26 +60,21 @@ def family_arch(config: ModelConfig) -> str | None:
 
 
 def family_metadata(config: ModelConfig, arch: str) -> dict:
-    """The keys the converter adds for ``arch`` beyond the Llama ones: {key: value} (uint32)."""
-    if arch != "phi3":
-        return {}
-    return {"phi3.rope.scaling.original_context_length": config.n_ctx,
-            "phi3.attention.sliding_window": 0}
+    """The keys the converter adds for ``arch`` beyond the Llama ones: {key: value} (uint32),
+    as the family module declares them (``write_gguf``: families/phi3.py)."""
+    f = family_of_gguf(arch)
+    return f.write_gguf(config) if f is not None and f.write_gguf else {}
 
 
 def family_switches(meta: dict, arch: str, n_layers: int) -> dict:
-    """ModelConfig's switches for a file of ``arch`` (one of FAMILIES or another)."""
-    if arch == "phi3":
-        return {"fused_projections": True}
-    if arch == "olmo2":
-        if meta.get("olmo2.attention.sliding_window"):
-            raise ValueError("olmo2.attention.sliding_window (OLMo 3's) is not supported")
-        return {"post_norms": True, "qk_norm": True, "qk_norm_whole": True}
-    if arch == "smollm3":
-        return {"nope_layers": smollm3_nope_layers(n_layers)}
-    if arch == "olmoe":
-        return {"qk_norm": True, "qk_norm_whole": True}
-    return {}
+    """Deprecated (use ``minillm.families.family_of_gguf(arch)``: its ``switches`` and
+    ``gguf_switches``): ModelConfig's switches for a file of ``arch``."""
+    f = family_of_gguf(arch)
+    if f is None or arch not in FAMILIES:
+        return {}
+    meta = {f"{arch}.context_length": 1, **meta}     # (the context is not asked for here)
+    own = f.gguf_switches(meta, n_layers, 0, 1) if f.gguf_switches else {}
+    return {**f.switches, **{k: v for k, v in own.items() if k != "n_ctx"}}
 
 
 def context_limit(meta: dict, arch: str, n_ctx: int) -> int:

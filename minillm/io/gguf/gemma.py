@@ -39,12 +39,12 @@ attention changed, so with other logits.
 """
 from __future__ import annotations
 
+from minillm.families import family
 from minillm.io.gguf.values import metadata_number
 from minillm.io.gguf.write import ARRAY, BOOL, FLOAT32, UINT32
 
-GEMMA = ("gemma2", "gemma3")
-POST_NORMS = {"post_attn_norm.weight": ("post_attention_norm.weight", False),
-              "post_ffn_norm.weight": ("post_ffw_norm.weight", False)}
+GEMMA = ("gemma2", "gemma3")      # (their modules: minillm/families/gemma2.py, gemma3.py)
+POST_NORMS = family("gemma2").gguf_tensors   # the norms after each sub-layer (for old imports)
 
 
 def gemma_arch(config) -> str:

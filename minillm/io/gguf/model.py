@@ -59,9 +59,8 @@ import numpy as np
 from minillm.config import ModelConfig
 from minillm.io.gguf import gpt2_names
 from minillm.io.gguf.dequant import DEQUANTIZERS, dequantize, dequantize_into
-from minillm.io.gguf.families import (FAMILIES, OLMO2_NORMS, context_limit, family_switches,
-                                      is_split, split_phi3)
-from minillm.io.gguf.gemma import GEMMA, POST_NORMS, window_config
+from minillm.families import families, family_of_gguf
+from minillm.io.gguf.families import is_split, split_phi3
 from minillm.io.gguf.read import GGUF, read_gguf
 from minillm.io.gguf.values import metadata_number
 from minillm.io.gguf.qk_rows import PERMUTED_QK, unpermute_qk
@@ -70,7 +69,8 @@ from minillm.io.sizes import check_sizes
 from minillm.model.params import GPTParams, empty_params
 from minillm.model.variants import check_layer_count
 
-ARCHS = ("llama", "qwen2", "qwen3", "gpt2", "qwen3moe", *GEMMA) + FAMILIES   # general.architecture values read here
+# general.architecture values read here: every family module's (minillm/families/)
+ARCHS = tuple(a for f in families().values() for a in f.gguf_architectures)
 
 # minillm block name -> (GGUF name, transpose?). GGUF shapes come back as NumPy [out, in].
 _BLOCK = {"norm1.weight": ("attn_norm.weight", False), "norm2.weight": ("ffn_norm.weight", False),
@@ -80,7 +80,7 @@ _BLOCK = {"norm1.weight": ("attn_norm.weight", False), "norm2.weight": ("ffn_nor
           "attn.bv": ("attn_v.bias", False),
           "attn.q_norm": ("attn_q_norm.weight", False), "attn.k_norm": ("attn_k_norm.weight", False),
           "ffn.w_gate": ("ffn_gate.weight", True), "ffn.w_up": ("ffn_up.weight", True),
-          "ffn.w_down": ("ffn_down.weight", True), **POST_NORMS}    # (post norms: Gemma, gemma.py)
+          "ffn.w_down": ("ffn_down.weight", True)}   # (+ a family's own: its gguf_tensors)
 _EXPERTS = {"ffn.router": ("ffn_gate_inp.weight", True), "ffn.w_gate": ("ffn_gate_exps.weight", True),
             "ffn.w_up": ("ffn_up_exps.weight", True), "ffn.w_down": ("ffn_down_exps.weight", True)}
 NOT_WEIGHTS = ("rope_freqs.weight",)   # Llama 3's RoPE scaling: read into the config (rope_freqs.py)
@@ -92,15 +92,16 @@ def gguf_names(config: ModelConfig) -> dict[str, tuple[str, bool]]:
     """minillm name -> (GGUF tensor name, transpose?) for every tensor this config uses (GPT-2's
     table, with Q, K, V unfused, is in ``gpt2_names.py``)."""
     top, per_block = (gpt2_names.TOP, gpt2_names.BLOCK) if config.arch == "gpt2" else (_TOP, _BLOCK)
-    if config.post_norms:                                   # OLMo 2 (gguf/families.py)
-        per_block = {**per_block, **OLMO2_NORMS}
+    for family in families().values():      # OLMo 2's norms, Gemma's post norms (their modules)
+        if family.tensor_switch and getattr(config, family.tensor_switch):
+            per_block = {**per_block, **family.gguf_tensors}
     per_block = {**per_block, **_EXPERTS} if config.n_experts else per_block   # (stacked experts)
     table = {k: v for k, v in top.items() if k != "lm_head" or not config.tie_embeddings}
     absent = (() if config.attn_bias else ("bq", "bk", "bv")) + \
              (() if config.qk_norm else ("q_norm", "k_norm"))
     for i in range(config.n_layers):
         for name, (gguf, transpose) in per_block.items():
-            if name.split(".")[-1] in absent or (name in POST_NORMS and not config.sandwich_norms):
+            if name.split(".")[-1] in absent:
                 continue
             table[f"blocks.{i}.{name}"] = (f"blk.{i}.{gguf}", transpose)
     return table
@@ -112,11 +113,12 @@ def gguf_config(meta: dict, tensors: dict, tied: bool | None = None,
     ``tied`` (GPT-2 only) says whether ``output.weight`` is a copy of the embeddings;
     ``rope_freqs`` the values of ``rope_freqs.weight`` (Llama 3's RoPE scaling), if any."""
     arch = meta.get("general.architecture")
-    if arch not in ARCHS:
+    family = family_of_gguf(arch) if isinstance(arch, str) else None
+    if family is None:
         raise ValueError(f"general.architecture is {arch!r}; minillm reads {ARCHS}")
     if "token_embd.weight" not in tensors:
         raise ValueError("GGUF file has no token_embd.weight tensor")
-    if arch == "gpt2":
+    if family.base == "gpt2":
         return gpt2_names.gpt2_config(meta, tensors, "output.weight" not in tensors if tied is None
                                      else tied)
 
@@ -133,7 +135,7 @@ def gguf_config(meta: dict, tensors: dict, tied: bool | None = None,
     if "rope_freqs.weight" in tensors and arch != "llama":
         raise ValueError(f"rope_freqs.weight in a {arch} file is not supported (llama.cpp reads "
                          f"it in llama files only)")
-    experts = _experts(meta, arch)
+    experts = _experts(meta, arch, family)
     d_model, n_heads = key("embedding_length"), key("attention.head_count")
     if not (type(d_model) is int and type(n_heads) is int and 0 < n_heads <= d_model):
         raise ValueError(f"{arch}.embedding_length ({d_model!r}) and .attention.head_count "
@@ -149,46 +151,48 @@ def gguf_config(meta: dict, tensors: dict, tied: bool | None = None,
     theta = metadata_number(meta, f"{arch}.rope.freq_base", 10000.0)
     n_layers = key("block_count")
     check_layer_count(n_layers, f"GGUF metadata {arch}.block_count")   # (before per-layer lists)
-    window = window_config(meta, arch, n_layers, d_model, n_heads)     # (Gemma, a window: gemma.py)
     if rope_freqs is not None:
         rope_freqs = llama3_scaling(rope_freqs, d_head, theta,
                                     meta.get(f"{arch}.rope.scaling.original_context_length"))
-    return ModelConfig(
-        vocab_size=tensors["token_embd.weight"].shape[0],
-        n_ctx=context_limit(meta, arch, key("context_length")),
-        d_model=d_model, n_heads=n_heads, n_layers=n_layers,
-        d_ff=key("expert_feed_forward_length") if arch == "qwen3moe" else key("feed_forward_length"),
-        n_kv_heads=key("attention.head_count_kv", n_heads),
+    n_ctx = key("context_length")
+    # the family's own (its module's gguf_switches: a window, Gemma's keys, the experts' F, …)
+    own = family.gguf_switches(meta, n_layers, d_model, n_heads) if family.gguf_switches else {}
+    d_ff = own["d_ff"] if "d_ff" in own else key("feed_forward_length")
+    return ModelConfig(**{
+        "vocab_size": tensors["token_embd.weight"].shape[0], "n_ctx": n_ctx,
+        "d_model": d_model, "n_heads": n_heads, "n_layers": n_layers, "d_ff": d_ff,
+        "n_kv_heads": key("attention.head_count_kv", n_heads),
         # subtle: eps is stored as float32 (SmolLM2: 9.99999975e-06 where HF's config says 1e-5);
         # the two are the same number once they meet float32 activations.
-        norm_eps=metadata_number(meta, f"{arch}.attention.layer_norm_rms_epsilon"), arch="llama",
-        attn_bias="blk.0.attn_q.bias" in tensors, mlp_bias=False,
-        rope_theta=theta, rope_scaling=rope_freqs, head_dim=head_dim,
-        tie_embeddings="output.weight" not in tensors,
-        bos_id=meta.get("tokenizer.ggml.bos_token_id"), eos_id=meta.get("tokenizer.ggml.eos_token_id"),
-        **{"qk_norm": arch in ("qwen3", "qwen3moe"), **family_switches(meta, arch, n_layers),
-           **window, **experts})
+        "norm_eps": metadata_number(meta, f"{arch}.attention.layer_norm_rms_epsilon"),
+        "arch": "llama", "attn_bias": "blk.0.attn_q.bias" in tensors, "mlp_bias": False,
+        "rope_theta": theta, "rope_scaling": rope_freqs, "head_dim": head_dim,
+        "tie_embeddings": "output.weight" not in tensors,
+        "bos_id": meta.get("tokenizer.ggml.bos_token_id"),
+        "eos_id": meta.get("tokenizer.ggml.eos_token_id"),
+        **experts, **family.switches, **own})
 
 
-def _experts(meta: dict, arch: str) -> dict:
+def _experts(meta: dict, arch: str, family) -> dict:
     """A mixture of experts' ModelConfig fields ({} for a dense file): ``{arch}.expert_count``
-    and ``.expert_used_count``; llama.cpp's llama and qwen3moe always renormalise the k weights,
-    its olmoe never.
+    and ``.expert_used_count``; whether llama.cpp renormalises the k weights is the family's
+    ``gguf_experts`` (llama and qwen3moe always, olmoe never; None: no experts in its files).
     Shared experts (Qwen2-MoE's, DeepSeek's) are refused by name."""
     count, used = meta.get(f"{arch}.expert_count", 0), meta.get(f"{arch}.expert_used_count", 0)
     if meta.get(f"{arch}.expert_shared_count", 0):
         raise ValueError(f"{arch}.expert_shared_count: shared experts are not supported")
-    if arch in ("qwen3moe", "olmoe") and not count:
+    if family.experts is not None and family.gguf_experts is not None and not count:
         raise ValueError(f"a {arch} file needs {arch}.expert_count > 0")
     if not count:
         return {}
     if type(count) is not int or type(used) is not int or not 0 < used <= count:
         raise ValueError(f"{arch}.expert_count ({count!r}) and .expert_used_count ({used!r}) "
                          f"must be ints with 0 < expert_used_count <= expert_count")
-    if arch not in ("llama", "qwen3moe", "olmoe"):
-        raise ValueError(f"experts in a {arch} file are not supported (llama, qwen3moe and "
-                         f"olmoe are)")
-    return {"n_experts": count, "n_experts_used": used, "norm_topk_prob": arch != "olmoe"}
+    if family.gguf_experts is None:
+        readers = [a for f in families().values() if f.gguf_experts is not None
+                   for a in f.gguf_architectures]
+        raise ValueError(f"experts in a {arch} file are not supported ({', '.join(readers)} are)")
+    return {"n_experts": count, "n_experts_used": used, "norm_topk_prob": family.gguf_experts}
 
 
 def gguf_weights(g: GGUF, config: ModelConfig, params: GPTParams) -> GPTParams:
@@ -210,7 +214,7 @@ def gguf_weights(g: GGUF, config: ModelConfig, params: GPTParams) -> GPTParams:
     unexpected = sorted(available - {gguf for gguf, _ in table.values()} - set(NOT_WEIGHTS))
     if unexpected:
         raise ValueError(f"GGUF file has tensors this config does not use: {unexpected[:5]}")
-    permuted = g.metadata.get("general.architecture") in PERMUTED_QK
+    permuted = g.metadata.get("general.architecture") in PERMUTED_QK    # (each family declares it)
     with open(g.path, "rb") as f:   # read, not mapped: the file's pages never count against us
         for name, out in params.named().items():
             gguf, transpose = table[name]

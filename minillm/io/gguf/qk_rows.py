@@ -10,7 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-PERMUTED_QK = ("llama", "smollm3")  # archs whose converter permutes Q/K rows for adjacent-pair RoPE
+from minillm.families import families
+
+# the architectures whose converter permutes Q/K rows for adjacent-pair RoPE ("llama",
+# "smollm3"): each family module says so (``gguf_permuted_qk``)
+PERMUTED_QK = tuple(a for f in families().values() if f.gguf_permuted_qk
+                    for a in f.gguf_architectures)
 
 
 def permute_qk(w: np.ndarray, n_heads: int) -> np.ndarray:

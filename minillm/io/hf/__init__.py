@@ -1,8 +1,9 @@
 """Hugging Face's own files beside the weights: ``config.json`` and sharded checkpoints.
 
 ``config.py``: ``read_config`` / ``write_config``, ``from_hf_dict`` / ``to_hf_dict`` (the keys
-every family shares); ``families.py``: each family's own keys (Gemma 2 / 3, mixtures of experts,
-Phi-3, OLMo 2, SmolLM3); ``checks.py``: config.json's values checked before use (JSON types,
+every Llama-derived family shares, then what its module in minillm/families/ declares);
+``families.py``: a mixture of experts' keys read as each family declares them, old names kept
+(Gemma's reader and writer now live in families/gemma2.py); ``checks.py``: config.json's values checked before use (JSON types,
 variants refused by name, RoPE settings). ``shards.py``: a checkpoint split over several
 safetensors files and its ``model.safetensors.index.json``, read and checked; ``shard_write.py``:
 the split and the index as transformers writes them (``save_pretrained(max_shard_size=…)``).

@@ -1,26 +1,13 @@
-"""Hugging Face ``config.json`` in and out for ModelConfig (config.py): which keys each model
-family uses, the JSON types they must have, and the variants minillm refuses.
+"""Hugging Face ``config.json`` in and out for ModelConfig (config.py): the keys every
+Llama-derived family shares, read here; what each family adds (its ``model_type``, keys,
+defaults, switches and refusals) is declared in its module, ``minillm/families/<name>.py``:
 
-    GPT-2          n_embd, n_head, n_layer, n_positions, n_inner, layer_norm_epsilon
-    Llama / Qwen2  hidden_size, num_attention_heads, num_key_value_heads, num_hidden_layers,
-    / Mistral      intermediate_size, max_position_embeddings, rms_norm_eps, rope_theta, head_dim
-    Llama 3.x      … and rope_scaling (or transformers 5's rope_parameters) rope_type "llama3"
-    Qwen3          … model_type "qwen3": q and k norms (qk_norm); head_dim apart from C / H
-    Phi-3          … model_type "phi3": fused files; rope_parameters' partial_rotary_factor (1 only)
-    OLMo 2         … model_type "olmo2": norms after the sub-layers, q/k norms over the whole width
-    SmolLM3        … model_type "smollm3": no_rope_layers ([1, 1, 1, 0, …]: 0 = no RoPE) or
-                   no_rope_layer_interval (every n-th layer without RoPE; default 4)
-    Mistral        … sliding_window: every layer attends to the last W positions
-    Gemma 2 / 3    model_type "gemma2" / "gemma3_text": … head_dim, query_pre_attn_scalar,
-                   sliding_window, layer_types (or Gemma 3's sliding_window_pattern),
-                   attn_logit_softcapping, final_logit_softcapping, rope_local_base_freq
-                   (Gemma 3; or rope_parameters per layer type), hidden_activation
-    Mixtral        … model_type "mixtral": num_local_experts, num_experts_per_tok (model/moe.py)
-    Qwen3-MoE      … model_type "qwen3_moe": Qwen3's, num_experts, num_experts_per_tok,
-                   moe_intermediate_size, norm_topk_prob (every layer's FFN a mixture of experts)
-    OLMoE          … model_type "olmoe": Llama's pre-norms, OLMo 2's q/k norms over the whole
-                   width, num_experts, num_experts_per_tok, norm_topk_prob (default false), the
-                   experts' F as intermediate_size; clip_qkv refused
+    GPT-2          n_embd, n_head, n_layer, n_positions, n_inner, layer_norm_epsilon (gpt2.py)
+    Llama-derived  hidden_size, num_attention_heads, num_key_value_heads, num_hidden_layers,
+                   intermediate_size, max_position_embeddings, rms_norm_eps, rope_theta, head_dim,
+                   rope_scaling (or transformers 5's rope_parameters), attention_bias, mlp_bias;
+                   then the family's own (qwen3.py, phi3.py, smollm3.py, mixtral.py, …)
+    Gemma 2 / 3    a reader of their own (gemma2.py)
 
 A file written by minillm also carries a ``"minillm"`` object, every ModelConfig field, so it reads
 back exactly. ``read_config(path)`` / ``write_config(config, path)`` read and write the file;
@@ -38,8 +25,8 @@ from pathlib import Path
 
 from minillm.config import ModelConfig, as_ids
 from minillm.io.hf.checks import _check_json_types, _reject, _rope
-from minillm.io.hf.families import (_LATER, _experts, _experts_hf, _gemma, _gemma_dict,
-                                    _later_switches, _olmoe_family)
+from minillm.families import families, family, family_of_hf
+from minillm.io.hf.families import _experts, _experts_family, _olmoe_family
 
 MAX_CONFIG_BYTES = 1 << 20   # real config.json files are 1-10 KB
 
@@ -57,66 +44,54 @@ def from_hf_dict(d: dict) -> ModelConfig:
         return cls(**d["minillm"])
     _check_json_types(d)
     model_type = d.get("model_type", "gpt2")
-    if model_type == "gpt2":
-        _reject(d, activation_function=("gelu_new", "gelu_pytorch_tanh"),
-                scale_attn_weights=(True,), scale_attn_by_inverse_layer_idx=(False,))
-        n_embd = d.get("n_embd", 768)
-        return cls(vocab_size=d.get("vocab_size", 50257), n_ctx=d.get("n_positions", 1024),
-                   d_model=n_embd, n_heads=d.get("n_head", 12), n_layers=d.get("n_layer", 12),
-                   d_ff=d.get("n_inner") or 4 * n_embd, norm_eps=d.get("layer_norm_epsilon", 1e-5),
-                   arch="gpt2", tie_embeddings=d.get("tie_word_embeddings", True),
-                   bos_id=d.get("bos_token_id"), eos_ids=as_ids(d.get("eos_token_id")))
-    if model_type in ("gemma2", "gemma3_text"):
-        return _gemma(d, model_type)
-    if model_type == "olmoe":               # (transformers' OlmoeConfig defaults, not Llama's)
-        d = {"rms_norm_eps": 1e-5, "max_position_embeddings": 4096, "norm_topk_prob": False, **d}
-    if model_type in ("llama", "qwen2", "mistral", "qwen3", "mixtral", "qwen3_moe") + tuple(_LATER):
-        experts = _experts(d, model_type)           # {} for a dense model
-        missing = [k for k in ("vocab_size", "hidden_size", "num_attention_heads",
-                               "num_hidden_layers", "intermediate_size") if k not in d
-                   and not (k == "intermediate_size" and "d_ff" in experts)]
-        if missing:
-            raise ValueError(f"a {model_type} config.json needs {missing}, which are missing")
-        _reject(d, hidden_act=("silu",), use_sliding_window=(False,))
-        qwen2, qwen3 = model_type == "qwen2", model_type in ("qwen3", "qwen3_moe")
-        if (qwen3 or model_type in _LATER) and d.get("attention_bias"):   # (o_proj's too)
-            raise ValueError(f"a {model_type} config.json with attention_bias=true is not supported")
-        if any(kind != "full_attention" for kind in d.get("layer_types") or ()):
-            raise ValueError(f"config.json layer_types {d['layer_types']!r}: minillm supports "
-                             f"full attention on every layer only")
-        n_ctx = d.get("max_position_embeddings", 2048)
-        window = d.get("sliding_window") if model_type == "mistral" else None   # (every layer)
-        if model_type == "phi3" and d.get("sliding_window"):
-            # subtle: transformers' Phi-3 attends only to the last ``sliding_window`` positions,
-            # llama.cpp's phi3 to all of them; the two agree while n_ctx <= the window: cap n_ctx.
-            n_ctx = min(n_ctx, d["sliding_window"])
-        theta, scaling = _rope(d, _LATER.get(model_type, 10000.0))
-        later = _later_switches(d, model_type)            # Phi-3, OLMo 2, SmolLM3
-        return cls(**later, vocab_size=d["vocab_size"], n_ctx=n_ctx, sliding_window=window,
-                   d_model=d["hidden_size"], n_heads=d["num_attention_heads"],
-                   n_layers=d["num_hidden_layers"],
-                   d_ff=experts.pop("d_ff", d.get("intermediate_size")),
-                   n_kv_heads=d.get("num_key_value_heads") or d["num_attention_heads"],
-                   norm_eps=d.get("rms_norm_eps", 1e-6), arch="llama",
-                   attn_bias=bool(d.get("attention_bias", qwen2)), mlp_bias=bool(d.get("mlp_bias", False)),
-                   rope_theta=theta, rope_scaling=scaling, head_dim=d.get("head_dim"),
-                   qk_norm=qwen3 or model_type in ("olmo2", "olmoe"),
-                   tie_embeddings=d.get("tie_word_embeddings", model_type == "smollm3"),
-                   bos_id=d.get("bos_token_id"), eos_ids=as_ids(d.get("eos_token_id")), **experts)
-    raise ValueError(f"unsupported model_type {model_type!r}: minillm reads gpt2, llama, qwen2, "
-                     f"qwen3, mistral, phi3, olmo2, smollm3, mixtral, qwen3_moe, olmoe, gemma2, "
-                     f"gemma3_text")
+    family = family_of_hf(model_type)          # its module in minillm/families/
+    if family is None:
+        known = [t for f in families().values() for t in f.hf_model_types]
+        raise ValueError(f"unsupported model_type {model_type!r}: minillm reads "
+                         f"{', '.join(known)}")
+    if family.read_hf is not None:             # a reader of its own (GPT-2, Gemma)
+        return family.read_hf(d)
+    return _llama_family(d, model_type, family)
+
+
+def _llama_family(d: dict, model_type: str, family) -> ModelConfig:
+    """A Llama-derived family's config.json: Llama's keys, then what the family declares (its
+    defaults, experts, switches and refusals: minillm/families/<name>.py)."""
+    d = {**family.hf_defaults, **d}              # (transformers' defaults for this family)
+    experts = _experts(d, model_type, family.experts)   # {} for a dense model
+    missing = [k for k in ("vocab_size", "hidden_size", "num_attention_heads",
+                           "num_hidden_layers", "intermediate_size") if k not in d
+               and not (k == "intermediate_size" and "d_ff" in experts)]
+    if missing:
+        raise ValueError(f"a {model_type} config.json needs {missing}, which are missing")
+    _reject(d, hidden_act=("silu",), use_sliding_window=(False,))
+    if family.refuses_attention_bias and d.get("attention_bias"):   # (o_proj's too)
+        raise ValueError(f"a {model_type} config.json with attention_bias=true is not supported")
+    if any(kind != "full_attention" for kind in d.get("layer_types") or ()):
+        raise ValueError(f"config.json layer_types {d['layer_types']!r}: minillm supports "
+                         f"full attention on every layer only")
+    theta, scaling = _rope(d)
+    fields = dict(vocab_size=d["vocab_size"], n_ctx=d.get("max_position_embeddings", 2048),
+                  d_model=d["hidden_size"], n_heads=d["num_attention_heads"],
+                  n_layers=d["num_hidden_layers"],
+                  d_ff=experts.pop("d_ff", d.get("intermediate_size")),
+                  n_kv_heads=d.get("num_key_value_heads") or d["num_attention_heads"],
+                  norm_eps=d.get("rms_norm_eps", 1e-6), arch="llama",
+                  attn_bias=bool(d.get("attention_bias", False)),
+                  mlp_bias=bool(d.get("mlp_bias", False)),
+                  rope_theta=theta, rope_scaling=scaling, head_dim=d.get("head_dim"),
+                  tie_embeddings=d.get("tie_word_embeddings", False),
+                  bos_id=d.get("bos_token_id"), eos_ids=as_ids(d.get("eos_token_id")), **experts)
+    own = family.hf_switches(d) if family.hf_switches is not None else {}
+    return ModelConfig(**(fields | family.switches | own))     # (the family's fields win)
 
 def to_hf_dict(config: ModelConfig) -> dict:
-    """A ``config.json`` dict that Hugging Face can read, plus minillm's own exact copy."""
-    if config.arch == "gpt2":
-        d = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"],
-             "vocab_size": config.vocab_size, "n_positions": config.n_ctx, "n_ctx": config.n_ctx,
-             "n_embd": config.d_model, "n_head": config.n_heads, "n_layer": config.n_layers,
-             "n_inner": config.d_ff, "layer_norm_epsilon": config.norm_eps,
-             "activation_function": "gelu_new", "tie_word_embeddings": config.tie_embeddings}
-    elif config.sandwich_norms:
-        d = _gemma_dict(config)
+    """A ``config.json`` dict that Hugging Face can read, plus minillm's own exact copy: Llama's
+    keys and the family's own (each family module's ``write_hf``), or all of a family's own
+    (GPT-2, Gemma: the families with a reader of their own)."""
+    whole = [f for f in families().values() if f.read_hf and f.hf_marks and f.hf_marks(config)]
+    if whole:
+        d = whole[0].write_hf(config)
     else:
         model_type, architecture = hf_family(config)
         d = {"model_type": model_type, "architectures": [architecture],
@@ -130,13 +105,9 @@ def to_hf_dict(config: ModelConfig) -> dict:
              "pad_token_id": None}           # (minillm keeps none; Phi-3's default is id 32000)
         if config.rope_scaling is not None:     # read by transformers 4 and 5 alike
             d["rope_scaling"] = dict(config.rope_scaling)
-        if config.nope_layers:                  # SmolLM3: 1 where a layer USES RoPE
-            d.update(no_rope_layers=[int(i not in config.nope_layers) for i in range(config.n_layers)],
-                     use_sliding_window=False)
-        if config.sliding_window is not None:   # Mistral: every layer's window
-            d["sliding_window"] = config.sliding_window
-        if config.n_experts:                    # Qwen3-MoE (q/k norms) or Mixtral
-            d.update(_experts_hf(config))
+        # the family's own keys (SmolLM3's no_rope_layers, Mistral's window), then the experts'
+        for own in [family_of_hf(model_type)] + ([_experts_family(config)] if config.n_experts else []):
+            d.update(own.write_hf(config) if own.write_hf else {})
     eos = list(config.eos_ids) if len(config.eos_ids) > 1 else config.eos_id    # HF: an int or a list
     d.update({"bos_token_id": config.bos_id, "eos_token_id": eos,
               "minillm": dataclasses.asdict(config)})
@@ -144,20 +115,18 @@ def to_hf_dict(config: ModelConfig) -> dict:
 
 
 def hf_family(config: ModelConfig) -> tuple[str, str]:
-    """(model_type, architecture) of a Llama-family config as transformers names it."""
+    """(model_type, architecture) of a Llama-family config as transformers names it: the one
+    family whose ``hf_marks`` the config has (families/), else Qwen2 or Llama by its biases."""
     if config.n_experts and config.qk_norm_whole and not config.post_norms:
         return _olmoe_family(config)
-    families = [name for name, on in (("phi3", config.fused_projections), ("olmo2", config.post_norms),
-                                      ("smollm3", bool(config.nope_layers)),
-                                      ("qwen3", config.qk_norm and not config.post_norms),
-                                      ("mistral", config.sliding_window is not None)) if on]
-    if len(families) > 1 or config.post_norms != config.qk_norm_whole:   # (OLMo 2: both)
-        raise ValueError(f"this config mixes {families or ['qk_norm_whole']} switches: no "
+    marked = [f.name for f in families().values() if f.read_hf is None and f.experts is None
+              and f.hf_marks and f.hf_marks(config)]
+    if len(marked) > 1 or config.post_norms != config.qk_norm_whole:   # (OLMo 2: both)
+        raise ValueError(f"this config mixes {marked or ['qk_norm_whole']} switches: no "
                          f"transformers model runs it, so it has no config.json")
     # subtle: Llama's attention_bias puts a bias on o_proj too; biases on Q, K, V only are Qwen2's
-    name = families[0] if families else "qwen2" if config.attn_bias else "llama"
-    return name, {"phi3": "Phi3", "olmo2": "Olmo2", "smollm3": "SmolLM3", "qwen3": "Qwen3",
-                  "mistral": "Mistral", "qwen2": "Qwen2", "llama": "Llama"}[name] + "ForCausalLM"
+    name = marked[0] if marked else "qwen2" if config.attn_bias else "llama"
+    return family(name).hf_model_types[0], family(name).hf_architecture
 
 
 def read_config(path: str | Path) -> ModelConfig:
