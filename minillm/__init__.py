@@ -28,6 +28,8 @@ from minillm.chat.chatml import DEFAULT_SYSTEM, chatml_ids, render_chatml
 from minillm.chat.formats import ChatFormat, get_format
 from minillm.model import GPT
 from minillm.loading import load_model
+from minillm.lens import (ablate_heads, direct_logit_attribution, logit_lens, patch_activations,
+                          patch_residual)
 
 # Training names load on first use (PEP 562): ``import minillm`` to generate text reads no
 # training module; ``minillm.finetune`` imports minillm.train.sft the first time it is asked for.
@@ -74,4 +76,5 @@ __all__ = [
     "perplexity", "Perplexity", "token_logprobs",
     "load_safetensors", "save_safetensors", "read_gguf",
     "softmax", "log_softmax", "cross_entropy",
+    "logit_lens", "direct_logit_attribution", "ablate_heads", "patch_activations", "patch_residual",
 ]

@@ -13,6 +13,7 @@ from minillm.io.sizes import parameter_count
 from minillm.kv_cache import KVCache
 from minillm.model.attention import causal_mask, scaled_dot_product
 from minillm.model.embedding import embed
+from minillm.lens import prefix_matching_score
 from minillm.model.norm import layer_norm, rms_norm
 from minillm.model.rope import apply_rope, rope_angles
 from minillm.model.variants import softcap, window_mask
@@ -83,6 +84,8 @@ LIBRARY = {
     "sliding_window_mask": lambda T, W: causal_mask(T, T) & window_mask(T, T, W),
     "dfa_walk": lambda table, state, data: ByteDFA(table, np.zeros(len(table), bool)).walk(state, data),
     "allowed_tokens": lambda table, state, vocab: walk_index(ByteDFA(table, np.zeros(len(table), bool)), vocab)[state][0],
+    "logit_lens": lambda resid, w, head, eps: rms_norm(resid, w, eps) @ head,
+    "prefix_matching": lambda pattern, n: prefix_matching_score(pattern, n),
 }
 
 

@@ -130,6 +130,13 @@ KNOBS = {
         {"PATTERN": r'"[0-9]{1,2}(\\.[0-9])?"', "WALK": '"12.5"', "REAL_PATTERN": r'"(yes|no)[a-z ]{0,60}\\."',
          "TOY_VOCAB": '[b"1", b"2", b".", b"12", b"2.", b".5", b"5", b"x", b"9", b"99", b"9.9", b"0", b"00", b"a", b"b", b"c"]',
          "N_PROMPTS": "4"}],
+    "18_look_inside": [  # each knob at both ends of its stated range
+        {"TOY_PROMPT": '"R"', "PROMPT": '"A"', "ANSWER": '"a"', "N_REPEAT": "5", "N_BATCH": "1", "K_ABLATE": "1",
+         "CLEAN": '"a"', "CORRUPT": '"b"'},
+        {"TOY_PROMPT": '("ROMEO: " * 12)[:80]', "PROMPT": '("To be, or not to be: " * 4)[:80]',
+         "ANSWER": '" question" * 2 + "!!"', "N_REPEAT": "60", "N_BATCH": "4", "K_ABLATE": "16",
+         "CLEAN": '("To be, or not to be, that is the question. " * 2)[:80]',
+         "CORRUPT": '("To be, or not to be, that is the answer. " * 2)[:80]'}],
 }
 CASES = [(name, i) for name, runs in KNOBS.items() for i in range(len(runs))]
 

@@ -45,6 +45,9 @@ STATED = {
                     "576": "SmolLM2's width (printed as ΔW's shape when SmolLM2 is present)"},
     "16_model_families": {"3.1": "a model's name, Llama 3.1", "3.2": "a model's name, Llama 3.2"},
     "17_structured_output": {"2023": "the year of Willard & Louf's paper on the vocabulary index"},
+    "18_look_inside": {"2020": "the year of nostalgebraist's post on the logit lens",
+                       "2022": "the year of Olsson et al.'s paper on induction heads",
+                       "135": "the model's name, SmolLM2-135M"},
 }
 NAMES = sorted(path.stem for path in SOURCES.glob("[0-9][0-9]_*.py"))
 

@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "info": ("inspect.info", "a model's facts: config, parameters, dtypes, vocabulary, chat format, metadata, tensors"),
     "detokenize": ("inspect.detokenize", "token ids back to text"),
     "serve": ("serve.command", "an OpenAI-compatible HTTP server (chat, completions, streaming) on 127.0.0.1"),
+    "lens": ("lens.command", "look inside a model: the logit lens as a table, or its top attention heads"),
 }
 
 

@@ -245,6 +245,12 @@ CASES = [
     (["serve", "--model", "{model}", "--grace", "nan"], ["--grace"]),
     (["serve", "--model", "{model}", "--api-key", ""], ["--api-key", "empty"]),
     (["serve", "--model", "{model}", "--chat-format", "nope"], ["nope", "chatml"]),
+    # lens
+    (["lens", "--model", "{missing}", "hi"], ["--model", "missing.txt"]),
+    (["lens", "--model", "{model}"], ["PROMPT is required"]),
+    (["lens", "--model", "{model}", "--heads", "hi"], ["--heads", "no PROMPT"]),
+    (["lens", "--model", "{model}", "--heads", "--score", "mean"], ["--score", "invalid choice"]),
+    (["lens", "--model", "{model}", "--heads", "--top", "0"], ["--top", "from 1"]),
     # no command, or an unknown one
     (["frobnicate"], ["frobnicate", "choose from"]),
 ]
