@@ -1,12 +1,11 @@
-"""How it learns (notebook 19): the library's training pieces in the shape of the exercises, a
-finite-difference gradient, and the rule that runs a part of yours only once it is written.
+"""How it learns (notebook 19): the library's training pieces in the shape of the exercises, and
+a finite-difference gradient.
 
 ``LIBRARY[name]`` takes the same arguments as the exercise ``name`` (exercise_checks/learning.py)
 and returns what minillm/train/ computes — the loss's gradient (grad_model.py), a projection's
 three products (frozen.py), RMSNorm's and attention's backward (grad_norm.py, grad_attention.py),
-AdamW's step and the schedule (optim.py) — so a notebook can put yours beside the library's.
-``yours_or_library(name, fn, result)``: ``fn`` when its check passed, else the library's (and it
-says so), so every cell after a part runs, written or not.
+AdamW's step and the schedule (optim.py) — so a notebook can put yours beside the library's, and run the library's in place of a part of
+yours that does not pass its check yet (the notebook's ``use``).
 """
 from __future__ import annotations
 
@@ -107,12 +106,4 @@ LIBRARY = {"ce_grad": ce_grad, "linear_backward": linear_backward, "rms_norm_bac
            "attention_backward": single_head_attention_backward, "adamw_step": adamw_step,
            "lr_schedule": lr_schedule, "batch_of": batch_of, "lora_forward": lora_forward,
            "lora_grads": lora_grads}
-
-
-def yours_or_library(name: str, fn, result):
-    """``fn`` when ``result`` (what ``check(name, fn)`` returned) passed; else the library's."""
-    if result:
-        return fn
-    print(f"  (until yours passes, the cells below run the library's {name})")
-    return LIBRARY[name]
 

@@ -128,6 +128,9 @@ KNOBS = {
         {"PATTERN": r'"[0-9]{1,2}(\\.[0-9])?"', "WALK": '"12.5"', "REAL_PATTERN": r'"(yes|no)[a-z ]{0,60}\\."',
          "TOY_VOCAB": '[b"1", b"2", b".", b"12", b"2.", b".5", b"5", b"x", b"9", b"99", b"9.9", b"0", b"00", b"a", b"b", b"c"]',
          "N_PROMPTS": "4"}],
+    "19_how_it_learns": [  # each knob at both ends of its stated range
+        {"STEPS": "20", "MAX_LR": "1e-4", "INIT_STDS": "[1e-4, 1e-4, 1e-4]", "LORA_RANK": "1"},
+        {"STEPS": "400", "MAX_LR": "0.1", "INIT_STDS": "[1.0, 0.5, 0.02]", "LORA_RANK": "8"}],
 }
 CASES = [(name, i) for name, runs in KNOBS.items() for i in range(len(runs))]
 
