@@ -7,7 +7,7 @@ right, else a sentence) and ``show(case)`` (the case in words).
 from .core import Exercise
 from . import (attention_cache, context_options, decoding, families, formulas, memory_bound,
                positions, sampling, text_tokens, training)
-from . import finetune, learning, structured
+from . import backprop, finetune, structured, updates
 
 EXERCISES: dict[str, Exercise] = {}
 for _module in (text_tokens, positions, attention_cache, formulas, sampling, decoding, training, memory_bound,
@@ -18,7 +18,7 @@ for _exercise in finetune.EXERCISES:                 # notebook 15
     EXERCISES[_exercise.name] = _exercise
 for _exercise in structured.EXERCISES:              # notebook 17
     EXERCISES[_exercise.name] = _exercise
-for _exercise in learning.EXERCISES:                # notebook 19
+for _exercise in backprop.EXERCISES + updates.EXERCISES:   # notebook 19
     EXERCISES[_exercise.name] = _exercise
 
 __all__ = ["EXERCISES", "Exercise"]
