@@ -1,11 +1,12 @@
 """How it learns (notebook 19): the library's training pieces in the shape of the exercises, and
 a finite-difference gradient.
 
-``LIBRARY[name]`` takes the same arguments as the exercise ``name`` (exercise_checks/learning.py)
-and returns what minillm/train/ computes — the loss's gradient (grad_model.py), a projection's
-three products (frozen.py), RMSNorm's and attention's backward (grad_norm.py, grad_attention.py),
-AdamW's step and the schedule (optim.py) — so a notebook can put yours beside the library's, and run the library's in place of a part of
-yours that does not pass its check yet (the notebook's ``use``).
+``LIBRARY[name]`` takes the same arguments as the exercise ``name`` (exercise_checks/backprop.py
+and updates.py) and returns what minillm/train/ computes — the loss's gradient (grad_model.py), a
+projection's three products (frozen.py), RMSNorm's and attention's backward (grad_norm.py,
+grad_attention.py), AdamW's step and the schedule (optim.py) — so a notebook can put yours beside
+the library's, and run the library's in place of a part of yours that does not pass its check yet
+(the notebook's ``use``).
 """
 from __future__ import annotations
 
