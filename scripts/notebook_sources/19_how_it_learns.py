@@ -473,8 +473,10 @@ for std in INIT_STDS:
     axes[1].plot(per_block, "o-", label=f"std {std}")
     print(f"init std {std}: residual std {[round(v, 4) for v in spread]}; weight-gradient std per "
           f"block {[f'{g:.1e}' for g in per_block]}; loss {loss:.3f} (ln V = {math.log(V):.3f})")
-axes[0].set(title="model: residual std", xlabel="after the embedding (0), block 1, 2", yscale="log")
-axes[1].set(title="model: weight-gradient std", xlabel="block", yscale="log")
+axes[0].set(title="model: residual std", yscale="log", xticks=range(config.n_layers + 1),
+            xticklabels=["embedding"] + [f"block {i + 1}" for i in range(config.n_layers)])
+axes[1].set(title="model: weight-gradient std", yscale="log", xticks=range(config.n_layers),
+            xticklabels=[f"block {i + 1}" for i in range(config.n_layers)])
 axes[0].legend(fontsize=7)
 plt.tight_layout()
 plt.show()
