@@ -9,11 +9,14 @@ Each exercise states the contract (``describe(name)`` prints it), a few hand-pic
 catch the usual mistakes (large logits, ties, the token that crosses p, …), then random cases
 drawn by hypothesis — the library's test suite states the same properties in tests/ — and, when
 one fails, the smallest failing case hypothesis can find. Solutions: notebooks/solutions/.
-A function that returns None, a value of the wrong type or the wrong shape is told so before
-any value is compared; a hint is added only when the answer is what the bug it names gives. The
+A function that returns None, a value of the wrong type or the wrong shape, or that changes its
+input in place (``z -= z.max()``: the caller still needs it) is told so before any value is compared; a hint is added only when the answer is what the bug it names gives. The
 checks live in ``exercise_checks/`` (one ``Exercise`` per name); this module runs them.
 """
 from __future__ import annotations
+
+import copy
+import inspect
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -47,12 +50,54 @@ class _ReturnedNone(Exception):
     pass
 
 
+class _ChangedInPlace(Exception):
+    pass
+
+
+def _plain(a) -> bool:
+    """Numbers, text, arrays and lists / tuples of them: what a judge hands as an input."""
+    if isinstance(a, (list, tuple)):
+        return all(_plain(v) for v in a)
+    return isinstance(a, (np.ndarray, np.generic, int, float, str, bytes, bool, type(None)))
+
+
+def _snapshot(a):
+    """A copy of an argument (an array, or a list / tuple of plain values), else None: what
+    ``_changed`` compares after the call. Models, tokenizers and functions are not compared."""
+    if isinstance(a, (np.ndarray, list, tuple)) and _plain(a):
+        return copy.deepcopy(a)
+    return None
+
+
+def _changed(a, before) -> bool:
+    if isinstance(before, np.ndarray):
+        return not isinstance(a, np.ndarray) or a.shape != before.shape or \
+            not np.array_equal(a, before, equal_nan=True)
+    if isinstance(before, (list, tuple)):
+        return not isinstance(a, (list, tuple)) or len(a) != len(before) or \
+            any(_changed(x, b) for x, b in zip(a, before))
+    return type(a) is not type(before) or bool(a != before)
+
+
+def _names(fn, n: int) -> list[str]:
+    """The learner's parameter names (for the message), else "argument 1", "argument 2", …"""
+    try:
+        names = [p for p in inspect.signature(fn).parameters][:n]
+    except (TypeError, ValueError):
+        names = []
+    return names + [f"argument {i + 1}" for i in range(len(names), n)]
+
+
 def _judge(exercise: Exercise, fn, case) -> str | None:
     """Run ``fn`` on one case: None when right, else "for <the input>: <what went wrong>"."""
     answers = []
 
     def learner(*args):
+        before = [_snapshot(a) for a in args]     # the judge hands copies: compare them after
         answer = fn(*args)
+        moved = [i for i, (a, b) in enumerate(zip(args, before)) if b is not None and _changed(a, b)]
+        if moved:
+            raise _ChangedInPlace(_names(fn, len(args))[moved[0]])
         if answer is None:
             raise _ReturnedNone
         answers.append(answer)
@@ -66,6 +111,11 @@ def _judge(exercise: Exercise, fn, case) -> str | None:
         raise _NotWritten from None
     except _ReturnedNone:
         return where + "you returned None — did you forget `return`?"
+    except _ChangedInPlace as moved:              # as notebook 14's grader (build_it_judge.py)
+        name = moved.args[0]
+        return where + (f"your function changed its input {name} in place (`{name} -= …`, `{name} *= …` or "
+                        f"`{name}[…] = …`): the caller still needs it; compute a new array or list "
+                        f"({name} = {name} − …)")
     except Wrong as wrong:                       # a str, a wrong shape, …: said before any value
         return where + str(wrong)
     except Exception as error:                  # the learner's bug, reported as such

@@ -27,7 +27,8 @@ STEPS = ["text → tokens", "tokens → vectors\n(+ positions)", "attention and\
          "speed"]
 # notebook number -> the step it teaches; "all" spans every step
 STEP_OF = {"01": 0, "02": 1, "03": 2, "13": 2, "06": 3, "07": 3, "04": 4, "05": 4,
-           "08": 5, "09": 5, "11": 5, "10": 6, "15": 6, "12": 7, "14": "all", "16": 2, "17": 3, "18": 2}
+           "08": 5, "09": 5, "11": 5, "10": 6, "15": 6, "12": 7, "14": "all", "16": 2, "17": 3, "18": 2,
+           "19": 6}
 
 
 def notebooks() -> dict[str, str]:

@@ -26,6 +26,7 @@ from minillm.train.grad_norm import layer_norm_backward
 from tests.exercise_variants.common import load_solutions
 
 from exercises import NAMES, check  # noqa: E402  (notebooks/ is on the path: common.py)
+from how_it_learns import LIBRARY as TRAINING_PIECES  # noqa: E402  (minillm/train/, the exercises' shapes)
 
 
 SOLUTIONS = load_solutions()
@@ -86,6 +87,9 @@ LIBRARY = {
     "allowed_tokens": lambda table, state, vocab: walk_index(ByteDFA(table, np.zeros(len(table), bool)), vocab)[state][0],
     "logit_lens": lambda resid, w, head, eps: rms_norm(resid, w, eps) @ head,
     "prefix_matching": lambda pattern, n: prefix_matching_score(pattern, n),
+    # notebook 19: grad_model's loss gradient, frozen.py's projection products, grad_norm, grad_attention, optim
+    **{name: TRAINING_PIECES[name] for name in ("ce_grad", "linear_backward", "rms_norm_backward",
+                                                "attention_backward", "adamw_step", "lr_schedule")},
 }
 
 

@@ -137,6 +137,9 @@ KNOBS = {
          "ANSWER": '" question" * 2 + "!!"', "N_REPEAT": "60", "N_BATCH": "4", "K_ABLATE": "16",
          "CLEAN": '("To be, or not to be, that is the question. " * 2)[:80]',
          "CORRUPT": '("To be, or not to be, that is the answer. " * 2)[:80]'}],
+    "19_how_it_learns": [  # each knob at both ends of its stated range
+        {"STEPS": "20", "MAX_LR": "1e-4", "INIT_STDS": "[1e-4, 1e-4, 1e-4]", "LORA_RANK": "1"},
+        {"STEPS": "400", "MAX_LR": "0.1", "INIT_STDS": "[1.0, 0.5, 0.02]", "LORA_RANK": "8"}],
 }
 CASES = [(name, i) for name, runs in KNOBS.items() for i in range(len(runs))]
 

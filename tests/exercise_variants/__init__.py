@@ -6,7 +6,7 @@ input and carries exactly the hint it names (or none). Grouped like notebooks/ex
 """
 from . import (attention_cache, context_options, decoding, families, formulas, memory_bound,
                positions, sampling, text_tokens, training)
-from . import finetune, lens, structured
+from . import finetune, learning, lens, structured
 from .common import Attempt
 
 VARIANTS: dict[str, tuple[list[Attempt], list[Attempt]]] = {}
@@ -16,5 +16,6 @@ for _module in (text_tokens, positions, attention_cache, formulas, sampling, dec
 VARIANTS.update(finetune.VARIANTS)                    # notebook 15
 VARIANTS.update(structured.VARIANTS)                  # notebook 17
 VARIANTS.update(lens.VARIANTS)                        # notebook 18
+VARIANTS.update(learning.VARIANTS)                    # notebook 19
 
 __all__ = ["VARIANTS", "Attempt"]

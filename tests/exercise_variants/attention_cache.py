@@ -33,6 +33,19 @@ def layer_norm(x, w, b, eps, axis=-1, ddof=0, eps_inside=True, affine=True):
     return y * w + b if affine else y
 
 
+def softmax_in_place(x):
+    """Right values, but the input is overwritten: the caller's scores are gone."""
+    x -= x.max(axis=-1, keepdims=True)
+    np.exp(x, out=x)
+    x /= x.sum(axis=-1, keepdims=True)
+    return x
+
+
+def layer_norm_in_place(x, w, b, eps):
+    x -= x.mean(axis=-1, keepdims=True)                                # the caller's x is centred now
+    return x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + eps) * w + b
+
+
 def append_preallocated(K, V, k, v):
     keys, values = np.empty((len(K) + len(k), K.shape[1])), np.empty((len(V) + len(v), V.shape[1]))
     keys[:len(K)], keys[len(K):], values[:len(V)], values[len(V):] = K, k, V, v
@@ -59,6 +72,8 @@ VARIANTS = {
          Attempt("normalises over the first axis", lambda x: softmax(x, axis=0),
                  hint="each row must sum to 1"),
          Attempt("forgets to divide by the sum", lambda x: np.exp(x - x.max(-1, keepdims=True))),
+         Attempt("right values, computed in its input (x -= …)", softmax_in_place,
+                 says="changed its input x in place"),
          forgets_return(S["softmax"])]),
     "causal_mask": (
         [Attempt("the solution: bool", S["causal_mask"]),
@@ -101,6 +116,8 @@ VARIANTS = {
          Attempt("no eps", lambda x, w, b, eps: layer_norm(x, w, b, 0.0), hint="you left out eps"),
          Attempt("normalises each column", lambda x, w, b, eps: layer_norm(x, w, b, eps, axis=0)),
          Attempt("forgets w and b", lambda x, w, b, eps: layer_norm(x, w, b, eps, affine=False)),
+         Attempt("centres its input in place (x -= mean)", layer_norm_in_place,
+                 says="changed its input x in place"),
          forgets_return(S["layer_norm"])]),
     "kv_append": (
         [Attempt("the solution: a tuple", S["kv_append"]),
