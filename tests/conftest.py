@@ -76,12 +76,12 @@ def rng():
 
 
 def pytest_collection_modifyitems(config, items):
-    """Each notebook runs once. tests/test_notebook_prose.py's check of a notebook runs it in a
-    kernel as nbmake does (and fails as nbmake would when a cell fails), so where a session
-    collects both that check and nbmake's run of the same notebook (``pytest --nbmake``), nbmake's
-    item is deselected."""
+    """Each notebook runs once. tests/test_notebook_prose.py's check that a fresh run shows the
+    committed outputs runs it in a kernel as nbmake does (and fails as nbmake would when a cell
+    fails), so where a session collects both that check and nbmake's run of the same notebook
+    (``pytest --nbmake``), nbmake's item is deselected."""
     checked = {REPO / "notebooks" / f"{item.callspec.params['name']}.ipynb" for item in items
-               if item.nodeid.startswith("tests/test_notebook_prose.py::test_every_number_in_the_prose")}
+               if item.nodeid.startswith("tests/test_notebook_prose.py::test_a_fresh_run_shows")}
     again = [item for item in items if getattr(item, "nbmake", False) and item.path in checked]
     if again:
         config.hook.pytest_deselected(items=again)

@@ -1,18 +1,22 @@
-"""Prose and output stay together: a number written in a notebook's text is one its cells print
-(or one its code states), so a sentence cannot keep a figure the code no longer produces.
+"""Prose and output stay together, and the committed outputs stay true.
 
-Every notebook (every source in scripts/notebook_sources, so a new one is covered at once) runs
-in a Jupyter kernel, as nbmake runs it, with its default knobs (with SmolLM2 and the DeepSeek-V4
-tokenizer when present, without them otherwise); every number in its markdown — outside the
-explainer articles' quoted lines (``>``), indented code blocks and `inline code` — must appear in
-what its cells show (printed text and displayed values, not figures) or in the notebook's code,
-or be in ``STATED`` with the reason it is no measurement. Numbers are compared as written,
-thousands separators (`,` / `_`) ignored.
+Every notebook (every source in scripts/notebook_sources, so a new one is covered at once) is
+committed with the outputs of a run, so that a reader on GitHub sees them. Two checks:
+
+- every number in its markdown — outside the explainer articles' quoted lines (``>``), indented
+  code blocks and `inline code` — appears in what its committed cells show (printed text and
+  displayed values, not figures) or in the notebook's code, or is in ``STATED`` with the reason it
+  is no measurement; numbers compared as written, thousands separators (`,` / `_`) ignored. So a
+  sentence cannot keep a figure the code no longer produces;
+- a fresh run in a Jupyter kernel, as nbmake runs it, with its default knobs (with SmolLM2 and the
+  DeepSeek-V4 tokenizer when present, without them otherwise), shows the committed outputs, as
+  scripts/notebook_outputs.py compares them (timings and cells needing absent files aside).
 
 The run is the notebook's test too: a cell that fails fails it, with the cell's traceback. So
 where a session also collects nbmake's run of the same notebook (``pytest --nbmake``), that item
 is deselected (``pytest_collection_modifyitems`` in tests/conftest.py): each notebook runs once.
 """
+import json
 import re
 import subprocess
 import sys
@@ -22,6 +26,8 @@ import pytest
 
 from tests.conftest import REPO
 from tests.test_notebooks_meta import load_script
+
+OUTPUTS = load_script("notebook_outputs")
 
 SOURCES = REPO / "scripts" / "notebook_sources"
 NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?:e-?\d+)?")
@@ -118,14 +124,37 @@ def unprinted(source: str, shown: str, stated=()) -> list[tuple[str, str]]:
                    if number not in printed and number not in code and number not in stated})
 
 
+def committed(name: str) -> dict:
+    return json.loads((REPO / "notebooks" / f"{name}.ipynb").read_text(encoding="utf-8"))
+
+
 @pytest.mark.parametrize("name", NAMES)
-def test_every_number_in_the_prose_is_printed_or_in_the_code(name, request):
+def test_every_number_in_the_prose_is_printed_or_in_the_code(name):
+    """Checked on the committed outputs, which are what a reader sees (and which the next test
+    keeps equal to a fresh run's)."""
     source = (SOURCES / f"{name}.py").read_text(encoding="utf-8")
-    shown = run_notebook(REPO / "notebooks" / f"{name}.ipynb",
-                         timeout=request.config.getoption("nbmake_timeout", default=300))
+    shown = "".join(OUTPUTS.shown(cell) for cell in committed(name)["cells"] if cell["cell_type"] == "code")
     missing = unprinted(source, shown, STATED.get(name, {}))
     assert not missing, f"{name}: numbers in the text that no cell prints:\n" + \
         "\n".join(f"  {number}: {line}" for number, line in missing)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_fresh_run_shows_the_committed_outputs(name, request):
+    """The notebook runs, as nbmake runs it, and shows what is committed: the same text (numbers
+    within one unit of their last digit), the same number of figures; machine-dependent cells
+    (tagged ``volatile``) are not compared, nor cells that need optional files this machine has
+    not (scripts/notebook_outputs.py says how)."""
+    from nbclient.exceptions import CellExecutionError
+    notebook = committed(name)
+    try:
+        fresh = OUTPUTS.run(notebook, REPO / "notebooks",
+                            timeout=request.config.getoption("nbmake_timeout", default=300))
+    except CellExecutionError as error:
+        pytest.fail(f"{name}: a cell failed\n{error}", pytrace=False)
+    found = OUTPUTS.differences(notebook, fresh, OUTPUTS.data_found())
+    assert not found, f"{name}: a fresh run shows other outputs than the committed ones " \
+        f"(python scripts/make_notebooks.py --execute {name[:2]} if the change is meant):\n" + "\n".join(found)
 
 
 def notebook_of(source: str, folder: Path) -> Path:
@@ -156,7 +185,7 @@ def test_a_cell_that_fails_fails_the_check_with_its_traceback(tmp_path):
 
 def test_nbmake_runs_only_the_notebooks_the_prose_check_does_not_run():
     """``pytest --nbmake``: a notebook whose prose check is collected runs once, in that check."""
-    check = "tests/test_notebook_prose.py::test_every_number_in_the_prose_is_printed_or_in_the_code"
+    check = "tests/test_notebook_prose.py::test_a_fresh_run_shows_the_committed_outputs"
     done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
                            "--nbmake", "notebooks/01_tokens.ipynb", "notebooks/02_embeddings.ipynb",
                            f"{check}[01_tokens]"], cwd=REPO, capture_output=True, text=True, timeout=300)
