@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from minillm import Sampler, generate
+from minillm.lens import lens_table, logit_lens
 from tests.server.chromium import Chromium
 from tests.server.conftest import HOST, post
 
@@ -79,6 +80,39 @@ def test_the_attention_is_the_models_weights(server, tiny):
     assert status == 400 and body["error"]["param"] == "position"
 
 
+def test_the_lens_column_is_minillm_lens(server, tiny):
+    """/inspect/lens at position i = minillm.lens on the whole text, column i: each layer's top
+    token and probability (lens_table), and the next token's probability (logit_lens)."""
+    model, tok = tiny
+    ids = tok.encode_ordinary("Now is the winter of our discontent")
+    top, prob = lens_table(model, ids)                            # [L + 1, T] each
+    p = logit_lens(model, ids, probs=True)                        # [L + 1, T, V]
+    for i in (0, 4, len(ids) - 1):
+        status, body = post(server, "/inspect/lens", {"tokens": ids, "position": i})
+        assert status == 200 and body["position"] == i
+        layers = body["layers"]
+        assert [r["layer"] for r in layers] == list(range(model.config.n_layers + 1))
+        assert [r["id"] for r in layers] == top[:, i].tolist()
+        assert [r["piece"] for r in layers] == [tok.decode([t]) for t in top[:, i]]
+        assert np.allclose([r["prob"] for r in layers], prob[:, i], atol=1e-5)
+        if i + 1 < len(ids):
+            assert body["next"] == ids[i + 1] and body["next_piece"] == tok.decode([ids[i + 1]])
+            assert np.allclose([r["next_prob"] for r in layers], p[:, i, ids[i + 1]], atol=1e-6)
+        else:                                                     # nothing followed it
+            assert body["next"] is None and all("next_prob" not in r for r in layers)
+    status, body = post(server, "/inspect/lens", {"tokens": ids})  # default: the last position
+    assert status == 200 and body["position"] == len(ids) - 1
+
+
+@pytest.mark.parametrize("body, param", [
+    ({"tokens": [1, 2], "position": 2}, "position"), ({"tokens": [1, 2], "position": -1}, "position"),
+    ({"tokens": [1, 2], "position": "1"}, "position"), ({"tokens": []}, "tokens"),
+    ({"tokens": [1, 10**6]}, "tokens"), ({"tokens": [1] * 129}, "tokens"), ({}, "tokens")])
+def test_the_lens_refuses_bad_input_with_a_400(server, body, param):
+    status, reply = post(server, "/inspect/lens", body)
+    assert status == 400 and reply["error"]["param"] == param, reply
+
+
 NODE_CHECK = """
 const { sampledColumn } = require(process.argv[1]);
 const input = JSON.parse(require("fs").readFileSync(0, "utf8"));
@@ -127,8 +161,9 @@ def press(browser, key: str, code: int, times: int = 1) -> None:
                                          "download) to run the page in it")
 def test_the_page_in_headless_chromium(server, tmp_path):
     """A user's session in a real browser (DevTools protocol over a pipe, tests/server/
-    chromium.py): type a prompt, generate, wait for the reply; at the draw's own settings the
-    sliders' column equals the column as drawn; two presses of the arrow key on the temperature
+    chromium.py): type a prompt, generate, wait for the reply; the last token's lens column is
+    shown, its last row the token's raw p; at the draw's own settings the sliders' column equals
+    the column as drawn; two presses of the arrow key on the temperature
     slider change it; a screenshot is saved. Then /?demo does the same by itself."""
     with Chromium(BROWSERS[0], str(tmp_path / "profile")) as browser:
         browser.open(f"{server.url}/")
@@ -145,6 +180,12 @@ def test_the_page_in_headless_chromium(server, tmp_path):
         assert status == "done: length, 8 tokens", (status, browser.console)
         reply = browser.evaluate("document.getElementById('tokens').textContent")
         assert reply.startswith("Now is the winter") and len(reply) > len("Now is the winter")
+        lens = browser.wait_for("(r => r.length && r)(Array.from(document.querySelectorAll("
+                                "'#lens-table tbody tr')).map(r => r.cells[3].textContent))")
+        assert len(lens) == 3                                       # the embeddings + 2 blocks
+        picked = browser.evaluate("document.querySelector('#candidates-table tr.picked')"
+                                  ".cells[2].textContent")
+        assert lens[-1] == picked        # the last row of the lens is the model's own raw p
         before = browser.evaluate(LIVE)
         assert len(before) == 20 and all(drawn == live for drawn, live in before), before
         browser.evaluate("document.getElementById('temperature').focus()")
