@@ -16,8 +16,10 @@ from __future__ import annotations
 import base64
 import json
 import os
+import select
 import subprocess
 import sys
+import tempfile
 import time
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -37,21 +39,26 @@ os.execvp(sys.argv[3], sys.argv[3:])
 
 class Chromium:
     def __init__(self, binary: str, profile: str, size=(1000, 1400), timeout: float = 60.0):
+        self._log = tempfile.TemporaryFile()
         cmd_r, cmd_w = os.pipe()                                   # we write, it reads (fd 3)
         out_r, out_w = os.pipe()                                   # it writes (fd 4), we read
         self.process = subprocess.Popen(
             [sys.executable, "-c", ON_FDS_3_AND_4, str(cmd_r), str(out_w), binary, *FLAGS,
              f"--user-data-dir={profile}", f"--window-size={size[0]},{size[1]}", "about:blank"],
             pass_fds=(cmd_r, out_w), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE)
+            stderr=self._log)                   # (a file: a full pipe would stall the browser)
         os.close(cmd_r), os.close(out_w)
-        self._write, self._read = os.fdopen(cmd_w, "wb", buffering=0), os.fdopen(out_r, "rb")
+        self._write, self._read = os.fdopen(cmd_w, "wb", buffering=0), out_r
         self.timeout, self._next, self._buffer, self.console = timeout, 0, b"", []
-        target = self.send("Target.createTarget", url="about:blank")["targetId"]
-        self.session = self.send("Target.attachToTarget", targetId=target,
-                                 flatten=True)["sessionId"]
-        self.send("Runtime.enable", session=True)
-        self.send("Page.enable", session=True)
+        try:
+            target = self.send("Target.createTarget", url="about:blank")["targetId"]
+            self.session = self.send("Target.attachToTarget", targetId=target,
+                                     flatten=True)["sessionId"]
+            self.send("Runtime.enable", session=True)
+            self.send("Page.enable", session=True)
+        except BaseException:
+            self.close()
+            raise
 
     def __enter__(self):
         return self
@@ -66,7 +73,8 @@ class Chromium:
         except (OSError, subprocess.TimeoutExpired):
             self.process.kill()
             self.process.wait()
-        self._read.close()
+        os.close(self._read)
+        self._log.close()
 
     def send(self, method: str, session: bool = False, **params) -> dict:
         """One command; its result."""
@@ -84,7 +92,7 @@ class Chromium:
         """Read messages until one is ``wanted`` (the console's lines are kept meanwhile)."""
         deadline = time.monotonic() + self.timeout
         while time.monotonic() < deadline:
-            message = self._message()
+            message = self._message(deadline)
             if message.get("method") == "Runtime.consoleAPICalled":
                 self.console.append(" ".join(str(a.get("value", a.get("description")))
                                              for a in message["params"]["args"]))
@@ -94,12 +102,16 @@ class Chromium:
                 return message
         raise TimeoutError(f"{what}: nothing within {self.timeout} s")
 
-    def _message(self) -> dict:
+    def _message(self, deadline: float) -> dict:
         while b"\0" not in self._buffer:
-            chunk = self._read.read1(1 << 16)
+            ready, _, _ = select.select([self._read], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                raise TimeoutError(f"the browser sent nothing within {self.timeout} s")
+            chunk = os.read(self._read, 1 << 16)
             if not chunk:
+                self._log.seek(0)
                 raise RuntimeError("the browser closed its pipe: "
-                                   + self.process.stderr.read().decode(errors="replace")[-800:])
+                                   + self._log.read().decode(errors="replace")[-800:])
             self._buffer += chunk
         raw, self._buffer = self._buffer.split(b"\0", 1)
         return json.loads(raw)

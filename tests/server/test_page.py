@@ -105,7 +105,8 @@ def test_the_lens_column_is_minillm_lens(server, tiny):
 
 
 @pytest.mark.parametrize("body, param", [
-    ({"tokens": [1, 2], "position": 2}, "position"), ({"tokens": [1, 2], "position": -1}, "position"),
+    ({"tokens": [1, 2], "position": 2}, "position"),
+    ({"tokens": [1, 2], "position": -1}, "position"),
     ({"tokens": [1, 2], "position": "1"}, "position"), ({"tokens": []}, "tokens"),
     ({"tokens": [1, 10**6]}, "tokens"), ({"tokens": [1] * 129}, "tokens"), ({}, "tokens")])
 def test_the_lens_refuses_bad_input_with_a_400(server, body, param):
@@ -146,7 +147,8 @@ def test_the_pages_sampling_pipeline_equals_minillm_sampling(server, tiny):
 
 
 BROWSERS = [b for b in ("chromium", "chromium-browser") if shutil.which(b)]
-LIVE = "Array.from(document.querySelectorAll('#candidates-table tbody tr')).map(r => [r.cells[3].textContent, r.cells[4].textContent])"
+LIVE = ("Array.from(document.querySelectorAll('#candidates-table tbody tr'))"   # [drawn, sliders]
+        ".map(r => [r.cells[3].textContent, r.cells[4].textContent])")
 
 
 def press(browser, key: str, code: int, times: int = 1) -> None:
@@ -158,7 +160,8 @@ def press(browser, key: str, code: int, times: int = 1) -> None:
 
 @pytest.mark.skipif(not BROWSERS, reason="headless Chromium is absent: install the "
                                          "distribution's chromium package (never a browser "
-                                         "download) to run the page in it")
+                                         "download; `apt-get install chromium`, as .ci/run "
+                                         "does when it runs as root) to run the page in it")
 def test_the_page_in_headless_chromium(server, tmp_path):
     """A user's session in a real browser (DevTools protocol over a pipe, tests/server/
     chromium.py): type a prompt, generate, wait for the reply; the last token's lens column is
