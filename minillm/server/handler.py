@@ -51,7 +51,8 @@ class Handler(Replying, BaseHTTPRequestHandler):
                       "/v1/completions": self._completions, "/completions": self._completions,
                       "/tokenize": self._tokenize, "/detokenize": self._detokenize,
                       "/inspect/steps": lambda: inspector.steps(self),
-                      "/inspect/attention": lambda: inspector.attention(self)}, with_body=True)
+                      "/inspect/attention": lambda: inspector.attention(self),
+                      "/inspect/lens": lambda: inspector.lens(self)}, with_body=True)
 
     def do_PUT(self):
         self._refuse(APIError(405, f"{self.command} is not allowed: use GET or POST"))
@@ -90,7 +91,7 @@ class Handler(Replying, BaseHTTPRequestHandler):
         return ({"/v1/models", "/models", "/health", *inspector.STATIC} if method == "GET" else
                 {"/v1/chat/completions", "/chat/completions", "/v1/completions",
                  "/completions", "/tokenize", "/detokenize", "/inspect/steps",
-                 "/inspect/attention"})
+                 "/inspect/attention", "/inspect/lens"})
 
     # --- the gate -----------------------------------------------------------------------------
     def _check_key(self) -> None:

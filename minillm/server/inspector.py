@@ -9,6 +9,9 @@ token's attention over the context.
                               then {"finish_reason", "ids"} and [DONE]
     POST /inspect/attention   {"tokens": [ids], "position": i} -> {"pieces", "weights": [layer]
                               [head][j]: how much position i attends to position j <= i}
+    POST /inspect/lens        {"tokens": [ids], "position": i} -> {"position", "next",
+                              "next_piece", "layers": [{"layer", "id", "piece", "prob",
+                              "next_prob"}]}: the logit lens column of position i
 
 A step's ``candidates`` are its K most likely tokens under the RAW model distribution
 (``logprob``: log softmax of the logits, as ``Step.top``) with ``sampled``, their probability in
@@ -17,6 +20,12 @@ the distribution the draw used (after temperature, top-k, top-p, min-p: ``Step.t
 page.js can recompute the sampled column for any slider setting — with the tail's mass from the
 histogram (exact whenever top-k <= K). The attention comes from ``model(ids,
 return_weights=True)`` run in the request's thread (the weights are only read).
+
+The lens column reads position i's residual stream after each of the L blocks (row 0: the
+embeddings, row L: the model's own output) through the final norm and the head
+(``minillm.lens``: ``probs_ℓ = softmax(Norm_f(h_ℓ) · W_U)``, over ``model.run_with_cache``):
+each row's top token and its probability, and ``next_prob``, the probability of the token that
+follows position i in ``tokens`` (the one the page's user clicked), absent at the last position.
 """
 from __future__ import annotations
 
@@ -27,7 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
-from minillm.functional import log_softmax
+from minillm.functional import log_softmax, softmax
+from minillm.lens.logit_lens import final_readout, residual_names
 from minillm.server import fields, jobs
 from minillm.server.errors import APIError, bad
 from minillm.server.slots import Tagged
@@ -113,14 +123,37 @@ def send(handler, obj) -> None:
     handler.wfile.flush()
 
 
-def attention(handler) -> dict:
-    """``POST /inspect/attention``: every layer's and head's weights of one query position."""
-    served, body = handler.server.served, handler.body
+def context(served, body: dict) -> tuple[list[int], int]:
+    """The ``tokens`` and ``position`` of an attention or lens request, checked."""
     ids = jobs.prompt_ids(served, body.get("tokens"), "tokens")
     if len(ids) > served.capacity:
         raise bad("tokens", f"at most {served.capacity} tokens (the server's context), got {len(ids)}")
-    i = fields.integer(body, "position", len(ids) - 1, low=0, high=len(ids) - 1)
+    return ids, fields.integer(body, "position", len(ids) - 1, low=0, high=len(ids) - 1)
+
+
+def attention(handler) -> dict:
+    """``POST /inspect/attention``: every layer's and head's weights of one query position."""
+    served = handler.server.served
+    ids, i = context(served, handler.body)
     _, weights = served.model(np.asarray(ids[:i + 1])[None], return_weights=True)   # L x [1, H, T, T]
     rows = [w[0, :, i, :i + 1] for w in weights]                  # L x [H, i + 1]
     return {"position": i, "pieces": [served.tokenizer.decode([t]) for t in ids[:i + 1]],
             "weights": [np.round(r.astype(np.float64), 6).tolist() for r in rows]}
+
+
+def lens(handler) -> dict:
+    """``POST /inspect/lens``: the logit lens column of one position (see the module docstring)."""
+    served = handler.server.served
+    model, decode = served.model, lambda t: served.tokenizer.decode([int(t)])
+    ids, i = context(served, handler.body)
+    names = residual_names(model.config.n_layers)
+    _, acts = model.run_with_cache(np.asarray(ids[:i + 1])[None], names=names)   # each [1, T, C]
+    stream = np.stack([acts[n][0, i] for n in names])              # [L + 1, C]: position i only
+    probs = softmax(final_readout(model, stream))                  # [L + 1, V]
+    top = probs.argmax(-1)                                         # [L + 1]
+    after = ids[i + 1] if i + 1 < len(ids) else None               # the token that followed
+    layers = [{"layer": l, "id": int(t), "piece": decode(t), "prob": float(probs[l, t]),
+               **({"next_prob": float(probs[l, after])} if after is not None else {})}
+              for l, t in enumerate(top)]
+    return {"position": i, "next": after, "next_piece": None if after is None else decode(after),
+            "layers": layers}

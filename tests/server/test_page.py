@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 
 from minillm import Sampler, generate
+from minillm.lens import lens_table, logit_lens
+from tests.server.chromium import Chromium
 from tests.server.conftest import HOST, post
 
 PAGE = Path(__file__).resolve().parents[2] / "minillm" / "server" / "page"
@@ -78,6 +80,40 @@ def test_the_attention_is_the_models_weights(server, tiny):
     assert status == 400 and body["error"]["param"] == "position"
 
 
+def test_the_lens_column_is_minillm_lens(server, tiny):
+    """/inspect/lens at position i = minillm.lens on the whole text, column i: each layer's top
+    token and probability (lens_table), and the next token's probability (logit_lens)."""
+    model, tok = tiny
+    ids = tok.encode_ordinary("Now is the winter of our discontent")
+    top, prob = lens_table(model, ids)                            # [L + 1, T] each
+    p = logit_lens(model, ids, probs=True)                        # [L + 1, T, V]
+    for i in (0, 4, len(ids) - 1):
+        status, body = post(server, "/inspect/lens", {"tokens": ids, "position": i})
+        assert status == 200 and body["position"] == i
+        layers = body["layers"]
+        assert [r["layer"] for r in layers] == list(range(model.config.n_layers + 1))
+        assert [r["id"] for r in layers] == top[:, i].tolist()
+        assert [r["piece"] for r in layers] == [tok.decode([t]) for t in top[:, i]]
+        assert np.allclose([r["prob"] for r in layers], prob[:, i], atol=1e-5)
+        if i + 1 < len(ids):
+            assert body["next"] == ids[i + 1] and body["next_piece"] == tok.decode([ids[i + 1]])
+            assert np.allclose([r["next_prob"] for r in layers], p[:, i, ids[i + 1]], atol=1e-6)
+        else:                                                     # nothing followed it
+            assert body["next"] is None and all("next_prob" not in r for r in layers)
+    status, body = post(server, "/inspect/lens", {"tokens": ids})  # default: the last position
+    assert status == 200 and body["position"] == len(ids) - 1
+
+
+@pytest.mark.parametrize("body, param", [
+    ({"tokens": [1, 2], "position": 2}, "position"),
+    ({"tokens": [1, 2], "position": -1}, "position"),
+    ({"tokens": [1, 2], "position": "1"}, "position"), ({"tokens": []}, "tokens"),
+    ({"tokens": [1, 10**6]}, "tokens"), ({"tokens": [1] * 129}, "tokens"), ({}, "tokens")])
+def test_the_lens_refuses_bad_input_with_a_400(server, body, param):
+    status, reply = post(server, "/inspect/lens", body)
+    assert status == 400 and reply["error"]["param"] == param, reply
+
+
 NODE_CHECK = """
 const { sampledColumn } = require(process.argv[1]);
 const input = JSON.parse(require("fs").readFileSync(0, "utf8"));
@@ -111,20 +147,59 @@ def test_the_pages_sampling_pipeline_equals_minillm_sampling(server, tiny):
 
 
 BROWSERS = [b for b in ("chromium", "chromium-browser") if shutil.which(b)]
+LIVE = ("Array.from(document.querySelectorAll('#candidates-table tbody tr'))"   # [drawn, sliders]
+        ".map(r => [r.cells[3].textContent, r.cells[4].textContent])")
+
+
+def press(browser, key: str, code: int, times: int = 1) -> None:
+    for _ in range(times):
+        for kind in ("rawKeyDown", "keyUp"):
+            browser.send("Input.dispatchKeyEvent", session=True, type=kind, key=key, code=key,
+                         windowsVirtualKeyCode=code)
 
 
 @pytest.mark.skipif(not BROWSERS, reason="headless Chromium is absent: install the "
                                          "distribution's chromium package (never a browser "
-                                         "download) to run the page in it")
+                                         "download; `apt-get install chromium`, as .ci/run "
+                                         "does when it runs as root) to run the page in it")
 def test_the_page_in_headless_chromium(server, tmp_path):
-    """/?demo generates from the default prompt, then moves the temperature slider: the sampled
-    column before and after differ; a screenshot is saved."""
-    url = f"{server.url}/?demo"
-    run = [BROWSERS[0], "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=20000"]
-    dom = subprocess.run(run + ["--dump-dom", url], capture_output=True, text=True, timeout=120).stdout
-    before = re.search(r'data-before="([^"]*)"', dom)
-    after = re.search(r'data-after="([^"]*)"', dom)
-    assert before and after and before.group(1) and before.group(1) != after.group(1), dom[-500:]
-    shot = tmp_path / "page.png"
-    subprocess.run(run + [f"--screenshot={shot}", "--window-size=1000,1200", url], timeout=120)
-    assert shot.exists() and shot.stat().st_size > 1000
+    """A user's session in a real browser (DevTools protocol over a pipe, tests/server/
+    chromium.py): type a prompt, generate, wait for the reply; the last token's lens column is
+    shown, its last row the token's raw p; at the draw's own settings the sliders' column equals
+    the column as drawn; two presses of the arrow key on the temperature
+    slider change it; a screenshot is saved. Then /?demo does the same by itself."""
+    with Chromium(BROWSERS[0], str(tmp_path / "profile")) as browser:
+        browser.open(f"{server.url}/")
+        browser.wait_for("document.getElementById('model').textContent.startsWith('tiny-llama')")
+        browser.evaluate("(() => { const $ = id => document.getElementById(id);"
+                         " $('max_tokens').value = 8; $('top_k').value = 20;"
+                         " $('top_k').dispatchEvent(new Event('input'));"
+                         " $('prompt').select(); $('prompt').focus(); })()")
+        browser.send("Input.insertText", session=True, text="Now is the winter")
+        assert browser.evaluate("document.getElementById('prompt').value") == "Now is the winter"
+        browser.evaluate("document.getElementById('go').click()")
+        status = browser.wait_for("(s => /^(done|error)/.test(s) && s)"
+                                  "(document.getElementById('status').textContent)")
+        assert status == "done: length, 8 tokens", (status, browser.console)
+        reply = browser.evaluate("document.getElementById('tokens').textContent")
+        assert reply.startswith("Now is the winter") and len(reply) > len("Now is the winter")
+        lens = browser.wait_for("(r => r.length && r)(Array.from(document.querySelectorAll("
+                                "'#lens-table tbody tr')).map(r => r.cells[3].textContent))")
+        assert len(lens) == 3                                       # the embeddings + 2 blocks
+        picked = browser.evaluate("document.querySelector('#candidates-table tr.picked')"
+                                  ".cells[2].textContent")
+        assert lens[-1] == picked        # the last row of the lens is the model's own raw p
+        before = browser.evaluate(LIVE)
+        assert len(before) == 20 and all(drawn == live for drawn, live in before), before
+        browser.evaluate("document.getElementById('temperature').focus()")
+        press(browser, "ArrowRight", 39, times=4)                    # 0.8 -> 1.0
+        assert browser.evaluate("document.getElementById('temperature').value") == "1"
+        after = browser.evaluate(LIVE)
+        assert [d for d, _ in after] == [d for d, _ in before]      # the draw is history
+        assert [l for _, l in after] != [l for _, l in before]      # the sliders' column moved
+        shot = tmp_path / "page.png"
+        browser.screenshot(shot)
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+        browser.open(f"{server.url}/?demo")
+        after = browser.wait_for("document.body.dataset.after")
+        assert after != browser.evaluate("document.body.dataset.before")

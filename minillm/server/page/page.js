@@ -1,6 +1,7 @@
 // The page at "/": a prompt, the reply token by token (POST /inspect/steps, server-sent events),
 // each step's candidates with their raw and sampled probabilities, and a clicked token's
-// attention over the context (POST /inspect/attention). No library, no build step.
+// attention over the context (POST /inspect/attention) and logit lens column (POST /inspect/lens:
+// every layer's top guess at the position that chose it). No library, no build step.
 //
 // sampledColumn() recomputes the sampled probabilities for the sliders' settings in the order
 // minillm.sampling applies them (minillm/sampling/pipeline.py):
@@ -114,8 +115,12 @@ if (typeof module !== "undefined") {               // node (tests/server/test_pa
     state.picked = index;
     for (const s of $("tokens").children) s.classList.toggle("chosen", s.dataset.index === String(index));
     renderTable();
-    attention(state.promptIds.length + index - 1);   // the position whose output chose it
+    const position = state.promptIds.length + index - 1;   // the position whose output chose it
+    attention(position);
+    lens(position);
   }
+
+  const contextIds = () => state.promptIds.map(t => t.id).concat(state.steps.map(s => s.id));
 
   function renderTable() {
     const step = state.steps[state.picked];
@@ -131,8 +136,7 @@ if (typeof module !== "undefined") {               // node (tests/server/test_pa
   }
 
   async function attention(position) {
-    const ids = state.promptIds.map(t => t.id).concat(state.steps.map(s => s.id));
-    const r = await (await post("/inspect/attention", { tokens: ids, position })).json();
+    const r = await (await post("/inspect/attention", { tokens: contextIds(), position })).json();
     state.attention = r;
     const fill = (sel, n) => {
       const keep = Number(sel.value) || 0;
@@ -151,6 +155,16 @@ if (typeof module !== "undefined") {               // node (tests/server/test_pa
     const max = Math.max(...w);
     $("attention-text").innerHTML = r.pieces.map((p, j) =>
       `<span title="${pct(w[j])}" style="background: rgba(220, 80, 40, ${(w[j] / max).toFixed(3)})">${esc(p)}</span>`).join("");
+  }
+
+  async function lens(position) {
+    const r = await (await post("/inspect/lens", { tokens: contextIds(), position })).json();
+    const last = r.layers.length - 1;
+    const name = l => (l === 0 ? "the embeddings" : l === last ? `block ${l} (the output)` : `block ${l}`);
+    $("lens-next").textContent = `p(${JSON.stringify(r.next_piece)})`;
+    $("lens-table").tBodies[0].innerHTML = r.layers.map(row =>
+      `<tr class="${row.id === r.next ? "picked" : ""}"><td>${name(row.layer)}</td><td>${esc(JSON.stringify(row.piece))}</td>` +
+      `<td>${bar(row.prob)}${pct(row.prob)}</td><td>${bar(row.next_prob)}${pct(row.next_prob)}</td></tr>`).join("");
   }
 
   for (const k of knobs) $(k).addEventListener("input", () => { showKnobs(); renderTable(); });
