@@ -36,6 +36,12 @@ def write_hf(c: ModelConfig) -> dict:
             "tie_word_embeddings": c.tie_embeddings}
 
 
+def _fuse(tensors: dict, config: ModelConfig) -> dict:
+    """Writing: Q, K, V (and their biases) as one ``attn_qkv`` (io/gguf/gpt2_names.py)."""
+    from minillm.io.gguf.gpt2_names import fuse_qkv
+    return fuse_qkv(tensors, config)
+
+
 FAMILY = Family(
     name="gpt2", base="gpt2",
     summary="LayerNorm, GELU MLP, learned positions, biases: ModelConfig's arch='gpt2' defaults",
@@ -44,6 +50,7 @@ FAMILY = Family(
              "activation_function", "scale_attn_weights", "scale_attn_by_inverse_layer_idx"),
     read_hf=read_hf, write_hf=write_hf, hf_marks=lambda c: c.arch == "gpt2",
     gguf_architectures=("gpt2",), gguf_keys=("attention.layer_norm_epsilon",),
+    gguf_fuse=lambda tensors, config: _fuse(tensors, config),
     chat_formats=(),
     refuses=("activation_function other than gelu_new / gelu_pytorch_tanh",
              "scale_attn_weights=false", "scale_attn_by_inverse_layer_idx=true"))

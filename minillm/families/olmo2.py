@@ -36,6 +36,7 @@ FAMILY = Family(
     hf_tensors={"norm1.weight": ("model.layers.{i}.post_attention_layernorm.weight", False),
                 "norm2.weight": ("model.layers.{i}.post_feedforward_layernorm.weight", False)},
     gguf_architectures=("olmo2",), gguf_switches=gguf_switches, gguf_problems=gguf_problems,
+    gguf_marks=lambda c: c.post_norms, gguf_rank=20,
     gguf_tensors={"norm1.weight": ("post_attention_norm.weight", False),
                   "norm2.weight": ("post_ffw_norm.weight", False)},
     chat_formats=("olmo2",),

@@ -44,6 +44,12 @@ def gguf_problems(c) -> list:
             ("layers without RoPE", bool(c.nope_layers)),
             ("norms after the sub-layers", c.post_norms)]
 
+def _fuse(tensors: dict, config) -> dict:
+    """Writing: Q, K, V as one ``attn_qkv``, gate and up as one ``ffn_up`` (io/gguf/families.py)."""
+    from minillm.io.gguf.families import fuse_phi3
+    return fuse_phi3(tensors, config)
+
+
 FAMILY = Family(
     name="phi3", base="llama",
     summary="Llama with fused qkv_proj and gate_up_proj files",
@@ -51,7 +57,8 @@ FAMILY = Family(
     switches={"fused_projections": True}, refuses_attention_bias=True,
     hf_keys=("sliding_window", "partial_rotary_factor"), hf_switches=hf_switches,
     hf_marks=lambda c: c.fused_projections, write_gguf=write_gguf,
-    gguf_problems=gguf_problems,
+    gguf_problems=gguf_problems, gguf_marks=lambda c: c.fused_projections, gguf_rank=10,
+    gguf_fuse=lambda tensors, config: _fuse(tensors, config),
     gguf_architectures=("phi3",), gguf_switches=gguf_switches,
     gguf_keys=("rope.scaling.original_context_length", "attention.sliding_window"),
     chat_formats=("phi3", "phi3.5"),

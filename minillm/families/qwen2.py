@@ -15,6 +15,6 @@ FAMILY = Family(
     summary="Llama with Q, K, V biases (attention_bias defaults to true)",
     hf_model_types=("qwen2",), hf_architecture="Qwen2ForCausalLM",
     hf_keys=("use_sliding_window",), hf_defaults={"attention_bias": True},
-    gguf_architectures=("qwen2",),
+    gguf_architectures=("qwen2",), gguf_marks=lambda c: c.attn_bias, gguf_rank=60,
     chat_formats=("qwen2.5", "chatml"),
     refuses=("use_sliding_window=true",))

@@ -17,6 +17,7 @@ FAMILY = Family(
     hf_model_types=("qwen3",), hf_architecture="Qwen3ForCausalLM",
     switches={"qk_norm": True}, hf_keys=("head_dim",), refuses_attention_bias=True,
     hf_marks=lambda c: c.qk_norm and not c.post_norms,
+    gguf_marks=lambda c: c.qk_norm, gguf_rank=50,
     gguf_architectures=("qwen3",), gguf_keys=("attention.key_length", "attention.value_length"),
     chat_formats=("qwen3",),
     refuses=("attention_bias=true (an o_proj bias)",))

@@ -42,7 +42,8 @@ import numpy as np
 from minillm.config import ModelConfig
 from minillm.io.gguf import gpt2_names
 from minillm.io.gguf.carry import checked
-from minillm.io.gguf.families import family_arch, family_metadata, fuse_phi3
+from minillm.families import family_of_gguf
+from minillm.io.gguf.families import family_arch, family_metadata, marked_family
 from minillm.io.gguf.gemma import gemma_arch, window_metadata
 from minillm.io.gguf.model import gguf_names
 from minillm.io.gguf.qk_rows import PERMUTED_QK, permute_qk
@@ -69,12 +70,14 @@ def gguf_arch(config: ModelConfig) -> str:
                          "have none of them")
     if (config.norm, config.ffn, config.position) == ("rmsnorm", "swiglu", "rope") \
             and not config.mlp_bias:
-        arch = family_arch(config) or ("qwen3" if config.qk_norm else "qwen2" if config.attn_bias
-                                       else "llama")      # (Phi-3, OLMo 2, SmolLM3: families.py)
-        if config.qk_norm and config.attn_bias and arch == "qwen3":
-            raise ValueError("llama.cpp's qwen3 has no Q, K, V biases: a config with qk_norm and "
-                             "attn_bias cannot be exported")
-        if config.n_experts and arch != "olmoe":       # (OLMoE's checks: families.py)
+        # the family each config is written as, and its order, are declared (families/:
+        # gguf_marks, gguf_rank); Phi-3, OLMo 2, SmolLM3, OLMoE's refusals: gguf/families.py
+        own = marked_family(config)
+        arch = family_arch(config) or own.gguf_architectures[0]
+        if config.qk_norm and config.attn_bias:       # (those four refuse biases: only qwen3 here)
+            raise ValueError(f"llama.cpp's {arch} has no Q, K, V biases: a config with qk_norm "
+                             f"and attn_bias cannot be exported")
+        if config.n_experts and own.experts is None:   # (OLMoE's experts are its own: families.py)
             arch = _experts_arch(config)
         if config.sliding_window is not None and arch != "llama":
             raise ValueError(f"llama.cpp's {arch} has no sliding window: this config cannot be "
@@ -145,9 +148,8 @@ def gguf_tensors(config: ModelConfig, named: dict[str, np.ndarray], arch: str) -
         out[gguf] = a
     if config.rope_scaling is not None:
         out["rope_freqs.weight"] = freq_divisors(config)              # [D/2] Llama 3's scaling
-    if arch == "phi3":
-        return fuse_phi3(out, config)                                 # attn_qkv, ffn_up [2F, C]
-    return gpt2_names.fuse_qkv(out, config) if arch == "gpt2" else out
+    own = family_of_gguf(arch)              # phi3: attn_qkv, ffn_up [2F, C]; gpt2: attn_qkv
+    return own.gguf_fuse(out, config) if own is not None and own.gguf_fuse else out
 
 
 def check_token_ids(meta: dict, vocab_size: int) -> None:

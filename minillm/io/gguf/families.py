@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from minillm.config import ModelConfig
-from minillm.families import family, family_of_gguf
+from minillm.families import Family, families, family, family_of_gguf
 from minillm.families.smollm3 import NOPE_STEP, gguf_nope_layers as smollm3_nope_layers  # noqa: F401
 
 FAMILIES = ("phi3", "olmo2", "smollm3", "olmoe")
@@ -41,18 +41,27 @@ FAMILIES = ("phi3", "olmo2", "smollm3", "olmoe")
 OLMO2_NORMS = family("olmo2").gguf_tensors
 
 
+def marked_family(config: ModelConfig) -> Family:
+    """The family whose llama.cpp architecture a Llama-shaped config is written as: of those
+    whose ``gguf_marks`` the config has, the lowest ``gguf_rank`` (families/: phi3 10, olmo2 20,
+    smollm3 30, olmoe 40, qwen3 50, qwen2 60, llama 70, which marks every config)."""
+    marked = [f for f in families().values() if f.gguf_marks and f.gguf_marks(config)]
+    if not marked:
+        raise ValueError("no model family's GGUF architecture marks this config")
+    return min(marked, key=lambda f: f.gguf_rank)
+
+
 def family_arch(config: ModelConfig) -> str | None:
-    """"phi3", "olmo2", "smollm3" or "olmoe" for a config of one of them (None: none), or a
-    ValueError when llama.cpp's architecture cannot run it exactly."""
-    arch = "phi3" if config.fused_projections else "olmo2" if config.post_norms \
-        else "smollm3" if config.nope_layers else "olmoe" if config.n_experts and \
-        config.qk_norm_whole else None
-    if arch is None:
+    """"phi3", "olmo2", "smollm3" or "olmoe" (a family declaring ``gguf_problems``) for a config
+    of one of them (None: none), or a ValueError when llama.cpp's architecture cannot run it."""
+    own = marked_family(config)
+    if own.gguf_problems is None:
         return None
+    arch = own.gguf_architectures[0]
     # the two every one of them refuses, then what its module declares (families/<arch>.py)
     problems = [why for why, bad in [("Q, K, V biases", config.attn_bias),
                                      ("RoPE scaling", config.rope_scaling is not None),
-                                     *family_of_gguf(arch).gguf_problems(config)] if bad]
+                                     *own.gguf_problems(config)] if bad]
     if problems:
         raise ValueError(f"llama.cpp's {arch} does not run {problems[0]}: this config cannot be "
                          f"exported")
