@@ -48,6 +48,8 @@ class Family:
     gguf_experts: bool | None = None   # experts in its files: llama.cpp renormalises (True) or not
     gguf_permuted_qk: bool = False     # llama.cpp's converter reorders Q/K rows (io/gguf/qk_rows.py)
     gguf_tensors: dict = field(default_factory=dict)   # block tensor names apart from its base's
+    hf_refusals: tuple = ()            # ((order, config -> why a config.json cannot say it,
+    #                                    or None), ...): io/hf_names.py's named_to_hf asks them
     gguf_marks: Callable | None = None  # config -> True when llama.cpp runs it as this family's
     gguf_rank: int = 0                 # export's order among marked families (lowest is chosen)
     gguf_fuse: Callable | None = None  # (GGUF tensors, config) -> its fused tensors, on writing

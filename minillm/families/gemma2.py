@@ -101,6 +101,7 @@ HF_TENSORS = {"post_attn_norm.weight": ("model.layers.{i}.post_attention_layerno
 GGUF_TENSORS = {"post_attn_norm.weight": ("post_attention_norm.weight", False),
                 "post_ffn_norm.weight": ("post_ffw_norm.weight", False)}
 
+
 FAMILY = Family(
     name="gemma2", base="llama",
     summary="sandwich norms, GeGLU, embeddings × √C, alternate sliding layers, soft-capping",

@@ -42,8 +42,17 @@ def _fuse(tensors: dict, config: ModelConfig) -> dict:
     return fuse_qkv(tensors, config)
 
 
+def fused_biases(c) -> str | None:
+    """Writing: GPT-2's c_attn always holds Q, K, V biases."""
+    if c.arch == "gpt2" and not c.attn_bias:
+        return ("Hugging Face's gpt2 checkpoints always hold Q, K, V biases (c_attn.bias):"
+                " a config with attn_bias=False cannot be saved as one")
+    return None
+
+
 FAMILY = Family(
     name="gpt2", base="gpt2",
+    hf_refusals=((80, fused_biases),),
     summary="LayerNorm, GELU MLP, learned positions, biases: ModelConfig's arch='gpt2' defaults",
     hf_model_types=("gpt2",), hf_architecture="GPT2LMHeadModel",
     hf_keys=("n_embd", "n_head", "n_layer", "n_positions", "n_inner", "layer_norm_epsilon",

@@ -50,8 +50,17 @@ def _fuse(tensors: dict, config) -> dict:
     return fuse_phi3(tensors, config)
 
 
+def plain_fused(c) -> str | None:
+    """Writing: transformers' Phi-3 has no biases, q/k norms or norms after the sub-layers."""
+    if c.fused_projections and (c.attn_bias or c.qk_norm or c.post_norms):
+        return ("Hugging Face's phi3 models have no Q, K, V biases, q/k norms or norms "
+                "after the sub-layers: this config cannot be saved as one")
+    return None
+
+
 FAMILY = Family(
     name="phi3", base="llama",
+    hf_refusals=((90, plain_fused),),
     summary="Llama with fused qkv_proj and gate_up_proj files",
     hf_model_types=("phi3",), hf_architecture="Phi3ForCausalLM",
     switches={"fused_projections": True}, refuses_attention_bias=True,
