@@ -41,7 +41,8 @@ from __future__ import annotations
 import numpy as np
 
 from minillm.config import ModelConfig
-from minillm.families import families, family
+from minillm.families import families
+from minillm.io.hf.families import _experts_family
 
 # minillm block name -> (HF name, transpose?) ; "{i}" is the layer.
 _GPT2_BLOCK = {"norm1.weight": ("h.{i}.ln_1.weight", False), "norm1.bias": ("h.{i}.ln_1.bias", False),
@@ -66,11 +67,7 @@ _LLAMA_BLOCK = {"norm1.weight": ("model.layers.{i}.input_layernorm.weight", Fals
                 "ffn.w_up": ("model.layers.{i}.mlp.up_proj.weight", True),
                 "ffn.w_down": ("model.layers.{i}.mlp.down_proj.weight", True)}
 _LLAMA_TOP = {"wte": ("model.embed_tokens.weight", False), "norm_f.weight": ("model.norm.weight", False)}
-_GEMMA_BLOCK = {**_LLAMA_BLOCK, **family("gemma2").hf_tensors}     # (families/gemma2.py)
 GAIN_SHIFT = 1.0        # Gemma: HF stores w, the norm multiplies by 1 + w
-# a mixture of experts' names: (prefix, minillm -> HF expert names), as families/ declare them
-_EXPERTS = {name: (family(name).experts["hf_prefix"], family(name).experts["hf_names"])
-            for name in ("qwen3_moe", "mixtral")}
 LM_HEAD = ("lm_head.weight", True)          # [V, C] in both formats; minillm keeps [C, V]
 GPT2_BUFFERS = (".attn.bias", ".attn.masked_bias")   # older GPT-2 files' causal masks: not weights
 
@@ -87,7 +84,10 @@ def hf_table(config: ModelConfig) -> dict[str, tuple[str, bool]]:
     if not config.tie_embeddings:
         table["lm_head"] = LM_HEAD
     if config.n_experts:
-        prefix, names = _EXPERTS["qwen3_moe" if config.qk_norm else "mixtral"]   # (OLMoE: qwen3_moe's)
+        # a mixture of experts' names: (prefix, minillm -> HF names), as its family declares
+        # them (families/mixtral.py, qwen3_moe.py; OLMoE's are Qwen3-MoE's)
+        experts = _experts_family(config).experts
+        prefix, names = experts["hf_prefix"], experts["hf_names"]
         for i in range(config.n_layers):
             p = prefix.format(i=i)
             table[f"blocks.{i}.ffn.router"] = (p + "gate.weight", True)     # [E, C] -> [C, E]
