@@ -53,6 +53,7 @@ class Family:
     gguf_marks: Callable | None = None  # config -> True when llama.cpp runs it as this family's
     gguf_rank: int = 0                 # export's order among marked families (lowest is chosen)
     gguf_fuse: Callable | None = None  # (GGUF tensors, config) -> its fused tensors, on writing
+    gguf_split: Callable | None = None  # (GGUF, config) -> (names, get, the parts get reads)
     chat_formats: tuple[str, ...] = ()                 # names in chat.formats.FORMATS
     refuses: tuple[str, ...] = ()      # what it refuses, in words (the readers raise it)
 

@@ -50,6 +50,13 @@ def fused_biases(c) -> str | None:
     return None
 
 
+
+def _split(g, config: ModelConfig) -> tuple:
+    """Reading: ``attn_qkv`` seen as ``attn_q``, ``attn_k``, ``attn_v`` (io/gguf/gpt2_names.py)."""
+    from minillm.io.gguf.gpt2_names import split_qkv
+    return (*split_qkv(g, config), set())          # (the parts are not in the file: no others)
+
+
 FAMILY = Family(
     name="gpt2", base="gpt2",
     hf_refusals=((80, fused_biases),),
@@ -59,7 +66,7 @@ FAMILY = Family(
              "activation_function", "scale_attn_weights", "scale_attn_by_inverse_layer_idx"),
     read_hf=read_hf, write_hf=write_hf, hf_marks=lambda c: c.arch == "gpt2",
     gguf_architectures=("gpt2",), gguf_keys=("attention.layer_norm_epsilon",),
-    gguf_fuse=lambda tensors, config: _fuse(tensors, config),
+    gguf_fuse=lambda tensors, config: _fuse(tensors, config), gguf_split=lambda g, c: _split(g, c),
     chat_formats=(),
     refuses=("activation_function other than gelu_new / gelu_pytorch_tanh",
              "scale_attn_weights=false", "scale_attn_by_inverse_layer_idx=true"))

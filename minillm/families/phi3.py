@@ -58,6 +58,14 @@ def plain_fused(c) -> str | None:
     return None
 
 
+
+def _split(g, config) -> tuple:
+    """Reading: each fused tensor seen as its parts (io/gguf/families.py's split_phi3)."""
+    from minillm.io.gguf.families import is_split, split_phi3
+    names, get = split_phi3(g, config)
+    return names, get, {n for n in names if is_split(n)}   # (ffn_up: a part, and in the file)
+
+
 FAMILY = Family(
     name="phi3", base="llama",
     hf_refusals=((90, plain_fused),),
@@ -67,7 +75,7 @@ FAMILY = Family(
     hf_keys=("sliding_window", "partial_rotary_factor"), hf_switches=hf_switches,
     hf_marks=lambda c: c.fused_projections, write_gguf=write_gguf,
     gguf_problems=gguf_problems, gguf_marks=lambda c: c.fused_projections, gguf_rank=10,
-    gguf_fuse=lambda tensors, config: _fuse(tensors, config),
+    gguf_fuse=lambda tensors, config: _fuse(tensors, config), gguf_split=lambda g, c: _split(g, c),
     gguf_architectures=("phi3",), gguf_switches=gguf_switches,
     gguf_keys=("rope.scaling.original_context_length", "attention.sliding_window"),
     chat_formats=("phi3", "phi3.5"),

@@ -36,7 +36,9 @@ from minillm.config import ModelConfig
 from minillm.families import Family, families, family, family_of_gguf
 from minillm.families.smollm3 import NOPE_STEP, gguf_nope_layers as smollm3_nope_layers  # noqa: F401
 
-FAMILIES = ("phi3", "olmo2", "smollm3", "olmoe")
+# ("phi3", "olmo2", "smollm3", "olmoe"): the families declaring what llama.cpp cannot run of them
+FAMILIES = tuple(f.name for f in sorted(families().values(), key=lambda f: f.gguf_rank)
+                 if f.gguf_problems)
 # (their homes: minillm/families/olmo2.py, smollm3.py; re-exported for old imports)
 OLMO2_NORMS = family("olmo2").gguf_tensors
 
