@@ -53,6 +53,8 @@ class Family:
     gguf_marks: Callable | None = None  # config -> True when llama.cpp runs it as this family's
     gguf_rank: int = 0                 # export's order among marked families (lowest is chosen)
     gguf_fuse: Callable | None = None  # (GGUF tensors, config) -> its fused tensors, on writing
+    gguf_rope_freqs: bool = False      # its files carry Llama 3's RoPE divisors (rope_freqs.weight)
+    gguf_window: bool = False          # its files may say a window on every layer (minillm's key)
     gguf_split: Callable | None = None  # (GGUF, config) -> (names, get, the parts get reads)
     chat_formats: tuple[str, ...] = ()                 # names in chat.formats.FORMATS
     refuses: tuple[str, ...] = ()      # what it refuses, in words (the readers raise it)

@@ -79,10 +79,11 @@ def gguf_arch(config: ModelConfig) -> str:
                              f"and attn_bias cannot be exported")
         if config.n_experts and own.experts is None:   # (OLMoE's experts are its own: families.py)
             arch = _experts_arch(config)
-        if config.sliding_window is not None and arch != "llama":
+        written = family_of_gguf(arch)                # (llama: families/llama.py)
+        if config.sliding_window is not None and not written.gguf_window:
             raise ValueError(f"llama.cpp's {arch} has no sliding window: this config cannot be "
                              f"exported")
-        if config.rope_scaling is not None and arch != "llama":
+        if config.rope_scaling is not None and not written.gguf_rope_freqs:
             raise ValueError(f"llama.cpp reads RoPE scaling factors (rope_freqs) for llama files "
                              f"only, not {arch}: this config cannot be exported")
         return arch

@@ -131,7 +131,7 @@ def gguf_config(meta: dict, tensors: dict, tied: bool | None = None,
     if scaling != "none":
         raise ValueError(f"RoPE scaling {scaling!r} is not supported (Llama 3's is: "
                          f"rope_freqs.weight in a llama file)")
-    if "rope_freqs.weight" in tensors and arch != "llama":
+    if "rope_freqs.weight" in tensors and not family.gguf_rope_freqs:   # (families/llama.py)
         raise ValueError(f"rope_freqs.weight in a {arch} file is not supported (llama.cpp reads "
                          f"it in llama files only)")
     experts = _experts(meta, arch, family)
