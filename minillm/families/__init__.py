@@ -35,6 +35,7 @@ class Family:
     hf_switches: Callable[[dict], dict] | None = None  # config.json -> more ModelConfig fields
     read_hf: Callable | None = None    # a reader of its own (config.json -> ModelConfig)
     hf_marks: Callable | None = None   # config -> True when it is this family's (written so)
+    hf_unmarked: Callable | None = None  # config -> True: written so when no family marks it
     write_hf: Callable | None = None   # config -> its config.json keys (all of them with read_hf)
     experts: dict | None = None        # a mixture of experts' config.json names (io/hf/families.py)
     refuses_attention_bias: bool = False   # attention_bias=true (an o_proj bias minillm lacks)

@@ -118,13 +118,9 @@ IO_ALLOWED = {
     ("gguf/carry.py", "qwen2"): "ARCH_PREFIXES: the shape keys never carried from a source file "
                                 "(a behaviour of carrying, not a family's declaration)",
     ("gguf/families.py", "olmo2"): "OLMO2_NORMS: a re-export kept for old imports",
-    ("gguf/families.py", "phi3"): "context_limit: Phi-3's window key read for its gguf_switches",
     ("gguf/gemma.py", "gemma2"): "gemma_arch / window_config / llama_cpp_notes: the numbers "
                                  "llama.cpp fixes per Gemma architecture (every 2nd / 6th layer)",
     ("gguf/gemma.py", "gemma3"): "as gemma2's",
-    ("hf/config.py", "qwen2"): "hf_family's fallback when no family marks a config: Qwen2 or "
-                               "Llama by its biases",
-    ("hf/families.py", "olmoe"): "_olmoe_family: OLMoE's model_type, returned with its refusal",
 }
 
 

@@ -89,13 +89,14 @@ def family_switches(meta: dict, arch: str, n_layers: int) -> dict:
 
 
 def context_limit(meta: dict, arch: str, n_ctx: int) -> int:
-    """The context a file of ``arch`` is read with: Phi-3-mini's files carry its sliding window
+    """The context a file of ``arch`` is read with when its window caps it (the family's
+    ``gguf_switches`` asks: families/phi3.py): Phi-3-mini's files carry its sliding window
     (``phi3.attention.sliding_window`` 2047), which transformers applies and llama.cpp ignores;
     the two agree while no query looks further back than the window, so, as for Mistral's
     config.json (io/hf/config.py), the window caps the context."""
-    window = meta.get("phi3.attention.sliding_window", 0) if arch == "phi3" else 0
+    window = meta.get(f"{arch}.attention.sliding_window", 0)    # (asked by families/phi3.py)
     if type(window) is not int or window < 0:
-        raise ValueError(f"phi3.attention.sliding_window must be an int >= 0, got {window!r}")
+        raise ValueError(f"{arch}.attention.sliding_window must be an int >= 0, got {window!r}")
     return min(n_ctx, window) if window else n_ctx
 
 
