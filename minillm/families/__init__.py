@@ -56,6 +56,7 @@ class Family:
     gguf_fuse: Callable | None = None  # (GGUF tensors, config) -> its fused tensors, on writing
     gguf_rope_freqs: bool = False      # its files carry Llama 3's RoPE divisors (rope_freqs.weight)
     gguf_window: bool = False          # its files may say a window on every layer (minillm's key)
+    gguf_fixed: dict | None = None     # what llama.cpp fixes for its architecture (io/gguf/gemma.py)
     gguf_split: Callable | None = None  # (GGUF, config) -> (names, get, the parts get reads)
     chat_formats: tuple[str, ...] = ()                 # names in chat.formats.FORMATS
     refuses: tuple[str, ...] = ()      # what it refuses, in words (the readers raise it)

@@ -37,7 +37,9 @@ FAMILY = Family(
     hf_marks=lambda c: c.arch == "llama" and c.sandwich_norms and c.qk_norm,
     tensor_switch="sandwich_norms", hf_tensors=gemma2.HF_TENSORS,
     gguf_architectures=("gemma3",), gguf_switches=gemma2.gguf_switches,
-    gguf_tensors=gemma2.GGUF_TENSORS,
+    gguf_tensors=gemma2.GGUF_TENSORS,   # llama.cpp's: every 6th layer full, the sliding RoPE 10,000
+    gguf_fixed={"full_every": 6, "big_layers": 62, "caps": (None, None), "local_theta": 10000.0,
+                "needs_window": False},
     gguf_keys=("attention.sliding_window", "rope.freq_base_swa", "final_logit_softcapping",
                "attention.sliding_window_pattern", "attention.query_pre_attn_scalar"),
     chat_formats=("gemma3",),

@@ -118,9 +118,7 @@ IO_ALLOWED = {
     ("gguf/carry.py", "qwen2"): "ARCH_PREFIXES: the shape keys never carried from a source file "
                                 "(a behaviour of carrying, not a family's declaration)",
     ("gguf/families.py", "olmo2"): "OLMO2_NORMS: a re-export kept for old imports",
-    ("gguf/gemma.py", "gemma2"): "gemma_arch / window_config / llama_cpp_notes: the numbers "
-                                 "llama.cpp fixes per Gemma architecture (every 2nd / 6th layer)",
-    ("gguf/gemma.py", "gemma3"): "as gemma2's",
+    ("gguf/gemma.py", "gemma2"): "POST_NORMS: a re-export kept for old imports",
 }
 
 
