@@ -25,8 +25,10 @@ them (``convert_hf_to_gguf.py``: Phi3MiniModel, Olmo2Model, SmolLM3Model, OlmoeM
 
 Each family's names, keys and switches are declared in its module (minillm/families/phi3.py,
 olmo2.py, smollm3.py, olmoe.py), which ``gguf/model.py`` reads; what stays here is machinery:
-Phi-3's fused rows split and joined, and ``family_arch``, what llama.cpp's four cannot run
-(``gguf/export.py`` asks it). Example: a 4-layer SmolLM3 file reads as ``nope_layers = (3,)``.
+Phi-3's fused rows split and joined (families/phi3.py's ``gguf_split`` / ``gguf_fuse`` call them),
+``marked_family``, the family a config is exported as (each declares ``gguf_marks`` and
+``gguf_rank``), and ``family_arch``, what llama.cpp's four cannot run (``gguf/export.py`` asks
+both). Example: a 4-layer SmolLM3 file reads as ``nope_layers = (3,)``.
 """
 from __future__ import annotations
 
