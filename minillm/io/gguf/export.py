@@ -42,7 +42,7 @@ import numpy as np
 from minillm.config import ModelConfig
 from minillm.io.gguf import gpt2_names
 from minillm.io.gguf.carry import checked
-from minillm.families import family_of_gguf
+from minillm.families import families, family_of_gguf
 from minillm.io.gguf.families import family_arch, family_metadata, marked_family
 from minillm.io.gguf.gemma import gemma_arch, window_metadata
 from minillm.io.gguf.model import gguf_names
@@ -102,7 +102,12 @@ def _experts_arch(config: ModelConfig) -> str:
     if config.attn_bias:
         raise ValueError("llama.cpp's llama and qwen3moe experts models have no Q, K, V biases: "
                          "this config cannot be exported")
-    return "qwen3moe" if config.qk_norm else "llama"
+    # the families whose experts llama.cpp renormalises (gguf_experts): Qwen3-MoE's own
+    # architecture when the config is its, else Llama's (Mixtral's files: families/mixtral.py)
+    runs = [f for f in families().values() if f.gguf_experts and f.gguf_architectures]
+    own = next((f for f in runs if f.experts is not None and f.hf_marks(config)), None) \
+        or next(f for f in runs if f.experts is None)
+    return own.gguf_architectures[0]
 
 
 def arch_metadata(config: ModelConfig, arch: str) -> dict:
