@@ -35,6 +35,7 @@ class Family:
     hf_switches: Callable[[dict], dict] | None = None  # config.json -> more ModelConfig fields
     read_hf: Callable | None = None    # a reader of its own (config.json -> ModelConfig)
     hf_marks: Callable | None = None   # config -> True when it is this family's (written so)
+    hf_unmarked: Callable | None = None  # config -> True: written so when no family marks it
     write_hf: Callable | None = None   # config -> its config.json keys (all of them with read_hf)
     experts: dict | None = None        # a mixture of experts' config.json names (io/hf/families.py)
     refuses_attention_bias: bool = False   # attention_bias=true (an o_proj bias minillm lacks)
@@ -48,6 +49,15 @@ class Family:
     gguf_experts: bool | None = None   # experts in its files: llama.cpp renormalises (True) or not
     gguf_permuted_qk: bool = False     # llama.cpp's converter reorders Q/K rows (io/gguf/qk_rows.py)
     gguf_tensors: dict = field(default_factory=dict)   # block tensor names apart from its base's
+    hf_refusals: tuple = ()            # ((order, config -> why a config.json cannot say it,
+    #                                    or None), ...): io/hf_names.py's named_to_hf asks them
+    gguf_marks: Callable | None = None  # config -> True when llama.cpp runs it as this family's
+    gguf_rank: int = 0                 # export's order among marked families (lowest is chosen)
+    gguf_fuse: Callable | None = None  # (GGUF tensors, config) -> its fused tensors, on writing
+    gguf_rope_freqs: bool = False      # its files carry Llama 3's RoPE divisors (rope_freqs.weight)
+    gguf_window: bool = False          # its files may say a window on every layer (minillm's key)
+    gguf_fixed: dict | None = None     # what llama.cpp fixes for its architecture (io/gguf/gemma.py)
+    gguf_split: Callable | None = None  # (GGUF, config) -> (names, get, the parts get reads)
     chat_formats: tuple[str, ...] = ()                 # names in chat.formats.FORMATS
     refuses: tuple[str, ...] = ()      # what it refuses, in words (the readers raise it)
 

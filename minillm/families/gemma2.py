@@ -91,8 +91,7 @@ def write_hf(c: ModelConfig) -> dict:
 def gguf_switches(meta: dict, n_layers: int, d_model: int, n_heads: int) -> dict:
     """The window, layer types, soft-caps and scales of a gemma2 / gemma3 file (io/gguf/gemma.py)."""
     from minillm.io.gguf.gemma import window_config
-    arch = meta["general.architecture"]
-    return window_config(meta, arch, n_layers, d_model, n_heads)
+    return window_config(meta, meta["general.architecture"], n_layers, d_model, n_heads)
 
 
 HF_TENSORS = {"post_attn_norm.weight": ("model.layers.{i}.post_attention_layernorm.weight", False),
@@ -101,6 +100,7 @@ HF_TENSORS = {"post_attn_norm.weight": ("model.layers.{i}.post_attention_layerno
 GGUF_TENSORS = {"post_attn_norm.weight": ("post_attention_norm.weight", False),
                 "post_ffn_norm.weight": ("post_ffw_norm.weight", False)}
 
+
 FAMILY = Family(
     name="gemma2", base="llama",
     summary="sandwich norms, GeGLU, embeddings × √C, alternate sliding layers, soft-capping",
@@ -108,9 +108,10 @@ FAMILY = Family(
     switches={"ffn": "geglu", "sandwich_norms": True, "embed_scale": True},
     hf_keys=("head_dim", "query_pre_attn_scalar", "sliding_window", "layer_types",
              "attn_logit_softcapping", "final_logit_softcapping", "hidden_activation"),
-    read_hf=read_hf, write_hf=write_hf,
     hf_marks=lambda c: c.arch == "llama" and c.sandwich_norms and not c.qk_norm,
-    tensor_switch="sandwich_norms", hf_tensors=HF_TENSORS,
+    read_hf=read_hf, write_hf=write_hf, tensor_switch="sandwich_norms", hf_tensors=HF_TENSORS,
+    gguf_fixed={"full_every": 2, "big_layers": 46, "caps": (50.0, 30.0), "local_theta": None,
+                "needs_window": True},     # llama.cpp's numbers (io/gguf/gemma.py's docstring)
     gguf_architectures=("gemma2",), gguf_switches=gguf_switches, gguf_tensors=GGUF_TENSORS,
     gguf_keys=("attention.sliding_window", "attn_logit_softcapping", "final_logit_softcapping",
                "attention.sliding_window_pattern", "attention.query_pre_attn_scalar"),

@@ -12,8 +12,23 @@ from __future__ import annotations
 from minillm.families import Family
 from minillm.families import gemma2
 
+def not_all_three(c) -> str | None:
+    """Writing (Gemma 2 and 3 alike): transformers' Gemma has sandwich norms, embeddings × √C and GeGLU together, and
+    only a Gemma's config.json says soft-caps, query_pre_attn_scalar and rope_local_theta."""
+    gemma = (c.sandwich_norms, c.embed_scale, c.ffn) == (True, True, "geglu")
+    if gemma != (c.sandwich_norms or c.embed_scale or c.ffn == "geglu"):
+        return ("Hugging Face's gemma models have sandwich norms, embeddings × √C and "
+                "GeGLU together: a config with only some of them cannot be saved as one")
+    if not gemma and (c.attn_softcap, c.final_softcap, c.query_pre_attn_scalar,
+                      c.rope_local_theta) != (None,) * 4:
+        return ("soft-capping, query_pre_attn_scalar and rope_local_theta are Gemma's: "
+                "a Llama-family config.json cannot say them")
+    return None
+
+
 FAMILY = Family(
     name="gemma3", base="llama",
+    hf_refusals=((40, not_all_three),),   # (Gemma 2's too)
     summary="Gemma 2 with q/k norms, 5 sliding layers in 6 and a local RoPE base",
     hf_model_types=("gemma3_text",), hf_architecture="Gemma3ForCausalLM",
     switches={**gemma2.FAMILY.switches, "qk_norm": True},
@@ -22,7 +37,9 @@ FAMILY = Family(
     hf_marks=lambda c: c.arch == "llama" and c.sandwich_norms and c.qk_norm,
     tensor_switch="sandwich_norms", hf_tensors=gemma2.HF_TENSORS,
     gguf_architectures=("gemma3",), gguf_switches=gemma2.gguf_switches,
-    gguf_tensors=gemma2.GGUF_TENSORS,
+    gguf_tensors=gemma2.GGUF_TENSORS,   # llama.cpp's: every 6th layer full, the sliding RoPE 10,000
+    gguf_fixed={"full_every": 6, "big_layers": 62, "caps": (None, None), "local_theta": 10000.0,
+                "needs_window": False},
     gguf_keys=("attention.sliding_window", "rope.freq_base_swa", "final_logit_softcapping",
                "attention.sliding_window_pattern", "attention.query_pre_attn_scalar"),
     chat_formats=("gemma3",),

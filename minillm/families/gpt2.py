@@ -36,14 +36,37 @@ def write_hf(c: ModelConfig) -> dict:
             "tie_word_embeddings": c.tie_embeddings}
 
 
+def _fuse(tensors: dict, config: ModelConfig) -> dict:
+    """Writing: Q, K, V (and their biases) as one ``attn_qkv`` (io/gguf/gpt2_names.py)."""
+    from minillm.io.gguf.gpt2_names import fuse_qkv
+    return fuse_qkv(tensors, config)
+
+
+def fused_biases(c) -> str | None:
+    """Writing: GPT-2's c_attn always holds Q, K, V biases."""
+    if c.arch == "gpt2" and not c.attn_bias:
+        return ("Hugging Face's gpt2 checkpoints always hold Q, K, V biases (c_attn.bias):"
+                " a config with attn_bias=False cannot be saved as one")
+    return None
+
+
+
+def _split(g, config: ModelConfig) -> tuple:
+    """Reading: ``attn_qkv`` seen as ``attn_q``, ``attn_k``, ``attn_v`` (io/gguf/gpt2_names.py)."""
+    from minillm.io.gguf.gpt2_names import split_qkv
+    return (*split_qkv(g, config), set())          # (the parts are not in the file: no others)
+
+
 FAMILY = Family(
     name="gpt2", base="gpt2",
+    hf_refusals=((80, fused_biases),),
     summary="LayerNorm, GELU MLP, learned positions, biases: ModelConfig's arch='gpt2' defaults",
     hf_model_types=("gpt2",), hf_architecture="GPT2LMHeadModel",
     hf_keys=("n_embd", "n_head", "n_layer", "n_positions", "n_inner", "layer_norm_epsilon",
              "activation_function", "scale_attn_weights", "scale_attn_by_inverse_layer_idx"),
     read_hf=read_hf, write_hf=write_hf, hf_marks=lambda c: c.arch == "gpt2",
     gguf_architectures=("gpt2",), gguf_keys=("attention.layer_norm_epsilon",),
+    gguf_fuse=lambda tensors, config: _fuse(tensors, config), gguf_split=lambda g, c: _split(g, c),
     chat_formats=(),
     refuses=("activation_function other than gelu_new / gelu_pytorch_tanh",
              "scale_attn_weights=false", "scale_attn_by_inverse_layer_idx=true"))

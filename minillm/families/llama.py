@@ -28,6 +28,8 @@ FAMILY = Family(
     hf_model_types=("llama",), hf_architecture="LlamaForCausalLM",
     hf_keys=("rope_scaling", "rope_parameters", "attention_bias", "mlp_bias"),
     gguf_architectures=("llama",), gguf_permuted_qk=True, gguf_experts=True,
+    gguf_marks=lambda c: True, gguf_rank=70,     # (the last resort of every RMSNorm config)
+    gguf_rope_freqs=True, gguf_window=True, hf_unmarked=lambda c: not c.attn_bias,      # (llama.cpp reads rope_freqs in llama files only)
     gguf_keys=("rope.scaling.original_context_length", "attention.sliding_window",
                "expert_count", "expert_used_count"),
     gguf_switches=gguf_switches,

@@ -20,8 +20,19 @@ def write_hf(config) -> dict:
     return {"sliding_window": config.sliding_window}
 
 
+def slides_everywhere(c) -> str | None:
+    """Writing: transformers' Mistral slides on every layer, with no q/k norms or biases (a
+    Gemma's window is its own: families/gemma2.py)."""
+    if not c.sandwich_norms and c.sliding_window is not None and \
+            (c.qk_norm or c.attn_bias or "full" in c.layer_types):
+        return ("Hugging Face's mistral models slide on every layer, with no q/k norms "
+                "or biases: this sliding-window config cannot be saved as one")
+    return None
+
+
 FAMILY = Family(
     name="mistral", base="llama",
+    hf_refusals=((60, slides_everywhere),),
     summary="Llama with a sliding window on every layer",
     hf_model_types=("mistral",), hf_architecture="MistralForCausalLM",
     hf_keys=("sliding_window",), hf_switches=hf_switches, write_hf=write_hf,

@@ -25,8 +25,26 @@ def write_hf(c) -> dict:
             "sliding_window": None}
 
 
+def renormalises(c) -> str | None:
+    """Writing: transformers' Mixtral always renormalises (a Qwen3-MoE, with q/k norms, may not)."""
+    if c.n_experts and not (c.norm_topk_prob or c.qk_norm):
+        return ("Hugging Face's mixtral always renormalises the routing weights: a "
+                "config with n_experts, norm_topk_prob=False and no qk_norm cannot be "
+                "saved as one (Qwen3-MoE's, with q/k norms, can)")
+    return None
+
+
+def no_expert_biases(c) -> str | None:
+    """Writing: neither Mixtral nor Qwen3-MoE has Q, K, V biases."""
+    if c.n_experts and c.attn_bias:
+        return ("Hugging Face's mixtral and qwen3_moe have no Q, K, V biases: this "
+                "config cannot be saved as one")
+    return None
+
+
 FAMILY = Family(
     name="mixtral", base="llama",
+    hf_refusals=((10, renormalises), (20, no_expert_biases)),
     summary="Llama with a mixture of experts on every FFN (routing weights renormalised)",
     hf_model_types=("mixtral",), hf_architecture="MixtralForCausalLM",
     hf_keys=("num_local_experts", "num_experts", "num_experts_per_tok"),

@@ -27,8 +27,18 @@ def gguf_problems(c) -> list:
             ("tied embeddings (llama.cpp's olmo2 needs output.weight)", c.tie_embeddings),
             ("layers without RoPE", bool(c.nope_layers))]
 
+
+def o_proj_bias(c) -> str | None:
+    """Writing: OLMo 2's and SmolLM3's attention_bias puts an o_proj bias too (minillm has none)."""
+    if (c.post_norms or c.nope_layers) and c.attn_bias:
+        return ("Hugging Face's olmo2 and smollm3 models with Q, K, V biases have an "
+                "o_proj bias too: this config cannot be saved as one")
+    return None
+
+
 FAMILY = Family(
     name="olmo2", base="llama",
+    hf_refusals=((100, o_proj_bias),),   # (SmolLM3's too: one message names both)
     summary="Llama with norms after the sub-layers and whole-width q/k norms",
     hf_model_types=("olmo2",), hf_architecture="Olmo2ForCausalLM",
     switches={"post_norms": True, "qk_norm": True, "qk_norm_whole": True},
@@ -36,6 +46,7 @@ FAMILY = Family(
     hf_tensors={"norm1.weight": ("model.layers.{i}.post_attention_layernorm.weight", False),
                 "norm2.weight": ("model.layers.{i}.post_feedforward_layernorm.weight", False)},
     gguf_architectures=("olmo2",), gguf_switches=gguf_switches, gguf_problems=gguf_problems,
+    gguf_marks=lambda c: c.post_norms, gguf_rank=20,
     gguf_tensors={"norm1.weight": ("post_attention_norm.weight", False),
                   "norm2.weight": ("post_ffw_norm.weight", False)},
     chat_formats=("olmo2",),

@@ -44,14 +44,38 @@ def gguf_problems(c) -> list:
             ("layers without RoPE", bool(c.nope_layers)),
             ("norms after the sub-layers", c.post_norms)]
 
+def _fuse(tensors: dict, config) -> dict:
+    """Writing: Q, K, V as one ``attn_qkv``, gate and up as one ``ffn_up`` (io/gguf/families.py)."""
+    from minillm.io.gguf.families import fuse_phi3
+    return fuse_phi3(tensors, config)
+
+
+def plain_fused(c) -> str | None:
+    """Writing: transformers' Phi-3 has no biases, q/k norms or norms after the sub-layers."""
+    if c.fused_projections and (c.attn_bias or c.qk_norm or c.post_norms):
+        return ("Hugging Face's phi3 models have no Q, K, V biases, q/k norms or norms "
+                "after the sub-layers: this config cannot be saved as one")
+    return None
+
+
+
+def _split(g, config) -> tuple:
+    """Reading: each fused tensor seen as its parts (io/gguf/families.py's split_phi3)."""
+    from minillm.io.gguf.families import is_split, split_phi3
+    names, get = split_phi3(g, config)
+    return names, get, {n for n in names if is_split(n)}   # (ffn_up: a part, and in the file)
+
+
 FAMILY = Family(
     name="phi3", base="llama",
+    hf_refusals=((90, plain_fused),),
     summary="Llama with fused qkv_proj and gate_up_proj files",
     hf_model_types=("phi3",), hf_architecture="Phi3ForCausalLM",
     switches={"fused_projections": True}, refuses_attention_bias=True,
     hf_keys=("sliding_window", "partial_rotary_factor"), hf_switches=hf_switches,
     hf_marks=lambda c: c.fused_projections, write_gguf=write_gguf,
-    gguf_problems=gguf_problems,
+    gguf_problems=gguf_problems, gguf_marks=lambda c: c.fused_projections, gguf_rank=10,
+    gguf_fuse=lambda tensors, config: _fuse(tensors, config), gguf_split=lambda g, c: _split(g, c),
     gguf_architectures=("phi3",), gguf_switches=gguf_switches,
     gguf_keys=("rope.scaling.original_context_length", "attention.sliding_window"),
     chat_formats=("phi3", "phi3.5"),

@@ -15,6 +15,7 @@ FAMILY = Family(
     summary="Llama with Q, K, V biases (attention_bias defaults to true)",
     hf_model_types=("qwen2",), hf_architecture="Qwen2ForCausalLM",
     hf_keys=("use_sliding_window",), hf_defaults={"attention_bias": True},
-    gguf_architectures=("qwen2",),
+    gguf_architectures=("qwen2",), gguf_marks=lambda c: c.attn_bias, gguf_rank=60,
+    hf_unmarked=lambda c: c.attn_bias,     # (Llama's attention_bias adds an o_proj bias too)
     chat_formats=("qwen2.5", "chatml"),
     refuses=("use_sliding_window=true",))

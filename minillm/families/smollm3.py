@@ -62,6 +62,6 @@ FAMILY = Family(
     hf_defaults={"rope_theta": 2000000.0, "tie_word_embeddings": True}, hf_switches=hf_switches,
     hf_marks=lambda c: bool(c.nope_layers), write_hf=write_hf,
     gguf_architectures=("smollm3",), gguf_permuted_qk=True, gguf_switches=gguf_switches,
-    gguf_problems=gguf_problems,
+    gguf_problems=gguf_problems, gguf_marks=lambda c: bool(c.nope_layers), gguf_rank=30,
     chat_formats=("smollm3", "smollm3-unsloth"),
     refuses=("attention_bias=true", "in GGUF: no-RoPE layers other than every 4th"))

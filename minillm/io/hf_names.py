@@ -41,7 +41,8 @@ from __future__ import annotations
 import numpy as np
 
 from minillm.config import ModelConfig
-from minillm.families import families, family
+from minillm.families import families
+from minillm.io.hf.families import _experts_family
 
 # minillm block name -> (HF name, transpose?) ; "{i}" is the layer.
 _GPT2_BLOCK = {"norm1.weight": ("h.{i}.ln_1.weight", False), "norm1.bias": ("h.{i}.ln_1.bias", False),
@@ -66,11 +67,7 @@ _LLAMA_BLOCK = {"norm1.weight": ("model.layers.{i}.input_layernorm.weight", Fals
                 "ffn.w_up": ("model.layers.{i}.mlp.up_proj.weight", True),
                 "ffn.w_down": ("model.layers.{i}.mlp.down_proj.weight", True)}
 _LLAMA_TOP = {"wte": ("model.embed_tokens.weight", False), "norm_f.weight": ("model.norm.weight", False)}
-_GEMMA_BLOCK = {**_LLAMA_BLOCK, **family("gemma2").hf_tensors}     # (families/gemma2.py)
 GAIN_SHIFT = 1.0        # Gemma: HF stores w, the norm multiplies by 1 + w
-# a mixture of experts' names: (prefix, minillm -> HF expert names), as families/ declare them
-_EXPERTS = {name: (family(name).experts["hf_prefix"], family(name).experts["hf_names"])
-            for name in ("qwen3_moe", "mixtral")}
 LM_HEAD = ("lm_head.weight", True)          # [V, C] in both formats; minillm keeps [C, V]
 GPT2_BUFFERS = (".attn.bias", ".attn.masked_bias")   # older GPT-2 files' causal masks: not weights
 
@@ -87,7 +84,10 @@ def hf_table(config: ModelConfig) -> dict[str, tuple[str, bool]]:
     if not config.tie_embeddings:
         table["lm_head"] = LM_HEAD
     if config.n_experts:
-        prefix, names = _EXPERTS["qwen3_moe" if config.qk_norm else "mixtral"]   # (OLMoE: qwen3_moe's)
+        # a mixture of experts' names: (prefix, minillm -> HF names), as its family declares
+        # them (families/mixtral.py, qwen3_moe.py; OLMoE's are Qwen3-MoE's)
+        experts = _experts_family(config).experts
+        prefix, names = experts["hf_prefix"], experts["hf_names"]
         for i in range(config.n_layers):
             p = prefix.format(i=i)
             table[f"blocks.{i}.ffn.router"] = (p + "gate.weight", True)     # [E, C] -> [C, E]
@@ -147,52 +147,48 @@ def shifted_gains(config: ModelConfig) -> list[str]:
             if "norm" in name.split(".")[-2 if name.endswith(".weight") else -1]]
 
 
+def _unnamed(named: dict[str, np.ndarray]):
+    """A check: the parameters no HF name of the config carries (its table: ``hf_sources``)."""
+    def check(config: ModelConfig) -> str | None:
+        unnamed = sorted(set(named) - set(hf_sources(config)))
+        return (f"Hugging Face's {config.arch} checkpoints have no name for {unnamed[:3]}"
+                f"{'…' if len(unnamed) > 3 else ''}: this config cannot be saved as one"
+                if unnamed else None)
+    return check
+
+
+# the (norm, ffn, position) each base's config.json says (Gemma's, with GeGLU, its own)
+BASE_FORMULAS = {"gpt2": ("layernorm", "gelu_mlp", "learned"), "llama": ("rmsnorm", "swiglu", "rope")}
+GEMMA_FORMULAS = ("rmsnorm", "geglu", "rope")
+
+
+def _formulas(config: ModelConfig) -> str | None:
+    """A check: the norm, FFN and positions must be those the base's config.json implies."""
+    gemma = (config.sandwich_norms, config.embed_scale, config.ffn) == (True, True, "geglu")
+    if (config.norm, config.ffn, config.position) != (GEMMA_FORMULAS if gemma
+                                                      else BASE_FORMULAS[config.arch]):
+        return (f"Hugging Face's {config.arch} models use {'/'.join(BASE_FORMULAS[config.arch])}; "
+                f"this config has {config.norm}/{config.ffn}/{config.position}, which its "
+                f"config.json cannot say (transformers would run another model)")
+    return None
+
+
+def _refusals(named: dict[str, np.ndarray]) -> list:
+    """[(order, config -> why not, or None)]: every family's ``hf_refusals`` (families/) and the
+    two of the names themselves, in their declared order (the first that applies is said)."""
+    checks = [(30, _unnamed(named)), (70, _formulas)]
+    checks += [(order, check) for f in families().values() for order, check in f.hf_refusals]
+    return sorted(checks, key=lambda c: c[0])
+
+
 def named_to_hf(named: dict[str, np.ndarray], config: ModelConfig) -> dict[str, np.ndarray]:
     """minillm flat names -> HF state dict (what ``checkpoints.load_weights`` reads back). A config whose
     parameters HF's names cannot all carry (a Llama with LayerNorm biases or learned positions,
     a GPT-2 without Q, K, V biases) is a ValueError: the file would not load."""
     named = expert_views(named)
-    if config.n_experts and not (config.norm_topk_prob or config.qk_norm):
-        raise ValueError("Hugging Face's mixtral always renormalises the routing weights: a "
-                         "config with n_experts, norm_topk_prob=False and no qk_norm cannot be "
-                         "saved as one (Qwen3-MoE's, with q/k norms, can)")
-    if config.n_experts and config.attn_bias:
-        raise ValueError("Hugging Face's mixtral and qwen3_moe have no Q, K, V biases: this "
-                         "config cannot be saved as one")
-    unnamed = sorted(set(named) - set(hf_sources(config)))
-    if unnamed:
-        raise ValueError(f"Hugging Face's {config.arch} checkpoints have no name for {unnamed[:3]}"
-                         f"{'…' if len(unnamed) > 3 else ''}: this config cannot be saved as one")
-    family = {"gpt2": ("layernorm", "gelu_mlp", "learned"), "llama": ("rmsnorm", "swiglu", "rope"),
-              "gemma": ("rmsnorm", "geglu", "rope")}
-    gemma = (config.sandwich_norms, config.embed_scale, config.ffn) == (True, True, "geglu")
-    if gemma != (config.sandwich_norms or config.embed_scale or config.ffn == "geglu"):
-        raise ValueError("Hugging Face's gemma models have sandwich norms, embeddings × √C and "
-                         "GeGLU together: a config with only some of them cannot be saved as one")
-    if not gemma and (config.attn_softcap, config.final_softcap, config.query_pre_attn_scalar,
-                      config.rope_local_theta) != (None,) * 4:
-        raise ValueError("soft-capping, query_pre_attn_scalar and rope_local_theta are Gemma's: "
-                         "a Llama-family config.json cannot say them")
-    if not gemma and config.sliding_window is not None and \
-            (config.qk_norm or config.attn_bias or "full" in config.layer_types):
-        raise ValueError("Hugging Face's mistral models slide on every layer, with no q/k norms "
-                         "or biases: this sliding-window config cannot be saved as one")
-    if (config.norm, config.ffn, config.position) != family["gemma" if gemma else config.arch]:
-        raise ValueError(f"Hugging Face's {config.arch} models use {'/'.join(family[config.arch])}; "
-                         f"this config has {config.norm}/{config.ffn}/{config.position}, which its "
-                         f"config.json cannot say (transformers would run another model)")
-    if config.arch == "gpt2" and not config.attn_bias:
-        raise ValueError("Hugging Face's gpt2 checkpoints always hold Q, K, V biases (c_attn.bias):"
-                         " a config with attn_bias=False cannot be saved as one")
-    if config.fused_projections and (config.attn_bias or config.qk_norm or config.post_norms):
-        raise ValueError("Hugging Face's phi3 models have no Q, K, V biases, q/k norms or norms "
-                         "after the sub-layers: this config cannot be saved as one")
-    if (config.post_norms or config.nope_layers) and config.attn_bias:
-        raise ValueError("Hugging Face's olmo2 and smollm3 models with Q, K, V biases have an "
-                         "o_proj bias too: this config cannot be saved as one")
-    if config.qk_norm and config.attn_bias:
-        raise ValueError("Hugging Face's qwen3 models with Q, K, V biases have an o_proj bias "
-                         "too: a config with qk_norm and attn_bias cannot be saved as one")
+    refusal = next((why for _, check in _refusals(named) if (why := check(config))), None)
+    if refusal:
+        raise ValueError(refusal)
     out, shifted = {}, set(shifted_gains(config))
     for name, (hf, transpose) in hf_table(config).items():
         if name in named:

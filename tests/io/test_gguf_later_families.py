@@ -121,7 +121,7 @@ def test_a_phi3_file_whose_fused_tensor_has_other_rows_is_refused(tmp_path, monk
         out = real(tensors, config)
         out["blk.0.attn_qkv.weight"] = out["blk.0.attn_qkv.weight"][:-1]
         return out
-    monkeypatch.setattr("minillm.io.gguf.export.fuse_phi3", short)
+    monkeypatch.setattr("minillm.io.gguf.families.fuse_phi3", short)   # (families/phi3.py calls it)
     _, _, path = exported(tmp_path, "phi3_tiny")
     with pytest.raises(ValueError, match="attn_qkv.weight"):
         load_model(path)

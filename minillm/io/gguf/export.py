@@ -42,7 +42,8 @@ import numpy as np
 from minillm.config import ModelConfig
 from minillm.io.gguf import gpt2_names
 from minillm.io.gguf.carry import checked
-from minillm.io.gguf.families import family_arch, family_metadata, fuse_phi3
+from minillm.families import families, family_of_gguf
+from minillm.io.gguf.families import family_arch, family_metadata, marked_family
 from minillm.io.gguf.gemma import gemma_arch, window_metadata
 from minillm.io.gguf.model import gguf_names
 from minillm.io.gguf.qk_rows import PERMUTED_QK, permute_qk
@@ -69,17 +70,20 @@ def gguf_arch(config: ModelConfig) -> str:
                          "have none of them")
     if (config.norm, config.ffn, config.position) == ("rmsnorm", "swiglu", "rope") \
             and not config.mlp_bias:
-        arch = family_arch(config) or ("qwen3" if config.qk_norm else "qwen2" if config.attn_bias
-                                       else "llama")      # (Phi-3, OLMo 2, SmolLM3: families.py)
-        if config.qk_norm and config.attn_bias and arch == "qwen3":
-            raise ValueError("llama.cpp's qwen3 has no Q, K, V biases: a config with qk_norm and "
-                             "attn_bias cannot be exported")
-        if config.n_experts and arch != "olmoe":       # (OLMoE's checks: families.py)
+        # the family each config is written as, and its order, are declared (families/:
+        # gguf_marks, gguf_rank); Phi-3, OLMo 2, SmolLM3, OLMoE's refusals: gguf/families.py
+        own = marked_family(config)
+        arch = family_arch(config) or own.gguf_architectures[0]
+        if config.qk_norm and config.attn_bias:       # (those four refuse biases: only qwen3 here)
+            raise ValueError(f"llama.cpp's {arch} has no Q, K, V biases: a config with qk_norm "
+                             f"and attn_bias cannot be exported")
+        if config.n_experts and own.experts is None:   # (OLMoE's experts are its own: families.py)
             arch = _experts_arch(config)
-        if config.sliding_window is not None and arch != "llama":
+        written = family_of_gguf(arch)                # (llama: families/llama.py)
+        if config.sliding_window is not None and not written.gguf_window:
             raise ValueError(f"llama.cpp's {arch} has no sliding window: this config cannot be "
                              f"exported")
-        if config.rope_scaling is not None and arch != "llama":
+        if config.rope_scaling is not None and not written.gguf_rope_freqs:
             raise ValueError(f"llama.cpp reads RoPE scaling factors (rope_freqs) for llama files "
                              f"only, not {arch}: this config cannot be exported")
         return arch
@@ -98,7 +102,12 @@ def _experts_arch(config: ModelConfig) -> str:
     if config.attn_bias:
         raise ValueError("llama.cpp's llama and qwen3moe experts models have no Q, K, V biases: "
                          "this config cannot be exported")
-    return "qwen3moe" if config.qk_norm else "llama"
+    # the families whose experts llama.cpp renormalises (gguf_experts): Qwen3-MoE's own
+    # architecture when the config is its, else Llama's (Mixtral's files: families/mixtral.py)
+    runs = [f for f in families().values() if f.gguf_experts and f.gguf_architectures]
+    own = next((f for f in runs if f.experts is not None and f.hf_marks(config)), None) \
+        or next(f for f in runs if f.experts is None)
+    return own.gguf_architectures[0]
 
 
 def arch_metadata(config: ModelConfig, arch: str) -> dict:
@@ -145,9 +154,8 @@ def gguf_tensors(config: ModelConfig, named: dict[str, np.ndarray], arch: str) -
         out[gguf] = a
     if config.rope_scaling is not None:
         out["rope_freqs.weight"] = freq_divisors(config)              # [D/2] Llama 3's scaling
-    if arch == "phi3":
-        return fuse_phi3(out, config)                                 # attn_qkv, ffn_up [2F, C]
-    return gpt2_names.fuse_qkv(out, config) if arch == "gpt2" else out
+    own = family_of_gguf(arch)              # phi3: attn_qkv, ffn_up [2F, C]; gpt2: attn_qkv
+    return own.gguf_fuse(out, config) if own is not None and own.gguf_fuse else out
 
 
 def check_token_ids(meta: dict, vocab_size: int) -> None:

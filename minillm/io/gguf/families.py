@@ -25,34 +25,47 @@ them (``convert_hf_to_gguf.py``: Phi3MiniModel, Olmo2Model, SmolLM3Model, OlmoeM
 
 Each family's names, keys and switches are declared in its module (minillm/families/phi3.py,
 olmo2.py, smollm3.py, olmoe.py), which ``gguf/model.py`` reads; what stays here is machinery:
-Phi-3's fused rows split and joined, and ``family_arch``, what llama.cpp's four cannot run
-(``gguf/export.py`` asks it). Example: a 4-layer SmolLM3 file reads as ``nope_layers = (3,)``.
+Phi-3's fused rows split and joined (families/phi3.py's ``gguf_split`` / ``gguf_fuse`` call them),
+``marked_family``, the family a config is exported as (each declares ``gguf_marks`` and
+``gguf_rank``), and ``family_arch``, what llama.cpp's four cannot run (``gguf/export.py`` asks
+both). Example: a 4-layer SmolLM3 file reads as ``nope_layers = (3,)``.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from minillm.config import ModelConfig
-from minillm.families import family, family_of_gguf
+from minillm.families import Family, families, family, family_of_gguf
 from minillm.families.smollm3 import NOPE_STEP, gguf_nope_layers as smollm3_nope_layers  # noqa: F401
 
-FAMILIES = ("phi3", "olmo2", "smollm3", "olmoe")
+# ("phi3", "olmo2", "smollm3", "olmoe"): the families declaring what llama.cpp cannot run of them
+FAMILIES = tuple(f.name for f in sorted(families().values(), key=lambda f: f.gguf_rank)
+                 if f.gguf_problems)
 # (their homes: minillm/families/olmo2.py, smollm3.py; re-exported for old imports)
 OLMO2_NORMS = family("olmo2").gguf_tensors
 
 
+def marked_family(config: ModelConfig) -> Family:
+    """The family whose llama.cpp architecture a Llama-shaped config is written as: of those
+    whose ``gguf_marks`` the config has, the lowest ``gguf_rank`` (families/: phi3 10, olmo2 20,
+    smollm3 30, olmoe 40, qwen3 50, qwen2 60, llama 70, which marks every config)."""
+    marked = [f for f in families().values() if f.gguf_marks and f.gguf_marks(config)]
+    if not marked:
+        raise ValueError("no model family's GGUF architecture marks this config")
+    return min(marked, key=lambda f: f.gguf_rank)
+
+
 def family_arch(config: ModelConfig) -> str | None:
-    """"phi3", "olmo2", "smollm3" or "olmoe" for a config of one of them (None: none), or a
-    ValueError when llama.cpp's architecture cannot run it exactly."""
-    arch = "phi3" if config.fused_projections else "olmo2" if config.post_norms \
-        else "smollm3" if config.nope_layers else "olmoe" if config.n_experts and \
-        config.qk_norm_whole else None
-    if arch is None:
+    """"phi3", "olmo2", "smollm3" or "olmoe" (a family declaring ``gguf_problems``) for a config
+    of one of them (None: none), or a ValueError when llama.cpp's architecture cannot run it."""
+    own = marked_family(config)
+    if own.gguf_problems is None:
         return None
+    arch = own.gguf_architectures[0]
     # the two every one of them refuses, then what its module declares (families/<arch>.py)
     problems = [why for why, bad in [("Q, K, V biases", config.attn_bias),
                                      ("RoPE scaling", config.rope_scaling is not None),
-                                     *family_of_gguf(arch).gguf_problems(config)] if bad]
+                                     *own.gguf_problems(config)] if bad]
     if problems:
         raise ValueError(f"llama.cpp's {arch} does not run {problems[0]}: this config cannot be "
                          f"exported")
@@ -78,13 +91,14 @@ def family_switches(meta: dict, arch: str, n_layers: int) -> dict:
 
 
 def context_limit(meta: dict, arch: str, n_ctx: int) -> int:
-    """The context a file of ``arch`` is read with: Phi-3-mini's files carry its sliding window
+    """The context a file of ``arch`` is read with when its window caps it (the family's
+    ``gguf_switches`` asks: families/phi3.py): Phi-3-mini's files carry its sliding window
     (``phi3.attention.sliding_window`` 2047), which transformers applies and llama.cpp ignores;
     the two agree while no query looks further back than the window, so, as for Mistral's
     config.json (io/hf/config.py), the window caps the context."""
-    window = meta.get("phi3.attention.sliding_window", 0) if arch == "phi3" else 0
+    window = meta.get(f"{arch}.attention.sliding_window", 0)    # (asked by families/phi3.py)
     if type(window) is not int or window < 0:
-        raise ValueError(f"phi3.attention.sliding_window must be an int >= 0, got {window!r}")
+        raise ValueError(f"{arch}.attention.sliding_window must be an int >= 0, got {window!r}")
     return min(n_ctx, window) if window else n_ctx
 
 

@@ -39,11 +39,18 @@ attention changed, so with other logits.
 """
 from __future__ import annotations
 
-from minillm.families import family
+from minillm.families import families, family, family_of_gguf
 from minillm.io.gguf.values import metadata_number
 from minillm.io.gguf.write import ARRAY, BOOL, FLOAT32, UINT32
 
-GEMMA = ("gemma2", "gemma3")      # (their modules: minillm/families/gemma2.py, gemma3.py)
+# ("gemma2", "gemma3"): the architectures whose numbers llama.cpp fixes (families/: gguf_fixed)
+GEMMA = tuple(a for f in families().values() if f.gguf_fixed for a in f.gguf_architectures)
+
+
+def fixed(arch) -> dict | None:
+    """What llama.cpp fixes for a file of ``arch`` (its family's ``gguf_fixed``; None: nothing)."""
+    own = family_of_gguf(arch) if isinstance(arch, str) else None
+    return own.gguf_fixed if own is not None else None
 POST_NORMS = family("gemma2").gguf_tensors   # the norms after each sub-layer (for old imports)
 
 
@@ -56,10 +63,12 @@ def gemma_arch(config) -> str:
         raise ValueError("llama.cpp's gemma2 / gemma3 take sandwich norms with RMSNorm, GeGLU, "
                          "RoPE without scaling, embeddings × √C, tied embeddings, no biases and a "
                          "sliding window: this config cannot be exported")
-    if not c.qk_norm and (c.attn_softcap is None or c.final_softcap is None):
+    own = next(f for f in families().values()         # gemma3 with q/k norms, else gemma2
+               if f.gguf_fixed and f.switches.get("qk_norm", False) == c.qk_norm)
+    if own.gguf_fixed["caps"][0] is not None and (c.attn_softcap is None or c.final_softcap is None):
         raise ValueError("llama.cpp's gemma2 soft-caps the scores and logits (50 and 30 when the "
                          "file names none): a config without them cannot be exported as gemma2")
-    return "gemma3" if c.qk_norm else "gemma2"
+    return own.gguf_architectures[0]
 
 
 def window_metadata(config, arch: str) -> dict:
@@ -68,7 +77,7 @@ def window_metadata(config, arch: str) -> dict:
     meta = {}
     if c.sliding_window is not None:
         meta[f"{a}.attention.sliding_window"] = (UINT32, c.sliding_window)
-    if arch not in GEMMA:
+    if fixed(arch) is None:
         if "full" in (c.layer_types or ()):
             raise ValueError("llama.cpp's llama has no sliding-window layers; a window on some "
                              "layers only cannot be exported")
@@ -88,14 +97,15 @@ def window_metadata(config, arch: str) -> dict:
 
 def window_config(meta: dict, arch: str, n_layers: int, d_model: int, n_heads: int) -> dict:
     """The ModelConfig fields a file's window and Gemma keys give (``gguf_config``)."""
-    window = meta.get(f"{arch}.attention.sliding_window")
-    if arch not in GEMMA:              # (minillm's own llama files: every layer slides)
-        return {"sliding_window": window} if arch == "llama" and window else {}
-    if window is None and arch == "gemma2":
-        raise ValueError("GGUF metadata lacks gemma2.attention.sliding_window")
+    window, own = meta.get(f"{arch}.attention.sliding_window"), family_of_gguf(arch)
+    if fixed(arch) is None:            # (minillm's own llama files: every layer slides)
+        return {"sliding_window": window} if own is not None and own.gguf_window and window else {}
+    numbers = fixed(arch)              # (families/gemma2.py, gemma3.py)
+    if window is None and numbers["needs_window"]:
+        raise ValueError(f"GGUF metadata lacks {arch}.attention.sliding_window")
     pattern = meta.get(f"{arch}.attention.sliding_window_pattern")
     if pattern is None:                # llama.cpp's fixed pattern
-        every = 2 if arch == "gemma2" else 6
+        every = numbers["full_every"]
         pattern = [(i + 1) % every != 0 for i in range(n_layers)]
     if not isinstance(pattern, list) or len(pattern) != n_layers:
         raise ValueError(f"{arch}.attention.sliding_window_pattern must hold one bool per layer "
@@ -103,15 +113,15 @@ def window_config(meta: dict, arch: str, n_layers: int, d_model: int, n_heads: i
     def number(key, default=None):                    # (None when absent and no default)
         absent = f"{arch}.{key}" not in meta and default is None
         return None if absent else metadata_number(meta, f"{arch}.{key}", default)
-    big = n_layers == (46 if arch == "gemma2" else 62)     # llama.cpp's 27B rule: C / H
-    caps = (50.0, 30.0) if arch == "gemma2" else (None, None)
-    return {"ffn": "geglu", "sandwich_norms": True, "embed_scale": True, "qk_norm": arch == "gemma3",
+    big = n_layers == numbers["big_layers"]                # llama.cpp's 27B rule: C / H
+    caps = numbers["caps"]
+    return {"ffn": "geglu", "sandwich_norms": True, "embed_scale": True,
+            "qk_norm": own.switches.get("qk_norm", False),
             "sliding_window": window,
             "layer_types": tuple("sliding" if p else "full" for p in pattern) if window else None,
             "attn_softcap": number("attn_logit_softcapping", caps[0]),
             "final_softcap": number("final_logit_softcapping", caps[1]),
-            "rope_local_theta": number("rope.freq_base_swa",
-                                       10000.0 if arch == "gemma3" else None),
+            "rope_local_theta": number("rope.freq_base_swa", numbers["local_theta"]),
             "query_pre_attn_scalar": number("attention.query_pre_attn_scalar",
                                             d_model / n_heads if big else None)}
 
@@ -123,7 +133,7 @@ def llama_cpp_notes(config) -> list[str]:
     arch = gguf_arch_of(config)
     if arch is None:
         return []
-    every = 2 if arch == "gemma2" else 6               # llama.cpp's set_swa_pattern
+    every = fixed(arch)["full_every"]                  # llama.cpp's set_swa_pattern
     if config.n_layers < every:
         return [f"llama.cpp's {arch} makes every {every}th layer full attention whatever the "
                 f"file says: a model of {config.n_layers} layers (fewer than {every}) has none, "

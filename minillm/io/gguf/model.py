@@ -60,7 +60,6 @@ from minillm.config import ModelConfig
 from minillm.io.gguf import gpt2_names
 from minillm.io.gguf.dequant import DEQUANTIZERS, dequantize, dequantize_into
 from minillm.families import families, family_of_gguf
-from minillm.io.gguf.families import is_split, split_phi3
 from minillm.io.gguf.read import GGUF, read_gguf
 from minillm.io.gguf.values import metadata_number
 from minillm.io.gguf.qk_rows import PERMUTED_QK, unpermute_qk
@@ -132,7 +131,7 @@ def gguf_config(meta: dict, tensors: dict, tied: bool | None = None,
     if scaling != "none":
         raise ValueError(f"RoPE scaling {scaling!r} is not supported (Llama 3's is: "
                          f"rope_freqs.weight in a llama file)")
-    if "rope_freqs.weight" in tensors and arch != "llama":
+    if "rope_freqs.weight" in tensors and not family.gguf_rope_freqs:   # (families/llama.py)
         raise ValueError(f"rope_freqs.weight in a {arch} file is not supported (llama.cpp reads "
                          f"it in llama files only)")
     experts = _experts(meta, arch, family)
@@ -203,11 +202,9 @@ def gguf_weights(g: GGUF, config: ModelConfig, params: GPTParams) -> GPTParams:
     through one float32 temporary."""
     table = gguf_names(config)
     available, get = set(g.tensors), g.tensor
-    if g.metadata.get("general.architecture") == "gpt2":
-        available, get = gpt2_names.split_qkv(g, config)            # attn_qkv -> attn_q, _k, _v
-    phi3 = g.metadata.get("general.architecture") == "phi3"
-    if phi3:                                                        # attn_qkv, ffn_up [2F, C] split
-        available, get = split_phi3(g, config)
+    own, parts = family_of_gguf(g.metadata.get("general.architecture")), set()
+    if own is not None and own.gguf_split:   # gpt2: attn_qkv -> attn_q, _k, _v; phi3: also
+        available, get, parts = own.gguf_split(g, config)            # ffn_up [2F, C] (families/)
     missing = [(gguf, name) for name, (gguf, _) in table.items() if gguf not in available]
     if missing:
         raise ValueError(f"GGUF file is missing tensor {missing[0][0]!r} (minillm's {missing[0][1]})")
@@ -220,7 +217,7 @@ def gguf_weights(g: GGUF, config: ModelConfig, params: GPTParams) -> GPTParams:
             gguf, transpose = table[name]
             kind = name.rsplit(".", 1)[-1]
             unpermute = permuted and kind in ("wq", "bq", "wk", "bk")
-            if gguf not in g.tensors or (phi3 and is_split(gguf)):   # a part of a fused tensor
+            if gguf not in g.tensors or gguf in parts:      # a part of a fused tensor
                 a = get(gguf)                                       # [C, C] or [C] float32
                 out[...] = a.T if transpose else a                  # [out, in] -> [in, out]
                 continue

@@ -125,8 +125,9 @@ def hf_family(config: ModelConfig) -> tuple[str, str]:
         raise ValueError(f"this config mixes {marked or ['qk_norm_whole']} switches: no "
                          f"transformers model runs it, so it has no config.json")
     # subtle: Llama's attention_bias puts a bias on o_proj too; biases on Q, K, V only are Qwen2's
-    name = marked[0] if marked else "qwen2" if config.attn_bias else "llama"
-    return family(name).hf_model_types[0], family(name).hf_architecture
+    own = family(marked[0]) if marked else next(      # (families/qwen2.py, llama.py)
+        f for f in families().values() if f.hf_unmarked and f.hf_unmarked(config))
+    return own.hf_model_types[0], own.hf_architecture
 
 
 def read_config(path: str | Path) -> ModelConfig:

@@ -56,7 +56,8 @@ def _olmoe_family(config: ModelConfig) -> tuple[str, str]:
             or config.fused_projections or config.nope_layers:
         raise ValueError("Hugging Face's olmoe has H·D = C, no sliding window, no fused "
                          "projections and RoPE on every layer: this config cannot be saved as one")
-    return "olmoe", "OlmoeForCausalLM"
+    own = _experts_family(config)                   # (families/olmoe.py)
+    return own.hf_model_types[0], own.hf_architecture
 
 
 def _gemma_dict(c: ModelConfig) -> dict:
