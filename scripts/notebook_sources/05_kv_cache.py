@@ -176,7 +176,7 @@ print(f"what the cache keeps per token: 2 · L · K · D = {per_token:,} numbers
 # 0 is flat. A fit over six sizes is far steadier than the slope between two neighbouring
 # points, which one disturbed run can swing anywhere.
 
-# %%
+# %% tags=["volatile"]
 LENGTHS = [32, 64, 128, 256, 512, 1024]
 knob("LENGTHS", LENGTHS, lambda ls: 4 <= len(set(ls)) == len(ls) <= 8 and all(16 <= n <= 1024 for n in ls),
      "a list of 4 to 8 different whole numbers from 16 to 1024")

@@ -107,7 +107,7 @@ print(f"arithmetic intensity:   {2 * matrix_params / (4 * matrix_params):.2f} fl
 # a 1024 × 1024 matrix product (2·1024³ flops on data that stays in cache). Small and quick, so
 # the figures are rough; `benchmarks/bench_decode.py` measures the bandwidth properly.
 
-# %%
+# %% tags=["volatile"]
 big = np.ones(64 * 2**20, dtype=np.float32)                               # [N] 256 MB
 bandwidth = big.nbytes / median_time(lambda: np.add.reduce(big), 3)      # bytes / s
 a = np.ones((1024, 1024), dtype=np.float32)
@@ -142,7 +142,7 @@ print(f"one stream's bound: {bandwidth / (4 * matrix_params):.1f} tokens/s for G
 # B × (the B = 1 step) / (the B-row step): how many streams' worth of tokens per second a B-row
 # step delivers.
 
-# %%
+# %% tags=["volatile"]
 cfg = ModelConfig(vocab_size=8192, n_ctx=64, d_model=512, n_heads=8, n_layers=8)
 mem_model = to_engine(GPT(cfg, seed=0), layout="rows")      # each matrix by output row (appendix)
 P_mem = mem_model.num_parameters()
