@@ -2,14 +2,15 @@
 # # 19 · How it learns, built by you
 #
 # Notebook 14 had you write the model's parts for inference; notebook 10 trained a model with the
-# library's loop. Here you write how a model learns. What you write, nine functions: `ce_grad`
+# library's loop. Here you write how a model learns. What you write, ten functions: `ce_grad`
 # (the loss's gradient, after deriving it by hand on three logits); the backward of a linear
 # layer, of RMSNorm and of one causal attention head (`linear_backward`, `rms_norm_backward`,
 # `attention_backward`), each checked against finite differences and against the library's
 # backward (`minillm/train/`); `adamw_step`, from its update rule; `lr_schedule` and `batch_of`,
 # which a training loop uses to train a fresh tiny model on the shipped Shakespeare text (the loop
 # itself is given: it calls your schedule, your batches and your AdamW); and LoRA's
-# `lora_forward` and `lora_grads`, on a 4 × 4 matrix, then in the model. Read, not written: the
+# `lora_forward` and `lora_grads`, on a 4 × 4 matrix, then in the model; and, as the last
+# exercise, `clip_grads`, the clipping the loop does before each step. Read, not written: the
 # loss as perplexity and bits against a unigram and a bigram model, and what the scale of the
 # initialisation does to every layer.
 #
