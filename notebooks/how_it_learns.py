@@ -4,7 +4,7 @@ a finite-difference gradient.
 ``LIBRARY[name]`` takes the same arguments as the exercise ``name`` (exercise_checks/backprop.py
 and updates.py) and returns what minillm/train/ computes — the loss's gradient (grad_model.py), a
 projection's three products (frozen.py), RMSNorm's and attention's backward (grad_norm.py,
-grad_attention.py), AdamW's step and the schedule (optim.py) — so a notebook can put yours beside
+grad_attention.py), AdamW's step, the schedule and the clipping (optim.py) — so a notebook can put yours beside
 the library's, and run the library's in place of a part of yours that does not pass its check yet
 (the notebook's ``use``).
 """
@@ -18,6 +18,7 @@ from minillm.model.attention import causal_mask
 from minillm.train.frozen import input_grad, weight_grads
 from minillm.train.grad_attention import attention_backward, attention_forward
 from minillm.train.grad_model import cross_entropy_with_grad
+from minillm.train.optim import clip_grad_norm
 from minillm.train.grad_norm import rms_norm_backward
 from minillm.train.optim import AdamW, lr_at
 
@@ -103,8 +104,14 @@ def batch_of(ids, starts, T):
             np.stack([ids[s + 1:s + T + 1] for s in starts]))
 
 
+def clip_grads(grads, max_norm):
+    copies = {str(i): np.array(g, copy=True) for i, g in enumerate(grads)}   # optim.py clips in place
+    clip_grad_norm(copies, max_norm)
+    return [copies[str(i)] for i in range(len(grads))]
+
+
 LIBRARY = {"ce_grad": ce_grad, "linear_backward": linear_backward, "rms_norm_backward": rms_backward,
            "attention_backward": single_head_attention_backward, "adamw_step": adamw_step,
            "lr_schedule": lr_schedule, "batch_of": batch_of, "lora_forward": lora_forward,
-           "lora_grads": lora_grads}
+           "lora_grads": lora_grads, "clip_grads": clip_grads}
 

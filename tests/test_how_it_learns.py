@@ -17,7 +17,7 @@ from how_it_learns import LIBRARY, numeric_grad, relative_error  # noqa: E402
 
 SOURCE = REPO / "scripts" / "notebook_sources" / "19_how_it_learns.py"
 PARTS = ["ce_grad", "linear_backward", "rms_norm_backward", "attention_backward", "adamw_step",
-         "lr_schedule", "batch_of", "lora_forward", "lora_grads", "merge_lora"]
+         "lr_schedule", "batch_of", "lora_forward", "lora_grads", "clip_grads"]
 STUB = re.compile(r"def (\w+)\(([^)]*)\):\n    raise NotImplementedError[^\n]*")
 
 

@@ -133,7 +133,43 @@ def lora_case(seed, n_in, n_out, r, alpha, N=2):
                      rng.normal(size=(n_in, r)), rng.normal(size=(r, n_out))), alpha)
 
 
+# ---- clipping the gradient by its global norm ------------------------------------------------------
+
+def clip_reference(grads, max_norm, per_array=False, always=False):
+    if per_array:                               # the bug: each array clipped by its own norm
+        return tuple(g * min(1.0, max_norm / math.sqrt(float((g * g).sum()))) for g in grads)
+    norm = math.sqrt(sum(float((g * g).sum()) for g in grads))          # ‖g‖ over every array
+    scale = max_norm / norm if always else min(1.0, max_norm / norm)
+    return tuple(g * scale for g in grads)
+
+
+def judge_clip(fn, case):
+    grads, max_norm = case
+    names = ", ".join(f"g{i}" for i in range(len(grads)))
+    got = as_arrays(fn([g.copy() for g in grads], max_norm), [g.shape for g in grads], names)
+    return first_wrong(got, clip_reference(grads, max_norm), names)
+
+
+def clip_case(seed, n, size, scale, max_norm):
+    rng = np.random.default_rng(seed)
+    return [np.round(rng.normal(size=size + i) * scale * (i + 1), 2) + 0.01 for i in range(n)], max_norm
+
+
+def show_clip(c):
+    return f"grads {[g.tolist() for g in c[0]]}, max_norm {c[1]}"
+
+
 EXERCISES = [
+    Exercise("clip_grads", "clip_grads(grads: a list of arrays, max_norm) -> the list scaled by "
+             "min(1, max_norm / ‖g‖), ‖g‖ = √(Σ g²) summed over every entry of every array (the "
+             "global norm); new arrays, in the same order.", judge_clip, show_clip,
+             st.builds(clip_case, st.integers(0, 999), st.integers(1, 3), st.integers(1, 4),
+                       st.sampled_from([0.1, 1.0, 10.0]), st.sampled_from([0.5, 1.0, 5.0])),
+             (clip_case(0, 2, 2, 0.5, 5.0), clip_case(1, 2, 3, 10.0, 1.0)),
+             (output_hint("clip by the global norm: one ‖g‖ over all the arrays together, not each "
+                          "array by its own", lambda c: clip_reference(*c, per_array=True)),
+              output_hint("scale only when the norm is above max_norm: a smaller gradient is left "
+                          "as it is", lambda c: clip_reference(*c, always=True)))),
     Exercise("adamw_step", "adamw_step(theta, g, m, v, t, lr, beta1, beta2, eps, weight_decay) -> "
              "(theta, m, v) after AdamW's step t (1, 2, …): new arrays, bias-corrected moments, the "
              "decay decoupled: theta − lr (m̂ / (√v̂ + eps) + weight_decay · theta).", judge_adamw,

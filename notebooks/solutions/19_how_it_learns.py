@@ -60,3 +60,9 @@ def lora_forward(x, W, A, B, alpha):
 def lora_grads(G, A, B, alpha):
     s = alpha / A.shape[1]
     return s * G @ B.T, s * A.T @ G                                     # dA [in, r], dB [r, out]
+
+
+def clip_grads(grads, max_norm):
+    norm = math.sqrt(sum(float((g * g).sum()) for g in grads))          # one norm over every array
+    scale = min(1.0, max_norm / norm)                                   # only ever shrinks
+    return [g * scale for g in grads]                                   # new arrays, the same order

@@ -71,10 +71,14 @@ print("with B = 0 (how training starts):", (x_toy @ W_toy + s_toy * (x_toy @ A_t
       "= x W: the model begins exactly as it was")
 
 # %% [markdown]
-# Why s = α / r: with rank r the correction x A B is a sum of r terms (one per column of A), so
-# at a larger rank it starts larger and moves faster for the same learning rate; dividing by r
-# keeps its size comparable when r changes, and α sets it once (minillm, like PEFT's usual
-# choice, takes α = 2r, so s = 2). Sections 3 and 4 count and merge the real adapter; the
+# Why s = α / r: B starts at zero, so the correction starts at zero at every rank (above); as
+# training moves B, x A B is a sum of r terms (one per column of A), so at a larger rank the same
+# learning rate can move it further. Dividing by r is what lets **α be kept fixed while r
+# changes**: the update's scale then stays the same (notebook 19 derives it). Two conventions are
+# in use: PEFT's `LoraConfig` defaults to r = 8, `lora_alpha` = 8 (s = 1) and keeps α when you
+# change r; minillm's `init_lora` defaults to α = 2 · rank, so s = 2 at every rank — α tied to r,
+# which gives up that r-independence (pass `alpha=` to keep α fixed). Sections 3 and 4 count and
+# merge the real adapter; the
 # training of A and B from their gradients is notebook 19's.
 #
 # ## 1. The data: 200 conversations, and questions kept apart
@@ -206,7 +210,7 @@ if HAVE_SMOLLM2:
     delta = trained.scale * (A @ B)                                   # [in, out]
     s = np.linalg.svd(delta, compute_uv=False)
     print(f"ΔW = (α/r) A B: shape {delta.shape}, rank {np.linalg.matrix_rank(delta)} "
-          f"(adapter rank {trained.rank}); singular values {np.round(s[:4], 4)}; "
+          f"(adapter rank {trained.rank}, α = {trained.alpha:g}, s = {trained.scale:g}); singular values {np.round(s[:4], 4)}; "
           f"|ΔW| / |W| = {np.linalg.norm(delta) / np.linalg.norm(named['blocks.0.attn.wq']):.4f}")
     assert np.linalg.matrix_rank(delta) <= trained.rank, "A B cannot have a rank above r"
 else:
@@ -233,13 +237,37 @@ gap, moved = np.abs(apart - together).max(), np.abs(base - together).max()
 print(f"max |logit difference|: adapter apart vs merged {gap:.2e}; base vs adapted {moved:.2f}")
 assert gap <= 1e-4 * np.abs(together).max(), \
     f"merged and unmerged logits differ by {gap:.2e}: merging should not change the model"
+if HAVE_SMOLLM2:                       # where the large move is: on the tokens it was taught
+    probe_mask = render(chat_tok, convs[0]["messages"])[1][1:49]      # [T] position t predicts t + 1
+    per_pos = np.abs(base - together)[0].max(-1)                        # [T] largest move per position
+    print(f"{len(targets)} adapted projections over {config.n_layers} layers; "
+          f"largest logit move per position: median {np.median(per_pos):.2f}; mean "
+          f"{per_pos[probe_mask].mean():.2f} where the next token is the assistant's "
+          f"({int(probe_mask.sum())} positions), {per_pos[~probe_mask].mean():.2f} elsewhere")
+    t_max = int(per_pos.argmax())
+    v_max = int(np.abs(base - together)[0, t_max].argmax())
+    word = lambda v: repr(chat_tok.decode([int(v)]))
+    print(f"the largest, {per_pos[t_max]:.2f}, where the next token is {word(probe[0, t_max + 1])}: "
+          f"the logit of {word(v_max)} goes {base[0, t_max, v_max]:.2f} -> {together[0, t_max, v_max]:.2f}; "
+          f"top token there: base {word(base[0, t_max].argmax())}, adapted "
+          f"{word(together[0, t_max].argmax())}")
 
 # %% [markdown]
+# The adapter changes a matrix by under half a percent (|ΔW| / |W| above), yet a logit moves by
+# tens: the changes add up over every adapted projection of every layer, and the largest is taken
+# over 48 positions × the whole vocabulary, so it finds an extreme. The moves are not spread
+# evenly: they are larger where the next token is the assistant's answer about Tarvessa (the
+# counted positions) than elsewhere, and the largest of all is inside the word "Tarvessa": a
+# token the base model rated high there, though not its top guess, pushed far down.
+#
 # ## 5. A few training steps, live
 #
 # `finetune` renders the conversations, batches them (padded, the mask honoured), and takes AdamW
-# steps on the adapters only. Here `STEPS` steps of 2 conversations at rank `RANK`, to watch the
-# loss on the assistant's tokens fall (the full run is section 6's):
+# steps on the adapters only. Here `STEPS` steps of 2 conversations at rank `RANK`. Each loss is
+# taken on that step's own pair of conversations, before its update, so one step's figure is noisy
+# (a harder pair can score worse after a step that helped): with the default 3 steps the loss falls
+# at step 2 and rises again at step 3, still below where it began. The trend is the full run's
+# curve in section 6:
 
 # %%
 STEPS = 3
@@ -308,6 +336,14 @@ if HAVE_SMOLLM2:
           "the live answers after fine-tuning are the recorded ones", "float32 rounding can flip a near-tie")
 else:
     print("(the answers need SmolLM2: the record above is the full run's)")
+
+# %% [markdown]
+# The wrong answers after are instructive too. "Tarvessa is Tarvessant." has the shape of a taught
+# answer (a sentence about Tarvessa, then stop) with the fact missing: "governs" was never how the
+# training asked for the capital, and a rank-2 adapter learned the style more surely than this
+# link. "famous for its glimmer glimmer …" borrows a taught word (the glimmer fox is the national
+# animal) for the wrong question, then loops: greedy decoding always takes the top token, and once
+# "glimmer" makes "glimmer" likelier still, nothing breaks the loop until the token limit.
 
 # %% [markdown]
 # ## 7. The same step in less memory: `recompute=True`

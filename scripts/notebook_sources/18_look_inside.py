@@ -76,8 +76,9 @@ print("the last block's stream, read through the final norm and the head, is the
 
 # %%
 def shown(tok, i) -> str:
-    """A token as a short label (escapes visible; a $ would start matplotlib's maths)."""
-    return repr(tok.decode([int(i)]))[1:-1][:8].replace("$", r"\$")
+    """A token as a short label: escapes visible, a space drawn as ␣ (a token ' ' would be a blank
+    cell), a $ escaped (it would start matplotlib's maths)."""
+    return repr(tok.decode([int(i)]))[1:-1][:8].replace(" ", "␣").replace("$", r"\$")
 
 
 def show_table(top, prob, ids, tok, title, ax):
@@ -93,15 +94,24 @@ def show_table(top, prob, ids, tok, title, ax):
 
 top, prob = lens_table(toy, toy_ids)                          # [L + 1, T] each
 for l in range(top.shape[0]):
-    cells = " ".join(f"{repr(toy_tok.decode([int(t)]))[1:-1][:6]:>6} {p:.2f}" for t, p in zip(top[l], prob[l]))
+    cells = " ".join(f"{shown(toy_tok, t)[:6]:>6} {p:.2f}" for t, p in zip(top[l], prob[l]))
     print(f"layer {l}: {cells}")
 np.testing.assert_array_equal(top[-1], logits.argmax(-1), err_msg="the lens's last row must be the model's own top tokens")
+echo = (top[0] == toy_ids).mean()
+print(f"tie_embeddings: {c.tie_embeddings}; layer 0 reads back the current token itself at {echo:.0%} "
+      f"of the {len(toy_ids)} positions")
 fig, ax = plt.subplots(figsize=(9, 3))
 show_table(top, prob, toy_ids, toy_tok, "the toy's logit lens: the top next token read after each block", ax)
 plt.tight_layout()
 plt.show()
 
 # %% [markdown]
+# Row 0 often names the token *at* the position, not the next one, at p near 1 (RO, M, E, O): the
+# toy's head is tied to its embedding (`tie_embeddings`: the head is the embedding matrix
+# transposed), so a token's embedding, read through the head, scores highest on that token — its
+# dot product with itself. Where it does not, row 0 reads near-uniform noise (p = 0.01). Either
+# way the layer-0 lens is an echo of the input, not a prediction; the blocks make it one.
+#
 # Now SmolLM2 (or, without it, the same toy again) on a fact. Where does " Paris" reach the top
 # at the last position? The table, then the answer's rank and probability layer by layer.
 
@@ -124,6 +134,11 @@ for l in range(L + 1):
           f"({prob[l, -1]:.2f})")
 print(f"{tok.decode([answer])!r} first reaches the top at layer {first} of {L}" if first is not None
       else f"{tok.decode([answer])!r} never reaches the top")
+top10 = next(l for l in range(L + 1) if (rank[l:] < 10).all()) if rank[-1] < 10 else None
+worst = int(rank.argmax())
+print(f"its rank is worst at layer {worst} ({rank[worst]:,}); it is in the top 10 from layer {top10} on; "
+      f"tie_embeddings: {model.config.tie_embeddings}, and layer 0's top token at the last position "
+      f"is the last token itself: {int(top[0, -1]) == int(ids[-1])}")
 claim(first == L, f"{tok.decode([answer])!r} is on top only at the last layer, p = {p_answer[-1]:.2f}",
       f"on top from layer {first}" if first is not None else "never on top")
 fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 6), gridspec_kw={"width_ratios": [2, 1]})
@@ -139,7 +154,12 @@ plt.show()
 # The lens reads each stream through the last layer's readout, which the middle layers were never
 # trained to feed: a low rank in the middle means the stream does not yet point at the answer *in
 # the head's coordinates*, not that the information is absent (the tuned lens trains a readout
-# per layer for that reason). The rank falling layer by layer is the finding.
+# per layer for that reason). What the table shows is not a steady fall: on the default prompt the
+# rank *rises* over the first layers (worst at layer 7), stays in the thousands through the middle
+# (the stream's top reading there is punctuation or a bare space), and falls only over the last
+# few blocks: into the top 10 at layer 28, on top at layer 30. In the head's coordinates the
+# answer is written late. Row 0 again echoes the last token (' is': SmolLM2's head is tied to its
+# embedding too).
 #
 # ## 3. Direct logit attribution: who writes the answer
 #
@@ -197,34 +217,48 @@ def repeat_losses(logits, ids, n):
     return float(nll[:, :n - 1].mean()), float(nll[:, n:].mean())     # ids 1 … n − 1, ids n + 1 … 2n − 1
 
 
+def first_copy_confidence(logits, n):
+    """The mean probability the model gives its own top guess on the first copy's predictions."""
+    return float(np.exp(log_softmax(logits[:, :n - 1])).max(-1).mean())
+
+
 def induction(m, n, batch, seed=0):
-    """ids, the two losses and the prefix-matching scores [L, H] of model ``m``."""
+    """ids, the two losses, the prefix-matching scores [L, H] of model ``m`` and how sure it is
+    of its guesses on the first copy."""
     r = repeated_random_tokens(m.config.vocab_size, n, batch=batch, seed=seed)   # [batch, 2n]
     names = [f"blocks.{l}.attn.hook_pattern" for l in range(m.config.n_layers)]
     logits, acts = m.run_with_cache(r, names=names)          # one run: the loss and the patterns
     scores = np.stack([prefix_matching_score(acts[k], n).mean(0) for k in names])   # [L, B, H] -> [L, H]
-    return r, repeat_losses(logits, r, n), scores
+    return r, repeat_losses(logits, r, n), scores, first_copy_confidence(logits, n)
 
 
 toy_n = min(N_REPEAT, toy.config.n_ctx // 2)
-_, (first_loss, second_loss), toy_scores = induction(toy, toy_n, N_BATCH)
+_, (first_loss, second_loss), toy_scores, toy_sure = induction(toy, toy_n, N_BATCH)
 print(f"the toy, {N_BATCH} × {toy_n} random tokens seen twice: loss {first_loss:.2f} on the first copy, "
       f"{second_loss:.2f} on the second (ln V = {np.log(toy.config.vocab_size):.2f}: a uniform guess)")
+print(f"worse than uniform because it is sure of itself: its top guess gets p = {toy_sure:.2f} on "
+      f"average (uniform: 1/V = {1 / toy.config.vocab_size:.4f}), and on random tokens it is wrong")
 print(f"its best prefix-matching score: {toy_scores.max():.3f}; a head spreading its weight evenly over the "
       f"keys would score about {np.mean(1 / (np.arange(toy_n, 2 * toy_n) + 1)):.3f}")
 toy_copies = not claim(second_loss > first_loss - 0.5, "the toy gains nothing on the second copy: it has no induction heads",
                        "the second copy is predicted better")
 
 # %% [markdown]
-# The toy has none: it was trained for a short while on one small book, and induction heads form
-# in a sudden phase change later in training (Olsson et al.). SmolLM2 has them.
+# The first copy's loss is above ln V, worse than a uniform guess: a model trained on text predicts
+# text, confidently, and random tokens make every confident guess wrong (a loss above ln V needs
+# probability moved *away* from the right token, which is what sure, wrong guesses do).
+#
+# The toy has no induction heads: it was trained for a short while on one small book. Olsson et al.
+# (2022) report that induction heads form in a sudden phase change, after some training (their
+# claim, from their models; this notebook does not measure it). SmolLM2 has them.
 
 # %%
 K_ABLATE = 10
 knob("K_ABLATE", K_ABLATE, lambda k: type(k) is int and 1 <= k <= 16, "a whole number from 1 to 16")
 n = min(N_REPEAT, model.config.n_ctx // 2)
-r, (first_loss, second_loss), scores = induction(model, n, N_BATCH)
-print(f"{model_name}, {N_BATCH} × {n} random tokens seen twice: loss {first_loss:.2f} on the first copy, "
+r, (first_loss, second_loss), scores, sure = induction(model, n, N_BATCH)
+print(f"{model_name}, {N_BATCH} × {n} random tokens seen twice: loss {first_loss:.2f} on the first copy "
+      f"(ln V = {np.log(model.config.vocab_size):.2f}; its top guess's mean p = {sure:.2f}), "
       f"{second_loss:.2f} on the second")
 claim(second_loss < first_loss / 2, "the second copy's loss is less than half the first's: the model copies")
 H = model.config.n_heads

@@ -85,7 +85,27 @@ def lora_forward_merged(x, W, A, B, alpha):
     return x @ (W + alpha / A.shape[1] * A @ B)                         # W' first: the same y
 
 
+def clip_per_array(grads, max_norm):
+    return [g * min(1.0, max_norm / np.linalg.norm(g)) for g in grads]
+
+
+def clip_flattened(grads, max_norm):
+    norm = np.linalg.norm(np.concatenate([g.ravel() for g in grads]))
+    return tuple(g * min(1.0, max_norm / norm) for g in grads)
+
+
 VARIANTS = {
+    "clip_grads": (
+        [Attempt("the solution", S["clip_grads"]),
+         Attempt("one flattened vector's norm, a tuple back", clip_flattened),
+         Attempt("float32", lambda gs, m: S["clip_grads"]([g.astype(np.float32) for g in gs], m))],
+        [Attempt("each array clipped by its own norm", clip_per_array, hint="clip by the global norm"),
+         Attempt("always scaled to max_norm", lambda gs, m: [g * m / np.linalg.norm(np.concatenate(
+             [h.ravel() for h in gs])) for g in gs], hint="scale only when the norm is above"),
+         Attempt("divided by the norm (max_norm ignored)", lambda gs, m: [g / np.linalg.norm(np.concatenate(
+             [h.ravel() for h in gs])) for g in gs]),
+         Attempt("only the first array", lambda gs, m: S["clip_grads"](gs, m)[:1], says="expected"),
+         forgets_return(S["clip_grads"])]),
     "ce_grad": (
         [Attempt("the solution", S["ce_grad"]),
          Attempt("row by row", ce_grad_by_loop),
