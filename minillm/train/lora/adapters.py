@@ -7,7 +7,8 @@ For an adapted matrix W [in, out] (a projection, applied as x W):
 
 Only A and B are trained: r · (in + out) numbers instead of in · out (rank 8 on a 576 × 576
 projection: 9,216 instead of 331,776). s = α / r keeps the update's size comparable when r
-changes (PEFT's ``lora_alpha``; α = 2r, PEFT's usual choice, gives s = 2).
+changes with α held fixed (PEFT's ``lora_alpha``; its LoraConfig defaults to r = 8, α = 8, s = 1);
+``init_lora`` defaults to α = 2r instead (s = 2 at every rank: pass ``alpha=`` to hold α fixed).
 
 Initialisation (PEFT's default): A ~ U(−1/√in, 1/√in) (Kaiming-uniform with a = √5), B = 0, so
 W' = W before the first step: fine-tuning starts from the base model exactly.
