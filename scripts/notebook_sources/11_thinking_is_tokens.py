@@ -320,15 +320,26 @@ direct_steps = sum(bool(re.search(r"\d+\s*[-+×*x]\s*\d+", t)) for t in measured
 print(f"average reply: direct {np.mean(measured['direct']['tokens']):.1f} tokens, step by step "
       f"{np.mean(measured['step by step']['tokens']):.1f}; {direct_steps} of {N_PROBLEMS} direct replies "
       f"write a calculation (such as '3 + 4') rather than only the number")
-split = helped + hurt                                      # the problems where the two ways disagree
-sign_p = min(1.0, 2 * sum(math.comb(split, k) for k in range(min(helped, hurt) + 1)) / 2 ** split) if split else 1.0
-print(f"exact two-sided sign test on the {split} problem(s) where they disagree ({helped} for step by step, "
-      f"{hurt} for direct): p = {sign_p:.2f}")
+
+
+def sign_test_p(a, b):
+    """Exact two-sided sign test (McNemar's, exact): the chance, if each of the a + b disagreements
+    went either way with probability 1/2, of a split at least as uneven as a : b.
+    Example: sign_test_p(1, 4) = 2 · (1 + 5) / 32 = 0.375."""
+    n = a + b
+    tail = sum(math.comb(n, k) for k in range(min(a, b) + 1)) / 2 ** n
+    return min(1.0, 2 * tail)
+
+
+sign_p = sign_test_p(helped, hurt)                        # only the problems where the two ways disagree
+print(f"exact two-sided sign test on the {helped + hurt} problem(s) where they disagree ({helped} for step "
+      f"by step, {hurt} for direct): p = {sign_p:.2f}")
 better = sum(measured["step by step"]["right"]) > sum(measured["direct"]["right"])
 verdict = (("helps" if better else "does worse") if sign_p < 0.05 else
            "shows no difference this sample can tell from chance")
 capped = N_PROBLEMS - sum(measured["step by step"]["ended"])
-print(f"on these problems, for {model_name}, writing steps {verdict} (p = {sign_p:.2f}), at {ratio:.1f}× the tokens"
+print(f"on these problems, for {model_name}, writing steps {verdict} (p = {sign_p:.2f}), "
+      f"at {ratio:.1f}× the tokens"
       + (f" — with {capped} step-by-step replies cut by the {limit}-token cap before they ended" if capped
          else "; every step-by-step reply ended by itself"))
 cut_texts = [t for t, e in zip(measured["step by step"]["texts"], measured["step by step"]["ended"]) if not e]

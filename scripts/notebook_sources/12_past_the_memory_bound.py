@@ -120,7 +120,8 @@ del big
 ridge = flops / bandwidth
 print(f"bandwidth {bandwidth / 1e9:.1f} GB/s, arithmetic {flops / 1e9:.0f} GFLOP/s (1 thread)")
 print(f"ridge point: {ridge:.0f} flop/byte — below it a kernel waits for memory")
-print(f"one stream's limit at the measured bandwidth: {bandwidth / (4 * matrix_params):.1f} tokens/s for GPT-2-124M here")
+print(f"one stream's limit at the measured bandwidth: {bandwidth / (4 * matrix_params):.1f} tokens/s "
+      f"for GPT-2-124M here")
 
 # %% [markdown]
 # ## The roofline: the prediction
@@ -175,11 +176,12 @@ for key, (B, T) in cases.items():
     t, positions = step[key], B * T
     measured[key] = (positions / 2, 2 * P_mem * positions / t)      # the weights' 2 flops per parameter per position
     what = f"B = {B:2d} rows" if key[0] == "batch" else f"1 row, {T} positions (speculation)"
-    roof = min(flops, bandwidth * positions / 2)
+    roof = min(flops, bandwidth * positions / 2)                     # the measured roof at this intensity
+    above = " — above it: the roof was measured low" if measured[key][1] > roof else ""
     print(f"{what:34s}: {t * 1e3:6.1f} ms per forward = {t / step['batch', 1]:4.1f}x the B = 1 step's time, "
           f"{positions * step['batch', 1] / t:4.1f}x one stream's positions per second; "
           f"{measured[key][1] / 1e9:5.1f} GFLOP/s at intensity {positions / 2:g} (the measured roof: "
-          f"{roof / 1e9:.1f}" + (" — above it: the roof was measured low" if measured[key][1] > roof else "") + ")")
+          f"{roof / 1e9:.1f}{above})")
 
 # %%
 intensity = np.logspace(-1, 3, 200)
@@ -261,8 +263,9 @@ wasted = sum(max(budgets[i] for i in g) * len(g) - sum(budgets[i] for i in g) fo
 print("budgets:", budgets)
 print(f"forward passes, prefills included: one by one {alone_forwards}; static batches of {SLOTS} "
       f"{static_forwards}; serve {served}")
-print(f"tokens (not forwards) the static batches generate past their request's budget: {wasted}"
-      + (" — the same number as the one-by-one forwards only by coincidence" if wasted == alone_forwards else ""))
+coincidence = (" — the same number as the one-by-one forwards only by coincidence"
+               if wasted == alone_forwards else "")
+print(f"tokens (not forwards) the static batches generate past their request's budget: {wasted}{coincidence}")
 claim(served <= static_forwards, f"serve needs {served} forwards against the static batches' "
       f"{static_forwards}", "not for these BUDGETS / SLOTS")
 assert out == alone, f"serve should give every request its tokens alone (greedy); request(s) "\
@@ -310,10 +313,10 @@ def verdict(speed):
             else "a net speed-up")
 
 
-print(f"section 2's model: one {NUM_DRAFT + 1}-position check costs {step['speculation', NUM_DRAFT + 1] * 1e3:.1f} ms "
-      f"against {step['batch', 1] * 1e3:.1f} ms for one position ({check_cost:.1f}x); at {per_forward:.2f} tokens "
-      f"per forward that is {net:.2f}x plain decoding's speed — "
-      + verdict(net))
+print(f"section 2's model: one {NUM_DRAFT + 1}-position check costs "
+      f"{step['speculation', NUM_DRAFT + 1] * 1e3:.1f} ms against {step['batch', 1] * 1e3:.1f} ms for one "
+      f"position ({check_cost:.1f}x); at {per_forward:.2f} tokens per forward that is {net:.2f}x plain "
+      f"decoding's speed — {verdict(net)}")
 
 
 def sixty_tokens(draft=None):
@@ -324,8 +327,7 @@ def sixty_tokens(draft=None):
 walls = min_times({"plain": sixty_tokens, "speculative": lambda: sixty_tokens(PromptLookup())}, repeats=3)
 small = walls["plain"] / walls["speculative"]
 print(f"this small model, 60 tokens timed: plain {walls['plain'] * 1e3:.0f} ms, speculative "
-      f"{walls['speculative'] * 1e3:.0f} ms = {small:.2f}x plain decoding's speed — "
-      + verdict(small))
+      f"{walls['speculative'] * 1e3:.0f} ms = {small:.2f}x plain decoding's speed — {verdict(small)}")
 
 # %% [markdown]
 # With sampling (temperature > 0) a guess d is accepted with probability p(d) — for a drafting
