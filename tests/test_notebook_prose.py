@@ -44,6 +44,7 @@ STATED = {
     "04_autoregressive": {},
     "05_kv_cache": {},
     "06_sampling": {},
+    "11_thinking_is_tokens": {"2024": "the year of OpenAI's o1 announcement, Learning to reason with LLMs"},
     "13_formulas": {"0.044715": "the constant of GELU's tanh approximation"},
     "14_build_it": {"135": "the model's name, SmolLM2-135M", "257": "an example id (the second merge)"},
     "15_finetune": {"135": "SmolLM2-135M's size, in its name", "100": "the download's size, about 100 MB",

@@ -83,7 +83,7 @@ for k, step in enumerate(trace, 1):
     print(f"step {k}: merge {render_token(step.pair[0])} + {render_token(step.pair[1])} "
           f"(rank {step.rank})  ->  {show(step.parts)}")
 print("no adjacent pair has a rank any more: the tokens are", show(toy_parts))
-claim(toy_parts == [b"ban", b"ana"], "banana ends as ban | ana (the default TOY_WORD and TOY_RANKS)",
+_ = claim(toy_parts == [b"ban", b"ana"], "banana ends as ban | ana (the default TOY_WORD and TOY_RANKS)",
       f"with your TOY_WORD / TOY_RANKS it is {show(toy_parts)}")
 
 # %% [markdown]

@@ -134,7 +134,7 @@ print(f"3. causal, no positions, 海 and 水 swapped: positions that moved {np.f
       f"with wpe: {np.flatnonzero(moved_pos > 1e-5).tolist()}")
 assert (moved[2:] < 1e-5).all(), f"under the causal mask, without positions, positions after the swap " \
     f"see the same set of tokens and should not move; they move by up to {moved[2:].max():.2g}"
-claim(gap_pos > 0.01 and (moved_pos[2:] > 1e-5).all(),
+_ = claim(gap_pos > 0.01 and (moved_pos[2:] > 1e-5).all(),
       "with the learned positions added, the shuffle and the swap change the outputs",
       f"largest difference {gap_pos:.2g}; later positions moved: {(moved_pos[2:] > 1e-5).sum()} of {T - 2}")
 
@@ -168,7 +168,7 @@ plt.tight_layout()
 plt.show()
 near, far = by_distance[1], by_distance[P // 2]
 print(f"mean cosine at distance 1: {near:.3f}; at distance {P // 2}: {far:.3f}; at {P - 1}: {by_distance[-1]:.3f}")
-claim(near > far + 0.3, f"neighbouring positions have similar rows, distant ones do not ({near:.2f} vs {far:.2f})",
+_ = claim(near > far + 0.3, f"neighbouring positions have similar rows, distant ones do not ({near:.2f} vs {far:.2f})",
       "this table has no such structure")
 
 # %% [markdown]
@@ -244,7 +244,7 @@ seen = Counter(w for ch in CHARS for w, _ in neighbours(songci.params.wte, songc
 print(f"most frequent neighbours over the {len(CHARS)} lists (times listed, rank by frequency in the sample):")
 print("   ", ", ".join(f"{w} ×{n} (rank {rank_of.get(w, '—')})" for w, n in seen.most_common(5)))
 print(f"    ({len(rank_of):,} different characters in the sample)")
-claim(all(rank_of.get(w, len(rank_of)) <= 50 for w, _ in seen.most_common(3)),
+_ = claim(all(rank_of.get(w, len(rank_of)) <= 50 for w, _ in seen.most_common(3)),
       "the three most listed neighbours are among the 50 most frequent characters of the sample",
       "not for these CHARS")
 
@@ -420,7 +420,7 @@ a2.set_title(f"{model_name}: the chosen groups against chance")
 a2.legend(fontsize=8)
 plt.tight_layout()
 plt.show()
-claim(within - across > random_gaps.max(), "the chosen groups are more alike inside than any of 200 random "
+_ = claim(within - across > random_gaps.max(), "the chosen groups are more alike inside than any of 200 random "
       "groupings of random words", f"{within - across:+.3f} against a largest random {random_gaps.max():+.3f}")
 
 # %% [markdown]

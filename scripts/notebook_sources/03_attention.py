@@ -83,7 +83,7 @@ assert (toy_out[0] == V[0]).all(), "the first token sees only itself: its output
 row1 = toy_scores[1, :2]                             # row 1 sees positions 0 and 1
 print(f"✓ row 0 = V[0] exactly; row 1's weight on position 1 = e^{row1[1]:g} / (e^{row1[0]:g} + "
       f"e^{row1[1]:g}) = {math.exp(row1[1]) / np.exp(row1).sum():.4f}")
-claim(np.isclose(toy_weights[1, 1], math.exp(2) / (1 + math.exp(2))), "with the default Q and K, row 1's "
+_ = claim(np.isclose(toy_weights[1, 1], math.exp(2) / (1 + math.exp(2))), "with the default Q and K, row 1's "
       "scores are 0 and 2, so its weight on 'sea' is e² / (e⁰ + e²) = 0.8808", "your Q, K give other scores")
 
 # %% [markdown]
@@ -121,7 +121,7 @@ for name, m in (("causal", toy_mask), ("bidirectional", bidirectional)):
     print(f"{name:13s} mask: change per position after editing the last token: {moved}")
 assert (np.abs(attend(Q, K2, V2, toy_mask) - attend(Q, K, V, toy_mask))[:3] == 0).all(), \
     "under the causal mask, editing the last token must not move the earlier positions"
-claim(np.abs(attend(Q, K2, V2, bidirectional) - attend(Q, K, V, bidirectional))[0].max() > 0.1,
+_ = claim(np.abs(attend(Q, K2, V2, bidirectional) - attend(Q, K, V, bidirectional))[0].max() > 0.1,
       "under the bidirectional mask, editing the last token moves position 0",
       "your Q gives position 0 almost no weight on the last token")
 
@@ -654,7 +654,7 @@ print("edit the last source token → change of each encoder output:", np.abs(H1
 print("                           → change of each target position: ", np.abs(out1 - out0).max(axis=1))
 print("edit the last target token → change of each target position: ", np.abs(out2 - out0).max(axis=1))
 assert (np.abs(out2 - out0)[:-1] == 0).all(), "an earlier target position must not see a later one"
-claim((np.abs(H1 - H0).max(axis=1) > 0).all(), "no mask: every encoder output moved with the last source token",
+_ = claim((np.abs(H1 - H0).max(axis=1) > 0).all(), "no mask: every encoder output moved with the last source token",
       "an output moved by less than float64 can show: its weight on the last token underflows (e^-60 and less)")
 
 # %% [markdown]

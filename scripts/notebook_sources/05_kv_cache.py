@@ -232,7 +232,7 @@ a2.legend()
 plt.tight_layout()
 plt.show()
 print(f"generating {N_MAX} tokens: recompute ≈ {totals['recompute'][-1]:.2f} s, cache ≈ {totals['cache'][-1]:.2f} s")
-claim(recompute[-1] > 5 * with_cache[-1], f"at n = {N_MAX} recomputing costs far more per token "
+_ = claim(recompute[-1] > 5 * with_cache[-1], f"at n = {N_MAX} recomputing costs far more per token "
       f"({recompute[-1] / with_cache[-1]:.0f}× the cached step)", "try longer LENGTHS")
 
 # %% [markdown]

@@ -68,7 +68,7 @@ for T in exact:                           # softmax(log p / T) = p^(1/T) renorma
         f"T = {T}: softmax(log p / T) should equal p^(1/T) renormalised"
 claim(1.0 in article_table and np.allclose(exact[1.0], article_table[1.0]),
       "the articles' T = 1 row is exact", "your table has no such row, or another one")
-claim(0.5 in exact and abs(exact[0.5][0] - 0.685) < 1e-3, "at T = 0.5 the top token has 0.685, "
+_ = claim(0.5 in exact and abs(exact[0.5][0] - 0.685) < 1e-3, "at T = 0.5 the top token has 0.685, "
       "not the articles' 0.64", "your table has no T = 0.5 row")
 
 # %% [markdown]
@@ -231,7 +231,7 @@ def measured(pools, low, high, claim_text):
 share_p = measured([pool(Sampler(top_p=0.9), z) for z in every], 5, 20, "top-p 0.9 alone")
 share_kp = measured([pool(Sampler(top_k=50, top_p=0.9), z) for z in every], 3, 10, "top-k 50 → top-p 0.9")
 print(f"(on {model_name}: {len(dists)} prompts and {len(all_logits)} positions of the paragraph)")
-claim(share_kp < 0.5, "the articles' \"3–10 candidates\" after top-k 50 → top-p 0.9 holds at fewer than half of "
+_ = claim(share_kp < 0.5, "the articles' \"3–10 candidates\" after top-k 50 → top-p 0.9 holds at fewer than half of "
       "these distributions", f"it holds at {share_kp:.0%}")
 
 # %% [markdown]
@@ -265,7 +265,7 @@ print("min-p pools from the least to the most confident prediction:", min_p_pool
 bounds = [1 / (MIN_P * softmax(dists[i]).max()) for i in order]   # min-p keeps at most 1 / (min_p · p_max)
 assert all(n <= b for n, b in zip(min_p_pools, bounds)), \
     f"min-p {MIN_P} pools {min_p_pools} should be at most 1 / (min_p · p_max) = {[round(b, 1) for b in bounds]}"
-claim(min_p_pools == sorted(min_p_pools, reverse=True),
+_ = claim(min_p_pools == sorted(min_p_pools, reverse=True),
       "the more confident the prediction, the smaller the min-p pool (on these PROMPTS)",
       f"pools {min_p_pools} from the least to the most confident prediction are not decreasing")
 
@@ -296,7 +296,7 @@ for name, sampler in PRESETS.items():
 mean_pool = {name: np.mean([pool(sampler, z) for z in dists]) for name, sampler in PRESETS.items()}
 print({name: round(float(v), 1) for name, v in mean_pool.items()})
 middle = [v for name, v in mean_pool.items() if name not in ("code", "creative")]
-claim(mean_pool["code"] < min(middle) and mean_pool["creative"] > max(middle),   # strictly: ties are no order
+_ = claim(mean_pool["code"] < min(middle) and mean_pool["creative"] > max(middle),   # strictly: ties are no order
       "code leaves the smallest pools on average and creative the largest",
       "not with these PRESETS / PROMPTS: the pool depends on both")
 

@@ -17,6 +17,11 @@
 # probability mass outside the options goes, and the hard constraint a prompt cannot give: a
 # sampler that may only draw the option letters (`allowed_ids`).
 #
+# One pass is the cost, not the quality. Measured in section 5 on SmolLM2, single-pass letter
+# scoring follows the letter's position, not the content; the one method there that beats chance
+# is scoring the option *words* after the bare question, with no letters at all (the "cloze"
+# form benchmarks use for small models, two forward passes per question).
+#
 # It starts with a toy whose logits are set by hand, then runs SmolLM2 (or, without it, the small
 # shipped model) on one question, and ends by measuring: 20 easy questions, each asked with its
 # options in all four orders, answered four ways — where scoring the option words beats chance
@@ -77,7 +82,7 @@ toy_pick = "ABCD"[int(np.argmax(p_letters))]
 print("whole vocabulary:", {t: round(float(q), 3) for t, q in zip(TOY_VOCAB, p_all)})
 print(f"greedy generation starts with {TOY_VOCAB[int(np.argmax(p_all))]!r}; mass on A–D "
       f"{p_all[:4].sum():.2f}, elsewhere {1 - p_all[:4].sum():.2f}")
-print(f"only A–D allowed: {dict(zip('ABCD', np.round(p_letters, 3).tolist()))} → {toy_pick} "
+print(f"only A–D allowed: { {L: round(float(q), 3) for L, q in zip('ABCD', p_letters)} } → {toy_pick} "
       f"= {toy_order['ABCD'.index(toy_pick)]} (right: B = Paris)")
 
 # %% [markdown]
@@ -140,6 +145,13 @@ print(f"reply: {reply!r}")
 print(f"{gen_calls} forward passes: 1 over the {len(prompt)}-token prompt (which gives the first "
       f"token), then 1 per further token — " + (f"stopped by the {REPLY_CAP}-token cap, the reply "
       f"unfinished" if capped else "until the end-of-turn token"))
+first_token, first_line = (steps[0].text if steps else ""), reply.split("\n")[0]
+right_words = RIGHT.split(". ", 1)[-1]                                # "Paris"
+print(f"section 5 scores a generated reply by its first token only: here {first_token!r}, "
+      + ("the right letter" if first_token.strip() == ANSWER else f"not the right letter {ANSWER!r}")
+      + (f"; that misses the words after it: the first line {first_line!r} names the right option, "
+         f"{right_words!r}, under a letter of the reply's own — the model relabelled the list"
+         if right_words in first_line and first_token.strip() != ANSWER else ""))
 
 # %% [markdown]
 # ## 2. Score the options: one forward pass
@@ -148,6 +160,9 @@ print(f"{gen_calls} forward passes: 1 over the {len(prompt)}-token prompt (which
 # normalised over the options they sum to 1, and the answer is by construction one of them.
 # Single-letter options need exactly one forward pass (the prompt's last position scores all four
 # letters at once); multi-token options need one more, batched over the options.
+# That makes letter scoring the cheapest answer, not a good one: with a model this small its
+# letters mostly follow their position (section 5), and what beats chance there is scoring the
+# option words after the bare question (two passes, the cloze form).
 
 # %%
 counter.reset()
@@ -311,7 +326,9 @@ print(f"generation: {gen_calls} forward passes for a reply of {len(steps)} token
 #   form): it asks what the model knows about the content, with no letter to map it to, and it
 #   cannot depend on the order (one answer per question, the same in all four orders);
 # - **generation**: the first token greedy decoding writes — right only if it is the right letter
-#   (a reply that opens with "The" answers nothing yet).
+#   (a reply that opens with "The" answers nothing yet). It reads nothing after that token: a reply
+#   that rewrites the list under its own letters, as the one in section 1 does, is scored by its
+#   first letter alone, whatever option words follow it.
 #
 # Cost: the four orders of a question have the same token count, so they run as one batch of 4
 # rows; their option texts run as one batch of 16 rows on copies of that cache; the plain
@@ -466,13 +483,15 @@ plt.show()
 # many of these answers: asked for the option words after the bare question, it picks the right
 # one far more often than guessing would (the count and its chance probability are printed). But
 # asked to answer with a *letter*, it does not map what it knows to the letters: letter scoring
-# answers A in most cases whatever stands behind it, so it is right about as often as always
+# answers A in the share of the answers printed above (in the committed run, all of them:
+# 100 % of 80) whatever stands behind it, so it is right about as often as always
 # saying A — a quarter of the time, by construction of the rotations. That is what the position
 # bias is: letter A's share of the answers, far above the 25 % a model following the content
 # would give it. Rotating the options is what exposes it: on one order, bias and knowledge look
 # alike (the toy). Full-text scoring begins each option with its letter and reads the option
 # after the same listed prompt, so the same preference carries over; the first generated token is
-# letter scoring over the whole vocabulary and also loses whenever the reply opens with a word.
+# letter scoring over the whole vocabulary and also loses whenever the reply opens with a word
+# (and it is read alone: a reply that relabels the list, like section 1's, counts by its letter).
 # And the constraint (`allowed_ids`, the letters column) makes every answer a letter without
 # making one more of them right: **the constraint guarantees the form, not the truth.** For a
 # model this small, ask for the content, not the letter.

@@ -31,6 +31,7 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # CI runs two notebooks at once on two cores
 
 import inspect
+import math
 import re
 
 import matplotlib.pyplot as plt
@@ -251,8 +252,11 @@ plt.show()
 # **What this shows.** The step-by-step reply is longer — more forward passes, more of the window,
 # more billed output tokens — and it is produced by exactly the same loop as the direct answer.
 # Written steps *can* help, as in the toy, because each becomes context that later predictions
-# attend to; they are not a separate process, and they can be wrong. Whether they help this
-# model is a question for more than one problem:
+# attend to; they are not a separate process, and they can be wrong. And the "direct" prompt does
+# not get a bare number from this model: its reply above writes the sum out too ("3 + 4 = 7").
+# The two prompts differ in how much they write, not in whether they write steps (the average
+# tokens of each are printed below). Whether the longer derivations help this model is a question
+# for more than one problem:
 #
 # ## Direct or step by step: 20 problems, measured
 #
@@ -261,9 +265,11 @@ plt.show()
 # writes is the answer. Both prompts of all problems run together through `serve` (continuous
 # batching, notebook 12: a finished reply leaves the batch, so the short direct answers do not
 # wait for the long derivations; greedy, the same tokens as one by one), with room for
-# `MEASURE_LIMIT` tokens per reply (1 to 512) — enough for a derivation to end by itself. A reply
-# cut by the cap is counted (and the end of one is shown), and right only if its last number
-# is.
+# `MEASURE_LIMIT` tokens per reply (1 to 512), room for most replies to end by themselves but not
+# all: how many of each way the cap cut is printed (with the end of one), and a cut reply is right
+# only if its last number is. The two ways are compared on the same problems with an exact
+# two-sided sign test on the problems where they disagree (McNemar's test): the chance, if neither
+# way were better, of a split at least that uneven.
 
 # %%
 N_PROBLEMS, MEASURE_LIMIT = 20, 320
@@ -310,10 +316,30 @@ wrong_steps = [t for t, ok in zip(measured["step by step"]["texts"], measured["s
 if wrong_steps:
     print("a wrong step-by-step reply:", repr(wrong_steps[0][:200]))
 ratio = np.mean(measured["step by step"]["tokens"]) / max(np.mean(measured["direct"]["tokens"]), 1)
-verdict = ("helps" if sum(measured["step by step"]["right"]) > sum(measured["direct"]["right"]) else
-           "does not help")
+direct_steps = sum(bool(re.search(r"\d+\s*[-+×*x]\s*\d+", t)) for t in measured["direct"]["texts"])
+print(f"average reply: direct {np.mean(measured['direct']['tokens']):.1f} tokens, step by step "
+      f"{np.mean(measured['step by step']['tokens']):.1f}; {direct_steps} of {N_PROBLEMS} direct replies "
+      f"write a calculation (such as '3 + 4') rather than only the number")
+
+
+def sign_test_p(a, b):
+    """Exact two-sided sign test (McNemar's, exact): the chance, if each of the a + b disagreements
+    went either way with probability 1/2, of a split at least as uneven as a : b.
+    Example: sign_test_p(1, 4) = 2 · (1 + 5) / 32 = 0.375."""
+    n = a + b
+    tail = sum(math.comb(n, k) for k in range(min(a, b) + 1)) / 2 ** n
+    return min(1.0, 2 * tail)
+
+
+sign_p = sign_test_p(helped, hurt)                        # only the problems where the two ways disagree
+print(f"exact two-sided sign test on the {helped + hurt} problem(s) where they disagree ({helped} for step "
+      f"by step, {hurt} for direct): p = {sign_p:.2f}")
+better = sum(measured["step by step"]["right"]) > sum(measured["direct"]["right"])
+verdict = (("helps" if better else "does worse") if sign_p < 0.05 else
+           "shows no difference this sample can tell from chance")
 capped = N_PROBLEMS - sum(measured["step by step"]["ended"])
-print(f"on these problems, for {model_name}, writing steps {verdict}, at {ratio:.1f}× the tokens"
+print(f"on these problems, for {model_name}, writing steps {verdict} (p = {sign_p:.2f}), "
+      f"at {ratio:.1f}× the tokens"
       + (f" — with {capped} step-by-step replies cut by the {limit}-token cap before they ended" if capped
          else "; every step-by-step reply ended by itself"))
 cut_texts = [t for t, e in zip(measured["step by step"]["texts"], measured["step by step"]["ended"]) if not e]
@@ -464,7 +490,7 @@ for label, n, seconds, cost in (
         ("answer (shown)", n_answer, n_answer * per_token_s, price(0, n_answer))):
     print(f"{label:20s} {n:7d} {seconds:9.2f}s {cost * 1e6:35,.2f}")
 with_thinking, without = price(n_prompt, n_think + n_answer), price(n_prompt, n_answer)
-print(f"the hidden part is {n_think / max(n_answer, 1):.0f}× the visible answer's tokens: the first "
+print(f"the hidden part is {n_think / max(n_answer, 1):.1f}× the visible answer's tokens: the first "
       f"visible token comes {n_think * per_token_s:.1f} s later, and the request costs "
       + (f"{with_thinking / without:.1f}× what it would without the thinking" if without > 0
          else "nothing either way at these prices"))
@@ -507,9 +533,10 @@ assert math.isclose(price(0, 1_000_000), PRICE_OUT), \
 #   visible trace is ready-made training data for another model (distillation: a smaller model
 #   trained on a larger one's reasoning), and it may repeat the hidden system prompt.
 # - **Raw thoughts are not the product.** The answer is trained and filtered to be safe to show;
-#   the raw reasoning is not, and may contain what the answer must not. OpenAI, introducing o1,
-#   said it leaves the chain of thought unfiltered so that it can be monitored, does not show it
-#   (also for competitive advantage — distillation again), and shows a summary instead.
+#   the raw reasoning is not, and may contain what the answer must not. OpenAI, introducing o1
+#   ("Learning to reason with LLMs", September 2024), said it leaves the chain of thought
+#   unfiltered so that it can be monitored, does not show it (also for competitive advantage —
+#   distillation again), and shows a model-written summary instead.
 # - **Cost and waiting do not go away.** Hiding is a display filter: the hidden tokens were
 #   generated — one forward pass each — and are billed as output. The table shows what that means:
 #   the hidden part, not the answer, sets both the wait and the bill.

@@ -68,7 +68,7 @@ for D in DIMS:
 # subtle: the sample variance of N scores has relative standard error at most √(8/N) (the
 # product of two normals, D = 1, has kurtosis 9); the claim allows 5 of them
 tol = 5 * math.sqrt(8 / SAMPLES)
-claim(all(abs(r - 1) < tol for r in ratios), f"var(q·k) ≈ D at every D (within {tol:.0%}, 5 standard errors)")
+_ = claim(all(abs(r - 1) < tol for r in ratios), f"var(q·k) ≈ D at every D (within {tol:.0%}, 5 standard errors)")
 
 # %% [markdown]
 # ## 2. Why several heads
@@ -94,7 +94,7 @@ for name, w in [("head 0 (previous)", heads[0]), ("head 1 (sea)", heads[1]), ("o
     print(f"{name:18} weights of '{tokens[t]}':", " ".join(f"{tok}:{x:.2f}" for tok, x in zip(tokens, w[t])))
 claim(heads[0][t].argmax() == t - 1 and heads[1][t].argmax() == 1,
       "each head puts its largest weight on its own target")
-claim(one_head[t, t - 1] < heads[0][t, t - 1] and one_head[t, 1] < heads[1][t, 1],
+_ = claim(one_head[t, t - 1] < heads[0][t, t - 1] and one_head[t, 1] < heads[1][t, 1],
       "one head doing both jobs gives each target less weight than the head made for it")
 
 # %% [markdown]
@@ -125,7 +125,7 @@ for m, n, s in rows:
 lengths = [np.linalg.norm(at(q, m)) for m in (0, 5, 99)]
 claim(np.allclose(lengths, np.linalg.norm(q), rtol=1e-5), "a rotation keeps the length of q")
 same = {d: [s for m, n, s in rows if m - n == d] for d in {m - n for m, n, _ in rows}}
-claim(all(np.allclose(v, v[0], atol=1e-4) for v in same.values()),
+_ = claim(all(np.allclose(v, v[0], atol=1e-4) for v in same.values()),
       "equal distances m − n give equal scores, wherever the pair sits")
 
 # %% [markdown]
@@ -147,7 +147,7 @@ for name, row in [("x", x), ("x + OFFSET", x + OFFSET), ("constant row", np.full
           f"RMSNorm {np.round(rms_norm(row, g, eps), 3)}")
 claim(np.allclose(layer_norm(x + OFFSET, g, b, eps), layer_norm(x, g, b, eps), atol=1e-4),
       "LayerNorm ignores the offset")
-claim(OFFSET == 0 or not np.allclose(rms_norm(x + OFFSET, g, eps), rms_norm(x, g, eps), atol=1e-4),
+_ = claim(OFFSET == 0 or not np.allclose(rms_norm(x + OFFSET, g, eps), rms_norm(x, g, eps), atol=1e-4),
       "RMSNorm does not (at this OFFSET)")
 
 # %% [markdown]
@@ -198,7 +198,7 @@ for kv in range(N_KV):
     print(f"KV head {kv} ← query heads", " ".join(f"q{h}" for h in range(N_HEADS) if h // G == kv))
 print("np.repeat:", repeat.tolist(), "  np.tile:", tile.tolist())
 claim(all(repeat[h] == h // G for h in range(N_HEADS)), "np.repeat gives each query head h the KV head h // G")
-claim(G == 1 or N_KV == 1 or any(repeat != tile), "np.tile gives another mapping (h % KV)")
+_ = claim(G == 1 or N_KV == 1 or any(repeat != tile), "np.tile gives another mapping (h % KV)")
 
 # %% [markdown]
 # ## Exercises

@@ -212,7 +212,7 @@ for field in rows:
     outside = "" if hits else "outside model/: "
     where[field] = outside + lines(hits or uses(field, SOURCE)[:4])
     print(f"{field:22} {where[field]}")
-claim(all(where[f] and not where[f].startswith("outside") for f in rows if f != "fused_projections"),
+_ = claim(all(where[f] and not where[f].startswith("outside") for f in rows if f != "fused_projections"),
       "every switch but Phi-3's fused files is read in model/")
 
 # %% [markdown]
@@ -243,7 +243,7 @@ ax.set_ylabel("after soft-capping")
 ax.legend()
 ax.set_title("Gemma 2's soft-capping")
 plt.show()
-claim(all(abs(float(softcap(np.float32(1), c)) - 1) < 1e-3 for c in CAPS), "near 0 the cap changes nothing")
+_ = claim(all(abs(float(softcap(np.float32(1), c)) - 1) < 1e-3 for c in CAPS), "near 0 the cap changes nothing")
 
 # %% [markdown]
 # ## 4. A sliding window beside the causal mask
@@ -272,7 +272,7 @@ plt.show()
 print("keys each query sees, causal: ", causal.sum(1).tolist())
 print("keys each query sees, window: ", sliding.sum(1).tolist())
 assert sliding.sum(1).max() == min(WINDOW, T_MASK), "a window of W must let at most W keys in"
-claim(sliding.sum() < causal.sum() or WINDOW >= T_MASK,
+_ = claim(sliding.sum() < causal.sum() or WINDOW >= T_MASK,
       f"the window hides {causal.sum() - sliding.sum()} of the causal mask's {causal.sum()} visible pairs")
 
 # %% [markdown]
@@ -312,7 +312,7 @@ ax.set_ylabel("scaled wavelength")
 ax.legend()
 ax.set_title("RoPE scaling: fast pairs kept, slow ones stretched")
 plt.show()
-claim(np.all(new_wavelength >= wavelength * (1 - 1e-12)), "no pair turns faster after scaling")
+_ = claim(np.all(new_wavelength >= wavelength * (1 - 1e-12)), "no pair turns faster after scaling")
 
 # %% [markdown]
 # ## 6. Qwen3's norm on q and k
@@ -346,7 +346,7 @@ ax.legend()
 ax.set_title("Qwen3's q/k norm keeps scores bounded")
 plt.show()
 assert max(normed_max) <= math.sqrt(D_QK) + 1e-4, f"normed scores beyond √D: {max(normed_max)}"
-claim(plain_max[-1] / plain_max[0] > 100 and np.ptp(normed_max) < 1e-3,
+_ = claim(plain_max[-1] / plain_max[0] > 100 and np.ptp(normed_max) < 1e-3,
       "without the norm the scores grow with the scale squared; with it they do not move")
 
 # %% [markdown]
@@ -377,7 +377,7 @@ for v in (-2.0, 2.0):
     print(f"g = {v:+.0f}: SiLU passes {float(silu(np.float32(v))) / v:.1%}, GELU {float(gelu_tanh(np.float32(v))) / v:.1%}")
 print(f"lowest value: SiLU {silu(g).min():.3f} at g = {g[silu(g).argmin()]:+.2f}, "
       f"GELU {gelu_tanh(g).min():.3f} at g = {g[gelu_tanh(g).argmin()]:+.2f}")
-claim(float(gelu_tanh(np.float32(2))) > float(silu(np.float32(2))),
+_ = claim(float(gelu_tanh(np.float32(2))) > float(silu(np.float32(2))),
       "at g = 2 GELU passes more than SiLU: the sharper gate")
 
 # %% [markdown]
@@ -420,7 +420,7 @@ print("tokens per expert:", np.bincount(experts.ravel(), minlength=EXPERTS).toli
       f"— {len(ids) * TOP_K} expert runs instead of {len(ids) * EXPERTS} for a dense layer of all {EXPERTS}")
 assert np.allclose(chosen.sum(-1), 1, atol=1e-5), "renormalised routing weights must sum to 1 per token"
 gap = float(np.abs(moe(x[None], layer, moe_config) - moe_loop(x[None], layer, moe_config)).max())
-claim(gap <= 1e-5, f"the gathered form equals the definition on every token (max |Δ| {gap:.1e})")
+_ = claim(gap <= 1e-5, f"the gathered form equals the definition on every token (max |Δ| {gap:.1e})")
 
 # %% [markdown]
 # ## 9. Each tiny model against transformers

@@ -165,7 +165,7 @@ matched = dfa.fullmatch(WALK)
 print(f"{WALK!r}: {'a full match' if matched else 'not a full match'}")
 assert matched == bool(__import__("re").fullmatch(PATTERN, WALK)), \
     "the DFA must agree with Python's re on a full match (a pattern outside the subset is refused by parse)"
-claim(matched, f"{WALK!r} matches {PATTERN!r}")
+_ = claim(matched, f"{WALK!r} matches {PATTERN!r}")
 
 # %% [markdown]
 # ## 2. Why bytes: a token may end inside a character
@@ -284,7 +284,7 @@ for n, step in enumerate(generate(model, prompt, 40, temperature=0, tokenizer=to
     state = guide.advance(state, step.id)
     text += step.text
 print(f"reply: {text!r}")
-claim(bool(__import__("re").fullmatch(REAL_PATTERN, text)), f"the reply fully matches {REAL_PATTERN!r}",
+_ = claim(bool(__import__("re").fullmatch(REAL_PATTERN, text)), f"the reply fully matches {REAL_PATTERN!r}",
       "40 new tokens were not enough to finish it")
 
 # %% [markdown]
