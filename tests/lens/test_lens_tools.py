@@ -55,7 +55,7 @@ def test_direct_logit_attribution_sums_to_the_logit(config, seed, T, data):
     position = data.draw(st.integers(-len(ids), len(ids) - 1))
     a = direct_logit_attribution(model, ids, token, position)
     assert a.logit == pytest.approx(float(model(ids)[position, token]), abs=1e-5)
-    scale = 1 + abs(a.embed) + np.abs(a.attn).sum() + np.abs(a.ffn).sum() + abs(a.norm_bias)
+    scale = float(1 + abs(a.embed) + np.abs(a.attn).sum() + np.abs(a.ffn).sum() + abs(a.norm_bias))
     assert a.total() == pytest.approx(a.logit, abs=1e-5 * scale)
     np.testing.assert_allclose(a.heads.sum(1) + a.attn_bias, a.attn, atol=1e-5 * scale)
     assert a.heads.shape == (config.n_layers, config.n_heads)
