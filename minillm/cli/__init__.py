@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "score": ("inspect.score", "each token's log-probability (and the top-K alternatives) as JSON lines"),
     "info": ("inspect.info", "a model's facts: config, parameters, dtypes, vocabulary, chat format, metadata, tensors"),
     "detokenize": ("inspect.detokenize", "token ids back to text"),
+    "bench": ("speed.bench", "measure which form of each product is fastest on this machine (--plan)"),
 }
 
 

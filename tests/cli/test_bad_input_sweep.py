@@ -236,6 +236,10 @@ CASES = [
     (["info", "nosuchmodel"], ["nosuchmodel"]),
     (["info", "{notjson}"], ["schema.json"]),
     (["info", "--tensrs", "{model}"], ["did you mean --tensors"]),
+    # bench
+    (["bench", "{model}"], ["give --plan"]),
+    (["bench", "--plan", "{missing}"], ["missing.txt"]),
+    (["bench", "--plan", "{dir}"], ["folder"]),
     # no command, or an unknown one
     (["frobnicate"], ["frobnicate", "choose from"]),
 ]
