@@ -17,9 +17,11 @@ as ``bench_llamacpp.py`` makes it), per thread count (BLAS threads and llama.cpp
                interleaved; % of the bound; the same greedy tokens checked
   prompt       a 256-token prompt's forward, planned vs llama.cpp
   batch        B = 8 greedy decode steps (one [8, 1] forward a step) vs B = 1: aggregate tokens/s
-               ratio, planned and un-planned
+               ratio, planned, un-planned, and with the batch plan (MINILLM_PLAN=batch: each
+               shape stored the way 2-32 rows read it fastest)
   speculative  prompt lookup (k = 5) vs plain greedy on a copy-heavy prompt (rename a variable
-               in code, as bench_speculative.py): the same tokens, the time ratio, planned
+               in code, as bench_speculative.py): the same tokens, the time ratio, planned and
+               with the batch plan
 Wall clock, medians of interleaved rounds (``--rounds``), all in one run. Needs cyllama==0.2.18
 and threadpoolctl (a development venv; never a dependency of minillm).
 """
@@ -47,6 +49,7 @@ from bench_speculative import TASKS  # noqa: E402
 from minillm import KVCache, PromptLookup, generate, load_model  # noqa: E402
 from minillm.chat.chatml import chatml_ids, stop_ids  # noqa: E402
 from minillm.engine import EngineGPT, to_arena  # noqa: E402
+from minillm.engine.measure import chosen_forms  # noqa: E402
 from minillm.engine.plan import plan_for, product_shapes, use  # noqa: E402
 
 
@@ -105,11 +108,11 @@ def med(values) -> float:
 def show_plan(plan, config) -> list[str]:
     lines = [f"  plan measured in {plan.seconds:.1f} s"]
     for c, n in product_shapes(config):
-        e = plan.products[f"{c}x{n}"]
-        lines.append(f"    {c}x{n}: stored {e['layout']}; 1 row {e['one_row'][e['layout']]:.1f} GB/s "
-                     f"(other layout {e['one_row']['nc' if e['layout'] == 'cn' else 'cn']:.1f}); "
-                     + ", ".join(f"{m} rows {e['forms'][str(m)]} "
-                                 f"{e['rates'][e['layout']][str(m)][e['forms'][str(m)]]:.1f}"
+        e, lay = plan.products[f"{c}x{n}"], plan.layout((c, n))
+        forms = chosen_forms((c, n), lay, e["rates"][lay])
+        lines.append(f"    {c}x{n}: stored {lay}; 1 row {e['one_row'][lay]:.1f} GB/s "
+                     f"(other layout {e['one_row']['nc' if lay == 'cn' else 'cn']:.1f}); "
+                     + ", ".join(f"{m} rows {forms[str(m)]} {e['rates'][lay][str(m)][forms[str(m)]]:.1f}"
                                  for m in (2, 8)))
     return lines
 
@@ -126,8 +129,12 @@ def run_threads(threads: int, base, path: Path, tok, args) -> None:
         os.environ["MINILLM_PLAN_DIR"] = d
         os.environ.pop("MINILLM_PLAN", None)
         plan = plan_for(c)
-    print("\n".join(show_plan(plan, c)))
+        print("\n".join(show_plan(plan, c)))
+        os.environ["MINILLM_PLAN"] = "batch"                # the same plan, both layouts measured
+        bplan = plan_for(c)
+        print("\n".join(show_plan(bplan, c)).replace("plan measured", "batch plan measured"))
     planned = Side(EngineGPT(c, to_arena(base.params, c, plan)), plan)
+    batched = Side(EngineGPT(c, to_arena(base.params, c, bplan)), bplan)
     plain = Side(EngineGPT(c, to_arena(base.params, c, "by_width")), None)
     llama = LlamaSide(path, n_ctx=max(args.prompt, 16 + args.tokens), exact=True)
     llama.ref.threads = threads
@@ -137,7 +144,7 @@ def run_threads(threads: int, base, path: Path, tok, args) -> None:
     for side in sides.values():                                            # warm up
         side.decode(short, 4)
     r = {k: [] for k in ("bw", *sides, "p_planned", "p_llama.cpp", "b1", "b8", "u1", "u8",
-                         "greedy", "spec")}
+                         "x1", "x8", "greedy", "spec", "xgreedy", "xspec")}
     tokens, same = {}, True
     spec_prompt = chatml_ids(tok, [{"role": "user", "content": TASKS["rename in code"]}])
     for k in range(args.rounds):
@@ -148,13 +155,14 @@ def run_threads(threads: int, base, path: Path, tok, args) -> None:
             tokens[name] = got[0]
         r["p_planned"].append(len(long) / planned.prompt(long))
         r["p_llama.cpp"].append(len(long) / llama.prompt(long))
-        for tag, side in (("b", planned), ("u", plain)):
+        for tag, side in (("b", planned), ("u", plain), ("x", batched)):
             r[f"{tag}1"].append(side.batch_rate(1, short, args.batch_steps))
             r[f"{tag}8"].append(side.batch_rate(8, short, args.batch_steps))
-        g, s, ok = planned.speculative(spec_prompt, args.spec_tokens, stop_ids(tok))
-        r["greedy"].append(g)
-        r["spec"].append(s)
-        same &= ok
+        for tag, side in (("", planned), ("x", batched)):
+            g, s, ok = side.speculative(spec_prompt, args.spec_tokens, stop_ids(tok))
+            r[f"{tag}greedy"].append(g)
+            r[f"{tag}spec"].append(s)
+            same &= ok
     llama.close()
     use(None)
     nbytes = 4 * base.num_parameters()                                     # every weight read once
@@ -170,11 +178,15 @@ def run_threads(threads: int, base, path: Path, tok, args) -> None:
           f"{agreement(tokens['planned'], tokens['llama.cpp'], [0.0] * args.tokens)}")
     print(f"  prompt ({args.prompt}) planned {med(r['p_planned']):.0f} vs llama.cpp "
           f"{med(r['p_llama.cpp']):.0f} tokens/s: {med(r['p_planned']) / med(r['p_llama.cpp']):.2f}x")
-    print(f"  batch B = 8 vs B = 1: planned {med(r['b8']) / med(r['b1']):.2f}x "
-          f"({med(r['b8']):.0f} vs {med(r['b1']):.1f} tokens/s), unplanned "
-          f"{med(r['u8']) / med(r['u1']):.2f}x")
-    print(f"  speculative (prompt lookup, k = 5) vs greedy, 'rename in code': "
-          f"{med(r['greedy']) / med(r['spec']):.2f}x; the same tokens: {same}")
+    print(f"  batch B = 8 vs B = 1 (aggregate tokens/s): planned {med(r['b8']) / med(r['b1']):.2f}x "
+          f"({med(r['b8']):.0f} vs {med(r['b1']):.1f}); batch plan {med(r['x8']) / med(r['x1']):.2f}x "
+          f"({med(r['x8']):.0f} vs {med(r['x1']):.1f}; vs the planned B = 1: "
+          f"{med(r['x8']) / med(r['b1']):.2f}x); unplanned {med(r['u8']) / med(r['u1']):.2f}x "
+          f"({med(r['u8']):.0f} vs {med(r['u1']):.1f})")
+    print(f"  speculative (prompt lookup, k = 5) vs greedy, 'rename in code', {args.spec_tokens} "
+          f"tokens: planned {med(r['greedy']) / med(r['spec']):.2f}x, batch plan "
+          f"{med(r['xgreedy']) / med(r['xspec']):.2f}x (vs the planned greedy: "
+          f"{med(r['greedy']) / med(r['xspec']):.2f}x); the same tokens: {same}")
 
 
 def main() -> None:

@@ -1,8 +1,9 @@
 """Timing the candidate forms (``forms.py``) of each product shape on this machine.
 
-    measure_shape((576, 960), rows=(1, 2, 8), pool=pool_for(key, 600e6))
-      -> {"layout": "cn", "forms": {"1": "matmul", "2": "tiles:32", "8": "tiles:32"},
-          "rates": {"cn": {"1": {"matmul": 16.9}, "2": {...}}, "nc": {...}}}   (GB/s of W read)
+    measure_shape((576, 960), Pool(pool_for(key, 600e6)), rows=(1, 2, 8))
+      -> {"layout": "cn", "one_row": {"cn": 19.8, "nc": 14.7},
+          "forms": {"1": "matmul", "2": "rows", "8": "tiles:128"},
+          "rates": {"cn": {"1": {"matmul": 19.8}, "2": {"matmul": 9.3, …}, …}}}   (GB/s of W read)
 
 What is timed is what a decode step does: one row (or M rows) times MANY matrices of the shape,
 one after another, so that W comes from where the model's weights would come from. The copies
@@ -12,12 +13,16 @@ is smaller: a model that fits in the cache is read from it), seen in both layout
 the pool is timed over its first columns (the rate per byte of a large matrix does not depend on
 its width). The values are 0.5 everywhere: the time of a product does not depend on them.
 
-Each form: one pass over the copies (a warm-up, and the early stop: a form that has taken twice
-the best form's time so far is a clear loser: it stops there and is not repeated), then REPEATS passes; its rate
-is the bytes of W per second of its best pass (the best pass is the least disturbed by other
-work on the machine). First both layouts' ONE-row rates: the higher one's layout is chosen (one
-stream decoding is the common case), and only it is timed at 2-32 rows (within 3 %, both are,
-and the one faster summed over the row counts is chosen); then per row count, its fastest form.
+The forms race in turns (``race``): one pass each over the copies (a warm-up, and the early
+stop: a form that has taken twice the best form's time so far is a clear loser: it stops there
+and is not repeated), then REPEATS rounds of a pass each, so that other work on the machine falls
+on every form alike; a form's rate is the bytes of W per second of its best pass (the least
+disturbed). First both layouts' ONE-row rates decide the layout (one stream decoding is the
+common case), and only it is timed at 2-32 rows (``MINILLM_PLAN=batch`` times both, and stores
+each shape the way 2-32 rows read it fastest: ``plan.py``); then per row count, its fastest
+form. Each choice leaves the engine's fixed rule (``fixed_rule``: what runs un-planned) only for
+a CLEAR win, more than MARGIN (10 %): timing on a busy machine is noisy, and a plan that
+follows noise away from the fixed rule is slower than no plan.
 
 Budget: ~5 s for SmolLM2-135M's five shapes on a 2-core machine (``bench --plan`` prints it).
 """
@@ -27,13 +32,29 @@ import time
 
 import numpy as np
 
+from minillm.engine.arena import PRODUCTS, _side_by_side_group
 from minillm.engine.forms import candidates, form
+from minillm.model.params import param_shapes
 
 ROWS = (1, 2, 4, 8, 16, 32)       # row buckets: M rows use the first bucket >= M; M > 32 matmul
 REPEATS = {1: 4}                  # timed passes per form (one row: the layout's choice) …
 DEFAULT_REPEATS = 2               # … other row counts
 CLEAR_LOSER = 2.0                 # first pass this many times the best so far: not repeated
-TIE = 0.03                        # one-row rates this close: the layouts tie
+MARGIN = 0.10                     # a plan leaves the fixed rule only for a win by more than this
+
+
+def product_shapes(config) -> list[tuple[int, int]]:
+    """The distinct [C, N] shapes the engine multiplies by: the joined Q|K|V and gate|up (as
+    one), wo, w_down, the head (tied: wteᵀ); experts' stacked matrices are left to the fixed rule."""
+    shapes, out = param_shapes(config), set()
+    for name, shape in shapes.items():
+        if name.rpartition(".")[2] not in PRODUCTS or len(shape) != 2:
+            continue
+        group = _side_by_side_group(name, shapes)
+        out.add((shape[0], sum(shapes[m][1] for m in group[1])) if group else tuple(shape))
+    if config.tie_embeddings:
+        out.add(tuple(shapes["wte"][::-1]))                          # [V, C] read as [C, V]
+    return sorted(out)
 
 
 def pool_for(key: dict, model_bytes: float) -> int:
@@ -61,60 +82,98 @@ class Pool:
         return [v.reshape(N, C).T for v in views]                     # stored [N, C], seen [C, N]
 
 
-def best_pass(fn, x: np.ndarray, mats: list[np.ndarray], repeats: int, beat: float) -> float:
-    """Best seconds per pass of ``fn(x, w)`` over ``mats``. A clear loser stops early: once a
-    first pass has taken CLEAR_LOSER × ``beat`` it ends, and its rate so far is extrapolated."""
+def one_pass(fn, x: np.ndarray, mats: list[np.ndarray], give_up: float) -> float:
+    """Seconds of one pass of ``fn(x, w)`` over ``mats``; once it has taken ``give_up`` seconds
+    it stops, and the time of the whole pass is extrapolated from the matrices done."""
     t, done = time.perf_counter(), 0
     for w in mats:
         fn(x, w)
         done += 1
-        if time.perf_counter() - t > CLEAR_LOSER * beat:
-            return (time.perf_counter() - t) * len(mats) / done      # not repeated
-    best = time.perf_counter() - t
+        if time.perf_counter() - t > give_up:
+            break
+    return (time.perf_counter() - t) * len(mats) / done
+
+
+def race(entrants: dict, repeats: int) -> dict[str, float]:
+    """{name: best seconds per pass} of ``entrants`` {name: (fn, x, mats)}, timed in turns: a
+    first pass each (a clear loser — CLEAR_LOSER × the best so far — stops there), then
+    ``repeats`` rounds of one pass each for those still within CLEAR_LOSER of the best. In turns,
+    so that other work on the machine falls on every entrant alike."""
+    seconds, best = {}, float("inf")
+    for name, (fn, x, mats) in entrants.items():
+        seconds[name] = one_pass(fn, x, mats, CLEAR_LOSER * best)
+        best = min(best, seconds[name])
     for _ in range(repeats):
-        t = time.perf_counter()
-        for w in mats:
-            fn(x, w)
-        best = min(best, time.perf_counter() - t)
-    return best
+        for name, (fn, x, mats) in entrants.items():
+            if seconds[name] <= CLEAR_LOSER * best:
+                seconds[name] = min(seconds[name], one_pass(fn, x, mats, float("inf")))
+                best = min(best, seconds[name])
+    return seconds
 
 
 def time_forms(shape, layout: str, m: int, pool: Pool, l2_bytes: int) -> dict[str, float]:
     """{form: GB/s of W read} for m rows times the pool's ``shape`` matrices stored ``layout``."""
     mats = pool.matrices(shape, layout)
-    nbytes = sum(w.nbytes for w in mats)
     x = np.random.default_rng(0).standard_normal((m, shape[0]), dtype=np.float32)   # [m, C]
-    best, found = float("inf"), {}
-    for name in candidates(shape[0], m, l2_bytes):
-        seconds = best_pass(form(name), x, mats, REPEATS.get(m, DEFAULT_REPEATS), best)
-        best = min(best, seconds)
-        found[name] = round(nbytes / seconds / 1e9, 2)
-    return found
+    seconds = race({name: (form(name), x, mats) for name in candidates(shape[0], m, l2_bytes)},
+                   REPEATS.get(m, DEFAULT_REPEATS))
+    nbytes = sum(w.nbytes for w in mats)
+    return {name: round(nbytes / t / 1e9, 2) for name, t in seconds.items()}
 
 
-def measure_shape(shape: tuple[int, int], pool: Pool, rows=ROWS, l2_bytes: int = 1 << 20) -> dict:
+def one_row_rates(shape, pool: Pool) -> dict[str, float]:
+    """{"cn": GB/s, "nc": GB/s}: one row times the shape's matrices in each layout, raced."""
+    x = np.random.default_rng(0).standard_normal((1, shape[0]), dtype=np.float32)   # [1, C]
+    mats = {lay: pool.matrices(shape, lay) for lay in ("cn", "nc")}
+    seconds = race({lay: (form("matmul"), x, mats[lay]) for lay in mats}, REPEATS[1])
+    return {lay: round(sum(w.nbytes for w in mats[lay]) / t / 1e9, 2) for lay, t in seconds.items()}
+
+
+def fixed_rule(shape, m: int = 1) -> tuple[str, str]:
+    """(layout, form) the engine takes with no plan (arena.py's "by_width", rows.py): by output
+    row when N < C, and then 32-output tiles for 2-32 rows; else [C, N] and the BLAS's product."""
+    layout = "nc" if shape[1] < shape[0] else "cn"
+    return layout, ("tiles:32" if layout == "nc" and 2 <= m <= 32 else "matmul")
+
+
+def clearly_best(rates: dict[str, float], default: str) -> str:
+    """The fastest of ``rates`` if it beats ``default`` by more than MARGIN, else ``default``: a
+    plan leaves the fixed rule only for a clear win (noise on a busy machine is not one)."""
+    best = max(rates, key=rates.get)
+    return best if default not in rates or rates[best] > (1 + MARGIN) * rates[default] else default
+
+
+def measure_shape(shape: tuple[int, int], pool: Pool, rows=ROWS, l2_bytes: int = 1 << 20,
+                  both: bool = False) -> dict:
     """The plan's entry for one product shape (C, N): both layouts' one-row rates (GB/s), the
-    layout chosen, the rates of every candidate form at each row count in that layout (in both
-    when they tie at one row) and each row count's fastest form."""
-    one_row = {lay: time_forms(shape, lay, 1, pool, l2_bytes)["matmul"] for lay in ("cn", "nc")}
-    tie = abs(one_row["cn"] - one_row["nc"]) <= TIE * max(one_row.values())
+    layout chosen for one row (``clearly_best`` against the fixed rule's), the rates of every
+    candidate form at each row count in that layout (in both with ``both``: for
+    ``batch_layout``) and each row count's form in the chosen layout (``clearly_best`` too)."""
+    one_row = one_row_rates(shape, pool)
+    layout = clearly_best(one_row, fixed_rule(shape)[0])
     rates = {lay: {str(m): time_forms(shape, lay, m, pool, l2_bytes) if m > 1 else
                    {"matmul": one_row[lay]} for m in rows}
-             for lay in (("cn", "nc") if tie else (max(one_row, key=one_row.get),))}
-    layout = choose_layout(rates)
-    chosen = {m: max(by_form, key=by_form.get) for m, by_form in rates[layout].items()}
-    return {"layout": layout, "one_row": one_row, "forms": chosen, "rates": rates}
+             for lay in (("cn", "nc") if both else (layout,))}
+    return {"layout": layout, "one_row": one_row, "rates": rates,
+            "forms": chosen_forms(shape, layout, rates[layout])}
 
 
-def choose_layout(rates: dict) -> str:
-    """The layout measured at every row count; of two, the one with the less time summed over
-    the row counts (they tied at one row)."""
-    cost = {lay: sum(1 / max(by_form.values()) for by_form in r.values()) for lay, r in rates.items()}
-    return min(cost, key=cost.get)
+def chosen_forms(shape, layout: str, by_rows: dict) -> dict[str, str]:
+    """{rows: form} in ``layout``: per row count the clearly fastest against the fixed rule's."""
+    return {m: clearly_best(by_form, fixed_rule(shape, int(m))[1] if layout == fixed_rule(shape)[0]
+                            else "matmul") for m, by_form in by_rows.items()}
 
 
-def measure(shapes, key: dict, model_bytes: float, rows=ROWS) -> dict:
+def batch_layout(shape, rates: dict) -> str:
+    """Of the layouts measured at every row count, the one whose fastest forms take clearly
+    (MARGIN) less time summed over the row counts 2-32 (seconds per byte: Σ 1 / rate)."""
+    speed = {lay: 1 / sum(1 / max(f.values()) for m, f in r.items() if m != "1")
+             for lay, r in rates.items()}
+    return clearly_best(speed, fixed_rule(shape)[0])
+
+
+def measure(shapes, key: dict, model_bytes: float, rows=ROWS, both: bool = False) -> dict:
     """{"CxN": entry} for every shape (``measure_shape``), over one pool of ``pool_for`` bytes."""
     pool = Pool(pool_for(key, model_bytes))
     l2 = key.get("caches", {}).get("L2", 1 << 20)
-    return {f"{c}x{n}": measure_shape((c, n), pool, rows, l2) for c, n in shapes}
+    return {f"{c}x{n}": measure_shape((c, n), pool, rows, l2, both) for c, n in shapes}

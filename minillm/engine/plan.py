@@ -20,7 +20,9 @@ measured again; a corrupt one is ignored and said so; shapes a plan lacks (anoth
 measured and added. Written atomically (a temporary file, then ``os.replace``). When no plan can
 be written (a read-only folder) the engine runs un-planned — the "by_width" layout and
 ``rows.py``'s fixed rule — and says why. ``MINILLM_PLAN=off`` does the same, silently (for
-benchmarks that compare, and the test suite). Every message goes to stderr, each at most once.
+benchmarks that compare, and the test suite). ``MINILLM_PLAN=batch`` stores each shape the way
+2-32 rows (a batch, speculative decoding's checks) read it fastest instead of one row: both
+layouts are then measured (about twice the time). Every message goes to stderr, at most once.
 """
 from __future__ import annotations
 
@@ -35,10 +37,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from minillm.engine import rows as _rows
-from minillm.engine.arena import PRODUCTS, _side_by_side_group
 from minillm.engine.forms import candidates, form
 from minillm.engine.machine import machine_key
-from minillm.engine.measure import ROWS, measure, pool_for
+from minillm.engine.measure import (ROWS, batch_layout, chosen_forms, measure, pool_for,
+                                    product_shapes)
 from minillm.model.params import param_shapes
 
 FORMAT = 1
@@ -50,11 +52,22 @@ class Plan:
     key: dict                   # machine_key() it was measured under
     products: dict              # "CxN" -> {"layout", "forms", "rates"} (measure.py)
     seconds: float = 0.0        # how long measuring took, in total
+    objective: str = "decode"   # or "batch": MINILLM_PLAN=batch (each shape's layout, below)
+
+    def layout(self, shape) -> str | None:
+        """"cn" or "nc" for a [C, N] product (None: not planned): the layout chosen for one row
+        ("decode"), or with objective "batch" and both layouts measured, for 2-32 rows."""
+        entry = self.products.get(f"{shape[-2]}x{shape[-1]}")
+        if entry is None:
+            return None
+        if self.objective == "batch" and len(entry["rates"]) == 2:
+            return batch_layout(shape[-2:], entry["rates"])
+        return entry["layout"]
 
     def stored_by_rows(self, shape) -> bool | None:
         """Is a [C, N] product stored Wᵀ [N, C] under this plan (None: shape not planned)?"""
-        entry = self.products.get(f"{shape[-2]}x{shape[-1]}")
-        return None if entry is None else entry["layout"] == "nc"
+        layout = self.layout(shape)
+        return None if layout is None else layout == "nc"
 
     def table(self) -> dict:
         """(C, N, layout) -> the form function per row bucket (ROWS), for each layout measured
@@ -63,8 +76,8 @@ class Plan:
         for name, entry in self.products.items():
             c, n = (int(v) for v in name.split("x"))
             for layout, by_rows in entry["rates"].items():
-                best = [max(by_rows[str(m)], key=by_rows[str(m)].get) for m in ROWS]
-                out[(c, n, layout)] = tuple(form(f) for f in best)
+                chosen = chosen_forms((c, n), layout, by_rows)           # {rows: form}
+                out[(c, n, layout)] = tuple(form(chosen[str(m)]) for m in ROWS)
         return out
 
 
@@ -85,20 +98,6 @@ def plan_dir() -> Path:
 def plan_path(key: dict, folder: Path | None = None) -> Path:
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
     return (folder or plan_dir()) / f"plan-{digest}.json"
-
-
-def product_shapes(config) -> list[tuple[int, int]]:
-    """The distinct [C, N] shapes the engine multiplies by: the joined Q|K|V and gate|up (as
-    one), wo, w_down, the head (tied: wteᵀ); experts' stacked matrices are left to the fixed rule."""
-    shapes, out = param_shapes(config), set()
-    for name, shape in shapes.items():
-        if name.rpartition(".")[2] not in PRODUCTS or len(shape) != 2:
-            continue
-        group = _side_by_side_group(name, shapes)
-        out.add((shape[0], sum(shapes[m][1] for m in group[1])) if group else tuple(shape))
-    if config.tie_embeddings:
-        out.add(tuple(shapes["wte"][::-1]))                          # [V, C] read as [C, V]
-    return sorted(out)
 
 
 def check_plan(data, key: dict) -> Plan:
@@ -167,12 +166,18 @@ def writable(folder: Path) -> str | None:
 def plan_for(config, remeasure: bool = False) -> Plan | None:
     """This machine's plan covering ``config``'s product shapes: stored, or measured now (and
     stored); None (un-planned) with ``MINILLM_PLAN=off`` or when it cannot be stored."""
-    if os.environ.get("MINILLM_PLAN", "").lower() in ("off", "0", "no", "false"):
+    setting = os.environ.get("MINILLM_PLAN", "").lower()
+    if setting in ("off", "0", "no", "false"):
         return None
+    objective = "batch" if setting == "batch" else "decode"
     key, shapes = machine_key(), product_shapes(config)
     path = plan_path(key)
     plan = None if remeasure else read_plan(path, key)
-    missing = [s for s in shapes if plan is None or f"{s[0]}x{s[1]}" not in plan.products]
+    have = {} if plan is None else plan.products
+    missing = [s for s in shapes if f"{s[0]}x{s[1]}" not in have
+               or (objective == "batch" and len(have[f"{s[0]}x{s[1]}"]["rates"]) < 2)]
+    if plan is not None:
+        plan.objective = objective
     if not missing:
         return plan
     why = writable(path.parent)
@@ -181,13 +186,18 @@ def plan_for(config, remeasure: bool = False) -> Plan | None:
             f"MINILLM_PLAN_DIR to a writable folder (or MINILLM_PLAN=off)")
         return plan
     model_bytes = 4.0 * sum(math.prod(s) for s in param_shapes(config).values())
-    forms = 2 * sum(len(candidates(c, m, 1 << 20)) for c, _ in missing for m in ROWS)
+    forms = (2 if objective == "batch" else 1) * sum(len(candidates(c, m, 1 << 20))
+                                                    for c, _ in missing for m in ROWS)
     estimate = forms * 3 * pool_for(key, model_bytes) / 10e9      # ~3 passes a form, ~10 GB/s
     say(f"measuring this machine's products (about {max(1, round(estimate))} s, once)")
     t = time.perf_counter()
-    found = measure(missing, key, model_bytes)
-    plan = Plan(key, {**(plan.products if plan else {}), **found},
-                (plan.seconds if plan else 0.0) + time.perf_counter() - t)
+    found = measure(missing, key, model_bytes, both=objective == "batch")
+    busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    if busy > (os.cpu_count() or 1):
+        say(f"the machine was busy while measuring (load average {busy:.1f} on {os.cpu_count()} "
+            f"CPUs): the plan may follow noise; `minillm bench --plan MODEL` measures it again")
+    plan = Plan(key, {**have, **found}, (plan.seconds if plan else 0.0) + time.perf_counter() - t,
+                objective)
     try:
         write_plan(plan, path)
     except OSError as exc:

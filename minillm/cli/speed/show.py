@@ -40,24 +40,31 @@ def machine_line(key: dict) -> str:
 def plan_lines(plan, shapes, names: dict | None = None) -> list[str]:
     """The printout (above) of ``plan`` for ``shapes`` [(C, N), …]; ``names``: (C, N) -> what
     the model uses it for."""
-    lines = [machine_line(plan.key), f"measured in {plan.seconds:.1f} s in total"]
+    lines = [machine_line(plan.key), f"measured in {plan.seconds:.1f} s in total; layouts for "
+             f"{'2-32 rows (MINILLM_PLAN=batch)' if plan.objective == 'batch' else 'one row'}"]
     for c, n in shapes:
         entry = plan.products.get(f"{c}x{n}")
         label = f"{c}x{n}" + (f" ({names[(c, n)]})" if names and (c, n) in names else "")
         if entry is None:
             lines.append(f"{label}: not in this plan (the fixed rule)")
             continue
-        one, lay = entry["one_row"], entry["layout"]
+        one, lay = entry["one_row"], plan.layout((c, n))
         other = "nc" if lay == "cn" else "cn"
         lines.append(f"{label}: stored {LAYOUTS[lay]}: 1 row {one[lay]:.1f} GB/s vs "
                      f"{LAYOUTS[other]} {one[other]:.1f}")
+        chosen_forms = chosen_in(entry, (c, n), lay)
         for m, by_form in sorted(entry["rates"][lay].items(), key=lambda kv: int(kv[0])):
             if m == "1":
                 continue
-            chosen = entry["forms"][m]
+            chosen = chosen_forms[m]
             rest = ", ".join(f"{f} {r:.1f}" for f, r in by_form.items() if f != chosen)
             lines.append(f"  {m:>2} rows: {chosen} {by_form[chosen]:.1f} GB/s ({rest})")
     return lines
+
+
+def chosen_in(entry: dict, shape, layout: str) -> dict:
+    from minillm.engine.measure import chosen_forms
+    return chosen_forms(shape, layout, entry["rates"][layout])
 
 
 def shape_names(config) -> dict:
