@@ -194,7 +194,7 @@ def plan_for(config, remeasure: bool = False) -> Plan | None:
     found = measure(missing, key, model_bytes, both=objective == "batch")
     busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
     if busy > (os.cpu_count() or 1):
-        say(f"the machine was busy while measuring (load average {busy:.1f} on {os.cpu_count()} "
+        say(f"the machine was busy during the timing (load average {busy:.1f} on {os.cpu_count()} "
             f"CPUs): the plan may follow noise; `minillm bench --plan MODEL` measures it again")
     plan = Plan(key, {**have, **found}, (plan.seconds if plan else 0.0) + time.perf_counter() - t,
                 objective)

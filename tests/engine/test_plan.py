@@ -79,7 +79,7 @@ def test_a_stored_plan_is_read_not_measured_again_and_missing_shapes_are_added(
         plan_dir, fake_measure, capsys):
     plan_for(CONFIG)
     assert plan_for(CONFIG).products.keys() == {f"{c}x{n}" for c, n in product_shapes(CONFIG)}
-    assert len(fake_measure) == 1 and capsys.readouterr().err.count("measuring") == 1
+    assert len(fake_measure) == 1 and capsys.readouterr().err.count("measuring this machine") == 1
     wider = ModelConfig(**{**CONFIG.__dict__, "d_ff": 128, "layer_types": None})
     plan = plan_for(wider)
     assert fake_measure[1] == sorted(set(product_shapes(wider)) - set(product_shapes(CONFIG)))
