@@ -57,7 +57,8 @@ def plan_lines(plan, shapes, names: dict | None = None) -> list[str]:
             if m == "1":
                 continue
             chosen = chosen_forms[m]
-            rest = ", ".join(f"{f} {r:.1f}" for f, r in by_form.items() if f != chosen)
+            rest = ", ".join(f"{f} {r:.1f}" for f, r in sorted(by_form.items(), key=lambda fr: -fr[1])
+                             if f != chosen)                           # the rivals, fastest first
             lines.append(f"  {m:>2} rows: {chosen} {by_form[chosen]:.1f} GB/s ({rest})")
     return lines
 
