@@ -9,6 +9,9 @@ engine does not fix a form: ``plan.py`` times these on the machine and picks one
 and row count. The forms (``FORMS``: name -> function(x, w)):
 
     matmul     x @ W                      the BLAS's choice (one row: its matrix-vector kernel)
+    matmul_t   (Wᵀ @ xᵀ)ᵀ                 the same product asked the other way round: W becomes
+                                          the BLAS's first operand, which it blocks and packs
+                                          differently (for few rows, sometimes much faster)
     rows       [x₀ @ W; x₁ @ W; …]        one matrix-vector product per row (W read M times,
                                           each read at the one-row rate)
     tiles:T    x @ W[:, j:j+T] for each   small products the BLAS's small-matrix kernel reads in
@@ -33,6 +36,11 @@ SMALL_KERNEL = 1 << 20   # rows · C · T at most this: OpenBLAS's small-matrix 
 def matmul(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     """x [M, C] @ w [C, N] -> [M, N] by the BLAS's general (or, M = 1, matrix-vector) kernel."""
     return x @ w
+
+
+def matmul_t(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """x [M, C] @ w [C, N] -> [M, N] (C-contiguous) computed as wᵀ [N, C] @ xᵀ [C, M]."""
+    return np.ascontiguousarray((w.T @ np.ascontiguousarray(x.T)).T)   # [N, M] -> [M, N]
 
 
 def row_loop(x: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -83,20 +91,23 @@ def form(name: str):
         return matmul
     if name == "rows":
         return row_loop
+    if name == "matmul_t":
+        return matmul_t
     kind, _, size = name.partition(":")
     if kind == "tiles" and size.isdigit() and int(size) >= 1:
         size = int(size)
         return lambda x, w: tiles(x, w, size)
-    raise ValueError(f"unknown product form {name!r}: one of 'matmul', 'rows', 'tiles:T' "
-                     f"(T a positive integer)")
+    raise ValueError(f"unknown product form {name!r}: one of 'matmul', 'matmul_t', 'rows', "
+                     f"'tiles:T' (T a positive integer)")
 
 
 def candidates(c: int, m: int, l2_bytes: int) -> list[str]:
     """The forms worth timing for m rows of width c: one row has one (matmul); 2-32 rows also
-    the row loop (up to 8 rows: past that it reads W too often to win), tiles of 32 and 128
-    outputs, and a column block of W sized to half the L2 cache (shared with x and y)."""
+    matmul_t, the row loop (up to 8 rows: past that it reads W too often to win), tiles of 32
+    and 128 outputs, and a column block of W sized to half the L2 cache (shared with x and y)."""
     if m == 1:
         return ["matmul"]
     block = max(32, (l2_bytes // 2) // (4 * c) // 32 * 32)           # outputs per L2-sized block
-    names = ["matmul", "tiles:32", "tiles:128", f"tiles:{block}"] + (["rows"] if m <= 8 else [])
+    names = ["matmul", "matmul_t", "tiles:32", "tiles:128", f"tiles:{block}"] + (
+        ["rows"] if m <= 8 else [])
     return list(dict.fromkeys(names))                                 # (block may be 32 or 128)

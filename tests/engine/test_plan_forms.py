@@ -15,7 +15,7 @@ from minillm.engine.measure import ROWS
 from minillm.engine.plan import Plan, product_shapes, use
 from tests.model.strategies import random_model, tiny_configs
 
-FORM_NAMES = st.sampled_from(["matmul", "rows"]) | st.integers(1, 200).map(lambda t: f"tiles:{t}")
+FORM_NAMES = st.sampled_from(["matmul", "matmul_t", "rows"]) | st.integers(1, 200).map(lambda t: f"tiles:{t}")
 
 
 def stored(W: np.ndarray, layout: str) -> np.ndarray:
@@ -29,7 +29,7 @@ def test_every_form_equals_the_plain_product_in_both_layouts(C, N, M, name, layo
     rng = np.random.default_rng(seed)
     W, x = rng.standard_normal((C, N), dtype=np.float32), rng.standard_normal((M, C), dtype=np.float32)
     y = forms.form(name)(x, stored(W, layout))
-    assert y.shape == (M, N) and y.dtype == np.float32
+    assert y.shape == (M, N) and y.dtype == np.float32 and y.flags.c_contiguous
     np.testing.assert_allclose(y, x.astype(np.float64) @ W, rtol=1e-5, atol=1e-5 * C)
 
 
