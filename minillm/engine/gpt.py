@@ -111,7 +111,8 @@ def _leaves(params: GPTParams) -> list[tuple[object, str, object]]:
 
 def to_engine(model: GPT, layout: str = "by_width") -> EngineGPT:
     """An ``EngineGPT`` with float32 copies of ``model``'s weights in a new arena ("by_width",
-    the loaders' layout, "rows" or "decode": ``arena.py``)."""
+    the un-planned loaders' layout, "rows" or "decode": ``arena.py``; or a ``Plan``: ``plan.py``,
+    whose forms then run once ``plan.use(plan)``)."""
     return EngineGPT(model.config, to_arena(model.params, model.config, layout))
 
 
