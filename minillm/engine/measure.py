@@ -172,8 +172,15 @@ def batch_layout(shape, rates: dict) -> str:
     return clearly_best(speed, fixed_rule(shape)[0])
 
 
-def measure(shapes, key: dict, model_bytes: float, rows=ROWS, both: bool = False) -> dict:
-    """{"CxN": entry} for every shape (``measure_shape``), over one pool of ``pool_for`` bytes."""
+def measure(shapes, key: dict, model_bytes: float, rows=ROWS, both: bool = False,
+            budget: float = float("inf")) -> dict:
+    """{"CxN": entry} for each shape (``measure_shape``), over one pool of ``pool_for`` bytes;
+    no shape is begun once ``budget`` seconds have passed (those are left out)."""
     pool = Pool(pool_for(key, model_bytes))
     l2 = key.get("caches", {}).get("L2", 1 << 20)
-    return {f"{c}x{n}": measure_shape((c, n), pool, rows, l2, both) for c, n in shapes}
+    start, found = time.perf_counter(), {}
+    for c, n in shapes:
+        if time.perf_counter() - start > budget:
+            break
+        found[f"{c}x{n}"] = measure_shape((c, n), pool, rows, l2, both)
+    return found

@@ -22,7 +22,9 @@ be written (a read-only folder) the engine runs un-planned — the "by_width" la
 ``rows.py``'s fixed rule — and says why. ``MINILLM_PLAN=off`` does the same, silently (for
 benchmarks that compare, and the test suite). ``MINILLM_PLAN=batch`` stores each shape the way
 2-32 rows (a batch, speculative decoding's checks) read it fastest instead of one row: both
-layouts are then measured (about twice the time). Every message goes to stderr, at most once.
+layouts are then measured (about twice the time). On a machine so busy that measuring overruns
+its budget (BUDGET, or 3x the estimate said) the shapes left keep the fixed rule, and are
+measured at the next load. Every message goes to stderr, at most once.
 """
 from __future__ import annotations
 
@@ -44,6 +46,7 @@ from minillm.engine.measure import (ROWS, batch_layout, chosen_forms, measure, p
 from minillm.model.params import param_shapes
 
 FORMAT = 1
+BUDGET = 15.0       # seconds of measuring (or 3x the estimate) before the shapes left are skipped
 _SAID: set[str] = set()
 
 
@@ -191,7 +194,11 @@ def plan_for(config, remeasure: bool = False) -> Plan | None:
     estimate = forms * 3 * pool_for(key, model_bytes) / 10e9      # ~3 passes a form, ~10 GB/s
     say(f"measuring this machine's products (about {max(1, round(estimate))} s, once)")
     t = time.perf_counter()
-    found = measure(missing, key, model_bytes, both=objective == "batch")
+    found = measure(missing, key, model_bytes, both=objective == "batch",
+                    budget=max(BUDGET, 3 * estimate))
+    if len(found) < len(missing):
+        say(f"measuring stopped after {time.perf_counter() - t:.0f} s (its budget): "
+            f"{len(missing) - len(found)} product shape(s) keep the fixed rule until the next load")
     busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
     if busy > (os.cpu_count() or 1):
         say(f"the machine was busy during the timing (load average {busy:.1f} on {os.cpu_count()} "

@@ -40,8 +40,10 @@ def fake_entry(layout="nc"):
 def fake_measure(monkeypatch):
     calls = []
 
-    def measure(shapes, key, model_bytes, rows=ROWS, both=False):
+    def measure(shapes, key, model_bytes, rows=ROWS, both=False, budget=float("inf")):
         calls.append(list(shapes))
+        if budget < 0:                                               # (patched: out of time)
+            shapes = shapes[:1]
         if not both:
             return {f"{c}x{n}": fake_entry() for c, n in shapes}
         entry = fake_entry()                                         # one row: "nc"; 2-32 rows:
@@ -175,3 +177,21 @@ def test_plan_batch_measures_both_layouts_and_stores_each_shape_as_rows_read_it_
     assert len(fake_measure) == 2 and batch.objective == "batch"
     assert not any(batch.stored_by_rows(s) for s in product_shapes(CONFIG))     # rows: cn
     assert plan_for(CONFIG).objective == "batch" and len(fake_measure) == 2     # stored now
+
+
+def test_measuring_past_its_budget_leaves_the_other_shapes_to_the_next_load(
+        plan_dir, fake_measure, monkeypatch, capsys):
+    monkeypatch.setattr(plans, "BUDGET", -1.0)
+    monkeypatch.setattr(plans, "pool_for", lambda key, nbytes: -1e12)   # estimate < 0: no time
+    plan = plan_for(CONFIG)
+    assert len(plan.products) == 1
+    assert "4 product shape(s) keep the fixed rule until the next load" in capsys.readouterr().err
+    monkeypatch.undo()
+    monkeypatch.setenv("MINILLM_PLAN_DIR", str(plan_dir))
+    monkeypatch.delenv("MINILLM_PLAN", raising=False)
+    assert len(plan_for(CONFIG).products) == 5                       # the rest, now
+
+
+def test_the_real_measuring_begins_no_shape_past_its_budget():
+    from minillm.engine.measure import measure
+    assert measure([(8, 8), (8, 16)], machine_key(), 1e6, budget=-1.0) == {}
