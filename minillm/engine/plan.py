@@ -8,7 +8,7 @@ Why: which layout and kernel wins depends on the CPU and the BLAS build; a choic
 machine lost up to 2x on another (issue 44). So the engine measures (``measure.py``) the model's
 product shapes at the thread count in use, and keeps the result as a small JSON file:
 
-    {"format": 1, "key": {machine_key()}, "seconds": 4.1,
+    {"format": 1, "key": {machine_key()}, "seconds": 4.1, "load": 0.3,
      "products": {"576x960": {"layout": "cn", "one_row": {"cn": 16.9, "nc": 11.7},
                               "forms": {"1": "matmul", "2": "tiles:32", …},
                               "rates": {"cn": {"1": {"matmul": 16.9}, "2": {…}, …}}}, …}}
@@ -55,6 +55,7 @@ class Plan:
     key: dict                   # machine_key() it was measured under
     products: dict              # "CxN" -> {"layout", "forms", "rates"} (measure.py)
     seconds: float = 0.0        # how long measuring took, in total
+    load: float = 0.0           # the load average when last measured (a busy machine: noise)
     objective: str = "decode"   # or "batch": MINILLM_PLAN=batch (each shape's layout, below)
 
     def layout(self, shape) -> str | None:
@@ -124,7 +125,7 @@ def check_plan(data, key: dict) -> Plan:
                     max(float(v) for v in by_rows[str(m)].values())
         except (KeyError, TypeError, ValueError, AttributeError):
             raise ValueError(f"product {name!r} is not a plan entry") from None
-    return Plan(key, products, float(data.get("seconds", 0.0)))
+    return Plan(key, products, float(data.get("seconds", 0.0)), float(data.get("load", 0.0)))
 
 
 def read_plan(path: Path, key: dict) -> Plan | None:
@@ -145,6 +146,7 @@ def write_plan(plan: Plan, path: Path) -> None:
     """``plan`` as JSON at ``path``, atomically (a reader sees the old file or the new one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     data = {"format": FORMAT, "key": plan.key, "seconds": round(plan.seconds, 2),
+            "load": round(plan.load, 2),
             "products": plan.products}
     fd, tmp = tempfile.mkstemp(prefix=".plan-", suffix=".tmp", dir=path.parent)
     try:
@@ -204,7 +206,7 @@ def plan_for(config, remeasure: bool = False) -> Plan | None:
         say(f"the machine was busy during the timing (load average {busy:.1f} on {os.cpu_count()} "
             f"CPUs): the plan may follow noise; `minillm bench --plan MODEL` measures it again")
     plan = Plan(key, {**have, **found}, (plan.seconds if plan else 0.0) + time.perf_counter() - t,
-                objective)
+                busy, objective)
     try:
         write_plan(plan, path)
     except OSError as exc:

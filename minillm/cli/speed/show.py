@@ -40,7 +40,8 @@ def machine_line(key: dict) -> str:
 def plan_lines(plan, shapes, names: dict | None = None) -> list[str]:
     """The printout (above) of ``plan`` for ``shapes`` [(C, N), …]; ``names``: (C, N) -> what
     the model uses it for."""
-    lines = [machine_line(plan.key), f"measured in {plan.seconds:.1f} s in total; layouts for "
+    lines = [machine_line(plan.key), f"measured in {plan.seconds:.1f} s in total (load average "
+             f"{plan.load:.1f} when last measured); layouts for "
              f"{'2-32 rows (MINILLM_PLAN=batch)' if plan.objective == 'batch' else 'one row'}"]
     for c, n in shapes:
         entry = plan.products.get(f"{c}x{n}")
