@@ -9,7 +9,7 @@ number of rows (``rows.py``), the joined Q|K|V and gate|up products (``arena.py`
 of it (``gpt.py``), and the machine's plan: which layout each product shape is stored in and
 which form multiplies it by 1-32 rows, timed once on the machine (``plan.py``, over the forms of
 ``forms.py`` timed by ``measure.py`` for the facts of ``machine.py``) and stored in the user's
-cache folder; ``MINILLM_PLAN=off`` runs the fixed rules instead (``arena.py``'s "by_width",
+cache folder (``plan_file.py``); ``MINILLM_PLAN=off`` runs the fixed rules instead (``arena.py``'s "by_width",
 ``rows.py``).
 
 The one seam: ``EngineGPT``, a subclass of ``minillm.model.GPT`` that overrides ``forward`` (and

@@ -17,7 +17,7 @@ in ``$MINILLM_PLAN_DIR``, else ``$XDG_CACHE_HOME/minillm/plans``, else ``~/.cach
 (never in the repository), named by a hash of the key (``machine.py``: CPU, caches, BLAS, NumPy,
 threads). A file whose key is not this machine's is not used; a missing or unreadable one is
 measured again; a corrupt one is ignored and said so; shapes a plan lacks (another model) are
-measured and added. Written atomically (a temporary file, then ``os.replace``). When no plan can
+measured and added. Written atomically (a temporary file, then ``os.replace``: ``plan_file.py``). When no plan can
 be written (a read-only folder) the engine runs un-planned — the "by_width" layout and
 ``rows.py``'s fixed rule — and says why. ``MINILLM_PLAN=off`` does the same, silently (for
 benchmarks that compare, and the test suite). ``MINILLM_PLAN=batch`` stores each shape the way
@@ -28,12 +28,9 @@ measured at the next load. Every message goes to stderr, at most once.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
-import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,13 +38,13 @@ from pathlib import Path
 from minillm.engine import rows as _rows
 from minillm.engine.forms import candidates, form
 from minillm.engine.machine import machine_key
+from minillm.engine.plan_file import (FORMAT, check_plan, plan_dir, plan_path, say,  # noqa: F401
+                                      writable, write_plan)            # (FORMAT, plan_dir: re-exported)
 from minillm.engine.measure import (ROWS, batch_layout, chosen_forms, measure, pool_for,
                                     product_shapes)
 from minillm.model.params import param_shapes
 
-FORMAT = 1
 BUDGET = 15.0       # seconds of measuring (or 3x the estimate) before the shapes left are skipped
-_SAID: set[str] = set()
 
 
 @dataclass
@@ -85,49 +82,6 @@ class Plan:
         return out
 
 
-def say(message: str) -> None:
-    """``message`` on stderr, once per process."""
-    if message not in _SAID:
-        _SAID.add(message)
-        print(f"minillm: {message}", file=sys.stderr, flush=True)
-
-
-def plan_dir() -> Path:
-    if os.environ.get("MINILLM_PLAN_DIR"):
-        return Path(os.environ["MINILLM_PLAN_DIR"])
-    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(cache) / "minillm" / "plans"
-
-
-def plan_path(key: dict, folder: Path | None = None) -> Path:
-    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
-    return (folder or plan_dir()) / f"plan-{digest}.json"
-
-
-def check_plan(data, key: dict) -> Plan:
-    """The Plan in ``data`` (a file's JSON); ValueError saying what is wrong."""
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ValueError(f"not a plan of format {FORMAT}")
-    if data.get("key") != key:
-        raise ValueError("measured on another machine or setting (its key differs)")
-    products = data.get("products")
-    if not isinstance(products, dict):
-        raise ValueError("no products table")
-    for name, entry in products.items():
-        try:
-            if (entry["layout"] not in entry["rates"] or not set(entry["rates"]) <= {"cn", "nc"}
-                    or set(entry["one_row"]) != {"cn", "nc"}):
-                raise ValueError
-            [int(v) for v in name.split("x")]
-            for by_rows in entry["rates"].values():
-                for m in ROWS:
-                    [form(f) for f in by_rows[str(m)]]
-                    max(float(v) for v in by_rows[str(m)].values())
-        except (KeyError, TypeError, ValueError, AttributeError):
-            raise ValueError(f"product {name!r} is not a plan entry") from None
-    return Plan(key, products, float(data.get("seconds", 0.0)), float(data.get("load", 0.0)))
-
-
 def read_plan(path: Path, key: dict) -> Plan | None:
     """The plan stored at ``path`` for ``key``; None when absent, unreadable, corrupt or for
     another key (the last two said)."""
@@ -136,36 +90,13 @@ def read_plan(path: Path, key: dict) -> Plan | None:
     except OSError:
         return None                                                  # missing/unreadable: measure
     try:
-        return check_plan(json.loads(text), key)
+        data = json.loads(text)
+        check_plan(data, key)
     except ValueError as exc:                                        # (JSONDecodeError too)
         say(f"ignoring the plan file {path}: {exc}")
         return None
-
-
-def write_plan(plan: Plan, path: Path) -> None:
-    """``plan`` as JSON at ``path``, atomically (a reader sees the old file or the new one)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = {"format": FORMAT, "key": plan.key, "seconds": round(plan.seconds, 2),
-            "load": round(plan.load, 2),
-            "products": plan.products}
-    fd, tmp = tempfile.mkstemp(prefix=".plan-", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=1, sort_keys=True)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def writable(folder: Path) -> str | None:
-    """None if plans can be written in ``folder``, else why not."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=folder):
-            return None
-    except OSError as exc:
-        return exc.strerror or str(exc)
+    return Plan(key, data["products"], float(data.get("seconds", 0.0)),
+                float(data.get("load", 0.0)))
 
 
 def plan_for(config, remeasure: bool = False) -> Plan | None:

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from minillm.engine import plan as plans
+from minillm.engine import plan as plans, plan_file
 from tests.cli.helpers import run_cli
 from tests.conftest import REPO
 
@@ -16,7 +16,7 @@ MODEL = str(REPO / "weights" / "shakespeare")       # 128 wide: measured in abou
 def plan_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("MINILLM_PLAN_DIR", str(tmp_path))
     monkeypatch.delenv("MINILLM_PLAN", raising=False)
-    monkeypatch.setattr(plans, "_SAID", set())
+    monkeypatch.setattr(plan_file, "_SAID", set())
     yield tmp_path
     plans.use(None)
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from minillm.config import ModelConfig
-from minillm.engine import plan as plans, rows
+from minillm.engine import plan as plans, plan_file, rows
 from minillm.engine.machine import machine_key
 from minillm.engine.measure import ROWS
 from minillm.engine.plan import FORMAT, plan_for, plan_path, product_shapes, read_plan
@@ -24,7 +24,7 @@ KEYS = {"cpu", "caches", "blas", "blas_kernel", "numpy", "threads"}
 def plan_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("MINILLM_PLAN_DIR", str(tmp_path / "plans"))
     monkeypatch.delenv("MINILLM_PLAN", raising=False)               # (the suite turns it off)
-    monkeypatch.setattr(plans, "_SAID", set())
+    monkeypatch.setattr(plan_file, "_SAID", set())
     yield tmp_path / "plans"
     plans.use(None)
 
@@ -135,7 +135,7 @@ def test_an_unwritable_plan_folder_runs_unplanned_and_says_why(tmp_path, monkeyp
     (tmp_path / "a_file").write_text("")
     monkeypatch.setenv("MINILLM_PLAN_DIR", str(tmp_path / "a_file" / "plans"))
     monkeypatch.delenv("MINILLM_PLAN", raising=False)
-    monkeypatch.setattr(plans, "_SAID", set())
+    monkeypatch.setattr(plan_file, "_SAID", set())
     from minillm.engine import EngineGPT
     fast = EngineGPT.empty(CONFIG)
     err = capsys.readouterr().err
