@@ -42,7 +42,8 @@ import numpy as np  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE.parent / "scripts"), str(HERE)]
-from bench_decode import bandwidth, blas_info  # noqa: E402
+from bench_decode import BANDWIDTHS, bandwidth, blas_info  # noqa: E402
+from decode_bound import products_seconds  # noqa: E402
 from bench_llamacpp import SMOLLM2, LlamaSide, agreement, llama_build, make_file  # noqa: E402
 from bench_speculative import TASKS  # noqa: E402
 
@@ -143,12 +144,15 @@ def run_threads(threads: int, base, path: Path, tok, args) -> None:
     sides = {"planned": planned, "unplanned": plain, "llama.cpp": llama}
     for side in sides.values():                                            # warm up
         side.decode(short, 4)
-    r = {k: [] for k in ("bw", *sides, "p_planned", "p_llama.cpp", "b1", "b8", "u1", "u8",
+    r = {k: [] for k in ("bw", "products", *sides, "p_planned", "p_llama.cpp", "b1", "b8", "u1", "u8",
                          "x1", "x8", "greedy", "spec", "xgreedy", "xspec")}
     tokens, same = {}, True
     spec_prompt = chatml_ids(tok, [{"role": "user", "content": TASKS["rename in code"]}])
     for k in range(args.rounds):
         r["bw"].append(bandwidth(2))
+        use(plan)
+        seconds, product_bytes = products_seconds(planned.model, 3)       # one row x every matrix
+        r["products"].append(seconds)
         for name in (list(sides) if k % 2 == 0 else list(sides)[::-1]):    # alternate the order
             seconds, *got = sides[name].decode(short, args.tokens)
             r[name].append(args.tokens / seconds)
@@ -168,7 +172,14 @@ def run_threads(threads: int, base, path: Path, tok, args) -> None:
     nbytes = 4 * base.num_parameters()                                     # every weight read once
     bound = med(r["bw"]) / nbytes
     print(f"  bound: streaming read {med(r['bw']) / 1e9:.2f} GB/s (best of four kernels, median "
-          f"of rounds) -> {bound:.1f} tokens/s for {nbytes / 1e6:.0f} MB of weights")
+          f"of rounds; the last round's dot, reduce, x @ A, x @ Bᵀ: "
+          f"{', '.join(f'{b / 1e9:.1f}' for b in BANDWIDTHS)}) -> {bound:.1f} tokens/s for "
+          f"{nbytes / 1e6:.0f} MB of weights")
+    step = 1 / med(r["planned"])
+    print(f"  the planned step: {step * 1e3:.1f} ms; its weight products alone (one row x every "
+          f"matrix, best of 3) {med(r['products']) * 1e3:.1f} ms = "
+          f"{product_bytes / med(r['products']) / 1e9:.1f} GB/s; "
+          f"the rest (norms, attention, RoPE, the cache, Python) {(step - med(r['products'])) * 1e3:.1f} ms")
     for name in sides:
         print(f"  decode {name:10s} {max(r[name]):6.1f} ({med(r[name]):.1f}) tokens/s = "
               f"{med(r[name]) / bound:4.0%} of the bound")
