@@ -90,16 +90,18 @@ class Side:
             seconds += dt
         return B * n / seconds
 
-    def speculative(self, prompt, n: int, stops) -> tuple[float, float, bool]:
-        """(seconds plain greedy, seconds prompt lookup k = 5, the same tokens?)."""
+    def speculative(self, prompt, n: int, stops) -> tuple[float, float, bool, float]:
+        """(seconds plain greedy, seconds prompt lookup k = 5, the same tokens?, tokens per
+        target forward of the speculative run)."""
         use(self.plan)
-        out = []
-        for draft in (None, PromptLookup()):
+        out, lookup = [], PromptLookup()
+        for draft in (None, lookup):
             t = time.perf_counter()
             ids = [s.id for s in generate(self.model, prompt, n, temperature=0, stop_ids=stops,
                                           draft=draft, num_draft_tokens=5)]
             out.append((time.perf_counter() - t, ids))
-        return out[0][0], out[1][0], out[0][1] == out[1][1]
+        per_forward = len(out[1][1]) / max(lookup.rounds, 1)
+        return out[0][0], out[1][0], out[0][1] == out[1][1], per_forward
 
 
 def med(values) -> float:
@@ -163,7 +165,7 @@ def run_threads(threads: int, base, path: Path, tok, args) -> None:
             r[f"{tag}1"].append(side.batch_rate(1, short, args.batch_steps))
             r[f"{tag}8"].append(side.batch_rate(8, short, args.batch_steps))
         for tag, side in (("", planned), ("x", batched)):
-            g, s, ok = side.speculative(spec_prompt, args.spec_tokens, stop_ids(tok))
+            g, s, ok, per_forward = side.speculative(spec_prompt, args.spec_tokens, stop_ids(tok))
             r[f"{tag}greedy"].append(g)
             r[f"{tag}spec"].append(s)
             same &= ok
@@ -197,7 +199,8 @@ def run_threads(threads: int, base, path: Path, tok, args) -> None:
     print(f"  speculative (prompt lookup, k = 5) vs greedy, 'rename in code', {args.spec_tokens} "
           f"tokens: planned {med(r['greedy']) / med(r['spec']):.2f}x, batch plan "
           f"{med(r['xgreedy']) / med(r['xspec']):.2f}x (vs the planned greedy: "
-          f"{med(r['greedy']) / med(r['xspec']):.2f}x); the same tokens: {same}")
+          f"{med(r['greedy']) / med(r['xspec']):.2f}x); {per_forward:.2f} tokens per target forward; "
+          f"the same tokens: {same}")
 
 
 def main() -> None:
