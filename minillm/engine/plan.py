@@ -44,6 +44,7 @@ from minillm.engine.measure import (ROWS, batch_layout, chosen_forms, measure, p
                                     product_shapes)
 from minillm.model.params import param_shapes
 
+SETTINGS = ("", "on", "batch", "off")     # MINILLM_PLAN's values ("": unset)
 BUDGET = 15.0       # seconds of measuring (or 3x the estimate) before the shapes left are skipped
 
 
@@ -101,16 +102,20 @@ def read_plan(path: Path, key: dict) -> Plan | None:
 
 def plan_for(config, remeasure: bool = False) -> Plan | None:
     """This machine's plan covering ``config``'s product shapes: stored, or measured now (and
-    stored); None (un-planned) with ``MINILLM_PLAN=off`` or when it cannot be stored."""
-    setting = os.environ.get("MINILLM_PLAN", "").lower()
-    if setting in ("off", "0", "no", "false"):
+    stored; ``remeasure``: measured now in any case); None (un-planned) with ``MINILLM_PLAN=off``
+    or when it cannot be stored. Another MINILLM_PLAN value than on, batch, off: ValueError."""
+    setting = os.environ.get("MINILLM_PLAN", "").strip().lower()
+    if setting not in SETTINGS:
+        raise ValueError(f"MINILLM_PLAN must be one of {', '.join(SETTINGS[1:])} (or unset: on), "
+                         f"got {os.environ['MINILLM_PLAN']!r}")
+    if setting == "off":
         return None
     objective = "batch" if setting == "batch" else "decode"
     key, shapes = machine_key(), product_shapes(config)
     path = plan_path(key)
-    plan = None if remeasure else read_plan(path, key)
+    plan = read_plan(path, key)                                      # (other models' shapes kept)
     have = {} if plan is None else plan.products
-    missing = [s for s in shapes if f"{s[0]}x{s[1]}" not in have
+    missing = [s for s in shapes if remeasure or f"{s[0]}x{s[1]}" not in have
                or (objective == "batch" and len(have[f"{s[0]}x{s[1]}"]["rates"]) < 2)]
     if plan is not None:
         plan.objective = objective
@@ -136,8 +141,8 @@ def plan_for(config, remeasure: bool = False) -> Plan | None:
     if busy > (os.cpu_count() or 1):
         say(f"the machine was busy during the timing (load average {busy:.1f} on {os.cpu_count()} "
             f"CPUs): the plan may follow noise; `minillm bench --plan MODEL` measures it again")
-    plan = Plan(key, {**have, **found}, (plan.seconds if plan else 0.0) + time.perf_counter() - t,
-                busy, objective)
+    seconds = (plan.seconds if plan else 0.0) + time.perf_counter() - t
+    plan = Plan(key, {**have, **found}, round(seconds, 2), round(busy, 2), objective)   # (as stored)
     try:
         write_plan(plan, path)
     except OSError as exc:

@@ -195,3 +195,18 @@ def test_measuring_past_its_budget_leaves_the_other_shapes_to_the_next_load(
 def test_the_real_measuring_begins_no_shape_past_its_budget():
     from minillm.engine.measure import measure
     assert measure([(8, 8), (8, 16)], machine_key(), 1e6, budget=-1.0) == {}
+
+
+def test_an_unknown_plan_setting_is_refused_naming_the_allowed_ones(monkeypatch):
+    monkeypatch.setenv("MINILLM_PLAN", "fast")
+    with pytest.raises(ValueError, match="MINILLM_PLAN must be one of on, batch, off .*'fast'"):
+        plan_for(CONFIG)
+
+
+def test_remeasuring_keeps_the_other_models_shapes(plan_dir, fake_measure):
+    plan_for(CONFIG)
+    other = ModelConfig(**{**CONFIG.__dict__, "d_ff": 128, "layer_types": None})
+    plan_for(other)
+    plan = plan_for(CONFIG, remeasure=True)
+    assert fake_measure[-1] == product_shapes(CONFIG)                 # all of them, again
+    assert set(product_shapes(other)) <= {tuple(map(int, k.split("x"))) for k in plan.products}

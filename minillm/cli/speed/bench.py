@@ -32,7 +32,7 @@ def run(args) -> int:
         raise ValueError("bench runs one benchmark: give --plan (the speed benchmarks are the "
                          "scripts in benchmarks/)")
     config = model_config(resolve_model_path(args.model, "MODEL"))
-    if os.environ.get("MINILLM_PLAN", "").lower() in ("off", "0", "no", "false"):
+    if os.environ.get("MINILLM_PLAN", "").strip().lower() == "off":
         raise ValueError("MINILLM_PLAN is off: unset it to measure a plan")
     plan = plan_for(config, remeasure=True)
     if plan is None:                                  # (plan_for said why on stderr)
