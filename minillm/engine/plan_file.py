@@ -55,11 +55,13 @@ def check_plan(data, key: dict) -> None:
             if (entry["layout"] not in entry["rates"] or not set(entry["rates"]) <= {"cn", "nc"}
                     or set(entry["one_row"]) != {"cn", "nc"}):
                 raise ValueError
-            [int(v) for v in name.split("x")]
-            for by_rows in entry["rates"].values():
-                for m in ROWS:
-                    [form(f) for f in by_rows[str(m)]]
-                    max(float(v) for v in by_rows[str(m)].values())
+            c, n = (int(v) for v in name.split("x"))                  # "576x960"
+            rates = [entry["one_row"]] + [by_rows[str(m)] for by_rows in entry["rates"].values()
+                                          for m in ROWS]
+            for by_form in rates:
+                [form(f) for f in by_form if f not in ("cn", "nc")]       # known forms only
+                if not by_form or not all(float(v) > 0 for v in by_form.values()):
+                    raise ValueError                                      # rates: GB/s > 0
         except (KeyError, TypeError, ValueError, AttributeError):
             raise ValueError(f"product {name!r} is not a plan entry") from None
 

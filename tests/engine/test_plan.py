@@ -118,14 +118,16 @@ def test_a_corrupt_plan_is_ignored_with_a_message_and_measured_again(
     assert json.loads(plan_path(machine_key()).read_text())["key"] == machine_key()
 
 
-def test_a_damaged_entry_is_corrupt_too(plan_dir, fake_measure, capsys):
+def test_a_damaged_entry_is_corrupt_too(plan_dir, fake_measure, capsys, monkeypatch):
     plan_for(CONFIG)
     data = json.loads(plan_path(machine_key()).read_text())
     name = sorted(data["products"])[0]
-    data["products"][name]["rates"]["nc"]["2"] = {"tiles:-1": 1.0}
-    plan_path(machine_key()).write_text(json.dumps(data))
-    assert read_plan(plan_path(machine_key()), machine_key()) is None
-    assert f"product {name!r} is not a plan entry" in capsys.readouterr().err
+    for damage in ({"tiles:-1": 1.0}, {"matmul": 0.0}, {}):
+        data["products"][name]["rates"]["nc"]["2"] = damage
+        plan_path(machine_key()).write_text(json.dumps(data))
+        monkeypatch.setattr(plan_file, "_SAID", set())
+        assert read_plan(plan_path(machine_key()), machine_key()) is None
+        assert f"product {name!r} is not a plan entry" in capsys.readouterr().err
 
 
 def test_an_unwritable_plan_folder_runs_unplanned_and_says_why(tmp_path, monkeypatch, capsys):
