@@ -92,3 +92,13 @@ def test_the_plan_decides_the_stored_layout_of_each_shape():
     assert arena.joined[0].qkv.T.flags.c_contiguous and arena.params.wte.flags.c_contiguous
     assert stored_by_rows(Plan({}, {}), (64, 32)) and not stored_by_rows(Plan({}, {}), (32, 64))
     assert plans.Plan({}, {}).stored_by_rows((3, 4)) is None
+
+
+@pytest.mark.parametrize("layout", ["cn", "nc"])
+def test_tiles_read_the_matrix_in_place_in_either_layout(layout):
+    """The tiles are views of W (no copy, the point of the form), whole tiles and the rest."""
+    w = stored(np.arange(5 * 70, dtype=np.float32).reshape(5, 70), layout)
+    tiles, rest = forms.tile_views(w, 32)
+    assert tiles.shape == (2, 5, 32) and rest.shape == (5, 6)
+    assert np.shares_memory(tiles, w) and np.shares_memory(rest, w)
+    np.testing.assert_array_equal(np.concatenate([*tiles, rest], axis=1), w)
