@@ -49,7 +49,7 @@ from bench_speculative import TASKS  # noqa: E402
 
 from minillm import KVCache, PromptLookup, generate, load_model  # noqa: E402
 from minillm.chat.chatml import chatml_ids, stop_ids  # noqa: E402
-from minillm.engine import EngineGPT, to_arena  # noqa: E402
+from minillm.engine import EngineGPT, rows, to_arena  # noqa: E402
 from minillm.engine.measure import chosen_forms  # noqa: E402
 from minillm.engine.plan import plan_for, product_shapes, use  # noqa: E402
 
@@ -59,9 +59,13 @@ class Side:
 
     def __init__(self, model, plan):
         self.model, self.plan = model, plan
+        self.forms = {} if plan is None else plan.table()     # what plan.use(plan) installs
+
+    def use(self) -> None:
+        rows.CHOSEN = self.forms
 
     def _eval(self, ids, cache):
-        use(self.plan)
+        self.use()
         x = np.asarray(ids).reshape(len(ids) if np.ndim(ids) == 2 else 1, -1)   # [B, T]
         t = time.perf_counter()
         logits = self.model(x, cache=cache, last_only=True)                       # [B, 1, V]
@@ -93,7 +97,7 @@ class Side:
     def speculative(self, prompt, n: int, stops) -> tuple[float, float, bool, float]:
         """(seconds plain greedy, seconds prompt lookup k = 5, the same tokens?, tokens per
         target forward of the speculative run)."""
-        use(self.plan)
+        self.use()
         out, lookup = [], PromptLookup()
         for draft in (None, lookup):
             t = time.perf_counter()
@@ -152,7 +156,7 @@ def run_threads(threads: int, base, path: Path, tok, args) -> None:
     spec_prompt = chatml_ids(tok, [{"role": "user", "content": TASKS["rename in code"]}])
     for k in range(args.rounds):
         r["bw"].append(bandwidth(2))
-        use(plan)
+        planned.use()
         seconds, product_bytes = products_seconds(planned.model, 3)       # one row x every matrix
         r["products"].append(seconds)
         for name in (list(sides) if k % 2 == 0 else list(sides)[::-1]):    # alternate the order
