@@ -22,7 +22,8 @@ as ``bench_llamacpp.py`` makes it), per thread count (BLAS threads and llama.cpp
   speculative  prompt lookup (k = 5) vs plain greedy on a copy-heavy prompt (rename a variable
                in code, as bench_speculative.py): the same tokens, the time ratio, planned and
                with the batch plan
-Wall clock, medians of interleaved rounds (``--rounds``), all in one run. Needs cyllama==0.2.18
+Wall clock, medians of interleaved rounds (``--rounds``), all in one run; with 2 threads a 0.3 s
+pause before each engine's turn lets the other's worker threads (OpenBLAS's, ggml's) stop spinning. Needs cyllama==0.2.18
 and threadpoolctl (a development venv; never a dependency of minillm).
 """
 from __future__ import annotations
@@ -165,11 +166,14 @@ def run_threads(threads: int, base, path: Path, tok, args) -> None:
         seconds, product_bytes = products_seconds(planned.model, 3)       # one row x every matrix
         r["products"].append(seconds)
         for name in (list(sides) if k % 2 == 0 else list(sides)[::-1]):    # alternate the order
+            time.sleep(0.3 if threads > 1 else 0)     # the other engine's threads stop spinning
             seconds, *got = sides[name].decode(short, args.tokens)
             r[name].append(args.tokens / seconds)
             tokens[name] = got[0]
         r["p_planned"].append(len(long) / planned.prompt(long))
+        time.sleep(0.3 if threads > 1 else 0)
         r["p_llama.cpp"].append(len(long) / llama.prompt(long))
+        time.sleep(0.3 if threads > 1 else 0)
         for tag, side in (("b", planned), ("u", plain), ("x", batched)):
             r[f"{tag}1"].append(side.batch_rate(1, short, args.batch_steps))
             r[f"{tag}8"].append(side.batch_rate(8, short, args.batch_steps))
