@@ -44,7 +44,7 @@ sys.path.insert(0, str(HERE))
 from bench_decode import BANDWIDTHS, bandwidth, blas_info, median_time, peak_rss_mb  # noqa: E402
 
 from minillm import KVCache  # noqa: E402
-from minillm.chat.conversation import chatml_ids  # noqa: E402
+from minillm.chat.chatml import chatml_ids  # noqa: E402
 from minillm.decoding.generate import generate  # noqa: E402
 from minillm.sampling import PRESETS, Sampler  # noqa: E402
 from minillm.io.gguf.read import read_gguf  # noqa: E402

@@ -28,7 +28,7 @@ sys.path.insert(0, str(HERE))
 from bench_decode import blas_info  # noqa: E402
 
 from minillm import PromptLookup, DraftModel, first_layers, generate  # noqa: E402
-from minillm.chat.conversation import chatml_ids, stop_ids  # noqa: E402
+from minillm.chat.chatml import chatml_ids, stop_ids  # noqa: E402
 
 SMOLLM2 = HERE.parent.parent / "shared" / "data" / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
 

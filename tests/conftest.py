@@ -16,6 +16,10 @@ from pathlib import Path
 # slower. Correctness does not depend on the thread count; speed is measured in benchmarks/.
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
+# The engine's measured plan (minillm/engine/plan.py) is off in the suite (and the notebooks it
+# runs): no test times the machine (~5 s) or writes to the user's cache folder; the plan's own
+# tests (tests/engine/test_plan*.py) turn it on, each in a temporary folder.
+os.environ.setdefault("MINILLM_PLAN", "off")
 try:                                   # numpy may already be loaded: limit its pool directly too
     from threadpoolctl import threadpool_limits
     threadpool_limits(1)

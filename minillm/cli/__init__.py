@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "detokenize": ("inspect.detokenize", "token ids back to text"),
     "serve": ("serve.command", "an OpenAI-compatible HTTP server (chat, completions, streaming) on 127.0.0.1"),
     "lens": ("lens.command", "look inside a model: the logit lens as a table, or its top attention heads"),
+    "bench": ("speed.bench", "measure which form of each product is fastest on this machine (--plan)"),
 }
 
 

@@ -5,8 +5,12 @@ What lives here, and nowhere in model/: the parameter arena (every weight a view
 contiguous block, ``arena.py``), weights stored by output row and the product that suits the
 number of rows (``rows.py``), the joined Q|K|V and gate|up products (``arena.py``,
 ``layers.py``), attention a block of queries at a time for long prompts
-(``layers.py``), the norms and activations in place (``ops.py``), and the forward pass over all
-of it (``gpt.py``).
+(``layers.py``), the norms and activations in place (``ops.py``), the forward pass over all
+of it (``gpt.py``), and the machine's plan: which layout each product shape is stored in and
+which form multiplies it by 1-32 rows, timed once on the machine (``plan.py``, over the forms of
+``forms.py`` timed by ``measure.py`` for the facts of ``machine.py``) and stored in the user's
+cache folder (``plan_file.py``); ``MINILLM_PLAN=off`` runs the fixed rules instead (``arena.py``'s "by_width",
+``rows.py``).
 
 The one seam: ``EngineGPT``, a subclass of ``minillm.model.GPT`` that overrides ``forward`` (and
 holds an ``Arena``). Why this seam and not the others considered:
@@ -28,7 +32,8 @@ The engine's logits equal the model's up to float32 rounding, and its greedy tok
 """
 from minillm.engine.arena import Arena, Joined, empty_arena, in_arena, to_arena
 from minillm.engine.gpt import EngineGPT, plain_params, to_engine
+from minillm.engine.plan import Plan, plan_for
 from minillm.engine.rows import product
 
-__all__ = ["Arena", "EngineGPT", "Joined", "empty_arena", "in_arena", "plain_params", "product",
-           "to_arena", "to_engine"]
+__all__ = ["Arena", "EngineGPT", "Joined", "Plan", "empty_arena", "in_arena", "plain_params",
+           "plan_for", "product", "to_arena", "to_engine"]

@@ -92,9 +92,9 @@ PRODUCTS = ("wq", "wk", "wv", "wo", "w_up", "w_gate", "w_down", "lm_head")
 
 def empty_arena(config: ModelConfig, layout: str = "by_width") -> Arena:
     """Parameters whose every tensor is a view into one new, uninitialised float32 block
-    (layout "by_width", "rows" or "decode", as below)."""
-    if layout not in LAYOUTS:
-        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    (layout "by_width", "rows" or "decode", as below, or a measured plan: ``plan.py``)."""
+    if not hasattr(layout, "stored_by_rows") and layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS} or a plan (plan.py), got {layout!r}")
     shapes = param_shapes(config)
     block = np.empty(sum(math.prod(s) for s in shapes.values()), dtype=np.float32)   # [N] all weights
     views, joined, start = {}, {}, 0
@@ -134,7 +134,11 @@ def stored_by_rows(layout: str, shape: tuple[int, ...]) -> bool:
     ``layout``? "rows": always; "decode": never; "by_width": when N < C (above).
 
     Example: stored_by_rows("by_width", (2048, 640)) -> True (a w_down);
-    stored_by_rows("by_width", (640, 4096)) -> False (a gate|up)."""
+    stored_by_rows("by_width", (640, 4096)) -> False (a gate|up). A ``layout`` that is a
+    plan (``plan.py``): the plan's measured layout for the shape, "by_width" for one it lacks."""
+    if hasattr(layout, "stored_by_rows"):
+        by_rows = layout.stored_by_rows(shape)
+        return shape[-1] < shape[-2] if by_rows is None else by_rows
     if layout == "by_width":
         return shape[-1] < shape[-2]
     return layout == "rows"

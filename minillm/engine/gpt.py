@@ -22,6 +22,7 @@ from minillm.config import ModelConfig
 from minillm.engine.arena import Arena, empty_arena, to_arena
 from minillm.engine.layers import block
 from minillm.engine.ops import linear, norm_fast
+from minillm.engine.plan import plan_for, use
 from minillm.model.embedding import embed
 from minillm.model.gpt import GPT
 from minillm.model.params import GPTParams, field_names
@@ -43,8 +44,13 @@ class EngineGPT(GPT):
     @classmethod
     def empty(cls, config: ModelConfig) -> "EngineGPT":
         """An engine model whose arena is allocated, not yet set: what the loaders fill, one
-        tensor at a time, straight into its place (``GPT.empty`` makes plain arrays)."""
-        return cls(config, empty_arena(config))
+        tensor at a time, straight into its place (``GPT.empty`` makes plain arrays). Each
+        matrix is stored in the layout this machine's plan chose, and the products take its
+        forms (``plan.py``: read from the user's cache folder, or measured once, ~5 s); with
+        no plan (``MINILLM_PLAN=off``, or none can be stored) the "by_width" layout."""
+        plan = plan_for(config)
+        use(plan)
+        return cls(config, empty_arena(config, plan or "by_width"))
 
     def forward(self, ids, positions, mask, cache=None, return_weights: bool = False,
                 last_only: bool = False):
@@ -105,7 +111,8 @@ def _leaves(params: GPTParams) -> list[tuple[object, str, object]]:
 
 def to_engine(model: GPT, layout: str = "by_width") -> EngineGPT:
     """An ``EngineGPT`` with float32 copies of ``model``'s weights in a new arena ("by_width",
-    the loaders' layout, "rows" or "decode": ``arena.py``)."""
+    the un-planned loaders' layout, "rows" or "decode": ``arena.py``; or a ``Plan``: ``plan.py``,
+    whose forms then run once ``plan.use(plan)``)."""
     return EngineGPT(model.config, to_arena(model.params, model.config, layout))
 
 

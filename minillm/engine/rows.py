@@ -32,6 +32,10 @@ from __future__ import annotations
 
 import numpy as np
 
+# The plan's forms (``plan.use``): (C, N, "cn" | "nc") -> a form function per row bucket
+# 1, 2, 4, 8, 16, 32 (M rows take bucket ⌈log₂ M⌉). Empty: the fixed rule below.
+CHOSEN: dict = {}
+
 TILE = 32          # outputs per tile: up to 32 rows x C x 32 stays in OpenBLAS's small-matrix kernel
 MAX_TILED = 32     # more rows than this: the general product
 
@@ -45,9 +49,15 @@ def rows_at_once(c: int) -> int:
 
 
 def product(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """x [M, C] @ w [C, N] -> [M, N], the product chosen by M (above). ``w`` stored by
-    rows (``w.T`` C-contiguous) takes the tiles for 2 ≤ M ≤ 32; any other ``w`` is ``x @ w``."""
+    """x [M, C] @ w [C, N] -> [M, N], the product chosen by M (above). With a plan in use
+    (``plan.py``) and w's shape and layout in it, the plan's form for M rows; otherwise ``w``
+    stored by rows (``w.T`` C-contiguous) takes the tiles for 2 ≤ M ≤ 32, any other ``x @ w``."""
     M = x.shape[0]
+    if CHOSEN and 1 <= M <= MAX_TILED:                                # this machine's measured choice
+        layout = "nc" if w.T.flags.c_contiguous else "cn" if w.flags.c_contiguous else None
+        forms = CHOSEN.get((w.shape[0], w.shape[1], layout))
+        if forms is not None:
+            return forms[(M - 1).bit_length()](x, w)
     if M == 1 or M > MAX_TILED or not w.T.flags.c_contiguous:
         return x @ w                                             # [M, C] @ [C, N] -> [M, N]
     return tile_product(x, w.T)

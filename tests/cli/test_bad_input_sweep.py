@@ -251,6 +251,10 @@ CASES = [
     (["lens", "--model", "{model}", "--heads", "hi"], ["--heads", "no PROMPT"]),
     (["lens", "--model", "{model}", "--heads", "--score", "mean"], ["--score", "invalid choice"]),
     (["lens", "--model", "{model}", "--heads", "--top", "0"], ["--top", "from 1"]),
+    # bench
+    (["bench", "{model}"], ["give --plan"]),
+    (["bench", "--plan", "{missing}"], ["missing.txt"]),
+    (["bench", "--plan", "{dir}"], ["folder"]),
     # no command, or an unknown one
     (["frobnicate"], ["frobnicate", "choose from"]),
 ]

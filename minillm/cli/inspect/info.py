@@ -30,6 +30,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--tensors", action="store_true", help="also list every tensor: name, shape, type, bytes (default: "
                                                           "the totals only)")
     parser.add_argument("--json", action="store_true", help="print one JSON object (default: readable lines)")
+    parser.add_argument("--plan", action="store_true", help="show instead this machine's stored plan "
+                        "for MODEL's products: the forms chosen and the rates that chose them "
+                        "(default: off; `minillm bench --plan MODEL` measures one)")
 
 
 def model_facts(path: Path, tensors: bool = False) -> dict:
@@ -121,6 +124,8 @@ def _short(value):
 
 def run(args) -> int:
     path = resolve_model_path(args.model, "MODEL")
+    if args.plan:
+        return show_plan(path, args.model, args.json)
     facts = model_facts(path, args.tensors)
     if args.json:
         print(json.dumps(facts, ensure_ascii=False, indent=1))
@@ -144,4 +149,20 @@ def run(args) -> int:
         print("tensors:\n  name\tshape\ttype\tbytes")
         for t in facts["tensors"]:
             print(f"  {t['name']}\t{'x'.join(map(str, t['shape']))}\t{t['type']}\t{t['bytes']:,}")
+    return 0
+
+
+def show_plan(path: Path, name: str, as_json: bool) -> int:
+    """This machine's stored plan for the model at ``path`` (never measured here)."""
+    from minillm.cli.speed.show import model_config, plan_json, plan_lines, shape_names
+    from minillm.engine.machine import machine_key
+    from minillm.engine.plan import plan_path, product_shapes, read_plan
+    config = model_config(path)
+    key, shapes = machine_key(), product_shapes(config)
+    plan = read_plan(plan_path(key), key)
+    if plan is None:
+        raise ValueError(f"no plan stored for this machine at {plan_path(key)}; "
+                         f"`minillm bench --plan {name}` measures one")
+    print(plan_json(plan, shapes) if as_json else "\n".join(
+        [f"plan: {plan_path(key)}"] + plan_lines(plan, shapes, shape_names(config))))
     return 0

@@ -1,0 +1,113 @@
+"""The candidate forms of one product ``x [M, C] @ W [C, N]``: the same numbers, read differently.
+
+A decode step multiplies a few rows (M = 1 for one stream, 2-32 for a batch or the positions
+speculative decoding verifies) by every weight matrix, and reading the weights is the cost. How
+fast a form reads W depends on the CPU and the BLAS build (issue 44: on one machine ``x @ W``
+with W stored [C, N] streamed 25 GB/s for one row and ``x @ Wᵀ`` over [N, C] 13.6; for 8 rows
+the general kernel, packing the whole matrix each call, read the head at 3.5 GB/s). So the
+engine does not fix a form: ``plan.py`` times these on the machine and picks one per product
+and row count. The forms (``FORMS``: name -> function(x, w)):
+
+    matmul     x @ W                      the BLAS's choice (one row: its matrix-vector kernel)
+    matmul_t   (Wᵀ @ xᵀ)ᵀ                 the same product asked the other way round: W becomes
+                                          the BLAS's first operand, which it blocks and packs
+                                          differently (for few rows, sometimes much faster)
+    rows       [x₀ @ W; x₁ @ W; …]        one matrix-vector product per row (W read M times,
+                                          each read at the one-row rate)
+    tiles:T    x @ W[:, j:j+T] for each   small products the BLAS's small-matrix kernel reads in
+               tile of T outputs          place, without packing W (``rows.py``'s tiles, either
+                                          stored layout: a tile of [C, N] is T floats of every
+                                          row, a tile of Wᵀ [N, C] T·C contiguous floats)
+
+Every form accepts W seen [C, N] whichever way it is stored (C-contiguous [C, N], or the
+transposed view of a C-contiguous Wᵀ [N, C]); every form's output equals ``x @ W`` up to float32
+summation order (tests/engine/test_plan_forms.py).
+
+Example: tiles(np.ones((2, 3), np.float32), np.ones((3, 40), np.float32), 32) -> 3s, [2, 40]:
+one [2, 32] tile product and a [2, 8] rest.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+SMALL_KERNEL = 1 << 20   # rows · C · T at most this: OpenBLAS's small-matrix kernel (rows.py)
+
+
+def matmul(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """x [M, C] @ w [C, N] -> [M, N] by the BLAS's general (or, M = 1, matrix-vector) kernel."""
+    return x @ w
+
+
+def matmul_t(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """x [M, C] @ w [C, N] -> [M, N] (C-contiguous) computed as wᵀ [N, C] @ xᵀ [C, M]."""
+    return np.ascontiguousarray((w.T @ np.ascontiguousarray(x.T)).T)   # [N, M] -> [M, N]
+
+
+def row_loop(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """x [M, C] @ w [C, N] -> [M, N], one matrix-vector product per row of x."""
+    y = np.empty((x.shape[0], w.shape[1]), np.result_type(x, w))     # [M, N]
+    for m in range(x.shape[0]):
+        np.matmul(x[m], w, out=y[m])                                  # [C] @ [C, N] -> [N]
+    return y
+
+
+def tile_views(w: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """(the whole tiles [nt, C, size] as ONE view of w, the rest [C, N mod size]) of w [C, N],
+    stored either way. Raises ValueError for a w that is neither layout."""
+    C, N = w.shape
+    n_full = N - N % size                                             # outputs in whole tiles
+    if w.flags.c_contiguous:                                          # stored [C, N]
+        tiles = w[:, :n_full].reshape(C, -1, size).transpose(1, 0, 2)   # [nt, C, size], strided
+    elif w.T.flags.c_contiguous:                                      # stored Wᵀ [N, C]
+        tiles = w.T[:n_full].reshape(-1, size, C).transpose(0, 2, 1)  # [nt, C, size], contiguous
+    else:
+        raise ValueError("tiles need w stored [C, N] or Wᵀ [N, C] (C-contiguous), got strides "
+                         f"{w.strides}")
+    return tiles, w[:, n_full:]
+
+
+def tiles(x: np.ndarray, w: np.ndarray, size: int = 32) -> np.ndarray:
+    """x [M, C] @ w [C, N] -> [M, N] one small product per tile of ``size`` outputs, written
+    straight into its place in the output; rows of x in slices small enough for the small-matrix
+    kernel (rows · C · size <= SMALL_KERNEL), the last N mod size outputs in one more product."""
+    M, (C, N) = x.shape[0], w.shape
+    tile, rest = tile_views(w, size)                                  # [nt, C, size], [C, r]
+    y = np.empty((M, N), np.result_type(x, w))                        # [M, N]
+    n_full = N - rest.shape[1]
+    by_tile = y[:, :n_full].reshape(M, -1, size).transpose(1, 0, 2)   # [nt, M, size] a view of y
+    step = max(1, min(M, SMALL_KERNEL // (C * size)))                 # rows per small product
+    slices = -(-M // step)
+    step = -(-M // slices)                                            # as even as can be
+    for r in range(0, M, step):                                       # [m, C] @ [nt, C, size]
+        np.matmul(x[r:r + step], tile, out=by_tile[:, r:r + step])    # -> [nt, m, size]
+    if rest.shape[1]:
+        np.matmul(x, rest, out=y[:, n_full:])                         # [M, C] @ [C, N mod size]
+    return y
+
+
+def form(name: str):
+    """The function(x, w) of form ``name`` ("matmul", "rows" or "tiles:T" with T >= 1)."""
+    if name == "matmul":
+        return matmul
+    if name == "rows":
+        return row_loop
+    if name == "matmul_t":
+        return matmul_t
+    kind, _, size = name.partition(":")
+    if kind == "tiles" and size.isdigit() and int(size) >= 1:
+        size = int(size)
+        return lambda x, w: tiles(x, w, size)
+    raise ValueError(f"unknown product form {name!r}: one of 'matmul', 'matmul_t', 'rows', "
+                     f"'tiles:T' (T a positive integer)")
+
+
+def candidates(c: int, m: int, l2_bytes: int) -> list[str]:
+    """The forms worth timing for m rows of width c: one row has one (matmul); 2-32 rows also
+    matmul_t, the row loop (up to 8 rows: past that it reads W too often to win), tiles of 32
+    and 128 outputs, and a column block of W sized to half the L2 cache (shared with x and y)."""
+    if m == 1:
+        return ["matmul"]
+    block = max(32, (l2_bytes // 2) // (4 * c) // 32 * 32)           # outputs per L2-sized block
+    names = ["matmul", "matmul_t", "tiles:32", "tiles:128", f"tiles:{block}"] + (
+        ["rows"] if m <= 8 else [])
+    return list(dict.fromkeys(names))                                 # (block may be 32 or 128)
