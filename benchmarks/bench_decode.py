@@ -4,11 +4,11 @@
     /work/venv/bin/python benchmarks/bench_decode.py --threads 1 --steps 16
 
 Prints, per BLAS thread count (medians of per-step times, all measured in this one run):
-  bandwidth     streaming-read bandwidth (GB/s): the best of four read-only float32 kernels
+  bandwidth     streaming-read bandwidth (GB/s): the best of five read-only float32 kernels
                 on 512 MB arrays (bigger than any cache) — a dot product of two of them, a
-                reduction, a matrix-vector product, and the same product over 32-column tiles
-                (the model's own) — i.e. the best rate this machine streams memory at, not the
-                rate of one access pattern (the four are printed: the last round's)
+                reduction, matrix-vector products over both layouts, and np.einsum's own loop
+                (the engine's "einsum" form) — i.e. the best rate this machine streams memory at, not the
+                rate of one access pattern (the five are printed: the last round's)
   bound         the memory-bandwidth bound: bytes of weights read per token / bandwidth —
                 decoding one token must read every weight matrix once (wte twice over: it is
                 the LM head too, but only one row is gathered for the embedding)
@@ -68,15 +68,19 @@ def median_time(fn, repeats: int) -> float:
 
 
 STREAMS = None   # the two 512 MB arrays bandwidth() reads, allocated once
-BANDWIDTHS = []  # the last call's four rates, bytes/s (dot, reduce, x @ A, x @ Bᵀ)
+BANDWIDTHS = []  # the last call's rates, bytes/s, one per BANDWIDTH_KERNELS
+
+
+BANDWIDTH_KERNELS = ("dot", "reduce", "x @ A", "x @ Bᵀ", "einsum")
 
 
 def bandwidth(repeats: int) -> float:
-    """Bytes per second actually streamed from memory: the best of four read-only kernels —
+    """Bytes per second actually streamed from memory: the best of five read-only kernels —
     a float32 dot product of two 512 MB arrays, a reduction of one, x @ A with A [C, N] (the
-    product x @ W, W stored [in, out]), and x @ Bᵀ with B [N, C] (W stored by rows, [out, in]:
-    engine/rows.py, which the loaded model uses; a bound below the model's own rate would be
-    no bound)."""
+    product x @ W, W stored [in, out]), x @ Bᵀ with B [N, C] (W stored by rows, [out, in]:
+    engine/rows.py), and ``np.einsum`` of a vector with A' [N, 512] (NumPy's own loop, which
+    walks its matrix in storage order: the engine's "einsum" form, engine/forms.py). A bound
+    below the model's own rate would be no bound, so every way the engine reads is a kernel."""
     global STREAMS
     if STREAMS is None:
         n = 512 * 2**20 // 4                                        # 512 MB of float32
@@ -84,13 +88,21 @@ def bandwidth(repeats: int) -> float:
     a, b = STREAMS
     A = a[:a.size // 768 * 768].reshape(768, -1)                    # [C, N/C]  a view
     B = b[:b.size // 768 * 768].reshape(-1, 768)                    # [N/C, C]  a view
+    E = a.reshape(-1, 512)                                          # [N/512, 512]  a view
     x = np.ones((1, 768), dtype=np.float32)                         # [1, C]
+    e = np.ones(E.shape[0], dtype=np.float32)                       # [N/512]
     rates = (2 * a.nbytes / median_time(lambda: np.dot(a, b), repeats),        # reads both
              a.nbytes / median_time(lambda: np.add.reduce(a), repeats),
              A.nbytes / median_time(lambda: x @ A, repeats),                   # [1, C] @ [C, N/C]
-             B.nbytes / median_time(lambda: x @ B.T, repeats))                # [1, C] @ [C, N/C]
+             B.nbytes / median_time(lambda: x @ B.T, repeats),                 # [1, C] @ [C, N/C]
+             E.nbytes / median_time(lambda: np.einsum("c,cn->n", e, E), repeats))   # -> [512]
     BANDWIDTHS[:] = rates
     return max(rates)
+
+
+def kernel_rates() -> str:
+    """The last bandwidth call's rates: "dot 25.1, reduce 24.0, …" (GB/s)."""
+    return ", ".join(f"{k} {r / 1e9:.1f}" for k, r in zip(BANDWIDTH_KERNELS, BANDWIDTHS))
 
 
 def weight_products(model, ids) -> float:
@@ -302,8 +314,8 @@ def main() -> None:
         c16, c1000 = m["c16"], m["c1000"]
         print(f"\n== {threads} thread(s)   (load average now {os.getloadavg()[0]:.1f})")
         print(f"bandwidth      {m['bw'] / 1e9:6.2f} GB/s  -> bound {1 / bound:6.1f} tok/s "
-              f"({bound * 1e3:.1f} ms/token); last round: dot {BANDWIDTHS[0] / 1e9:.1f}, reduce "
-              f"{BANDWIDTHS[1] / 1e9:.1f}, x @ A {BANDWIDTHS[2] / 1e9:.1f}, x @ Bᵀ {BANDWIDTHS[3] / 1e9:.1f} GB/s")
+              f"({bound * 1e3:.1f} ms/token); last round: "
+              f"{kernel_rates()} GB/s")
         print(f"cache@16       {1 / c16:6.1f} tok/s  ({c16 * 1e3:.1f} ms)  {100 * bound / c16:5.1f} % of the bound")
         print(f"cache@1000     {1 / c1000:6.1f} tok/s  ({c1000 * 1e3:.1f} ms)  {c1000 / c16:.2f}x the time at 16")
         print(f"decode layout  {1 / m['decode']:6.1f} tok/s  ({m['decode'] * 1e3:.1f} ms)  "

@@ -9,7 +9,7 @@ as ``bench_llamacpp.py`` makes it), per thread count (BLAS threads and llama.cpp
   plan         the plan measured now (``minillm/engine/plan.py``, in a temporary folder: the
                user's stored plan is neither read nor replaced) and how long it took; per shape
                the layout and the forms chosen for 1, 2, 8 rows
-  bound        the best streaming read rate of this run (``bench_decode.bandwidth``: four
+  bound        the best streaming read rate of this run (``bench_decode.bandwidth``: five
                read-only kernels over 512 MB arrays) -> the tokens/s that reads the weights at it
   decode       16-token prompt, then --tokens greedy tokens: tokens/s of the planned engine, the
                un-planned one ("by_width" and rows.py's fixed rule: what MINILLM_PLAN=off runs),
@@ -22,6 +22,9 @@ as ``bench_llamacpp.py`` makes it), per thread count (BLAS threads and llama.cpp
   speculative  prompt lookup (k = 5) vs plain greedy on a copy-heavy prompt (rename a variable
                in code, as bench_speculative.py): the same tokens, the time ratio, planned and
                with the batch plan
+  ceiling      the most B = 8 and speculative decoding can gain over one row with NumPy's
+               products here: 8 (or 6) rows' best rate with the matrix in cache, against the
+               weights' read time (``batch_ceiling.py``)
 Wall clock, medians of interleaved rounds (``--rounds``), all in one run; with 2 threads a 0.3 s
 pause before each engine's turn lets the other's worker threads (OpenBLAS's, ggml's) stop spinning. Needs cyllama==0.2.18
 and threadpoolctl (a development venv; never a dependency of minillm).
@@ -43,8 +46,9 @@ import numpy as np  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE.parent / "scripts"), str(HERE)]
-from bench_decode import BANDWIDTHS, bandwidth, blas_info  # noqa: E402
-from decode_bound import products_seconds  # noqa: E402
+from bench_decode import bandwidth, blas_info, kernel_rates  # noqa: E402
+from batch_ceiling import ceiling_line, ceilings  # noqa: E402
+from decode_bound import products_seconds, step_matrices  # noqa: E402
 from bench_llamacpp import SMOLLM2, LlamaSide, agreement, llama_build, make_file  # noqa: E402
 from bench_speculative import TASKS  # noqa: E402
 
@@ -110,6 +114,11 @@ class Side:
         return out[0][0], out[1][0], out[0][1] == out[1][1], per_forward
 
 
+def base_l2() -> int:
+    from minillm.engine.machine import machine_key
+    return machine_key().get("caches", {}).get("L2", 1 << 20)
+
+
 def med(values) -> float:
     return statistics.median(values)
 
@@ -126,6 +135,9 @@ def show_plan(plan, config) -> list[str]:
                      f"(other layout {e['one_row']['nc' if lay == 'cn' else 'cn']:.1f}); "
                      + ", ".join(f"{m} rows {forms[str(m)]} {e['rates'][lay][str(m)][forms[str(m)]]:.1f}"
                                  for m in (2, 8)))
+    for heads, entry in plan.attention.items():
+        lines.append(f"    attention {heads}: blocks of {entry['block']} queries ("
+                     + ", ".join(f"{b}: {ms:.1f} ms" for b, ms in entry["ms"].items()) + ", 512 tokens)")
     return lines
 
 
@@ -186,9 +198,8 @@ def run_threads(threads: int, base, path: Path, tok, args) -> None:
     use(None)
     nbytes = 4 * base.num_parameters()                                     # every weight read once
     bound = med(r["bw"]) / nbytes
-    print(f"  bound: streaming read {med(r['bw']) / 1e9:.2f} GB/s (best of four kernels, median "
-          f"of rounds; the last round's dot, reduce, x @ A, x @ Bᵀ: "
-          f"{', '.join(f'{b / 1e9:.1f}' for b in BANDWIDTHS)}) -> {bound:.1f} tokens/s for "
+    print(f"  bound: streaming read {med(r['bw']) / 1e9:.2f} GB/s (best of five kernels, median "
+          f"of rounds; the last round's {kernel_rates()}) -> {bound:.1f} tokens/s for "
           f"{nbytes / 1e6:.0f} MB of weights")
     step = 1 / med(r["planned"])
     print(f"  the planned step: {step * 1e3:.1f} ms; its weight products alone (one row x every "
@@ -209,11 +220,16 @@ def run_threads(threads: int, base, path: Path, tok, args) -> None:
           f"({med(r['x8']):.0f} vs {med(r['x1']):.1f}; vs the planned B = 1: "
           f"{med(r['x8']) / med(r['b1']):.2f}x); unplanned {med(r['u8']) / med(r['u1']):.2f}x "
           f"({med(r['u8']):.0f} vs {med(r['u1']):.1f})")
+    matrices, l2 = step_matrices(planned.model), base_l2()
+    t1, p1, rate = 1 / med(r["b1"]), med(r["products"]), med(r["bw"])
+    print(ceiling_line("B = 8 vs B = 1", ceilings(matrices, 8, t1, p1, rate, l2), 8, t1))
     print(f"  speculative (prompt lookup, k = 5) vs greedy, 'rename in code', {args.spec_tokens} "
           f"tokens: planned {med(r['greedy']) / med(r['spec']):.2f}x, batch plan "
           f"{med(r['xgreedy']) / med(r['xspec']):.2f}x (vs the planned greedy: "
           f"{med(r['greedy']) / med(r['xspec']):.2f}x); {per_forward:.2f} tokens per target forward; "
           f"the same tokens: {same}")
+    print(ceiling_line(f"speculative ({per_forward:.2f} tokens per forward of 6 rows)",
+                       ceilings(matrices, 6, t1, p1, rate, l2), per_forward, t1))
 
 
 def main() -> None:

@@ -24,7 +24,8 @@ interleaved in every round) c client threads start together, each streaming one 
                              prompts admitted before it)
 
 Medians over rounds, with their spread (min-max): the machine may be shared. Prints the BLAS
-library and its threads, the load average and the CPU.
+library and its threads, the load average, the CPU and the engine's plan setting (MINILLM_PLAN:
+"batch" unless set, as ``minillm serve``'s default ``--plan batch``; "on" for the one-stream plan).
 """
 from __future__ import annotations
 
@@ -37,6 +38,8 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+os.environ.setdefault("MINILLM_PLAN", "batch")     # what `minillm serve` uses (its --plan default)
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -117,7 +120,7 @@ def main() -> None:
           f"{time.perf_counter() - t:.1f} s")
     print(f"CPU: {cpu_model()}; {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f}")
     print(f"BLAS: {blas_info()}; env: " + (" ".join(f"{k}={v}" for k, v in os.environ.items()
-                                                   if k.startswith(("OPENBLAS", "OMP_")))
+                                                   if k.startswith(("OPENBLAS", "OMP_", "MINILLM_PLAN")))
                                           or "(no OPENBLAS_*/OMP_* set)"))
     slots = max(args.concurrency)
     server = make_server(model, tokenizer, name="bench", port=0, slots=slots,

@@ -41,7 +41,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
-from bench_decode import BANDWIDTHS, bandwidth, blas_info, median_time, peak_rss_mb  # noqa: E402
+from bench_decode import bandwidth, blas_info, kernel_rates, median_time, peak_rss_mb  # noqa: E402
 
 from minillm import KVCache  # noqa: E402
 from minillm.chat.chatml import chatml_ids  # noqa: E402
@@ -159,8 +159,8 @@ def main() -> None:
         bound = weight_bytes_per_token(model) / m["bw"]                 # seconds per token
         print(f"\n== {threads} thread(s)   (load average now {os.getloadavg()[0]:.1f})")
         print(f"bandwidth      {m['bw'] / 1e9:6.2f} GB/s  -> bound {1 / bound:6.1f} tok/s "
-              f"({bound * 1e3:.1f} ms/token); last round: dot {BANDWIDTHS[0] / 1e9:.1f}, reduce "
-              f"{BANDWIDTHS[1] / 1e9:.1f}, x @ A {BANDWIDTHS[2] / 1e9:.1f}, x @ Bᵀ {BANDWIDTHS[3] / 1e9:.1f} GB/s")
+              f"({bound * 1e3:.1f} ms/token); last round: "
+              f"{kernel_rates()} GB/s")
         print(f"decode         {1 / m['dec']:6.1f} tok/s  ({m['dec'] * 1e3:.1f} ms)  "
               f"{100 * bound / m['dec']:5.1f} % of the bound")
         print(f"decode layout  {1 / m['dec_d']:6.1f} tok/s  ({m['dec_d'] * 1e3:.1f} ms)  the same "

@@ -9,7 +9,7 @@ per step, the time per step (median over rounds), the bytes it must read (the we
 multiplies by; for attention the cached K and V; for the KV-cache writes what they write), the
 rate that makes, and its share of the step. "the rest" is the step minus every timed component:
 the Python between them (the forward's loop, reshapes, the mask, the input checks). The bound is
-the weights' bytes over the best streaming rate this run measures (bench_decode's four kernels);
+the weights' bytes over the best streaming rate this run measures (bench_decode's five kernels);
 a component at the bound's rate is done. The sampler is timed apart (greedy argmax, and the
 "chat" preset's sample) on the step's logits.
 

@@ -5,9 +5,10 @@ once and used for 2 flops, so a step cannot take less than the time to stream th
 Two figures, both measured in the run that prints them:
 
 - the step's weight products alone: one row times every matrix the engine's decode step reads
-  (each layer's joined Q|K|V, wo, gate|up, w_down; the head), in the engine's own arena layout,
+  (each layer's joined Q|K|V, wo, gate|up, w_down; the head), in the engine's own arena layout
+  and by the engine's own form of each product (``rows.product``: its plan's, when one is used),
   the best of ``repeats`` passes — the step with nothing but its matrix products;
-- the streaming rate: ``bench_decode.bandwidth`` (the best of four read-only kernels over 512 MB
+- the streaming rate: ``bench_decode.bandwidth`` (the best of five read-only kernels over 512 MB
   arrays), and the step time it implies for these bytes.
 
 Used by bench_qwen3_decode.py and bench_gemma3_decode.py; timed by their clock (``--clock``).
@@ -18,6 +19,8 @@ import numpy as np
 
 from bench_decode import bandwidth
 from bench_llamacpp import CLOCK
+
+from minillm.engine.rows import product   # the engine's form of each product (its plan's)
 
 
 def step_matrices(model) -> list[np.ndarray]:
@@ -45,7 +48,7 @@ def products_seconds(model, repeats: int) -> tuple[float, int]:
     for _ in range(repeats):
         t = CLOCK[0]()
         for m in mats:
-            rows[m.shape[0]] @ m                               # [1, C] @ [C, N] -> [1, N]
+            product(rows[m.shape[0]], m)                       # [1, C] @ [C, N] -> [1, N]
         best = min(best, CLOCK[0]() - t)
     return best, sum(m.size * m.itemsize for m in mats)
 

@@ -14,6 +14,11 @@ and row count. The forms (``FORMS``: name -> function(x, w)):
                                           differently (for few rows, sometimes much faster)
     rows       [x₀ @ W; x₁ @ W; …]        one matrix-vector product per row (W read M times,
                                           each read at the one-row rate)
+    einsum     Σ_c x[m, c] W[c, n]        NumPy's own sum-of-products loop, no BLAS: it walks W
+                                          in the order it is stored, one long read, where the
+                                          BLAS's matrix-vector kernels read 4-8 rows at once
+                                          (on one machine: 26-28 GB/s for SmolLM2's narrow
+                                          matrices where the BLAS read 15-17; one thread only)
     tiles:T    x @ W[:, j:j+T] for each   small products the BLAS's small-matrix kernel reads in
                tile of T outputs          place, without packing W (``rows.py``'s tiles, either
                                           stored layout: a tile of [C, N] is T floats of every
@@ -41,6 +46,11 @@ def matmul(x: np.ndarray, w: np.ndarray) -> np.ndarray:
 def matmul_t(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     """x [M, C] @ w [C, N] -> [M, N] (C-contiguous) computed as wᵀ [N, C] @ xᵀ [C, M]."""
     return np.ascontiguousarray((w.T @ np.ascontiguousarray(x.T)).T)   # [N, M] -> [M, N]
+
+
+def einsum(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """x [M, C] @ w [C, N] -> [M, N] by ``np.einsum`` (no BLAS; for M > 1 it reads W M times)."""
+    return np.einsum("mc,cn->mn", x, w)                               # Σ_c x[m, c] · W[c, n]
 
 
 def row_loop(x: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -86,28 +96,32 @@ def tiles(x: np.ndarray, w: np.ndarray, size: int = 32) -> np.ndarray:
 
 
 def form(name: str):
-    """The function(x, w) of form ``name`` ("matmul", "rows" or "tiles:T" with T >= 1)."""
+    """The function(x, w) of form ``name`` ("matmul", "matmul_t", "einsum", "rows" or
+    "tiles:T" with T >= 1)."""
     if name == "matmul":
         return matmul
     if name == "rows":
         return row_loop
     if name == "matmul_t":
         return matmul_t
+    if name == "einsum":
+        return einsum
     kind, _, size = name.partition(":")
     if kind == "tiles" and size.isdigit() and int(size) >= 1:
         size = int(size)
         return lambda x, w: tiles(x, w, size)
-    raise ValueError(f"unknown product form {name!r}: one of 'matmul', 'matmul_t', 'rows', "
-                     f"'tiles:T' (T a positive integer)")
+    raise ValueError(f"unknown product form {name!r}: one of 'matmul', 'matmul_t', 'einsum', "
+                     f"'rows', 'tiles:T' (T a positive integer)")
 
 
 def candidates(c: int, m: int, l2_bytes: int) -> list[str]:
-    """The forms worth timing for m rows of width c: one row has one (matmul); 2-32 rows also
-    matmul_t, the row loop (up to 8 rows: past that it reads W too often to win), tiles of 32
-    and 128 outputs, and a column block of W sized to half the L2 cache (shared with x and y)."""
+    """The forms worth timing for m rows of width c: one row has two (matmul, einsum); 2-32
+    rows also matmul_t, the row loop and einsum (up to 8 and 2 rows: past that they read W too
+    often to win), tiles of 32 and 128 outputs, and a column block of W sized to half the L2
+    cache (shared with x and y)."""
     if m == 1:
-        return ["matmul"]
+        return ["matmul", "einsum"]
     block = max(32, (l2_bytes // 2) // (4 * c) // 32 * 32)           # outputs per L2-sized block
     names = ["matmul", "matmul_t", "tiles:32", "tiles:128", f"tiles:{block}"] + (
-        ["rows"] if m <= 8 else [])
+        ["rows"] if m <= 8 else []) + (["einsum"] if m <= 2 else [])
     return list(dict.fromkeys(names))                                 # (block may be 32 or 128)

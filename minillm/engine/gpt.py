@@ -20,6 +20,7 @@ import numpy as np
 
 from minillm.config import ModelConfig
 from minillm.engine.arena import Arena, empty_arena, to_arena
+from minillm.engine import step
 from minillm.engine.layers import block
 from minillm.engine.ops import linear, norm_fast
 from minillm.engine.plan import plan_for, use
@@ -40,6 +41,7 @@ class EngineGPT(GPT):
         super().__init__(config, arena.params)
         self.arena = arena
         self._laid_out = _leaves(arena.params)   # every (holder, field, weight) the arena made
+        self._lanes = step.Lanes(self) if step.covers(config, arena) else None   # (step.py)
 
     @classmethod
     def empty(cls, config: ModelConfig) -> "EngineGPT":
@@ -55,6 +57,9 @@ class EngineGPT(GPT):
     def forward(self, ids, positions, mask, cache=None, return_weights: bool = False,
                 last_only: bool = False):
         self._check_laid_out()
+        if (self._lanes is not None and ids.shape[1] == 1 and cache is not None
+                and not return_weights):                                # one token a row: step.py
+            return step.decode_step(self, self._lanes, ids, positions, mask, cache), []
         c, p = self.config, self.params
         x = embed(p.wte, ids, p.wpe, positions)                         # [B, T, C]
         if c.embed_scale:                                               # Gemma: × √C, as float32

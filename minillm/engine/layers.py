@@ -18,6 +18,9 @@ from minillm.model.rope import apply_rope
 from minillm.model.variants import is_sliding, window_start
 
 QUERY_BLOCK = 64   # queries per block in query_blocks: [B, H, 64, S] scores instead of [B, H, T, S]
+# The plan's block per head shape (H, KV, D) (``plan.use``: measured on the machine, plan.py);
+# empty, or a shape it lacks: QUERY_BLOCK.
+BLOCKS: dict = {}
 
 
 def query_blocks(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray,
@@ -55,7 +58,8 @@ def attention(x: np.ndarray, p, qkv, config, mask: np.ndarray, rope=None, cache=
               layer: int = 0, return_weights: bool = False):
     """``model.attention.attention`` (same arguments, plus ``qkv``: wq | wk | wv as one matrix,
     or None): x [B, T, C] -> output [B, T, C] and weights [B, H, T, S] or None. Without
-    ``return_weights``, a prompt longer than QUERY_BLOCK takes ``query_blocks``."""
+    ``return_weights``, a prompt longer than the block (the plan's for these heads, else
+    QUERY_BLOCK) takes ``query_blocks``."""
     if qkv is None:
         q = linear(x, p.wq, p.bq)                   # [B, T, C] @ [C, H·D] (+ [H·D]) -> [B, T, H·D]
         k = linear(x, p.wk, p.bk)                   # [B, T, C] @ [C, KV·D] (+ [KV·D]) -> [B, T, KV·D]
@@ -83,10 +87,11 @@ def attention(x: np.ndarray, p, qkv, config, mask: np.ndarray, rope=None, cache=
         k, v, mask = k[:, :, s0:], v[:, :, s0:], mask[..., s0:]     # [B, KV, ≤ W + T − 1, D]
     s = config.query_pre_attn_scalar
     scale, cap = (None if s is None else s ** -0.5), config.attn_softcap
-    if return_weights or q.shape[2] <= QUERY_BLOCK:
+    size = BLOCKS.get((q.shape[1], k.shape[1], q.shape[3]), QUERY_BLOCK)   # this machine's block
+    if return_weights or q.shape[2] <= size:
         out, weights = scaled_dot_product(q, k, v, mask, scale, cap)    # [B, H, T, D], [B, H, T, S]
     else:
-        out, weights = query_blocks(q, k, v, mask, QUERY_BLOCK, scale, cap, window), None
+        out, weights = query_blocks(q, k, v, mask, size, scale, cap, window), None
     out = linear(merge_heads(out), p.wo, p.bo)      # [B, T, H·D] @ [H·D, C] (+ [C]) -> [B, T, C]
     return out, (weights if return_weights else None)
 

@@ -1,9 +1,10 @@
 """Timing the candidate forms (``forms.py``) of each product shape on this machine.
 
     measure_shape((576, 960), Pool(pool_for(key, 600e6)), rows=(1, 2, 8))
-      -> {"layout": "cn", "one_row": {"cn": 19.8, "nc": 14.7},
-          "forms": {"1": "matmul", "2": "rows", "8": "tiles:128"},
-          "rates": {"cn": {"1": {"matmul": 19.8}, "2": {"matmul": 9.3, …}, …}}}   (GB/s of W read)
+      -> {"layout": "cn", "one_row": {"cn": 26.1, "nc": 19.4},
+          "forms": {"1": "einsum", "2": "rows", "8": "tiles:128"},
+          "rates": {"cn": {"1": {"matmul": 19.8, "einsum": 26.1}, "2": {"matmul": 9.3, …}, …}}}
+                                                                            (GB/s of W read)
 
 What is timed is what a decode step does: one row (or M rows) times MANY matrices of the shape,
 one after another, so that W comes from where the model's weights would come from. The copies
@@ -15,10 +16,11 @@ its width). The values are 0.5 everywhere: the time of a product does not depend
 
 The forms race in turns (``race``): one pass each over the copies (a warm-up, and the early
 stop: a form that has taken twice the best form's time so far is a clear loser: it stops there
-and is not repeated), then REPEATS rounds of a pass each, so that other work on the machine falls
+and is not repeated — except the fixed rule's own form, always re-timed), then REPEATS rounds of
+a pass each, so that other work on the machine falls
 on every form alike; a form's rate is the bytes of W per second of its best pass (the least
-disturbed). First both layouts' ONE-row rates decide the layout (one stream decoding is the
-common case), and only it is timed at 2-32 rows (``MINILLM_PLAN=batch`` times both, and stores
+disturbed). First both layouts' ONE-row rates (the faster of the BLAS's matrix-vector product
+and NumPy's einsum loop) decide the layout (one stream decoding is the common case), and only it is timed at 2-32 rows (``MINILLM_PLAN=batch`` times both, and stores
 each shape the way 2-32 rows read it fastest: ``plan.py``); then per row count, its fastest
 form. Each choice leaves the engine's fixed rule (``fixed_rule``: what runs un-planned) only for
 a CLEAR win, more than MARGIN (10 %): timing on a busy machine is noisy, and a plan that
@@ -94,18 +96,20 @@ def one_pass(fn, x: np.ndarray, mats: list[np.ndarray], give_up: float) -> float
     return (time.perf_counter() - t) * len(mats) / done
 
 
-def race(entrants: dict, repeats: int) -> dict[str, float]:
+def race(entrants: dict, repeats: int, keep=()) -> dict[str, float]:
     """{name: best seconds per pass} of ``entrants`` {name: (fn, x, mats)}, timed in turns: a
     first pass each (a clear loser — CLEAR_LOSER × the best so far — stops there), then
-    ``repeats`` rounds of one pass each for those still within CLEAR_LOSER of the best. In turns,
-    so that other work on the machine falls on every entrant alike."""
+    ``repeats`` rounds of one pass each for those still within CLEAR_LOSER of the best, and
+    always for the names in ``keep`` (the fixed rule's form: a first pass disturbed by other
+    work must not make the plan leave it for a form that only looked faster). In turns, so
+    that other work on the machine falls on every entrant alike."""
     seconds, best = {}, float("inf")
     for name, (fn, x, mats) in entrants.items():
-        seconds[name] = one_pass(fn, x, mats, CLEAR_LOSER * best)
+        seconds[name] = one_pass(fn, x, mats, float("inf") if name in keep else CLEAR_LOSER * best)
         best = min(best, seconds[name])
     for _ in range(repeats):
         for name, (fn, x, mats) in entrants.items():
-            if seconds[name] <= CLEAR_LOSER * best:
+            if seconds[name] <= CLEAR_LOSER * best or name in keep:
                 seconds[name] = min(seconds[name], one_pass(fn, x, mats, float("inf")))
                 best = min(best, seconds[name])
     return seconds
@@ -115,18 +119,23 @@ def time_forms(shape, layout: str, m: int, pool: Pool, l2_bytes: int) -> dict[st
     """{form: GB/s of W read} for m rows times the pool's ``shape`` matrices stored ``layout``."""
     mats = pool.matrices(shape, layout)
     x = np.random.default_rng(0).standard_normal((m, shape[0]), dtype=np.float32)   # [m, C]
+    fixed = fixed_rule(shape, m)
     seconds = race({name: (form(name), x, mats) for name in candidates(shape[0], m, l2_bytes)},
-                   REPEATS.get(m, DEFAULT_REPEATS))
+                   REPEATS.get(m, DEFAULT_REPEATS), keep={fixed[1]} if layout == fixed[0] else ())
     nbytes = sum(w.nbytes for w in mats)
     return {name: round(nbytes / t / 1e9, 2) for name, t in seconds.items()}
 
 
-def one_row_rates(shape, pool: Pool) -> dict[str, float]:
-    """{"cn": GB/s, "nc": GB/s}: one row times the shape's matrices in each layout, raced."""
+def one_row_rates(shape, pool: Pool) -> dict[str, dict[str, float]]:
+    """{"cn": {form: GB/s}, "nc": {…}}: one row times the shape's matrices in each layout, by
+    each one-row form (``candidates(C, 1, …)``), all raced together."""
     x = np.random.default_rng(0).standard_normal((1, shape[0]), dtype=np.float32)   # [1, C]
     mats = {lay: pool.matrices(shape, lay) for lay in ("cn", "nc")}
-    seconds = race({lay: (form("matmul"), x, mats[lay]) for lay in mats}, REPEATS[1])
-    return {lay: round(sum(w.nbytes for w in mats[lay]) / t / 1e9, 2) for lay, t in seconds.items()}
+    names = candidates(shape[0], 1, 0)
+    seconds = race({(lay, f): (form(f), x, mats[lay]) for lay in mats for f in names}, REPEATS[1],
+                   keep={fixed_rule(shape)})                          # (layout, "matmul")
+    nbytes = {lay: sum(w.nbytes for w in mats[lay]) for lay in mats}
+    return {lay: {f: round(nbytes[lay] / seconds[lay, f] / 1e9, 2) for f in names} for lay in mats}
 
 
 def fixed_rule(shape, m: int = 1) -> tuple[str, str]:
@@ -145,14 +154,15 @@ def clearly_best(rates: dict[str, float], default: str) -> str:
 
 def measure_shape(shape: tuple[int, int], pool: Pool, rows=ROWS, l2_bytes: int = 1 << 20,
                   both: bool = False) -> dict:
-    """The plan's entry for one product shape (C, N): both layouts' one-row rates (GB/s), the
-    layout chosen for one row (``clearly_best`` against the fixed rule's), the rates of every
+    """The plan's entry for one product shape (C, N): both layouts' one-row rates (GB/s, each
+    layout's fastest one-row form), the layout chosen for one row (``clearly_best`` against the fixed rule's), the rates of every
     candidate form at each row count in that layout (in both with ``both``: for
     ``batch_layout``) and each row count's form in the chosen layout (``clearly_best`` too)."""
-    one_row = one_row_rates(shape, pool)
+    by_form = one_row_rates(shape, pool)
+    one_row = {lay: max(rates.values()) for lay, rates in by_form.items()}   # each layout's best
     layout = clearly_best(one_row, fixed_rule(shape)[0])
     rates = {lay: {str(m): time_forms(shape, lay, m, pool, l2_bytes) if m > 1 else
-                   {"matmul": one_row[lay]} for m in rows}
+                   by_form[lay] for m in rows}
              for lay in (("cn", "nc") if both else (layout,))}
     return {"layout": layout, "one_row": one_row, "rates": rates,
             "forms": chosen_forms(shape, layout, rates[layout])}

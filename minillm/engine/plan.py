@@ -2,16 +2,19 @@
 
     plan = plan_for(config)      # read from the user's cache folder, or measured (~5 s) and stored
     plan.stored_by_rows((576, 960))  -> False     # the layout the arena stores this shape in
-    use(plan)                    # rows.product now takes the plan's form per shape and row count
+    use(plan)                    # rows.product now takes the plan's form per shape and row count,
+                                 # a prompt's attention the plan's block of queries
 
 Why: which layout and kernel wins depends on the CPU and the BLAS build; a choice tuned on one
 machine lost up to 2x on another (issue 44). So the engine measures (``measure.py``) the model's
 product shapes at the thread count in use, and keeps the result as a small JSON file:
 
-    {"format": 1, "key": {machine_key()}, "seconds": 4.1, "load": 0.3,
-     "products": {"576x960": {"layout": "cn", "one_row": {"cn": 16.9, "nc": 11.7},
-                              "forms": {"1": "matmul", "2": "tiles:32", …},
-                              "rates": {"cn": {"1": {"matmul": 16.9}, "2": {…}, …}}}, …}}
+    {"format": 2, "key": {machine_key()}, "seconds": 4.1, "load": 0.3,
+     "products": {"576x960": {"layout": "cn", "one_row": {"cn": 26.1, "nc": 19.4},
+                              "forms": {"1": "einsum", "2": "tiles:32", …},
+                              "rates": {"cn": {"1": {"matmul": 16.9, "einsum": 26.1},
+                                               "2": {…}, …}}}, …},
+     "attention": {"9x3x64": {"block": 32, "ms": {"16": 9.8, "32": 9.1, …}}}}
 
 in ``$MINILLM_PLAN_DIR``, else ``$XDG_CACHE_HOME/minillm/plans``, else ``~/.cache/minillm/plans``
 (never in the repository), named by a hash of the key (``machine.py``: CPU, caches, BLAS, NumPy,
@@ -32,16 +35,17 @@ import json
 import math
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from minillm.engine import rows as _rows
+from minillm.engine import layers as _layers, rows as _rows
 from minillm.engine.forms import candidates, form
 from minillm.engine.machine import machine_key
 from minillm.engine.plan_file import (FORMAT, check_plan, plan_dir, plan_path, say,  # noqa: F401
                                       writable, write_plan)            # (FORMAT, plan_dir: re-exported)
 from minillm.engine.measure import (ROWS, batch_layout, chosen_forms, measure, pool_for,
                                     product_shapes)
+from minillm.engine.measure_attention import attention_heads, measure_attention
 from minillm.model.params import param_shapes
 
 SETTINGS = ("", "on", "batch", "off")     # MINILLM_PLAN's values ("": unset)
@@ -55,6 +59,7 @@ class Plan:
     seconds: float = 0.0        # how long measuring took, in total
     load: float = 0.0           # the load average when last measured (a busy machine: noise)
     objective: str = "decode"   # or "batch": MINILLM_PLAN=batch (each shape's layout, below)
+    attention: dict = field(default_factory=dict)   # "HxKVxD" -> {"block", "ms"} (measure_attention.py)
 
     def layout(self, shape) -> str | None:
         """"cn" or "nc" for a [C, N] product (None: not planned): the layout chosen for one row
@@ -97,7 +102,7 @@ def read_plan(path: Path, key: dict) -> Plan | None:
         say(f"ignoring the plan file {path}: {exc}")
         return None
     return Plan(key, data["products"], float(data.get("seconds", 0.0)),
-                float(data.get("load", 0.0)))
+                float(data.get("load", 0.0)), attention=data.get("attention", {}))
 
 
 def plan_for(config, remeasure: bool = False) -> Plan | None:
@@ -117,9 +122,11 @@ def plan_for(config, remeasure: bool = False) -> Plan | None:
     have = {} if plan is None else plan.products
     missing = [s for s in shapes if remeasure or f"{s[0]}x{s[1]}" not in have
                or (objective == "batch" and len(have[f"{s[0]}x{s[1]}"]["rates"]) < 2)]
+    heads = "x".join(str(n) for n in attention_heads(config))          # "9x3x64"
+    attention = {} if plan is None else plan.attention
     if plan is not None:
         plan.objective = objective
-    if not missing:
+    if not missing and heads in attention and not remeasure:
         return plan
     why = writable(path.parent)
     if why is not None:
@@ -134,6 +141,7 @@ def plan_for(config, remeasure: bool = False) -> Plan | None:
     t = time.perf_counter()
     found = measure(missing, key, model_bytes, both=objective == "batch",
                     budget=max(BUDGET, 3 * estimate))
+    attention = {**attention, heads: measure_attention(attention_heads(config))}
     if len(found) < len(missing):
         say(f"measuring stopped after {time.perf_counter() - t:.0f} s (its budget): "
             f"{len(missing) - len(found)} product shape(s) keep the fixed rule until the next load")
@@ -142,7 +150,8 @@ def plan_for(config, remeasure: bool = False) -> Plan | None:
         say(f"the machine was busy during the timing (load average {busy:.1f} on {os.cpu_count()} "
             f"CPUs): the plan may follow noise; `minillm bench --plan MODEL` measures it again")
     seconds = (plan.seconds if plan else 0.0) + time.perf_counter() - t
-    plan = Plan(key, {**have, **found}, round(seconds, 2), round(busy, 2), objective)   # (as stored)
+    plan = Plan(key, {**have, **found}, round(seconds, 2), round(busy, 2), objective,
+                attention)                                          # (as stored)
     try:
         write_plan(plan, path)
     except OSError as exc:
@@ -151,5 +160,9 @@ def plan_for(config, remeasure: bool = False) -> Plan | None:
 
 
 def use(plan: Plan | None) -> None:
-    """Make ``rows.product`` take ``plan``'s forms (None: the fixed rule again)."""
+    """Make ``rows.product`` take ``plan``'s forms and the engine's attention its query blocks
+    (None: the fixed rules again)."""
     _rows.CHOSEN = {} if plan is None else plan.table()
+    _layers.BLOCKS = {} if plan is None else {
+        tuple(int(n) for n in heads.split("x")): int(entry["block"])
+        for heads, entry in plan.attention.items()}

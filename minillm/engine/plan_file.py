@@ -18,7 +18,7 @@ from pathlib import Path
 from minillm.engine.forms import form
 from minillm.engine.measure import ROWS
 
-FORMAT = 1
+FORMAT = 2         # 2: one-row rates per form (einsum beside matmul); a format-1 plan is measured again
 _SAID: set[str] = set()
 
 
@@ -43,6 +43,9 @@ def plan_path(key: dict, folder: Path | None = None) -> Path:
 
 def check_plan(data, key: dict) -> None:
     """ValueError saying what is wrong unless ``data`` (a file's JSON) is a plan for ``key``."""
+    if isinstance(data, dict) and isinstance(data.get("format"), int) and data["format"] < FORMAT:
+        raise ValueError(f"written in plan format {data['format']} by an older minillm (this one "
+                         f"reads {FORMAT}): measuring again")
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ValueError(f"not a plan of format {FORMAT}")
     if data.get("key") != key:
@@ -64,14 +67,23 @@ def check_plan(data, key: dict) -> None:
                     raise ValueError                                      # rates: GB/s > 0
         except (KeyError, TypeError, ValueError, AttributeError):
             raise ValueError(f"product {name!r} is not a plan entry") from None
+    attention = data.get("attention", {})
+    if not isinstance(attention, dict):
+        raise ValueError("its attention table is not a table")
+    for heads, entry in attention.items():
+        try:
+            if (len([int(n) for n in heads.split("x")]) != 3 or int(entry["block"]) < 1
+                    or not all(float(ms) > 0 for ms in entry["ms"].values())):
+                raise ValueError
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise ValueError(f"attention {heads!r} is not a plan entry") from None
 
 
 def write_plan(plan, path: Path) -> None:
     """``plan`` as JSON at ``path``, atomically (a reader sees the old file or the new one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     data = {"format": FORMAT, "key": plan.key, "seconds": round(plan.seconds, 2),
-            "load": round(plan.load, 2),
-            "products": plan.products}
+            "load": round(plan.load, 2), "products": plan.products, "attention": plan.attention}
     fd, tmp = tempfile.mkstemp(prefix=".plan-", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:

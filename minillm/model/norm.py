@@ -1,5 +1,5 @@
 """Normalisation: rescale each position's vector before attention and the FFN.
-Where it runs — copied (the engine's own: engine/ops.py::norm_fast, tested equal in tests/engine/test_engine_equals_model.py): layer_norm, rms_norm, norm.
+Where it runs — copied (the engine's own: engine/ops.py::norm_fast and engine/step.py::rms_rows, tested equal in tests/engine/test_engine_equals_model.py): layer_norm, rms_norm, norm.
 
 LayerNorm (GPT-2):  y = (x - mean(x)) / sqrt(var(x) + eps) * weight + bias
 RMSNorm   (Llama):  y = x / sqrt(mean(x²) + eps) * weight

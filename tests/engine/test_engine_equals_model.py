@@ -88,16 +88,25 @@ def test_the_engine_equals_the_model_on_a_left_padded_batch_with_a_cache(config,
     valid = np.ones((B, config.n_ctx), dtype=bool)
     valid[0, :data.draw(st.integers(0, T - 1))] = False                 # row 0 left-padded
     split = data.draw(st.integers(1, T - 1))
-    caches = [KVCache(config, batch_size=B, capacity=config.n_ctx) for _ in range(2)]
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr("minillm.engine.layers.QUERY_BLOCK", data.draw(st.integers(1, 4)))
-        for start, stop in [(0, split), (split, T), *((t, t + 1) for t in range(T, config.n_ctx))]:
-            positions, mask = padded_inputs(valid[:, :stop], stop - start)
-            out = []
-            for model, cache in zip((fast, plain), caches):
-                cache.valid[:, :stop] = valid[:, :stop]
-                out.append(model(ids[:, start:stop], cache=cache, positions=positions, mask=mask))
-            assert_close_logits(*out)
+        assert_same_padded_decode(fast, plain, ids, valid, [(0, split), (split, T)])
+
+
+def assert_same_padded_decode(fast, plain, ids, valid, prompt_parts) -> None:
+    """``ids`` [B, n_ctx] with ``valid`` [B, n_ctx] (False: left padding) through both models,
+    each with its KV cache: the prompt in ``prompt_parts`` [(start, stop), …], then one token
+    at a time to the end of the context; every call's logits equal."""
+    B, n_ctx = ids.shape
+    caches = [KVCache(plain.config, batch_size=B, capacity=n_ctx) for _ in range(2)]
+    T = prompt_parts[-1][1]
+    for start, stop in [*prompt_parts, *((t, t + 1) for t in range(T, n_ctx))]:
+        positions, mask = padded_inputs(valid[:, :stop], stop - start)
+        out = []
+        for model, cache in zip((fast, plain), caches):
+            cache.valid[:, :stop] = valid[:, :stop]
+            out.append(model(ids[:, start:stop], cache=cache, positions=positions, mask=mask))
+        assert_close_logits(*out)
 
 
 def engine_called(*args, **kwargs):

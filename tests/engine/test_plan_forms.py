@@ -15,7 +15,7 @@ from minillm.engine.measure import ROWS
 from minillm.engine.plan import Plan, product_shapes, use
 from tests.model.strategies import random_model, tiny_configs
 
-FORM_NAMES = st.sampled_from(["matmul", "matmul_t", "rows"]) | st.integers(1, 200).map(lambda t: f"tiles:{t}")
+FORM_NAMES = st.sampled_from(["matmul", "matmul_t", "einsum", "rows"]) | st.integers(1, 200).map(lambda t: f"tiles:{t}")
 
 
 def stored(W: np.ndarray, layout: str) -> np.ndarray:
@@ -47,8 +47,7 @@ def synthetic_plan(config, layouts: list[str], picks: list[str]) -> Plan:
     products = {}
     for i, (c, n) in enumerate(product_shapes(config)):
         lay = layouts[i % len(layouts)]
-        chosen = {str(m): picks[(i + k) % len(picks)] if m > 1 else "matmul"
-                  for k, m in enumerate(ROWS)}
+        chosen = {str(m): picks[(i + k) % len(picks)] for k, m in enumerate(ROWS)}
         rates = {m: {f: (2.0 if f == chosen[m] else 1.0) for f in {"matmul", chosen[m]}}
                  for m in chosen}
         products[f"{c}x{n}"] = {"layout": lay, "one_row": {"cn": 1.0, "nc": 1.0},

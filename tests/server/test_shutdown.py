@@ -49,18 +49,26 @@ def test_stop_lets_a_short_reply_finish_and_cuts_a_long_one(tiny):
     assert not server.engine.thread.is_alive()
 
 
-def test_sigint_stops_the_command_cleanly():
-    env = {**os.environ, "PYTHONPATH": str(REPO), "OPENBLAS_NUM_THREADS": "1"}
+def serve(*flags, env=None):
+    """(the process, its "serving …" line) of ``minillm serve --model weights/tiny-llama --port 0``
+    with ``flags``, once it listens."""
+    env = env or {**os.environ, "PYTHONPATH": str(REPO), "OPENBLAS_NUM_THREADS": "1"}
     proc = subprocess.Popen([sys.executable, "-m", "minillm", "serve", "--model", "weights/tiny-llama",
-                             "--port", "0", "--grace", "1"], cwd=REPO, env=env,
-                            stderr=subprocess.PIPE, text=True)
+                             "--port", "0", *flags], cwd=REPO, env=env, stderr=subprocess.PIPE,
+                            text=True)
+    lines = []
+    while not any("serving" in line for line in lines):
+        line = proc.stderr.readline()
+        if not line:
+            proc.kill()
+            raise AssertionError(f"the server exited: {''.join(lines)}")
+        lines.append(line)
+    return proc, next(line for line in lines if "serving" in line)
+
+
+def test_sigint_stops_the_command_cleanly():
+    proc, started = serve("--grace", "1")
     try:
-        lines = []
-        while not any("serving" in line for line in lines):
-            line = proc.stderr.readline()
-            assert line, f"the server exited: {''.join(lines)}"
-            lines.append(line)
-        started = next(line for line in lines if "serving" in line)
         assert "http://127.0.0.1:" in started and "this machine only" in started
         port = int(started.split("http://127.0.0.1:")[1].split("/")[0])
         out: list = []

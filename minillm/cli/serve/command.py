@@ -4,6 +4,11 @@ Serves ``M`` over OpenAI's HTTP API (minillm/server/): any OpenAI client pointed
 ``http://127.0.0.1:8000/v1`` can chat with it. Binds 127.0.0.1 (this machine only) unless
 ``--host`` says otherwise, and says on start which address it listens on and what that exposes.
 ``--slots N``: requests decoded together (the continuous batcher's rows); more wait for a slot.
+``--plan batch`` (the default): the engine stores each weight matrix the way 2-32 rows (a batch of
+requests) multiply it fastest on this machine (``MINILLM_PLAN=batch``, minillm/engine/plan.py);
+``--plan on`` the way ONE row does (what ``generate`` and ``chat`` use); ``--plan off`` the fixed
+rules. Measured on one machine (benchmarks/bench_server.py, 1 BLAS thread): "batch" decoded 8
+streams 1.5x faster than "on", one stream 5 % slower.
 ``--context N``: tokens one request may fill (prompt + reply; default min(2048, n_ctx)): the KV
 cache holds slots × context positions. Ctrl-C stops accepting, gives running replies
 ``--grace`` seconds, cuts the rest and exits 0.
@@ -15,6 +20,10 @@ import os
 import sys
 
 from minillm.cli.resolve import help_text, load_model_and_tokenizer
+
+
+PLANS = {"batch": "for batches (--plan batch)", "on": "for one stream (--plan on)",
+         "off": "by the fixed rules (--plan off)"}
 
 
 def add_arguments(parser) -> None:
@@ -37,6 +46,10 @@ def add_arguments(parser) -> None:
                         help="the chat format (default: the one the model's template names)")
     parser.add_argument("--grace", type=float, default=5.0,
                         help="seconds running replies get to finish after Ctrl-C")
+    parser.add_argument("--plan", choices=("batch", "on", "off"), default=None,
+                        help="how the engine stores its weights: for batches of requests (batch, "
+                             "the default), for one stream (on), or by the fixed rules (off); "
+                             "default: the MINILLM_PLAN environment variable if set, else batch")
     parser.add_argument("--reference", action="store_true",
                         help="run minillm/model/'s readable code instead of the engine")
 
@@ -59,6 +72,8 @@ def run(args) -> int:
     from minillm import make_server
     from minillm.server.errors import log
     check_arguments(args)
+    plan = args.plan or os.environ.get("MINILLM_PLAN", "").strip().lower() or "batch"
+    os.environ["MINILLM_PLAN"] = plan             # what the engine's loader reads (engine/plan.py)
     _, model, tokenizer = load_model_and_tokenizer(args.model, reference=args.reference)
     key = args.api_key if args.api_key is not None else os.environ.get("MINILLM_API_KEY")
     try:
@@ -73,7 +88,8 @@ def run(args) -> int:
     where = ("this machine only" if ipaddress.ip_address(host).is_loopback else
              f"ANY host that can reach {host}" + ("" if key else " — and no --api-key is set"))
     log(f"serving {server.served.name!r} on {server.url}/v1 ({where}); {args.slots} slots, "
-        f"{server.served.capacity} tokens per request{', API key required' if key else ''}. "
+        f"{server.served.capacity} tokens per request{', API key required' if key else ''}; "
+        f"weights stored {PLANS.get(plan, plan) if not args.reference else 'as plain arrays'}. "
         f"Ctrl-C stops.")
     try:
         server.serve_forever()

@@ -3,8 +3,9 @@ per product shape the layout chosen with both layouts' one-row rates, and per ro
 chosen with the rates that chose it.
 
     machine: AMD EPYC; L1d 32 KiB, L2 1024 KiB, L3 32768 KiB; scipy-openblas 0.3.31.188.0 …
-    576x49152 (the head): stored [C, N] (x @ W): 1 row 23.4 GB/s vs [N, C] (x @ Wᵀ) 13.0
+    576x49152 (the head): stored [C, N] (x @ W): 1 row matmul 23.4 GB/s (best 23.4) vs [N, C] (x @ Wᵀ) 13.0
       2 rows: rows 10.4 GB/s (matmul 5.5, tiles:32 6.2, …)
+    attention, 9 heads (3 KV) of 64: blocks of 32 queries (a 512-token prompt: 16 9.8 ms, …)
 """
 from __future__ import annotations
 
@@ -51,9 +52,10 @@ def plan_lines(plan, shapes, names: dict | None = None) -> list[str]:
             continue
         one, lay = entry["one_row"], plan.layout((c, n))
         other = "nc" if lay == "cn" else "cn"
-        lines.append(f"{label}: stored {LAYOUTS[lay]}: 1 row {one[lay]:.1f} GB/s vs "
-                     f"{LAYOUTS[other]} {one[other]:.1f}")
         chosen_forms = chosen_in(entry, (c, n), lay)
+        lines.append(f"{label}: stored {LAYOUTS[lay]}: 1 row {chosen_forms['1']} "
+                     f"{entry['rates'][lay]['1'][chosen_forms['1']]:.1f} GB/s (best "
+                     f"{one[lay]:.1f}) vs {LAYOUTS[other]} {one[other]:.1f}")
         for m, by_form in sorted(entry["rates"][lay].items(), key=lambda kv: int(kv[0])):
             if m == "1":
                 continue
@@ -61,6 +63,11 @@ def plan_lines(plan, shapes, names: dict | None = None) -> list[str]:
             rest = ", ".join(f"{f} {r:.1f}" for f, r in sorted(by_form.items(), key=lambda fr: -fr[1])
                              if f != chosen)                           # the rivals, fastest first
             lines.append(f"  {m:>2} rows: {chosen} {by_form[chosen]:.1f} GB/s ({rest})")
+    for heads, entry in sorted(plan.attention.items()):
+        H, KV, D = heads.split("x")
+        times = ", ".join(f"{b} {ms:.1f} ms" for b, ms in sorted(entry["ms"].items(), key=lambda bm: int(bm[0])))
+        lines.append(f"attention, {H} heads ({KV} KV) of {D}: blocks of {entry['block']} queries "
+                     f"(a 512-token prompt: {times})")
     return lines
 
 
