@@ -7,8 +7,8 @@ Prints, per BLAS thread count (medians of per-step times, all measured in this o
   bandwidth     streaming-read bandwidth (GB/s): the best of five read-only float32 kernels
                 on 512 MB arrays (bigger than any cache) — a dot product of two of them, a
                 reduction, matrix-vector products over both layouts, and np.einsum's own loop
-                (the engine's "einsum" form) — i.e. the best rate this machine streams memory at, not the
-                rate of one access pattern (the five are printed: the last round's)
+                (the engine's "einsum" form) — i.e. the best rate this machine streams memory
+                at, not the rate of one access pattern (the five are printed: the last round's)
   bound         the memory-bandwidth bound: bytes of weights read per token / bandwidth —
                 decoding one token must read every weight matrix once (wte twice over: it is
                 the LM head too, but only one row is gathered for the embedding)

@@ -5,7 +5,8 @@ batch of one 500-token answer and seven 20-token ones runs 500 steps with seven 
 Here each of the B rows of the KV cache is a SLOT. Between steps, a finished request leaves its
 slot and a waiting one takes it, so every step decodes as many live requests as there are.
 
-    step:  admit waiting requests into free slots (prefill each prompt alone, copy its K/V in)
+    step:  admit waiting requests into free slots (their prompts prefilled together when of
+           similar lengths, each one's K/V copied in)
            -> one forward over [B, 1] (the next token of every slot) -> sample -> retire finished
 
 The cache's columns are shared time: every step writes one column for all B slots. A slot keeps
@@ -29,6 +30,7 @@ from collections import deque
 import numpy as np
 
 from minillm.decoding.batch import padded_inputs
+from minillm.decoding.joining import prefill_together, prompt_groups
 from minillm.decoding.generate_args import (ID_SHORTCUTS, GenerationSettings, check_count, check_prompt,
                                             sampler_and_stops, uses_history)
 from minillm.kv_cache import KVCache
@@ -75,9 +77,15 @@ class ContinuousBatcher:
 
     def step(self) -> None:
         """Admit waiting requests into free slots, then decode one token for every live slot."""
-        for b in range(len(self.slots)):
-            while self.slots[b] is None and self.waiting:
-                self._admit(b, self.waiting.popleft())
+        free, joining = [b for b, s in enumerate(self.slots) if s is None], []
+        while free and self.waiting:
+            request = self.waiting.popleft()
+            if request.max_new_tokens == 0:                       # nothing to generate: done
+                self.done[request.id] = []
+            else:
+                joining.append((free.pop(0), request))
+        for group in prompt_groups(joining):
+            self._admit(group)
         if not self.waiting:
             self._fill_holes()                                    # the tail: keep live rows first
         live = [b for b, s in enumerate(self.slots) if s is not None]
@@ -111,14 +119,11 @@ class ContinuousBatcher:
             c.valid[hole], c.valid[top] = c.valid[top], False
             self.slots[hole], self.slots[top] = self.slots[top], None
 
-    def _admit(self, b: int, request: Request) -> None:
-        """Prefill the prompt alone, copy its K/V into slot b's last P columns, draw token 1."""
-        if request.max_new_tokens == 0:
-            self.done[request.id] = []
-            return
-        P, c = len(request.prompt), self.cache
-        one = KVCache(self.model.config, batch_size=1, capacity=P)
-        logits = self.model(request.prompt[None], cache=one, last_only=True)[:, -1]   # [1, V]
+    def _admit(self, joining: list[tuple[int, Request]]) -> None:
+        """Prefill the joining prompts together (``joining.py``), copy each one's K/V into its
+        slot's last P_i columns, and draw each one's first token."""
+        one, logits = prefill_together(self.model, [r.prompt for _, r in joining])   # [k, V]
+        P, c = one.capacity, self.cache
         if c.length < P:                                          # make room: shift every slot right
             shift, L = P - c.length, c.length
             c.k[:, :, :, shift:shift + L] = c.k[:, :, :, :L].copy()     # [layers, B, KV, L, D]
@@ -127,12 +132,14 @@ class ContinuousBatcher:
             c.valid[:, :shift] = False
             c.length = P
         L = c.length
-        c.k[:, b, :, L - P:L] = one.k[:, 0]                       # [L, KV, P, D]
-        c.v[:, b, :, L - P:L] = one.v[:, 0]
-        c.valid[b] = False
-        c.valid[b, L - P:L] = True                                # the new occupant's columns only
-        self.slots[b] = request
-        self._choose([b], logits)
+        for i, (b, r) in enumerate(joining):
+            n = len(r.prompt)
+            c.k[:, b, :, L - n:L] = one.k[:, i, :, P - n:]        # [layers, KV, n, D]
+            c.v[:, b, :, L - n:L] = one.v[:, i, :, P - n:]
+            c.valid[b] = False
+            c.valid[b, L - n:L] = True                            # the new occupant's columns only
+            self.slots[b] = r
+        self._choose([b for b, _ in joining], logits)
 
     def _choose(self, rows: list[int], logits: np.ndarray) -> None:
         """Sample one token per row of ``logits`` [R, V] (R = len(rows)), retiring a request at a

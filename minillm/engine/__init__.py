@@ -4,13 +4,14 @@ model/ never imports it).
 What lives here, and nowhere in model/: the parameter arena (every weight a view into one
 contiguous block, ``arena.py``), weights stored by output row and the product that suits the
 number of rows (``rows.py``), the joined Q|K|V and gate|up products (``arena.py``,
-``layers.py``), attention a block of queries at a time for long prompts
-(``layers.py``), the norms and activations in place (``ops.py``), the forward pass over all
-of it (``gpt.py``), the decode step of one token a row with its Python cut down (``step.py``), and the machine's plan: which layout each product shape is stored in and
-which form multiplies it by 1-32 rows, timed once on the machine (``plan.py``, over the forms of
-``forms.py`` timed by ``measure.py`` for the facts of ``machine.py``) and stored in the user's
-cache folder (``plan_file.py``); ``MINILLM_PLAN=off`` runs the fixed rules instead (``arena.py``'s "by_width",
-``rows.py``).
+``layers.py``), attention a block of queries at a time for long prompts (``layers.py``), the
+norms and activations in place (``ops.py``), the forward pass over all of it (``gpt.py``), the
+decode step of one token a row with its Python cut down (``step.py``), and the machine's plan:
+which layout each product shape is stored in and which form multiplies it by 1-32 rows, timed
+once on the machine (``plan.py``, over the forms of ``forms.py`` timed by ``measure.py`` for the
+facts of ``machine.py``; the attention's query block by ``measure_attention.py``) and stored
+in the user's cache folder (``plan_file.py``);
+``MINILLM_PLAN=off`` runs the fixed rules instead (``arena.py``'s "by_width", ``rows.py``).
 
 The one seam: ``EngineGPT``, a subclass of ``minillm.model.GPT`` that overrides ``forward`` (and
 holds an ``Arena``). Why this seam and not the others considered:

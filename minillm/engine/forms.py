@@ -23,13 +23,15 @@ and row count. The forms (``FORMS``: name -> function(x, w)):
                tile of T outputs          place, without packing W (``rows.py``'s tiles, either
                                           stored layout: a tile of [C, N] is T floats of every
                                           row, a tile of Wᵀ [N, C] T·C contiguous floats)
+    warm:T[:K] row 0 by einsum, the rest  per column block of K KiB of W (or all of it): one
+               by tiles:T, per block      long read, then the tiles from the cache
 
 Every form accepts W seen [C, N] whichever way it is stored (C-contiguous [C, N], or the
 transposed view of a C-contiguous Wᵀ [N, C]); every form's output equals ``x @ W`` up to float32
 summation order (tests/engine/test_plan_forms.py).
 
 Example: tiles(np.ones((2, 3), np.float32), np.ones((3, 40), np.float32), 32) -> 3s, [2, 40]:
-one [2, 32] tile product and a [2, 8] rest.
+one [2, 32] tile product and a [2, 8] rest; warm(…, 32) the same 3s, row 0 by einsum.
 """
 from __future__ import annotations
 
@@ -66,9 +68,9 @@ def tile_views(w: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
     stored either way. Raises ValueError for a w that is neither layout."""
     C, N = w.shape
     n_full = N - N % size                                             # outputs in whole tiles
-    if w.flags.c_contiguous:                                          # stored [C, N]
+    if w.strides[1] == w.itemsize:                                    # stored [C, N] (or its columns)
         tiles = w[:, :n_full].reshape(C, -1, size).transpose(1, 0, 2)   # [nt, C, size], strided
-    elif w.T.flags.c_contiguous:                                      # stored Wᵀ [N, C]
+    elif w.strides[0] == w.itemsize and w.T[:n_full].flags.c_contiguous:   # stored Wᵀ [N, C]
         tiles = w.T[:n_full].reshape(-1, size, C).transpose(0, 2, 1)  # [nt, C, size], contiguous
     else:
         raise ValueError("tiles need w stored [C, N] or Wᵀ [N, C] (C-contiguous), got strides "
@@ -95,6 +97,24 @@ def tiles(x: np.ndarray, w: np.ndarray, size: int = 32) -> np.ndarray:
     return y
 
 
+def warm(x: np.ndarray, w: np.ndarray, size: int = 64, block: int = 0) -> np.ndarray:
+    """x [M, C] @ w [C, N] -> [M, N] a column block of W at a time (``block`` bytes of it; 0: all
+    of W): row 0 by ``einsum``, which streams the block from memory at the one-row rate and
+    leaves it in the cache, then rows 1 … M − 1 by ``tiles`` of ``size`` outputs, which read it
+    from there. Why: from memory the tiles read 8 rows' W at 9-11 GB/s, from the cache at 24-26
+    (on one machine): the small products start too many short reads for the prefetcher to keep
+    up with; one long read first, then the arithmetic, is faster than either alone."""
+    M, (C, N) = x.shape[0], w.shape
+    y = np.empty((M, N), np.result_type(x, w))                        # [M, N]
+    step = N if block == 0 else max(size, block // (w.itemsize * C) // size * size)   # outputs a block
+    for j in range(0, N, step):
+        part = w[:, j:j + step]                                       # [C, n] a view
+        y[:1, j:j + step] = einsum(x[:1], part)                       # [1, C] @ [C, n]: W read in
+        if M > 1:
+            y[1:, j:j + step] = tiles(x[1:], part, size)              # [M − 1, C] @ [C, n] from cache
+    return y
+
+
 def form(name: str):
     """The function(x, w) of form ``name`` ("matmul", "matmul_t", "einsum", "rows" or
     "tiles:T" with T >= 1)."""
@@ -106,22 +126,26 @@ def form(name: str):
         return matmul_t
     if name == "einsum":
         return einsum
-    kind, _, size = name.partition(":")
-    if kind == "tiles" and size.isdigit() and int(size) >= 1:
-        size = int(size)
+    kind, *numbers = name.split(":")
+    if kind == "tiles" and len(numbers) == 1 and numbers[0].isdigit() and int(numbers[0]) >= 1:
+        size = int(numbers[0])
         return lambda x, w: tiles(x, w, size)
+    if (kind == "warm" and 1 <= len(numbers) <= 2 and all(n.isdigit() for n in numbers)
+            and int(numbers[0]) >= 1):
+        size, kib = int(numbers[0]), int(numbers[1]) if len(numbers) == 2 else 0
+        return lambda x, w: warm(x, w, size, kib << 10)
     raise ValueError(f"unknown product form {name!r}: one of 'matmul', 'matmul_t', 'einsum', "
-                     f"'rows', 'tiles:T' (T a positive integer)")
+                     f"'rows', 'tiles:T', 'warm:T' or 'warm:T:KiB' (T, KiB positive integers)")
 
 
 def candidates(c: int, m: int, l2_bytes: int) -> list[str]:
     """The forms worth timing for m rows of width c: one row has two (matmul, einsum); 2-32
     rows also matmul_t, the row loop and einsum (up to 8 and 2 rows: past that they read W too
-    often to win), tiles of 32 and 128 outputs, and a column block of W sized to half the L2
-    cache (shared with x and y)."""
+    often to win), tiles of 32 and 128 outputs and of a column block of W sized to half the L2
+    cache (shared with x and y), and ``warm`` over all of W and over L2-sized column blocks."""
     if m == 1:
         return ["matmul", "einsum"]
     block = max(32, (l2_bytes // 2) // (4 * c) // 32 * 32)           # outputs per L2-sized block
-    names = ["matmul", "matmul_t", "tiles:32", "tiles:128", f"tiles:{block}"] + (
-        ["rows"] if m <= 8 else []) + (["einsum"] if m <= 2 else [])
+    names = ["matmul", "matmul_t", "tiles:32", "tiles:128", f"tiles:{block}", "warm:64",
+             f"warm:64:{l2_bytes >> 10}"] + (["rows"] if m <= 8 else []) + (["einsum"] if m <= 2 else [])
     return list(dict.fromkeys(names))                                 # (block may be 32 or 128)

@@ -17,14 +17,14 @@ its width). The values are 0.5 everywhere: the time of a product does not depend
 The forms race in turns (``race``): one pass each over the copies (a warm-up, and the early
 stop: a form that has taken twice the best form's time so far is a clear loser: it stops there
 and is not repeated — except the fixed rule's own form, always re-timed), then REPEATS rounds of
-a pass each, so that other work on the machine falls
-on every form alike; a form's rate is the bytes of W per second of its best pass (the least
-disturbed). First both layouts' ONE-row rates (the faster of the BLAS's matrix-vector product
-and NumPy's einsum loop) decide the layout (one stream decoding is the common case), and only it is timed at 2-32 rows (``MINILLM_PLAN=batch`` times both, and stores
-each shape the way 2-32 rows read it fastest: ``plan.py``); then per row count, its fastest
-form. Each choice leaves the engine's fixed rule (``fixed_rule``: what runs un-planned) only for
-a CLEAR win, more than MARGIN (10 %): timing on a busy machine is noisy, and a plan that
-follows noise away from the fixed rule is slower than no plan.
+a pass each, so that other work on the machine falls on every form alike; a form's rate is the
+bytes of W per second of its best pass (the least disturbed). First both layouts' ONE-row rates
+(the faster of the BLAS's matrix-vector product and NumPy's einsum loop) decide the layout (one
+stream decoding is the common case), and only it is timed at 2-32 rows (``MINILLM_PLAN=batch``
+times both, and stores each shape the way 2-32 rows read it fastest: ``plan.py``); then per row
+count, its fastest form. Each choice leaves the engine's fixed rule (``fixed_rule``: what runs
+un-planned) only for a CLEAR win, more than MARGIN (10 %): timing on a busy machine is noisy,
+and a plan that follows noise away from the fixed rule is slower than no plan.
 
 Budget: ~5 s for SmolLM2-135M's five shapes on a 2-core machine (``bench --plan`` prints it).
 """
@@ -155,9 +155,10 @@ def clearly_best(rates: dict[str, float], default: str) -> str:
 def measure_shape(shape: tuple[int, int], pool: Pool, rows=ROWS, l2_bytes: int = 1 << 20,
                   both: bool = False) -> dict:
     """The plan's entry for one product shape (C, N): both layouts' one-row rates (GB/s, each
-    layout's fastest one-row form), the layout chosen for one row (``clearly_best`` against the fixed rule's), the rates of every
-    candidate form at each row count in that layout (in both with ``both``: for
-    ``batch_layout``) and each row count's form in the chosen layout (``clearly_best`` too)."""
+    layout's fastest one-row form), the layout chosen for one row (``clearly_best`` against the
+    fixed rule's), the rates of every candidate form at each row count in that layout (in both
+    with ``both``: for ``batch_layout``) and each row count's form in the chosen layout
+    (``clearly_best`` too)."""
     by_form = one_row_rates(shape, pool)
     one_row = {lay: max(rates.values()) for lay, rates in by_form.items()}   # each layout's best
     layout = clearly_best(one_row, fixed_rule(shape)[0])

@@ -4,12 +4,12 @@ A prompt's attention (``layers.query_blocks``) computes a block of queries' scor
 [B, H, block, S] instead of [B, H, T, S], skipping the keys the causal mask hides from the whole
 block. A small block skips more of the masked triangle and keeps its scores in the cache; a large
 one makes fewer, larger products. Which wins depends on the heads (H, KV, D), the CPU's caches and
-the BLAS: on one machine SmolLM2's 9 × 64 heads ran a 256-token prompt's attention 1.7x faster in
-blocks of 16 than of 64, GPT-2's 12 × 64 fastest in 32-64. So the plan times the candidate
-blocks for the model's heads on a 512-token prompt and keeps the fastest — leaving the fixed
-QUERY_BLOCK (64) only for a win of more than MARGIN, as for the products:
+the BLAS, so the plan times the candidate blocks for the model's heads on a 512-token prompt and
+keeps the fastest — leaving the fixed QUERY_BLOCK (64) only for a win of more than MARGIN, as
+for the products. On one machine (AMD EPYC, L2 1 MiB, quiet) SmolLM2's 9 heads of 64 took
+7.1 / 6.2 / 6.3 / 7.0 ms in blocks of 16 / 32 / 64 / 128: 64 kept, no clear win:
 
-    measure_attention((9, 3, 64)) -> {"block": 32, "ms": {"16": 9.8, "32": 9.1, "64": 11.9, "128": 13.3}}
+    measure_attention((9, 3, 64)) -> {"block": 64, "ms": {"16": 7.1, "32": 6.2, "64": 6.3, "128": 7.0}}
 
 The values are random normals (a softmax's time does not depend on them); each block's time is
 the best of REPEATS calls, the blocks timed in turns.

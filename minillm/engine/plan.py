@@ -14,7 +14,7 @@ product shapes at the thread count in use, and keeps the result as a small JSON 
                               "forms": {"1": "einsum", "2": "tiles:32", …},
                               "rates": {"cn": {"1": {"matmul": 16.9, "einsum": 26.1},
                                                "2": {…}, …}}}, …},
-     "attention": {"9x3x64": {"block": 32, "ms": {"16": 9.8, "32": 9.1, …}}}}
+     "attention": {"9x3x64": {"block": 64, "ms": {"16": 7.1, "32": 6.2, …}}}}
 
 in ``$MINILLM_PLAN_DIR``, else ``$XDG_CACHE_HOME/minillm/plans``, else ``~/.cache/minillm/plans``
 (never in the repository), named by a hash of the key (``machine.py``: CPU, caches, BLAS, NumPy,

@@ -114,7 +114,8 @@ def decode_step(model, lanes: Lanes, ids: np.ndarray, positions: np.ndarray, mas
         qk = qkv[:, :(H + KV) * D].reshape(B, H + KV, 1, D)       # [B, H + KV, 1, D] q and k (a view)
         if c.position == "rope":
             qk = apply_rope(qk, cos, sin)                         # q and k rotated in one call
-        k, v = cache.store(layer, qk[:, H:], qkv[:, (H + KV) * D:].reshape(B, KV, 1, D))   # [B, KV, S, D]
+        v_new = qkv[:, (H + KV) * D:].reshape(B, KV, 1, D)        # [B, KV, 1, D]
+        k, v = cache.store(layer, qk[:, H:], v_new)               # [B, KV, S, D] each
         out, _ = scaled_dot_product(qk[:, :H], k, v, mask)        # [B, H, 1, D]
         a = product(out.reshape(B, H * D), wo)                    # [B, H·D] @ [H·D, C] -> [B, C]
         if bo is not None:

@@ -7,7 +7,7 @@ sub-layer's output instead, ``config.post_norms``: x = x + Norm₁(Attention(x))
 The additions are the residual stream: each sub-layer reads the stream and writes a correction
 into it, so a deep stack starts out close to the identity and gradients flow straight through.
 Gemma normalises each correction too before adding it (``config.sandwich_norms``: 4 norms a block).
-Where it runs — copied (the engine's own: engine/layers.py::block, and engine/step.py::decode_step for one token a row, tested equal in tests/engine/test_engine_equals_model.py): block.
+Where it runs — copied (the engine's own: engine/layers.py::block, and engine/step.py::decode_step for one token a row, tested equal in tests/engine/test_engine_equals_model.py and tests/engine/test_step.py): block.
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ request's logits do not depend on which other requests share the step (the paddi
 serving.py), so the same seed gives the same text alone and under load (tests/server/).
 
     handler thread                       batch thread (``Engine``, one)
-    live = engine.submit(job, out=q)  ──►  inbox -> a free slot (prefill alone) -> every step:
+    live = engine.submit(job, out=q)  ──►  inbox -> a free slot (prefill) -> every step:
     q.get() (streaming.py)            ◄──  ("step", Step) ... ("end", finish_reason)
     engine.cancel(live)               ──►  (a client gone) its slot is freed before the next step
 
@@ -72,9 +72,9 @@ class SlotBatcher(ContinuousBatcher):
         self.clock["step_wall"] += time.perf_counter() - wall
         self.clock["step_cpu"] += time.thread_time() - cpu
 
-    def _admit(self, b: int, request) -> None:
+    def _admit(self, joining) -> None:
         wall, cpu = time.perf_counter(), time.thread_time()
-        super()._admit(b, request)
+        super()._admit(joining)
         self.clock["prefill_wall"] += time.perf_counter() - wall
         self.clock["prefill_cpu"] += time.thread_time() - cpu
 

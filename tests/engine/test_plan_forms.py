@@ -15,7 +15,8 @@ from minillm.engine.measure import ROWS
 from minillm.engine.plan import Plan, product_shapes, use
 from tests.model.strategies import random_model, tiny_configs
 
-FORM_NAMES = st.sampled_from(["matmul", "matmul_t", "einsum", "rows"]) | st.integers(1, 200).map(lambda t: f"tiles:{t}")
+FORM_NAMES = (st.sampled_from(["matmul", "matmul_t", "einsum", "rows"]) | st.integers(1, 200).map(lambda t: f"tiles:{t}")
+              | st.tuples(st.integers(1, 64), st.sampled_from(["", ":1", ":4"])).map(lambda t: f"warm:{t[0]}{t[1]}"))
 
 
 def stored(W: np.ndarray, layout: str) -> np.ndarray:
