@@ -12,16 +12,17 @@ interleaved in every round) c client threads start together, each streaming one 
 
     end-to-end tok/s         tokens after each stream's first / (last stream's end − first
                              first token), wall clock: what clients see, the prompt forwards of
-                             requests joining meanwhile included (each prompt is run alone)
+                             requests joining meanwhile included (prompts arriving together are
+                             prefilled together: decoding/joining.py)
     decode tok/s (CPU)       the same tokens / the batch thread's CPU seconds in [B, 1] decode
                              forwards (its steps minus its prompt forwards): the batcher's decode
                              rate, steady on a shared machine where wall clocks are not
     ratio                    each at c over its median at c = 1 (goal: >= 3x at 8 and 16,
                              issue 41)
     TTFT                     request sent -> first token received, over every stream of the
-                             round at that c: median and 95th percentile (a request's prompt is
-                             prefilled alone when it joins, so TTFT under load grows with the
-                             prompts admitted before it)
+                             round at that c: median and 95th percentile (the prompts of the
+                             requests that arrive together are prefilled in one forward, so each
+                             waits for the group's: TTFT under load grows with the group)
 
 Medians over rounds, with their spread (min-max): the machine may be shared. Prints the BLAS
 library and its threads, the load average, the CPU and the engine's plan setting (MINILLM_PLAN:

@@ -16,7 +16,8 @@ from minillm.engine.plan import Plan, product_shapes, use
 from tests.model.strategies import random_model, tiny_configs
 
 FORM_NAMES = (st.sampled_from(["matmul", "matmul_t", "einsum", "rows"]) | st.integers(1, 200).map(lambda t: f"tiles:{t}")
-              | st.tuples(st.integers(1, 64), st.sampled_from(["", ":1", ":4"])).map(lambda t: f"warm:{t[0]}{t[1]}"))
+              | st.tuples(st.integers(1, 64), st.sampled_from(["", ":1", ":4"])).map(lambda t: f"warm:{t[0]}{t[1]}")
+              | st.tuples(st.integers(1, 40), st.sampled_from(["", ":7", ":64"])).map(lambda t: f"rowblocks:{t[0]}{t[1]}"))
 
 
 def stored(W: np.ndarray, layout: str) -> np.ndarray:

@@ -61,8 +61,8 @@ def plan_lines(plan, shapes, names: dict | None = None) -> list[str]:
             if m == "1":
                 continue
             chosen = chosen_forms[m]
-            rest = ", ".join(f"{f} {r:.1f}" for f, r in sorted(by_form.items(), key=lambda fr: (-fr[1], fr[0]))
-                             if f != chosen)                           # the rivals, fastest first
+            rivals = sorted(by_form.items(), key=lambda fr: (-fr[1], fr[0]))   # fastest first
+            rest = ", ".join(f"{f} {r:.1f}" for f, r in rivals if f != chosen)
             lines.append(f"  {m:>2} rows: {chosen} {by_form[chosen]:.1f} GB/s ({rest})")
     for heads, entry in sorted(plan.attention.items()):
         H, KV, D = heads.split("x")
