@@ -7,8 +7,8 @@ Serves ``M`` over OpenAI's HTTP API (minillm/server/): any OpenAI client pointed
 ``--plan batch`` (the default): the engine stores each weight matrix the way 2-32 rows (a batch of
 requests) multiply it fastest on this machine (``MINILLM_PLAN=batch``, minillm/engine/plan.py);
 ``--plan on`` the way ONE row does (what ``generate`` and ``chat`` use); ``--plan off`` the fixed
-rules. Measured on one machine (benchmarks/bench_server.py, 1 BLAS thread): "batch" decoded 8
-streams 1.5x faster than "on", one stream 5 % slower.
+rules. Measured on one machine (benchmarks/bench_server.py, 1 BLAS thread): "batch" served 8
+streams 1.27-1.35x faster than "on" (110-117 against 87 tokens/s), one stream 15 % slower.
 ``--context N``: tokens one request may fill (prompt + reply; default min(2048, n_ctx)): the KV
 cache holds slots × context positions. Ctrl-C stops accepting, gives running replies
 ``--grace`` seconds, cuts the rest and exits 0.
