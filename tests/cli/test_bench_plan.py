@@ -42,3 +42,4 @@ def test_bench_plan_measures_stores_and_info_plan_shows_it(plan_dir, capsys):
     data = json.loads(as_json)
     assert code == 0 and set(data["products"]) == {"128x384", "128x128", "128x512", "512x128",
                                                     "128x2048"}
+    assert len(data["attention"]) == 1 and "attention, " in out       # the query block, shown

@@ -90,5 +90,5 @@ def shape_names(config) -> dict:
 
 def plan_json(plan, shapes) -> str:
     return json.dumps({"key": plan.key, "seconds": plan.seconds,
-                       "products": {f"{c}x{n}": plan.products.get(f"{c}x{n}") for c, n in shapes}},
-                      indent=1)
+                       "products": {f"{c}x{n}": plan.products.get(f"{c}x{n}") for c, n in shapes},
+                       "attention": plan.attention}, indent=1)
