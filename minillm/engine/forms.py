@@ -17,8 +17,8 @@ and row count. The forms (``FORMS``: name -> function(x, w)):
     einsum     Σ_c x[m, c] W[c, n]        NumPy's own sum-of-products loop, no BLAS: it walks W
                                           in the order it is stored, one long read, where the
                                           BLAS's matrix-vector kernels read 4-8 rows at once
-                                          (on one machine: 26-28 GB/s for SmolLM2's narrow
-                                          matrices where the BLAS read 15-17; one thread only)
+                                          (on one machine: 27-30 GB/s for SmolLM2's narrow
+                                          matrices where the BLAS read 15-19; one thread only)
     tiles:T    x @ W[:, j:j+T] for each   small products the BLAS's small-matrix kernel reads in
                tile of T outputs          place, without packing W (``rows.py``'s tiles, either
                                           stored layout: a tile of [C, N] is T floats of every
