@@ -48,7 +48,7 @@ class EngineGPT(GPT):
         """An engine model whose arena is allocated, not yet set: what the loaders fill, one
         tensor at a time, straight into its place (``GPT.empty`` makes plain arrays). Each
         matrix is stored in the layout this machine's plan chose, and the products take its
-        forms (``plan.py``: read from the user's cache folder, or measured once, ~5 s); with
+        forms (``plan.py``: read from the user's cache folder, or measured once, ~8 s); with
         no plan (``MINILLM_PLAN=off``, or none can be stored) the "by_width" layout."""
         plan = plan_for(config)
         use(plan)

@@ -26,7 +26,8 @@ count, its fastest form. Each choice leaves the engine's fixed rule (``fixed_rul
 un-planned) only for a CLEAR win, more than MARGIN (10 %): timing on a busy machine is noisy,
 and a plan that follows noise away from the fixed rule is slower than no plan.
 
-Budget: ~5 s for SmolLM2-135M's five shapes on a 2-core machine (``bench --plan`` prints it).
+Budget: ~8 s for SmolLM2-135M's five shapes on a 2-core machine, 15-22 s for MINILLM_PLAN=batch
+(``bench --plan`` prints it).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The plan: which form of each product (``forms.py``) is fastest on THIS machine, measured once.
 
-    plan = plan_for(config)      # read from the user's cache folder, or measured (~5 s) and stored
+    plan = plan_for(config)      # read from the user's cache folder, or measured (~8 s) and stored
     plan.stored_by_rows((576, 960))  -> False     # the layout the arena stores this shape in
     use(plan)                    # rows.product now takes the plan's form per shape and row count,
                                  # a prompt's attention the plan's block of queries
@@ -136,7 +136,9 @@ def plan_for(config, remeasure: bool = False) -> Plan | None:
     model_bytes = 4.0 * sum(math.prod(s) for s in param_shapes(config).values())
     forms = (2 if objective == "batch" else 1) * sum(len(candidates(c, m, 1 << 20))
                                                     for c, _ in missing for m in ROWS)
-    estimate = forms * 3 * pool_for(key, model_bytes) / 10e9      # ~3 passes a form, ~10 GB/s
+    estimate = forms * 3 * pool_for(key, model_bytes) / 6e9       # ~3 passes a form at ~6 GB/s
+    # (the slow forms' passes weigh most: SmolLM2's plan took 8 s, its batch plan 16-22 s, on a
+    # 2-core EPYC, where this says 9 and 17; at 10 GB/s it said 3 and 8)
     say(f"measuring this machine's products (about {max(1, round(estimate))} s, once)")
     t = time.perf_counter()
     found = measure(missing, key, model_bytes, both=objective == "batch",
