@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from minillm.decoding.batch import padded_inputs
+from minillm.decoding.batch import left_pad, padded_inputs
 from minillm.kv_cache import KVCache
 
 
@@ -40,10 +40,8 @@ def prompt_groups(joining: list, waste: float = 0.5) -> list[list]:
 def prefill_together(model, prompts: list[np.ndarray]):
     """(a KV cache [k rows, P columns] holding the k prompts right-aligned, their last
     positions' logits [k, V]) from ONE forward over the prompts left-padded to P, the longest."""
-    P, k = max(len(p) for p in prompts), len(prompts)
-    ids, valid = np.zeros((k, P), dtype=np.int64), np.zeros((k, P), dtype=bool)   # [k, P]
-    for i, prompt in enumerate(prompts):
-        ids[i, P - len(prompt):], valid[i, P - len(prompt):] = prompt, True
+    ids, valid = left_pad(prompts)                                # [k, P] each
+    k, P = ids.shape
     cache = KVCache(model.config, batch_size=k, capacity=P)
     cache.valid[:] = valid
     positions, mask = padded_inputs(valid, P)                     # [k, P], [k, P, P]

@@ -142,7 +142,7 @@ def plan_for(config, remeasure: bool = False) -> Plan | None:
     say(f"measuring this machine's products (about {max(1, round(estimate))} s, once)")
     t = time.perf_counter()
     found = measure(missing, key, model_bytes, both=objective == "batch",
-                    budget=max(BUDGET, 3 * estimate))
+                    budget=max(BUDGET, 3 * estimate)) if missing else {}
     attention = {**attention, heads: measure_attention(attention_heads(config))}
     if len(found) < len(missing):
         say(f"measuring stopped after {time.perf_counter() - t:.0f} s (its budget): "
